@@ -1,0 +1,317 @@
+//! Command line: clap subcommands and flags, converted once into a checked spec and options.
+
+use crate::plan::{StartMode, TaskKind};
+use crate::policy::{PolicyKind, PriorityMode};
+use crate::spec::{Spec, SpecError, WorkloadSpec};
+use crate::store::export::{Format, Table};
+use crate::workload::{CpuKernel, IoMode, WorkloadKind};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// schedlab: controlled, exactly measured Linux CPU-scheduling experiments.
+#[derive(Debug, Parser)]
+#[command(name = "schedlab", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+// Parsed once per process; boxing the flags would only add noise.
+#[allow(clippy::large_enum_variant)]
+pub enum Command {
+    /// Run an experiment (a spec file, flags, or the built-in quick experiment) and store every number.
+    Run(RunArgs),
+    /// Write stored rows as CSV or JSON.
+    Export(ExportArgs),
+    /// Show which scheduling policies this machine and user may use, and why.
+    Policies,
+}
+
+/// Flags of `schedlab run`. Lists are comma-separated; every flag overrides the spec file.
+#[derive(Debug, Args, Default)]
+pub struct RunArgs {
+    /// Experiment file (TOML). Without it and without axis flags: the built-in quick experiment.
+    pub spec: Option<PathBuf>,
+    /// Policies: other, batch, idle, fifo, rr, deadline.
+    #[arg(long = "policy", value_delimiter = ',')]
+    pub policies: Vec<PolicyKind>,
+    /// Priority modes: same (one level) or spread (each task its own level).
+    #[arg(long, value_delimiter = ',')]
+    pub priorities: Vec<PriorityMode>,
+    /// Workloads: cpu, io, mixed.
+    #[arg(long = "workload", value_delimiter = ',')]
+    pub workloads: Vec<WorkloadKind>,
+    /// Task counts, e.g. 10,50.
+    #[arg(long, value_delimiter = ',')]
+    pub tasks: Vec<u32>,
+    /// Task kinds: process, thread.
+    #[arg(long, value_delimiter = ',')]
+    pub kind: Vec<TaskKind>,
+    /// Start modes: barrier (default), staggered.
+    #[arg(long, value_delimiter = ',')]
+    pub start: Vec<StartMode>,
+    /// Pin every task to these CPUs, e.g. 0 or 0-1.
+    #[arg(long)]
+    pub cpus: Option<String>,
+    /// Measured trials per cell.
+    #[arg(long)]
+    pub trials: Option<u32>,
+    /// Warm-up trials per cell (stored, flagged, excluded from analysis).
+    #[arg(long)]
+    pub warmup: Option<u32>,
+    /// Work per task: the time one task needs alone, e.g. 50ms (calibrated).
+    #[arg(long)]
+    pub work: Option<String>,
+    /// Exact units per task (iterations, or I/O operations), instead of --work.
+    #[arg(long)]
+    pub iterations: Option<u64>,
+    /// CPU kernel of cpu and mixed workloads: pi, primes, grandi, spin.
+    #[arg(long)]
+    pub cpu_kernel: Option<CpuKernel>,
+    /// I/O operation of io and mixed workloads: sync-copy, urandom.
+    #[arg(long)]
+    pub io_mode: Option<IoMode>,
+    /// Bytes per I/O operation (default 1024).
+    #[arg(long)]
+    pub io_block: Option<u64>,
+    /// io: bytes copied per task (fixes the size exactly) and input file size.
+    #[arg(long)]
+    pub io_bytes: Option<u64>,
+    /// mixed: one I/O operation every N CPU units (default 1000).
+    #[arg(long)]
+    pub io_every: Option<u64>,
+    /// Directory for I/O files, on a disk-backed filesystem (default /var/tmp).
+    #[arg(long)]
+    pub io_dir: Option<PathBuf>,
+    /// Per-trial timeout, e.g. 60s (default: 10x the ideal time + 10 s).
+    #[arg(long)]
+    pub timeout: Option<String>,
+    /// Nice of every fair-class task (overrides --priorities).
+    #[arg(long, allow_hyphen_values = true)]
+    pub nice: Option<i32>,
+    /// RT priority of every FIFO/RR task, 1..99 (overrides --priorities).
+    #[arg(long)]
+    pub rt_priority: Option<u32>,
+    /// SCHED_DEADLINE runtime (default 5ms).
+    #[arg(long)]
+    pub dl_runtime: Option<String>,
+    /// SCHED_DEADLINE relative deadline (default 50ms).
+    #[arg(long)]
+    pub dl_deadline: Option<String>,
+    /// SCHED_DEADLINE period (default 50ms).
+    #[arg(long)]
+    pub dl_period: Option<String>,
+    /// Seed of the trial order (default: random, stored).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Results database.
+    #[arg(long, default_value = "schedlab.db")]
+    pub db: PathBuf,
+    /// No progress output.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Exit 1 if any cell was skipped (e.g. a policy refused).
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// Flags of `schedlab export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Run id (default: the latest run).
+    #[arg(long)]
+    pub run: Option<i64>,
+    /// Results database.
+    #[arg(long, default_value = "schedlab.db")]
+    pub db: PathBuf,
+    /// csv or json.
+    #[arg(long, default_value = "csv")]
+    pub format: Format,
+    /// tasks or trials.
+    #[arg(long, default_value = "tasks")]
+    pub table: Table,
+    /// Output file (default: standard output).
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
+impl RunArgs {
+    /// Whether any flag that shapes the experiment was given.
+    fn has_axis_flags(&self) -> bool {
+        !(self.policies.is_empty()
+            && self.priorities.is_empty()
+            && self.workloads.is_empty()
+            && self.tasks.is_empty()
+            && self.kind.is_empty()
+            && self.start.is_empty()
+            && self.cpus.is_none())
+    }
+
+    /// The spec these flags describe: the file (or quick experiment) with the flags applied over it.
+    pub fn to_spec(&self) -> Result<Spec, SpecError> {
+        let mut spec = match &self.spec {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| SpecError(format!("cannot read spec {}: {e}", path.display())))?;
+                Spec::from_toml(&text)
+                    .map_err(|e| SpecError(format!("{}: {}", path.display(), e.0)))?
+            }
+            None if self.has_axis_flags() => Spec {
+                name: "cli".into(),
+                ..Spec::default_quick()
+            },
+            None => Spec::default_quick(),
+        };
+        if self.spec.is_none() && self.has_axis_flags() {
+            // Flags describe the experiment from scratch, with the quick experiment's settings.
+            spec.axes = crate::spec::Axes::default();
+            spec.description = "experiment from command-line flags".into();
+        }
+        let a = &mut spec.axes;
+        if !self.policies.is_empty() {
+            a.policies = self.policies.clone();
+        }
+        if !self.priorities.is_empty() {
+            a.priorities = self.priorities.clone();
+        }
+        if !self.workloads.is_empty() {
+            a.workloads = self
+                .workloads
+                .iter()
+                .map(|&kind| WorkloadSpec {
+                    kind,
+                    ..WorkloadSpec::default()
+                })
+                .collect();
+        }
+        for w in &mut a.workloads {
+            if let Some(k) = self.cpu_kernel {
+                w.cpu_kernel = k;
+            }
+            if let Some(m) = self.io_mode {
+                w.io_mode = m;
+            }
+            w.io_block = self.io_block.or(w.io_block);
+            w.io_bytes = self.io_bytes.or(w.io_bytes);
+            w.io_every = self.io_every.or(w.io_every);
+            if let Some(n) = self.iterations {
+                w.iterations = Some(n);
+                w.work = None;
+            }
+            if let Some(d) = &self.work {
+                w.work = Some(d.clone());
+                w.iterations = None;
+            }
+        }
+        if !self.tasks.is_empty() {
+            a.tasks = self.tasks.clone();
+        }
+        if !self.kind.is_empty() {
+            a.kind = self.kind.clone();
+        }
+        if !self.start.is_empty() {
+            a.start = self.start.clone();
+        }
+        if let Some(c) = &self.cpus {
+            a.cpus = vec![c.clone()];
+        }
+        let s = &mut spec.settings;
+        s.trials = self.trials.unwrap_or(s.trials);
+        s.warmup = self.warmup.unwrap_or(s.warmup);
+        if let Some(w) = &self.work {
+            s.work = w.clone();
+        }
+        s.timeout = self.timeout.clone().or(s.timeout.take());
+        s.seed = self.seed.or(s.seed);
+        s.nice = self.nice.or(s.nice);
+        s.rt_priority = self.rt_priority.or(s.rt_priority);
+        s.io_dir = self.io_dir.clone().or(s.io_dir.take());
+        if let Some(v) = &self.dl_runtime {
+            s.deadline.runtime = v.clone();
+        }
+        if let Some(v) = &self.dl_deadline {
+            s.deadline.deadline = v.clone();
+        }
+        if let Some(v) = &self.dl_period {
+            s.deadline.period = v.clone();
+        }
+        Ok(spec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> RunArgs {
+        match Cli::try_parse_from(std::iter::once("schedlab").chain(args.iter().copied()))
+            .unwrap()
+            .command
+        {
+            Command::Run(r) => r,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn no_flags_mean_the_quick_experiment() {
+        let spec = parse(&["run"]).to_spec().unwrap();
+        assert_eq!(spec, Spec::default_quick());
+    }
+
+    #[test]
+    fn list_flags_become_axes() {
+        let spec = parse(&[
+            "run",
+            "--policy",
+            "other,fifo,rr",
+            "--workload",
+            "cpu,io,mixed",
+            "--tasks",
+            "10,50",
+            "--trials",
+            "5",
+        ])
+        .to_spec()
+        .unwrap();
+        assert_eq!(spec.axes.policies.len(), 3);
+        assert_eq!(spec.axes.workloads.len(), 3);
+        assert_eq!(spec.axes.tasks, vec![10, 50]);
+        assert_eq!(spec.settings.trials, 5);
+        assert_eq!(spec.plan(1).unwrap().cells.len(), 18);
+    }
+
+    #[test]
+    fn a_bad_policy_names_the_flag_and_the_accepted_values() {
+        let err = Cli::try_parse_from(["schedlab", "run", "--policy", "fast"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--policy") && err.contains("other, batch"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn workload_flags_apply_to_every_workload() {
+        let spec = parse(&[
+            "run",
+            "--workload",
+            "mixed",
+            "--io-every",
+            "1",
+            "--iterations",
+            "1000",
+            "--nice",
+            "-5",
+        ])
+        .to_spec()
+        .unwrap();
+        assert_eq!(spec.axes.workloads[0].io_every, Some(1));
+        assert_eq!(spec.axes.workloads[0].iterations, Some(1000));
+        assert_eq!(spec.settings.nice, Some(-5));
+    }
+}

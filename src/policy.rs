@@ -1,0 +1,431 @@
+//! Scheduling policies: names, per-task parameters, application with sched_setattr, refusal reasons.
+
+use crate::sys::{self, SchedAttr};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// A Linux scheduling class as schedlab names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PolicyKind {
+    /// SCHED_OTHER (EEVDF fair class).
+    Other,
+    /// SCHED_BATCH.
+    Batch,
+    /// SCHED_IDLE.
+    Idle,
+    /// SCHED_FIFO.
+    Fifo,
+    /// SCHED_RR.
+    Rr,
+    /// SCHED_DEADLINE.
+    Deadline,
+}
+
+impl PolicyKind {
+    /// Every policy, in the order reports list them.
+    pub const ALL: [PolicyKind; 6] = [
+        PolicyKind::Other,
+        PolicyKind::Batch,
+        PolicyKind::Idle,
+        PolicyKind::Fifo,
+        PolicyKind::Rr,
+        PolicyKind::Deadline,
+    ];
+
+    /// The name used on the command line, in specs and in the database.
+    pub fn name(self) -> &'static str {
+        match self {
+            PolicyKind::Other => "other",
+            PolicyKind::Batch => "batch",
+            PolicyKind::Idle => "idle",
+            PolicyKind::Fifo => "fifo",
+            PolicyKind::Rr => "rr",
+            PolicyKind::Deadline => "deadline",
+        }
+    }
+
+    /// The kernel's policy number.
+    pub fn number(self) -> u32 {
+        match self {
+            PolicyKind::Other => 0,
+            PolicyKind::Fifo => 1,
+            PolicyKind::Rr => 2,
+            PolicyKind::Batch => 3,
+            PolicyKind::Idle => 5,
+            PolicyKind::Deadline => 6,
+        }
+    }
+
+    /// The policy for a kernel policy number, if schedlab knows it.
+    pub fn from_number(n: u32) -> Option<PolicyKind> {
+        PolicyKind::ALL.into_iter().find(|p| p.number() == n)
+    }
+
+    /// FIFO or RR.
+    pub fn is_rt(self) -> bool {
+        matches!(self, PolicyKind::Fifo | PolicyKind::Rr)
+    }
+
+    /// FIFO, RR or DEADLINE: classes that can starve the rest of the machine.
+    pub fn needs_guard(self) -> bool {
+        self.is_rt() || self == PolicyKind::Deadline
+    }
+}
+
+impl fmt::Display for PolicyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for PolicyKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let lower = s.trim().to_ascii_lowercase();
+        let alias = match lower.as_str() {
+            "normal" | "sched_other" | "sched_normal" | "eevdf" | "cfs" => "other",
+            "sched_batch" => "batch",
+            "sched_idle" => "idle",
+            "sched_fifo" => "fifo",
+            "sched_rr" => "rr",
+            "sched_deadline" | "dl" => "deadline",
+            other => other,
+        };
+        PolicyKind::ALL
+            .into_iter()
+            .find(|p| p.name() == alias)
+            .ok_or_else(|| {
+                format!("unknown policy '{s}'; accepted: other, batch, idle, fifo, rr, deadline")
+            })
+    }
+}
+
+/// How priorities are given to the tasks of a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PriorityMode {
+    /// Every task at one level (nice 0, or the top worker RT priority).
+    Same,
+    /// Each task its own level, spread evenly over the class's range (study 002).
+    Spread,
+}
+
+impl PriorityMode {
+    /// The name used on the command line and in the database.
+    pub fn name(self) -> &'static str {
+        match self {
+            PriorityMode::Same => "same",
+            PriorityMode::Spread => "spread",
+        }
+    }
+}
+
+impl FromStr for PriorityMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "same" => Ok(PriorityMode::Same),
+            "spread" | "different" => Ok(PriorityMode::Spread),
+            _ => Err(format!(
+                "unknown priority mode '{s}'; accepted: same, spread"
+            )),
+        }
+    }
+}
+
+/// SCHED_DEADLINE parameters, in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeadlineParams {
+    /// Runtime budget per period, in nanoseconds.
+    pub runtime_ns: u64,
+    /// Relative deadline, in nanoseconds.
+    pub deadline_ns: u64,
+    /// Period, in nanoseconds.
+    pub period_ns: u64,
+}
+
+impl Default for DeadlineParams {
+    /// 5 ms every 50 ms (10% of a CPU per task), deadline = period.
+    fn default() -> Self {
+        DeadlineParams {
+            runtime_ns: 5_000_000,
+            deadline_ns: 50_000_000,
+            period_ns: 50_000_000,
+        }
+    }
+}
+
+impl DeadlineParams {
+    /// Checks runtime <= deadline <= period, as the kernel requires.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.runtime_ns < 1024 {
+            return Err("deadline runtime must be at least 1024 ns".into());
+        }
+        if self.runtime_ns > self.deadline_ns || self.deadline_ns > self.period_ns {
+            return Err(format!(
+                "deadline parameters need runtime <= deadline <= period, got runtime {} ns, deadline {} ns, period {} ns",
+                self.runtime_ns, self.deadline_ns, self.period_ns
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Highest RT priority a worker gets by default: one below the launcher's guard priority.
+pub const RT_WORKER_TOP: u32 = 98;
+/// RT priority the launcher takes (where permitted) so that it can always stop RT workers.
+pub const RT_LAUNCHER: u32 = 99;
+
+/// The exact scheduling attributes one task applies to itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskPolicy {
+    /// The class.
+    pub kind: PolicyKind,
+    /// Nice value (fair classes; 0 otherwise).
+    pub nice: i32,
+    /// RT priority (FIFO/RR; 0 otherwise).
+    pub rt_priority: u32,
+    /// Deadline parameters (DEADLINE only).
+    pub deadline: DeadlineParams,
+}
+
+impl TaskPolicy {
+    /// The attributes for the task at `index` of `count` in a cell.
+    ///
+    /// `nice`/`rt_priority` overrides put every task at that level.
+    pub fn for_task(
+        kind: PolicyKind,
+        mode: PriorityMode,
+        index: usize,
+        count: usize,
+        nice: Option<i32>,
+        rt_priority: Option<u32>,
+        deadline: DeadlineParams,
+    ) -> TaskPolicy {
+        let spread = |lo: i64, hi: i64| -> i64 {
+            if count <= 1 {
+                return lo;
+            }
+            lo + ((hi - lo) * index as i64 + (count as i64 - 1) / 2) / (count as i64 - 1)
+        };
+        let (n, p) = match kind {
+            PolicyKind::Other | PolicyKind::Batch | PolicyKind::Idle => {
+                let n = match (nice, mode) {
+                    (Some(n), _) => n,
+                    (None, PriorityMode::Same) => 0,
+                    // Task 0 gets the highest priority (nice -20).
+                    (None, PriorityMode::Spread) => spread(-20, 19) as i32,
+                };
+                (n, 0)
+            }
+            PolicyKind::Fifo | PolicyKind::Rr => {
+                let p = match (rt_priority, mode) {
+                    (Some(p), _) => p,
+                    (None, PriorityMode::Same) => RT_WORKER_TOP,
+                    // Task 0 gets the highest priority.
+                    (None, PriorityMode::Spread) => {
+                        (RT_WORKER_TOP as i64 - spread(0, RT_WORKER_TOP as i64 - 1)) as u32
+                    }
+                };
+                (0, p)
+            }
+            PolicyKind::Deadline => (0, 0),
+        };
+        TaskPolicy {
+            kind,
+            nice: n,
+            rt_priority: p,
+            deadline,
+        }
+    }
+
+    /// The kernel attributes for this task.
+    pub fn attr(&self) -> SchedAttr {
+        let mut a = SchedAttr {
+            policy: self.kind.number(),
+            ..Default::default()
+        };
+        match self.kind {
+            PolicyKind::Other | PolicyKind::Batch | PolicyKind::Idle => a.nice = self.nice,
+            PolicyKind::Fifo | PolicyKind::Rr => a.priority = self.rt_priority,
+            PolicyKind::Deadline => {
+                a.runtime_ns = self.deadline.runtime_ns;
+                a.deadline_ns = self.deadline.deadline_ns;
+                a.period_ns = self.deadline.period_ns;
+                // A deadline task may not fork unless its children reset.
+                a.flags = sys::FLAG_RESET_ON_FORK;
+            }
+        }
+        a
+    }
+
+    /// Applies the attributes to the calling thread; returns the errno on refusal.
+    pub fn apply(&self) -> Result<(), i32> {
+        sys::sched_setattr(&self.attr())
+    }
+}
+
+/// A sentence naming why the kernel refused `kind` with `errno`, and what to do about it.
+pub fn refusal_reason(kind: PolicyKind, nice: i32, errno: i32) -> String {
+    let name = sys::errno_name(errno);
+    match (kind, errno) {
+        (PolicyKind::Deadline, libc::EBUSY) => format!(
+            "SCHED_DEADLINE refused ({name}): admission control found the tasks' total bandwidth (runtime/period summed over tasks) above what the root domain allows (sched_rt_runtime_us/sched_rt_period_us per CPU, minus the fair server); lower --dl-runtime, raise --dl-period, or use fewer tasks"
+        ),
+        (PolicyKind::Fifo | PolicyKind::Rr | PolicyKind::Deadline, libc::EPERM) => format!(
+            "SCHED_{} refused ({name}): this process lacks CAP_SYS_NICE{}; run as root, grant the capability (setcap cap_sys_nice+ep on the schedlab binary) or raise RLIMIT_RTPRIO (ulimit -r 99, or rtprio in /etc/security/limits.conf)",
+            kind.name().to_uppercase(),
+            if kind == PolicyKind::Deadline { "" } else { " and RLIMIT_RTPRIO is too low" }
+        ),
+        (_, libc::EPERM) => format!(
+            "SCHED_{} with nice {nice} refused ({name}): lowering nice below the current value needs CAP_SYS_NICE or a higher RLIMIT_NICE; run as root, grant CAP_SYS_NICE, raise RLIMIT_NICE (nice in /etc/security/limits.conf) or use --priorities same",
+            kind.name().to_uppercase()
+        ),
+        (_, libc::EINVAL) => format!(
+            "SCHED_{} refused ({name}): this kernel does not offer the class or rejects its parameters; check `schedlab policies` and the kernel configuration",
+            kind.name().to_uppercase()
+        ),
+        _ => format!(
+            "SCHED_{} refused ({name}, errno {errno}); check `schedlab policies`",
+            kind.name().to_uppercase()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_aliases_are_accepted() {
+        for p in PolicyKind::ALL {
+            assert_eq!(p.name().parse::<PolicyKind>().unwrap(), p);
+            assert_eq!(PolicyKind::from_number(p.number()), Some(p));
+        }
+        assert_eq!(
+            "SCHED_NORMAL".parse::<PolicyKind>().unwrap(),
+            PolicyKind::Other
+        );
+        let err = "fast".parse::<PolicyKind>().unwrap_err();
+        assert!(
+            err.contains("other, batch, idle, fifo, rr, deadline"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn same_priorities_put_rt_workers_one_below_the_launcher() {
+        let p = TaskPolicy::for_task(
+            PolicyKind::Fifo,
+            PriorityMode::Same,
+            3,
+            10,
+            None,
+            None,
+            DeadlineParams::default(),
+        );
+        assert_eq!(p.rt_priority, RT_WORKER_TOP);
+        assert!(p.rt_priority < RT_LAUNCHER);
+        let o = TaskPolicy::for_task(
+            PolicyKind::Other,
+            PriorityMode::Same,
+            3,
+            10,
+            None,
+            None,
+            DeadlineParams::default(),
+        );
+        assert_eq!(o.nice, 0);
+    }
+
+    #[test]
+    fn spread_priorities_cover_the_whole_range_evenly() {
+        let nices: Vec<i32> = (0..40)
+            .map(|i| {
+                TaskPolicy::for_task(
+                    PolicyKind::Other,
+                    PriorityMode::Spread,
+                    i,
+                    40,
+                    None,
+                    None,
+                    DeadlineParams::default(),
+                )
+                .nice
+            })
+            .collect();
+        assert_eq!(nices[0], -20);
+        assert_eq!(nices[39], 19);
+        assert!(nices.windows(2).all(|w| w[1] == w[0] + 1));
+        let prios: Vec<u32> = (0..10)
+            .map(|i| {
+                TaskPolicy::for_task(
+                    PolicyKind::Rr,
+                    PriorityMode::Spread,
+                    i,
+                    10,
+                    None,
+                    None,
+                    DeadlineParams::default(),
+                )
+                .rt_priority
+            })
+            .collect();
+        assert_eq!(prios[0], RT_WORKER_TOP);
+        assert_eq!(prios[9], 1);
+        assert!(prios.windows(2).all(|w| w[1] < w[0]));
+    }
+
+    #[test]
+    fn overrides_win_over_the_mode() {
+        let p = TaskPolicy::for_task(
+            PolicyKind::Batch,
+            PriorityMode::Spread,
+            0,
+            5,
+            Some(7),
+            None,
+            DeadlineParams::default(),
+        );
+        assert_eq!(p.nice, 7);
+        let r = TaskPolicy::for_task(
+            PolicyKind::Fifo,
+            PriorityMode::Spread,
+            4,
+            5,
+            None,
+            Some(10),
+            DeadlineParams::default(),
+        );
+        assert_eq!(r.rt_priority, 10);
+    }
+
+    #[test]
+    fn deadline_parameters_must_be_ordered() {
+        assert!(DeadlineParams::default().validate().is_ok());
+        let bad = DeadlineParams {
+            runtime_ns: 20_000_000,
+            deadline_ns: 10_000_000,
+            period_ns: 10_000_000,
+        };
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .contains("runtime <= deadline <= period"));
+    }
+
+    #[test]
+    fn refusal_reasons_name_cause_and_remedy() {
+        let r = refusal_reason(PolicyKind::Fifo, 0, libc::EPERM);
+        assert!(
+            r.contains("CAP_SYS_NICE") && r.contains("RLIMIT_RTPRIO"),
+            "{r}"
+        );
+        let d = refusal_reason(PolicyKind::Deadline, 0, libc::EBUSY);
+        assert!(d.contains("EBUSY") && d.contains("--dl-runtime"), "{d}");
+        let n = refusal_reason(PolicyKind::Other, -20, libc::EPERM);
+        assert!(n.contains("RLIMIT_NICE"), "{n}");
+    }
+}

@@ -1,0 +1,4 @@
+//! Output of results: terminal tables and progress (one file per output format).
+
+pub mod progress;
+pub mod terminal;

@@ -1,0 +1,174 @@
+//! The per-cell summary table printed after a run, computed from the stored rows.
+
+use crate::store::query::CellView;
+use tabled::settings::Style;
+
+/// Median of integers (mean of the two middle values for even counts); None when empty.
+fn median(values: impl IntoIterator<Item = i64>) -> Option<f64> {
+    let mut v: Vec<i64> = values.into_iter().collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_unstable();
+    let m = v.len() / 2;
+    Some(if v.len() % 2 == 1 {
+        v[m] as f64
+    } else {
+        (v[m - 1] as f64 + v[m] as f64) / 2.0
+    })
+}
+
+/// A duration in ns, printed with a unit that keeps 3-4 significant digits.
+pub fn fmt_ns(ns: f64) -> String {
+    let a = ns.abs();
+    if a >= 1e9 {
+        format!("{:.3} s", ns / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if a >= 1e3 {
+        format!("{:.1} us", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map_or_else(|| "-".into(), f)
+}
+
+/// Renders one row per cell: medians over trials (makespan) and over tasks (the rest).
+pub fn render(cells: &[CellView]) -> String {
+    let mut b = tabled::builder::Builder::default();
+    b.push_record([
+        "policy",
+        "prio",
+        "workload",
+        "tasks",
+        "kind",
+        "start",
+        "cpus",
+        "ok/trials",
+        "makespan p50",
+        "response p50",
+        "response max",
+        "turnaround p50",
+        "turnaround max",
+        "cpu/task p50",
+        "vcsw/task p50",
+        "ivcsw/task p50",
+        "rq wait/task p50",
+    ]);
+    let mut notes = Vec::new();
+    for c in cells {
+        let total: i64 = c.statuses.iter().map(|(_, n)| n).sum();
+        let t = &c.task_rows;
+        let resp: Vec<i64> = t.iter().filter_map(|r| r.response_ns).collect();
+        let turn: Vec<i64> = t.iter().filter_map(|r| r.turnaround_ns).collect();
+        b.push_record([
+            c.policy.clone(),
+            c.priorities.clone(),
+            c.workload.clone(),
+            c.tasks.to_string(),
+            c.kind.clone(),
+            c.start.clone(),
+            c.cpus.clone().unwrap_or_else(|| "all".into()),
+            format!("{}/{}", c.count("ok"), total),
+            opt(median(c.makespans_ns.iter().copied()), fmt_ns),
+            opt(median(resp.iter().copied()), fmt_ns),
+            opt(resp.iter().max().map(|&v| v as f64), fmt_ns),
+            opt(median(turn.iter().copied()), fmt_ns),
+            opt(turn.iter().max().map(|&v| v as f64), fmt_ns),
+            opt(median(t.iter().map(|r| r.cpu_ns)), fmt_ns),
+            opt(median(t.iter().map(|r| r.nvcsw)), |v| format!("{v:.0}")),
+            opt(median(t.iter().map(|r| r.nivcsw)), |v| format!("{v:.0}")),
+            opt(median(t.iter().map(|r| r.run_delay_ns)), fmt_ns),
+        ]);
+        if let Some(r) = &c.reason {
+            let bad: Vec<String> = c
+                .statuses
+                .iter()
+                .filter(|(s, _)| s != "ok")
+                .map(|(s, n)| format!("{n} {s}"))
+                .collect();
+            notes.push(format!(
+                "{} {} x{}: {}: {}",
+                c.policy,
+                c.workload,
+                c.tasks,
+                bad.join(", "),
+                r
+            ));
+        }
+    }
+    let mut out = b.build().with(Style::sharp()).to_string();
+    out.push('\n');
+    for n in notes {
+        out.push_str(&n);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::query::TaskRow;
+
+    #[test]
+    fn medians_of_even_and_odd_counts() {
+        assert_eq!(median([3, 1, 2]), Some(2.0));
+        assert_eq!(median([4, 1, 2, 3]), Some(2.5));
+        assert_eq!(median(Vec::<i64>::new()), None);
+    }
+
+    #[test]
+    fn durations_get_readable_units() {
+        assert_eq!(fmt_ns(1_500_000_000.0), "1.500 s");
+        assert_eq!(fmt_ns(2_345_000.0), "2.35 ms");
+        assert_eq!(fmt_ns(12_300.0), "12.3 us");
+        assert_eq!(fmt_ns(80.0), "80 ns");
+    }
+
+    #[test]
+    fn table_shows_medians_and_skip_reasons() {
+        let ok = CellView {
+            policy: "other".into(),
+            priorities: "same".into(),
+            workload: "cpu:pi".into(),
+            tasks: 2,
+            statuses: vec![("ok".into(), 2)],
+            makespans_ns: vec![10_000_000, 30_000_000],
+            task_rows: vec![
+                TaskRow {
+                    response_ns: Some(1000),
+                    turnaround_ns: Some(5_000_000),
+                    nivcsw: 4,
+                    ..Default::default()
+                },
+                TaskRow {
+                    response_ns: Some(3000),
+                    turnaround_ns: Some(9_000_000),
+                    nivcsw: 6,
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        let skipped = CellView {
+            policy: "fifo".into(),
+            workload: "cpu:pi".into(),
+            tasks: 2,
+            statuses: vec![("skipped".into(), 3)],
+            reason: Some("SCHED_FIFO refused (EPERM)".into()),
+            ..Default::default()
+        };
+        let text = render(&[ok, skipped]);
+        assert!(text.contains("20.00 ms"), "{text}");
+        assert!(text.contains("3.0 us"), "{text}");
+        assert!(text.contains("0/3"), "{text}");
+        assert!(
+            text.contains("fifo cpu:pi x2: 3 skipped: SCHED_FIFO refused (EPERM)"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,204 @@
+//! One task's life: pin, apply its policy, prepare its work, wait for release, work, record.
+//!
+//! Everything a task records goes into its preallocated shared `Slot`; between `t_start` and
+//! `t_end` it runs nothing but the workload.
+
+use crate::policy::TaskPolicy;
+use crate::procfs;
+use crate::sys;
+use crate::workload::{TaskWork, Workload};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::SeqCst};
+
+/// Slot state: created, not yet ready.
+pub const STATE_NEW: u32 = 0;
+/// Slot state: attributes set, work prepared, waiting for release.
+pub const STATE_READY: u32 = 1;
+/// Slot state: finished its work and recorded its counters.
+pub const STATE_DONE: u32 = 2;
+/// Slot state: the kernel refused its scheduling attributes (errno in `errno`).
+pub const STATE_REFUSED: u32 = 3;
+/// Slot state: its work could not be prepared (errno in `errno`).
+pub const STATE_SETUP_FAILED: u32 = 4;
+
+/// Trial-wide words shared by the launcher, the host and every task.
+#[repr(C)]
+#[derive(Default)]
+pub struct Header {
+    /// Number of tasks that reached the barrier (ready, refused or failed).
+    pub ready: AtomicU32,
+    /// 1 once the launcher released the barrier.
+    pub release: AtomicU32,
+    /// Tasks that have not yet finished (or given up).
+    pub remaining: AtomicU32,
+    /// Tasks refused by the kernel.
+    pub refused: AtomicU32,
+    /// Barrier release time, CLOCK_MONOTONIC ns.
+    pub t_release_ns: AtomicU64,
+}
+
+/// What one task records (all times CLOCK_MONOTONIC ns, CPU times ns).
+#[repr(C)]
+#[derive(Default)]
+pub struct Slot {
+    /// One of the `STATE_*` values.
+    pub state: AtomicU32,
+    /// errno of a refusal or setup failure.
+    pub errno: AtomicU32,
+    /// Process id of the task.
+    pub pid: AtomicI32,
+    /// Thread id of the task.
+    pub tid: AtomicI32,
+    /// Release time of this task (staggered: just before its creation).
+    pub t_release_ns: AtomicU64,
+    /// The task's first timestamp after release/creation.
+    pub t_start_ns: AtomicU64,
+    /// The task's timestamp after its last unit of work.
+    pub t_end_ns: AtomicU64,
+    /// User CPU time.
+    pub utime_ns: AtomicU64,
+    /// System CPU time.
+    pub stime_ns: AtomicU64,
+    /// Voluntary context switches.
+    pub nvcsw: AtomicU64,
+    /// Involuntary context switches.
+    pub nivcsw: AtomicU64,
+    /// Time spent waiting on a run queue (schedstat).
+    pub run_delay_ns: AtomicU64,
+    /// Timeslices run (schedstat).
+    pub timeslices: AtomicU64,
+    /// CPU migrations (/proc/.../sched).
+    pub migrations: AtomicU64,
+    /// Units of work completed.
+    pub work_units: AtomicU64,
+    /// Raw wait status (processes) or 0.
+    pub exit_status: AtomicI32,
+    /// Policy number read back after applying.
+    pub policy_read: AtomicU32,
+    /// Nice read back.
+    pub nice_read: AtomicI32,
+    /// RT priority read back.
+    pub prio_read: AtomicU32,
+    /// Counters at the end of setup (just before the barrier, or before the work when staggered),
+    /// subtracted so that a task's record covers its work, not its preparation:
+    /// user CPU ns, system CPU ns, voluntary, involuntary switches, run-queue wait ns, timeslices, migrations.
+    pub base: [AtomicU64; 7],
+}
+
+/// What every task of a trial needs to know, prepared before any task exists.
+pub struct TaskPlan {
+    /// Policy and level of each task.
+    pub policies: Vec<TaskPolicy>,
+    /// The workload.
+    pub workload: Workload,
+    /// Units of work per task.
+    pub units: u64,
+    /// CPUs to pin to.
+    pub cpus: Option<Vec<usize>>,
+    /// Barrier (true) or staggered start.
+    pub barrier: bool,
+    /// Input file of the sync-copy workload.
+    pub input: PathBuf,
+    /// Output file of each task.
+    pub outputs: Vec<PathBuf>,
+}
+
+/// Runs task `i` in the calling thread: the whole life of one task. Never panics into the caller.
+pub fn task_main(hdr: &Header, slot: &Slot, plan: &TaskPlan, i: usize) {
+    // Staggered: the first timestamp after creation, before any other work.
+    if !plan.barrier {
+        slot.t_start_ns.store(sys::now_ns(), SeqCst);
+    }
+    slot.pid.store(sys::getpid(), SeqCst);
+    slot.tid.store(sys::gettid(), SeqCst);
+    if let Some(cpus) = &plan.cpus {
+        if let Err(e) = sys::set_affinity(cpus) {
+            return give_up(hdr, slot, STATE_SETUP_FAILED, e.raw_os_error().unwrap_or(0));
+        }
+    }
+    let policy = &plan.policies[i];
+    if let Err(e) = policy.apply() {
+        hdr.refused.fetch_add(1, SeqCst);
+        return give_up(hdr, slot, STATE_REFUSED, e);
+    }
+    if let Ok(a) = sys::sched_getattr() {
+        slot.policy_read.store(a.policy, SeqCst);
+        slot.nice_read.store(a.nice, SeqCst);
+        slot.prio_read.store(a.priority, SeqCst);
+    }
+    let mut work = match TaskWork::prepare(
+        &plan.workload,
+        plan.units,
+        0x5EED + i as u64,
+        &plan.input,
+        &plan.outputs[i],
+    ) {
+        Ok(w) => w,
+        Err(e) => return give_up(hdr, slot, STATE_SETUP_FAILED, e.raw_os_error().unwrap_or(0)),
+    };
+    let mut buf = [0u8; 4096];
+    let base = counters(&mut buf);
+    for (b, v) in slot.base.iter().zip(base) {
+        b.store(v, SeqCst);
+    }
+    if plan.barrier {
+        slot.state.store(STATE_READY, SeqCst);
+        hdr.ready.fetch_add(1, SeqCst);
+        sys::futex_wake(&hdr.ready, 1);
+        while hdr.release.load(SeqCst) == 0 {
+            sys::futex_wait(&hdr.release, 0, None);
+        }
+        slot.t_start_ns.store(sys::now_ns(), SeqCst);
+    }
+    // ---- measured region: the workload only ----
+    let done = work.run();
+    let t_end = sys::now_ns();
+    // ---- end of measured region ----
+    slot.t_end_ns.store(t_end, SeqCst);
+    slot.work_units.store(done, SeqCst);
+    let c = counters(&mut buf);
+    let fields = [
+        &slot.utime_ns,
+        &slot.stime_ns,
+        &slot.nvcsw,
+        &slot.nivcsw,
+        &slot.run_delay_ns,
+        &slot.timeslices,
+        &slot.migrations,
+    ];
+    for (f, v) in fields.into_iter().zip(c) {
+        f.store(v, SeqCst);
+    }
+    drop(work);
+    slot.state.store(STATE_DONE, SeqCst);
+    finish(hdr);
+}
+
+/// The calling thread's counters, in `Slot::base` order. Reads /proc into `buf`; allocates nothing.
+fn counters(buf: &mut [u8]) -> [u64; 7] {
+    let (ut, st, nv, ni) = sys::rusage_thread();
+    let mut c = [ut, st, nv, ni, 0, 0, 0];
+    if let Some(s) =
+        sys::read_small(c"/proc/thread-self/schedstat", buf).and_then(procfs::parse_schedstat)
+    {
+        c[4] = s.run_delay_ns;
+        c[5] = s.timeslices;
+    }
+    if let Some(text) = sys::read_small(c"/proc/thread-self/sched", buf) {
+        c[6] = procfs::parse_sched(text).nr_migrations.unwrap_or(0);
+    }
+    c
+}
+
+fn give_up(hdr: &Header, slot: &Slot, state: u32, errno: i32) {
+    slot.errno.store(errno as u32, SeqCst);
+    slot.state.store(state, SeqCst);
+    hdr.ready.fetch_add(1, SeqCst);
+    sys::futex_wake(&hdr.ready, 1);
+    finish(hdr);
+}
+
+fn finish(hdr: &Header) {
+    hdr.remaining.fetch_sub(1, SeqCst);
+    sys::futex_wake(&hdr.remaining, 1);
+}

@@ -1,0 +1,461 @@
+//! One trial: fork a host process (its own process group) that creates the tasks, release them,
+//! watch the deadline and interruptions, kill the whole group when needed, collect every slot.
+
+use super::task::{self, Header, Slot, TaskPlan};
+use crate::plan::TaskKind;
+use crate::policy::{self, PolicyKind, TaskPolicy};
+use crate::sys::{self, SharedSlice};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::time::Duration;
+
+/// How a trial ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrialStatus {
+    /// Every task finished its work.
+    Ok,
+    /// The deadline passed; every task was killed.
+    Timeout,
+    /// The kernel refused the cell's policy; nothing was measured.
+    Skipped,
+    /// Something else went wrong (a task died, its work could not be prepared).
+    Failed,
+    /// Ctrl-C or SIGTERM arrived; the trial was killed and is not stored.
+    Interrupted,
+}
+
+impl TrialStatus {
+    /// The name stored in the database.
+    pub fn name(self) -> &'static str {
+        match self {
+            TrialStatus::Ok => "ok",
+            TrialStatus::Timeout => "timeout",
+            TrialStatus::Skipped => "skipped",
+            TrialStatus::Failed => "failed",
+            TrialStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// The per-task record of a trial (times in ns).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskRecord {
+    /// Index of the task in its trial.
+    pub task_index: u32,
+    /// Process id.
+    pub pid: i32,
+    /// Thread id.
+    pub tid: i32,
+    /// Release time (CLOCK_MONOTONIC ns).
+    pub t_release_ns: u64,
+    /// First timestamp of the task (0 if it never started).
+    pub t_start_ns: u64,
+    /// Timestamp after its last unit (0 if it did not finish).
+    pub t_end_ns: u64,
+    /// t_start - t_release, ns.
+    pub response_ns: Option<i64>,
+    /// t_end - t_release, ns.
+    pub turnaround_ns: Option<i64>,
+    /// t_end - t_start, ns.
+    pub run_span_ns: Option<i64>,
+    /// User CPU time, ns.
+    pub utime_ns: u64,
+    /// System CPU time, ns.
+    pub stime_ns: u64,
+    /// Voluntary context switches.
+    pub nvcsw: u64,
+    /// Involuntary context switches.
+    pub nivcsw: u64,
+    /// Run-queue wait, ns.
+    pub run_delay_ns: u64,
+    /// Timeslices.
+    pub timeslices: u64,
+    /// CPU migrations.
+    pub migrations: u64,
+    /// Units of work done.
+    pub work_units: u64,
+    /// Raw wait status (processes), 0 for threads.
+    pub exit_status: i32,
+    /// Policy in force, read back from the kernel (None if the task never applied it).
+    pub policy: Option<PolicyKind>,
+    /// Nice in force.
+    pub nice: i32,
+    /// RT priority in force.
+    pub rt_priority: u32,
+}
+
+/// The result of one trial.
+#[derive(Debug, Clone)]
+pub struct TrialOutcome {
+    /// How it ended.
+    pub status: TrialStatus,
+    /// Why, when not ok.
+    pub reason: Option<String>,
+    /// Last t_end - first t_release, ns (ok trials).
+    pub makespan_ns: Option<u64>,
+    /// CPU time of the launcher and host themselves during the trial, ns.
+    pub harness_cpu_ns: u64,
+    /// The tasks.
+    pub tasks: Vec<TaskRecord>,
+}
+
+/// Everything needed to run one trial.
+pub struct TrialSetup<'a> {
+    /// Task kind.
+    pub kind: TaskKind,
+    /// What each task does and with which policy.
+    pub plan: &'a TaskPlan,
+    /// Deadline of the whole trial, ns from its start.
+    pub timeout_ns: u64,
+    /// Whether the host should take the launcher's RT guard priority.
+    pub guard: bool,
+    /// Set by the SIGINT/SIGTERM handler.
+    pub interrupted: &'a AtomicBool,
+}
+
+/// Runs one trial and returns its outcome. Leaves no process behind.
+pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
+    let n = setup.plan.policies.len();
+    let hdr: SharedSlice<Header> = SharedSlice::new(1)?;
+    let slots: SharedSlice<Slot> = SharedSlice::new(n)?;
+    let h = &hdr.as_slice()[0];
+    h.remaining.store(n as u32, SeqCst);
+    let cpu0 = sys::thread_cpu_ns();
+    let t0 = sys::now_ns();
+    let deadline = t0 + setup.timeout_ns;
+    let launcher = sys::getpid();
+    // SAFETY: the launcher is single-threaded while it runs trials.
+    let host = unsafe { sys::fork() }?;
+    if host == 0 {
+        host_main(setup, h, slots.as_slice(), launcher);
+    }
+    // Both sides set the group, so it exists before either goes on.
+    let _ = sys::setpgid(host, host);
+    let mut status = TrialStatus::Ok;
+    let mut reason = None;
+    if setup.plan.barrier {
+        match wait_word(
+            h,
+            |h| h.ready.load(SeqCst) as usize >= n,
+            deadline,
+            setup,
+            host,
+        ) {
+            Wait::Done => {
+                let t = sys::now_ns();
+                h.t_release_ns.store(t, SeqCst);
+                h.release.store(1, SeqCst);
+                sys::futex_wake(&h.release, i32::MAX);
+            }
+            other => (status, reason) = other.into_status(setup.timeout_ns),
+        }
+    }
+    if status == TrialStatus::Ok {
+        (status, reason) = wait_word(h, |h| h.remaining.load(SeqCst) == 0, deadline, setup, host)
+            .into_status(setup.timeout_ns);
+    }
+    // Give the host a moment to reap its tasks and exit, then make sure nothing survives.
+    let mut host_usage = None;
+    let grace = sys::now_ns() + 2_000_000_000;
+    while status == TrialStatus::Ok && sys::now_ns() < grace {
+        if let Some(r) = sys::wait4(host, true)? {
+            host_usage = Some(r);
+            break;
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    sys::kill_group(host, libc::SIGKILL);
+    if host_usage.is_none() {
+        host_usage = sys::wait4(host, false).ok().flatten();
+    }
+    reap_group(host);
+    let harness_cpu_ns = sys::thread_cpu_ns() - cpu0;
+    let mut tasks: Vec<TaskRecord> = slots
+        .as_slice()
+        .iter()
+        .enumerate()
+        .map(|(i, s)| record(i, s, h))
+        .collect();
+    let task_cpu: u64 = tasks.iter().map(|t| t.utime_ns + t.stime_ns).sum();
+    let host_cpu = host_usage.map_or(0, |r| (r.utime_ns + r.stime_ns).saturating_sub(task_cpu));
+    if status == TrialStatus::Ok {
+        (status, reason) = judge(
+            &mut tasks,
+            slots.as_slice(),
+            &setup.plan.policies,
+            host_usage,
+        );
+    }
+    let makespan_ns = if status == TrialStatus::Ok {
+        let first = tasks.iter().map(|t| t.t_release_ns).min().unwrap_or(0);
+        let last = tasks.iter().map(|t| t.t_end_ns).max().unwrap_or(0);
+        Some(last.saturating_sub(first))
+    } else {
+        None
+    };
+    Ok(TrialOutcome {
+        status,
+        reason,
+        makespan_ns,
+        harness_cpu_ns: harness_cpu_ns + host_cpu,
+        tasks,
+    })
+}
+
+enum Wait {
+    Done,
+    Deadline,
+    Interrupted,
+    HostDied,
+}
+
+impl Wait {
+    fn into_status(self, timeout_ns: u64) -> (TrialStatus, Option<String>) {
+        match self {
+            Wait::Done => (TrialStatus::Ok, None),
+            Wait::Deadline => (
+                TrialStatus::Timeout,
+                Some(format!(
+                    "the trial did not finish within its timeout of {:.1} s; every task was killed (raise --timeout or lower --work/--tasks)",
+                    timeout_ns as f64 / 1e9
+                )),
+            ),
+            Wait::Interrupted => (TrialStatus::Interrupted, Some("interrupted by a signal".into())),
+            Wait::HostDied => (
+                TrialStatus::Failed,
+                Some("the trial's host process died before its tasks finished".into()),
+            ),
+        }
+    }
+}
+
+/// Waits until `done(h)`, the deadline, an interruption, or the host's death.
+fn wait_word(
+    h: &Header,
+    done: impl Fn(&Header) -> bool,
+    deadline: u64,
+    setup: &TrialSetup,
+    host: i32,
+) -> Wait {
+    loop {
+        if done(h) {
+            return Wait::Done;
+        }
+        if setup.interrupted.load(SeqCst) {
+            return Wait::Interrupted;
+        }
+        let now = sys::now_ns();
+        if now >= deadline {
+            return Wait::Deadline;
+        }
+        if !pid_alive(host) {
+            return if done(h) { Wait::Done } else { Wait::HostDied };
+        }
+        // Sleep on whichever word is changing; wake at least every 100 ms for signals and the deadline.
+        let word = if h.release.load(SeqCst) == 0 && setup.plan.barrier {
+            &h.ready
+        } else {
+            &h.remaining
+        };
+        let seen = word.load(SeqCst);
+        let left = Duration::from_nanos((deadline - now).min(100_000_000));
+        if !done(h) {
+            sys::futex_wait(word, seen, Some(left));
+        }
+    }
+}
+
+/// Whether `pid` is still a running (not zombie) child.
+fn pid_alive(pid: i32) -> bool {
+    // SAFETY: siginfo_t is plain data; zeroed is valid.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: valid out-pointer; WNOWAIT leaves the child reapable.
+    let rc = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    // SAFETY: si_pid is valid to read after waitid filled `info`.
+    rc == 0 && unsafe { info.si_pid() } == 0
+}
+
+/// Reaps every process left in group `pgid` (the launcher is a child subreaper, so orphaned
+/// tasks come back to it) until the group is empty.
+fn reap_group(pgid: i32) {
+    let give_up = sys::now_ns() + 5_000_000_000;
+    while sys::group_alive(pgid) && sys::now_ns() < give_up {
+        sys::kill_group(pgid, libc::SIGKILL);
+        match sys::wait4(-pgid, true) {
+            Ok(Some(_)) => continue,
+            _ => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+}
+
+fn since_base(total: &std::sync::atomic::AtomicU64, base: &std::sync::atomic::AtomicU64) -> u64 {
+    total.load(SeqCst).saturating_sub(base.load(SeqCst))
+}
+
+fn record(i: usize, s: &Slot, h: &Header) -> TaskRecord {
+    let t_release = match s.t_release_ns.load(SeqCst) {
+        0 => h.t_release_ns.load(SeqCst),
+        t => t,
+    };
+    let t_start = s.t_start_ns.load(SeqCst);
+    let t_end = s.t_end_ns.load(SeqCst);
+    let done = s.state.load(SeqCst) == task::STATE_DONE;
+    let diff = |a: u64, b: u64| (a != 0 && b != 0).then(|| a as i64 - b as i64);
+    TaskRecord {
+        task_index: i as u32,
+        pid: s.pid.load(SeqCst),
+        tid: s.tid.load(SeqCst),
+        t_release_ns: t_release,
+        t_start_ns: t_start,
+        t_end_ns: t_end,
+        response_ns: diff(t_start, t_release),
+        turnaround_ns: if done { diff(t_end, t_release) } else { None },
+        run_span_ns: if done { diff(t_end, t_start) } else { None },
+        utime_ns: since_base(&s.utime_ns, &s.base[0]),
+        stime_ns: since_base(&s.stime_ns, &s.base[1]),
+        nvcsw: since_base(&s.nvcsw, &s.base[2]),
+        nivcsw: since_base(&s.nivcsw, &s.base[3]),
+        run_delay_ns: since_base(&s.run_delay_ns, &s.base[4]),
+        timeslices: since_base(&s.timeslices, &s.base[5]),
+        migrations: since_base(&s.migrations, &s.base[6]),
+        work_units: s.work_units.load(SeqCst),
+        exit_status: s.exit_status.load(SeqCst),
+        policy: if s.state.load(SeqCst) == task::STATE_REFUSED {
+            None
+        } else {
+            PolicyKind::from_number(s.policy_read.load(SeqCst))
+        },
+        nice: s.nice_read.load(SeqCst),
+        rt_priority: s.prio_read.load(SeqCst),
+    }
+}
+
+/// Decides the status of a trial whose tasks all reported back.
+fn judge(
+    tasks: &mut [TaskRecord],
+    slots: &[Slot],
+    policies: &[TaskPolicy],
+    host: Option<sys::Reaped>,
+) -> (TrialStatus, Option<String>) {
+    if let Some((i, s)) = slots
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.state.load(SeqCst) == task::STATE_REFUSED)
+    {
+        let p = &policies[i];
+        let reason = policy::refusal_reason(p.kind, p.nice, s.errno.load(SeqCst) as i32);
+        return (TrialStatus::Skipped, Some(format!("task {i}: {reason}")));
+    }
+    if let Some((i, s)) = slots
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.state.load(SeqCst) != task::STATE_DONE)
+    {
+        let e = s.errno.load(SeqCst) as i32;
+        return (
+            TrialStatus::Failed,
+            Some(format!(
+                "task {i} could not prepare its work ({}: {}); check --io-dir and its free space",
+                sys::errno_name(e),
+                std::io::Error::from_raw_os_error(e)
+            )),
+        );
+    }
+    if let Some(t) = tasks.iter().find(|t| t.exit_status != 0) {
+        return (
+            TrialStatus::Failed,
+            Some(format!(
+                "task {} ended with wait status {:#x}",
+                t.task_index, t.exit_status
+            )),
+        );
+    }
+    if host.is_some_and(|h| h.status != 0) {
+        return (
+            TrialStatus::Failed,
+            Some(format!(
+                "the host process ended with wait status {:#x}",
+                host.unwrap().status
+            )),
+        );
+    }
+    (TrialStatus::Ok, None)
+}
+
+/// The host process: its own process group; creates the tasks, reaps them, exits.
+fn host_main(setup: &TrialSetup, h: &Header, slots: &[Slot], launcher: i32) -> ! {
+    let _ = sys::setpgid(0, 0);
+    sys::die_with_parent(launcher);
+    // The launcher handles Ctrl-C and SIGTERM; the host dies with it or by SIGKILL.
+    // SAFETY: restoring default dispositions.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::signal(libc::SIGTERM, libc::SIG_DFL);
+    }
+    let plan = setup.plan;
+    if setup.guard {
+        // Above every RT worker, so creation and reaping are never starved; children reset.
+        let _ = sys::sched_setattr(&sys::SchedAttr {
+            policy: PolicyKind::Fifo.number(),
+            priority: policy::RT_LAUNCHER,
+            flags: sys::FLAG_RESET_ON_FORK,
+            ..Default::default()
+        });
+    }
+    if plan.policies.iter().any(|p| p.kind.needs_guard()) {
+        let us = setup.timeout_ns / 1000;
+        let _ = sys::set_rlimit(libc::RLIMIT_RTTIME, us, us);
+    }
+    match setup.kind {
+        TaskKind::Process => {
+            let me = sys::getpid();
+            for (i, slot) in slots.iter().enumerate() {
+                if !plan.barrier {
+                    slot.t_release_ns.store(sys::now_ns(), SeqCst);
+                }
+                // SAFETY: the host is single-threaded.
+                match unsafe { sys::fork() } {
+                    Ok(0) => {
+                        sys::die_with_parent(me);
+                        task::task_main(h, slot, plan, i);
+                        sys::exit_now(0);
+                    }
+                    Ok(pid) => slot.pid.store(pid, SeqCst),
+                    Err(_) => sys::exit_now(3),
+                }
+            }
+            while let Ok(Some(r)) = sys::wait4(-1, false) {
+                if let Some(slot) = slots.iter().find(|s| s.pid.load(SeqCst) == r.pid) {
+                    slot.utime_ns.store(r.utime_ns, SeqCst);
+                    slot.stime_ns.store(r.stime_ns, SeqCst);
+                    slot.nvcsw.store(r.nvcsw, SeqCst);
+                    slot.nivcsw.store(r.nivcsw, SeqCst);
+                    slot.exit_status.store(r.status, SeqCst);
+                }
+            }
+        }
+        TaskKind::Thread => {
+            std::thread::scope(|s| {
+                for (i, slot) in slots.iter().enumerate() {
+                    if !plan.barrier {
+                        slot.t_release_ns.store(sys::now_ns(), SeqCst);
+                    }
+                    if std::thread::Builder::new()
+                        .stack_size(256 * 1024)
+                        .spawn_scoped(s, move || task::task_main(h, slot, plan, i))
+                        .is_err()
+                    {
+                        sys::exit_now(3);
+                    }
+                }
+            });
+        }
+    }
+    sys::exit_now(0)
+}

@@ -1,0 +1,135 @@
+//! Export of stored rows as CSV or JSON, with stable, documented column names.
+
+use anyhow::{bail, Result};
+use rusqlite::types::ValueRef;
+use std::io::Write;
+use std::str::FromStr;
+
+/// Which table to export.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    /// One row per task.
+    Tasks,
+    /// One row per trial.
+    Trials,
+}
+
+impl FromStr for Table {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "tasks" => Ok(Table::Tasks),
+            "trials" => Ok(Table::Trials),
+            _ => Err(format!("unknown table '{s}'; accepted: tasks, trials")),
+        }
+    }
+}
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Comma-separated values with a header line.
+    Csv,
+    /// A JSON array of objects.
+    Json,
+}
+
+impl FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "csv" => Ok(Format::Csv),
+            "json" => Ok(Format::Json),
+            _ => Err(format!("unknown format '{s}'; accepted: csv, json")),
+        }
+    }
+}
+
+/// The cell columns shared by both tables.
+const CELL_COLUMNS: &str = "r.run_id, tr.trial_id, tr.trial_index, tr.round, tr.warmup, c.cell_index, c.policy, c.priorities,
+     c.workload, c.kind, c.start, c.tasks, c.cpus, c.units";
+
+/// SQL of the `tasks` export. Column names are part of the interface: keep them stable.
+fn tasks_sql() -> String {
+    format!(
+        "SELECT {CELL_COLUMNS}, t.task_index, t.pid, t.tid, t.policy_in_force, t.nice, t.rt_priority,
+                t.response_ns, t.turnaround_ns, t.run_span_ns, t.utime_ns, t.stime_ns, t.nvcsw, t.nivcsw,
+                t.run_delay_ns, t.timeslices, t.migrations, t.work_units, t.exit_status,
+                t.t_release_ns, t.t_start_ns, t.t_end_ns, tr.status
+         FROM tasks t JOIN trials tr ON tr.trial_id = t.trial_id JOIN cells c ON c.cell_id = tr.cell_id
+              JOIN runs r ON r.run_id = tr.run_id
+         WHERE r.run_id = ?1 ORDER BY tr.trial_id, t.task_index"
+    )
+}
+
+/// SQL of the `trials` export.
+fn trials_sql() -> String {
+    format!(
+        "SELECT {CELL_COLUMNS}, tr.makespan_ns, tr.status, tr.reason, tr.timeout_ns, tr.harness_cpu_ns, tr.started_at
+         FROM trials tr JOIN cells c ON c.cell_id = tr.cell_id JOIN runs r ON r.run_id = tr.run_id
+         WHERE r.run_id = ?1 ORDER BY tr.trial_id"
+    )
+}
+
+/// Writes `table` of run `run_id` to `out` in `format`; returns the number of rows.
+pub fn export(
+    conn: &rusqlite::Connection,
+    run_id: i64,
+    table: Table,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<usize> {
+    let sql = match table {
+        Table::Tasks => tasks_sql(),
+        Table::Trials => trials_sql(),
+    };
+    let mut stmt = conn.prepare(&sql)?;
+    let names: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();
+    let mut rows = stmt.query([run_id])?;
+    let mut count = 0;
+    match format {
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(out);
+            w.write_record(&names)?;
+            while let Some(row) = rows.next()? {
+                let mut rec = Vec::with_capacity(names.len());
+                for (i, name) in names.iter().enumerate() {
+                    rec.push(match row.get_ref(i)? {
+                        ValueRef::Null => String::new(),
+                        ValueRef::Integer(v) => v.to_string(),
+                        ValueRef::Real(v) => v.to_string(),
+                        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                        ValueRef::Blob(_) => bail!("unexpected binary column {name}"),
+                    });
+                }
+                w.write_record(&rec)?;
+                count += 1;
+            }
+            w.flush()?;
+        }
+        Format::Json => {
+            out.write_all(b"[")?;
+            while let Some(row) = rows.next()? {
+                let mut obj = serde_json::Map::new();
+                for (i, name) in names.iter().enumerate() {
+                    let v = match row.get_ref(i)? {
+                        ValueRef::Null => serde_json::Value::Null,
+                        ValueRef::Integer(v) => v.into(),
+                        ValueRef::Real(v) => v.into(),
+                        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned().into(),
+                        ValueRef::Blob(_) => bail!("unexpected binary column {name}"),
+                    };
+                    obj.insert(name.clone(), v);
+                }
+                if count > 0 {
+                    out.write_all(b",")?;
+                }
+                out.write_all(b"\n")?;
+                serde_json::to_writer(&mut *out, &obj)?;
+                count += 1;
+            }
+            out.write_all(b"\n]\n")?;
+        }
+    }
+    Ok(count)
+}

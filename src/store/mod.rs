@@ -1,0 +1,268 @@
+//! The SQLite results store: schema, one transaction per trial, queries used by export and reports.
+
+pub mod export;
+pub mod query;
+
+use crate::plan::{Cell, PlannedTrial};
+use crate::run::trial::TrialOutcome;
+use anyhow::{Context, Result};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::path::Path;
+
+/// The schema, applied to every database opened.
+const SCHEMA: &str = include_str!("schema.sql");
+/// Schema version kept in `PRAGMA user_version`.
+const SCHEMA_VERSION: i64 = 1;
+
+/// An open results database.
+pub struct Store {
+    conn: Connection,
+}
+
+/// What is stored about a run when it starts.
+#[derive(Debug, Clone, Copy)]
+pub struct NewRun<'a> {
+    /// Experiment name.
+    pub name: &'a str,
+    /// Seed of the trial order.
+    pub seed: u64,
+    /// The spec as run, defaults filled in.
+    pub spec_toml: &'a str,
+    /// The command line.
+    pub argv: &'a str,
+    /// Environment record as JSON.
+    pub env_json: Option<&'a str>,
+    /// Number of trials in the plan.
+    pub trials_planned: usize,
+}
+
+/// The current UTC time as RFC 3339 (seconds).
+pub fn now_utc() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` and applies the schema.
+    pub fn open(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path).with_context(|| {
+            format!("cannot open the results database {}; check that its directory exists and is writable, or pass --db PATH", path.display())
+        })?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version > SCHEMA_VERSION {
+            anyhow::bail!(
+                "{} was written by a newer schedlab (schema {version}, this one knows {SCHEMA_VERSION}); use a newer schedlab or another --db",
+                path.display()
+            );
+        }
+        conn.execute_batch(SCHEMA)
+            .with_context(|| format!("cannot create the schema in {}", path.display()))?;
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        Ok(Store { conn })
+    }
+
+    /// The underlying connection, for queries.
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Records a new run and all its cells in one transaction; returns the run id.
+    pub fn create_run(&mut self, run: &NewRun, cells: &[Cell]) -> Result<i64> {
+        let NewRun {
+            name,
+            seed,
+            spec_toml,
+            argv,
+            env_json,
+            trials_planned,
+        } = *run;
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO runs (name, started_at, status, seed, spec_toml, argv, env_json, version, trials_planned)
+             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![name, now_utc(), seed as i64, spec_toml, argv, env_json, env!("CARGO_PKG_VERSION"), trials_planned as i64],
+        )?;
+        let run_id = tx.last_insert_rowid();
+        for (i, c) in cells.iter().enumerate() {
+            let (work_ns, units) = match c.size {
+                crate::plan::WorkSize::WorkNs(ns) => (Some(ns as i64), None),
+                crate::plan::WorkSize::Iterations(n) => (None, Some(n as i64)),
+            };
+            tx.execute(
+                "INSERT INTO cells (run_id, cell_index, policy, priorities, workload, workload_json, kind, start, tasks, cpus,
+                                    nice, rt_priority, dl_runtime_ns, dl_deadline_ns, dl_period_ns, work_ns, units)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                params![
+                    run_id,
+                    i as i64,
+                    c.policy.name(),
+                    c.priorities.name(),
+                    c.workload.label(),
+                    serde_json::to_string(&c.workload)?,
+                    c.kind.name(),
+                    c.start.name(),
+                    c.tasks,
+                    c.cpus.as_deref().map(crate::procfs::format_cpu_list),
+                    c.nice,
+                    c.rt_priority,
+                    c.deadline.runtime_ns as i64,
+                    c.deadline.deadline_ns as i64,
+                    c.deadline.period_ns as i64,
+                    work_ns,
+                    units,
+                ],
+            )?;
+        }
+        tx.commit()?;
+        Ok(run_id)
+    }
+
+    /// Records the units of work per task a cell was run with (after calibration).
+    pub fn set_cell_units(&self, run_id: i64, cell_index: usize, units: u64) -> Result<()> {
+        self.conn.execute(
+            "UPDATE cells SET units = ?3 WHERE run_id = ?1 AND cell_index = ?2",
+            params![run_id, cell_index as i64, units as i64],
+        )?;
+        Ok(())
+    }
+
+    /// Stores one trial and all its tasks in one transaction; returns the trial id.
+    pub fn insert_trial(
+        &mut self,
+        run_id: i64,
+        planned: &PlannedTrial,
+        outcome: &TrialOutcome,
+        timeout_ns: u64,
+        started_at: &str,
+    ) -> Result<i64> {
+        let tx = self.conn.transaction()?;
+        let cell_id: i64 = tx.query_row(
+            "SELECT cell_id FROM cells WHERE run_id = ?1 AND cell_index = ?2",
+            params![run_id, planned.cell as i64],
+            |r| r.get(0),
+        )?;
+        tx.execute(
+            "INSERT INTO trials (run_id, cell_id, trial_index, round, warmup, status, reason, makespan_ns, timeout_ns, harness_cpu_ns, started_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                run_id,
+                cell_id,
+                planned.trial_index,
+                planned.round,
+                planned.warmup,
+                outcome.status.name(),
+                outcome.reason,
+                outcome.makespan_ns.map(|v| v as i64),
+                timeout_ns as i64,
+                outcome.harness_cpu_ns as i64,
+                started_at,
+            ],
+        )?;
+        let trial_id = tx.last_insert_rowid();
+        {
+            let mut st = tx.prepare(
+                "INSERT INTO tasks (trial_id, task_index, pid, tid, policy_in_force, nice, rt_priority, t_release_ns, t_start_ns,
+                    t_end_ns, response_ns, turnaround_ns, run_span_ns, utime_ns, stime_ns, nvcsw, nivcsw, run_delay_ns,
+                    timeslices, migrations, work_units, exit_status)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+            )?;
+            let nz = |v: u64| (v != 0).then_some(v as i64);
+            for t in &outcome.tasks {
+                st.execute(params![
+                    trial_id,
+                    t.task_index,
+                    t.pid,
+                    t.tid,
+                    t.policy.map(|p| p.name()),
+                    t.nice,
+                    t.rt_priority,
+                    nz(t.t_release_ns),
+                    nz(t.t_start_ns),
+                    nz(t.t_end_ns),
+                    t.response_ns,
+                    t.turnaround_ns,
+                    t.run_span_ns,
+                    t.utime_ns as i64,
+                    t.stime_ns as i64,
+                    t.nvcsw as i64,
+                    t.nivcsw as i64,
+                    t.run_delay_ns as i64,
+                    t.timeslices as i64,
+                    t.migrations as i64,
+                    t.work_units as i64,
+                    t.exit_status,
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(trial_id)
+    }
+
+    /// Marks a run finished with `status` (done, interrupted, failed).
+    pub fn finish_run(&self, run_id: i64, status: &str) -> Result<()> {
+        self.conn.execute(
+            "UPDATE runs SET status = ?2, finished_at = ?3 WHERE run_id = ?1",
+            params![run_id, status, now_utc()],
+        )?;
+        Ok(())
+    }
+
+    /// Stores a warning about a run (or one of its trials).
+    pub fn add_warning(&self, run_id: i64, trial_id: Option<i64>, message: &str) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO warnings (run_id, trial_id, message) VALUES (?1, ?2, ?3)",
+            params![run_id, trial_id, message],
+        )?;
+        Ok(())
+    }
+
+    /// A stored calibration for this workload key, kernel and CPU model.
+    pub fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT units_per_sec FROM calibrations WHERE key = ?1 AND kernel = ?2 AND cpu_model = ?3",
+                params![key, kernel, cpu_model],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Stores (replacing) a calibration.
+    pub fn save_calibration(
+        &self,
+        key: &str,
+        kernel: &str,
+        cpu_model: &str,
+        units_per_sec: f64,
+    ) -> Result<()> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO calibrations (key, kernel, cpu_model, units_per_sec, measured_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![key, kernel, cpu_model, units_per_sec, now_utc()],
+        )?;
+        Ok(())
+    }
+
+    /// The id of the most recent run, if any.
+    pub fn latest_run(&self) -> Result<Option<i64>> {
+        Ok(self
+            .conn
+            .query_row("SELECT MAX(run_id) FROM runs", [], |r| r.get(0))?)
+    }
+
+    /// Checks that run `id` exists; the error lists how to find valid ids.
+    pub fn require_run(&self, id: i64) -> Result<()> {
+        let found: Option<i64> = self
+            .conn
+            .query_row("SELECT run_id FROM runs WHERE run_id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        match found {
+            Some(_) => Ok(()),
+            None => anyhow::bail!(
+                "run {id} is not in this database; `schedlab runs` lists the stored runs"
+            ),
+        }
+    }
+}

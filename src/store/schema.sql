@@ -1,0 +1,98 @@
+-- schedlab results store, schema version 1. Every time is an integer in nanoseconds (CLOCK_MONOTONIC
+-- for instants, durations as differences); every count is an integer.
+
+CREATE TABLE IF NOT EXISTS runs (
+    run_id          INTEGER PRIMARY KEY,
+    name            TEXT    NOT NULL,
+    started_at      TEXT    NOT NULL,           -- UTC, RFC 3339
+    finished_at     TEXT,
+    status          TEXT    NOT NULL,           -- running | done | interrupted | failed
+    seed            INTEGER NOT NULL,
+    spec_toml       TEXT    NOT NULL,           -- the spec as run, defaults filled in
+    argv            TEXT    NOT NULL,
+    env_json        TEXT,                       -- environment record
+    version         TEXT    NOT NULL,
+    trials_planned  INTEGER NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS cells (
+    cell_id         INTEGER PRIMARY KEY,
+    run_id          INTEGER NOT NULL REFERENCES runs(run_id),
+    cell_index      INTEGER NOT NULL,
+    policy          TEXT    NOT NULL,
+    priorities      TEXT    NOT NULL,
+    workload        TEXT    NOT NULL,           -- label, e.g. cpu:pi
+    workload_json   TEXT    NOT NULL,           -- every workload parameter
+    kind            TEXT    NOT NULL,           -- process | thread
+    start           TEXT    NOT NULL,           -- barrier | staggered
+    tasks           INTEGER NOT NULL,
+    cpus            TEXT,                       -- pinned CPU list, NULL if not pinned
+    nice            INTEGER,                    -- override, NULL if none
+    rt_priority     INTEGER,                    -- override, NULL if none
+    dl_runtime_ns   INTEGER NOT NULL,
+    dl_deadline_ns  INTEGER NOT NULL,
+    dl_period_ns    INTEGER NOT NULL,
+    work_ns         INTEGER,                    -- requested work alone, if sized by time
+    units           INTEGER,                    -- units of work per task (exact or calibrated)
+    UNIQUE (run_id, cell_index)
+);
+
+CREATE TABLE IF NOT EXISTS trials (
+    trial_id        INTEGER PRIMARY KEY,
+    run_id          INTEGER NOT NULL REFERENCES runs(run_id),
+    cell_id         INTEGER NOT NULL REFERENCES cells(cell_id),
+    trial_index     INTEGER NOT NULL,
+    round           INTEGER NOT NULL,
+    warmup          INTEGER NOT NULL,           -- 1 for warm-up trials
+    status          TEXT    NOT NULL,           -- ok | timeout | skipped | failed
+    reason          TEXT,
+    makespan_ns     INTEGER,
+    timeout_ns      INTEGER NOT NULL,
+    harness_cpu_ns  INTEGER,                    -- launcher + host CPU during the trial
+    started_at      TEXT    NOT NULL,
+    UNIQUE (cell_id, trial_index)
+);
+
+CREATE TABLE IF NOT EXISTS tasks (
+    trial_id        INTEGER NOT NULL REFERENCES trials(trial_id),
+    task_index      INTEGER NOT NULL,
+    pid             INTEGER,
+    tid             INTEGER,
+    policy_in_force TEXT,                       -- read back from the kernel
+    nice            INTEGER,
+    rt_priority     INTEGER,
+    t_release_ns    INTEGER,
+    t_start_ns      INTEGER,
+    t_end_ns        INTEGER,
+    response_ns     INTEGER,
+    turnaround_ns   INTEGER,
+    run_span_ns     INTEGER,
+    utime_ns        INTEGER,
+    stime_ns        INTEGER,
+    nvcsw           INTEGER,
+    nivcsw          INTEGER,
+    run_delay_ns    INTEGER,
+    timeslices      INTEGER,
+    migrations      INTEGER,
+    work_units      INTEGER,
+    exit_status     INTEGER,
+    PRIMARY KEY (trial_id, task_index)
+);
+
+CREATE TABLE IF NOT EXISTS calibrations (
+    key             TEXT    NOT NULL,
+    kernel          TEXT    NOT NULL,
+    cpu_model       TEXT    NOT NULL,
+    units_per_sec   REAL    NOT NULL,
+    measured_at     TEXT    NOT NULL,
+    PRIMARY KEY (key, kernel, cpu_model)
+);
+
+CREATE TABLE IF NOT EXISTS warnings (
+    run_id          INTEGER NOT NULL REFERENCES runs(run_id),
+    trial_id        INTEGER,
+    message         TEXT    NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS trials_by_run ON trials(run_id);
+CREATE INDEX IF NOT EXISTS cells_by_run ON cells(run_id);

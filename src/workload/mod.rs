@@ -1,0 +1,235 @@
+//! Workloads: what a task does (cpu, io, mixed), its size in units, and the loop a task runs.
+
+pub mod calibrate;
+pub mod cpu;
+pub mod io;
+
+pub use cpu::{CpuKernel, CpuState};
+pub use io::{IoFiles, IoMode, TrialDir};
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::str::FromStr;
+
+/// The family of a workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkloadKind {
+    /// CPU-bound: units of a CPU kernel.
+    Cpu,
+    /// I/O-bound: units are I/O operations.
+    Io,
+    /// Units of a CPU kernel with one I/O operation every `io_every` units.
+    Mixed,
+}
+
+impl WorkloadKind {
+    /// The name used on the command line and in the database.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadKind::Cpu => "cpu",
+            WorkloadKind::Io => "io",
+            WorkloadKind::Mixed => "mixed",
+        }
+    }
+}
+
+impl FromStr for WorkloadKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "cpu" => Ok(WorkloadKind::Cpu),
+            "io" => Ok(WorkloadKind::Io),
+            "mixed" | "mix" => Ok(WorkloadKind::Mixed),
+            _ => Err(format!("unknown workload '{s}'; accepted: cpu, io, mixed")),
+        }
+    }
+}
+
+/// A workload with all its parameters, as stored with a cell.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Workload {
+    /// The family.
+    pub kind: WorkloadKind,
+    /// CPU kernel (cpu and mixed).
+    pub cpu_kernel: CpuKernel,
+    /// I/O operation (io and mixed).
+    pub io_mode: IoMode,
+    /// Bytes per I/O operation.
+    pub io_block_bytes: u64,
+    /// Size of the input file for sync-copy, in bytes (rewound at its end).
+    pub io_input_bytes: u64,
+    /// Mixed: one I/O operation every this many CPU units.
+    pub io_every: u64,
+}
+
+impl Default for Workload {
+    fn default() -> Self {
+        Workload {
+            kind: WorkloadKind::Cpu,
+            cpu_kernel: CpuKernel::Pi,
+            io_mode: IoMode::SyncCopy,
+            io_block_bytes: 1024,
+            io_input_bytes: 100 * 1024,
+            io_every: 1000,
+        }
+    }
+}
+
+impl Workload {
+    /// A short label, e.g. `cpu:pi`, `io:sync-copy`, `mixed:pi/1000`.
+    pub fn label(&self) -> String {
+        match self.kind {
+            WorkloadKind::Cpu => format!("cpu:{}", self.cpu_kernel.name()),
+            WorkloadKind::Io => format!("io:{}", self.io_mode.name()),
+            WorkloadKind::Mixed => format!(
+                "mixed:{}+{}/{}",
+                self.cpu_kernel.name(),
+                self.io_mode.name(),
+                self.io_every
+            ),
+        }
+    }
+
+    /// Whether the workload needs files in a trial directory.
+    pub fn needs_files(&self) -> bool {
+        self.kind != WorkloadKind::Cpu && self.io_mode == IoMode::SyncCopy
+    }
+
+    /// Checks the parameters; the message names the bad parameter.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.io_block_bytes == 0 || self.io_block_bytes > 64 * 1024 * 1024 {
+            return Err(format!(
+                "io block must be between 1 byte and 64 MiB, got {} bytes",
+                self.io_block_bytes
+            ));
+        }
+        if self.io_every == 0 {
+            return Err("io_every must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// The prepared work of one task: opened before the measured region, run inside it.
+pub struct TaskWork {
+    kind: WorkloadKind,
+    kernel: CpuKernel,
+    every: u64,
+    units: u64,
+    cpu: CpuState,
+    files: Option<IoFiles>,
+}
+
+impl TaskWork {
+    /// Opens files and allocates buffers for `units` units of `w`.
+    pub fn prepare(
+        w: &Workload,
+        units: u64,
+        seed: u64,
+        input: &Path,
+        output: &Path,
+    ) -> std::io::Result<TaskWork> {
+        let files = if w.kind == WorkloadKind::Cpu {
+            None
+        } else {
+            Some(IoFiles::open(
+                w.io_mode,
+                input,
+                output,
+                w.io_block_bytes as usize,
+            )?)
+        };
+        Ok(TaskWork {
+            kind: w.kind,
+            kernel: w.cpu_kernel,
+            every: w.io_every.max(1),
+            units,
+            cpu: CpuState::new(seed),
+            files,
+        })
+    }
+
+    /// Runs all units; returns how many were completed (fewer only if an I/O operation failed).
+    #[inline]
+    pub fn run(&mut self) -> u64 {
+        match self.kind {
+            WorkloadKind::Cpu => {
+                self.cpu.run(self.kernel, self.units);
+                self.units
+            }
+            WorkloadKind::Io => {
+                let files = self.files.as_mut().expect("io files prepared");
+                for done in 0..self.units {
+                    if files.op().is_err() {
+                        return done;
+                    }
+                }
+                self.units
+            }
+            WorkloadKind::Mixed => {
+                let files = self.files.as_mut().expect("io files prepared");
+                let mut done = 0;
+                while done < self.units {
+                    let chunk = self.every.min(self.units - done);
+                    self.cpu.run(self.kernel, chunk);
+                    done += chunk;
+                    if chunk == self.every && files.op().is_err() {
+                        return done;
+                    }
+                }
+                done
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mixed_work_does_one_io_per_io_every_units() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = TrialDir::create(base.path(), "m", 4096).unwrap();
+        let w = Workload {
+            kind: WorkloadKind::Mixed,
+            io_every: 10,
+            io_block_bytes: 16,
+            ..Workload::default()
+        };
+        let mut t = TaskWork::prepare(&w, 55, 1, &dir.input(), &dir.output(0)).unwrap();
+        assert_eq!(t.run(), 55);
+        // 5 full chunks of 10 units, each followed by one 16-byte write; the last 5 units write nothing.
+        assert_eq!(std::fs::metadata(dir.output(0)).unwrap().len(), 5 * 16);
+    }
+
+    #[test]
+    fn io_work_counts_operations() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = TrialDir::create(base.path(), "i", 4096).unwrap();
+        let w = Workload {
+            kind: WorkloadKind::Io,
+            io_block_bytes: 512,
+            ..Workload::default()
+        };
+        let mut t = TaskWork::prepare(&w, 12, 1, &dir.input(), &dir.output(1)).unwrap();
+        assert_eq!(t.run(), 12);
+        assert_eq!(std::fs::metadata(dir.output(1)).unwrap().len(), 12 * 512);
+    }
+
+    #[test]
+    fn labels_name_the_parameters() {
+        let w = Workload {
+            kind: WorkloadKind::Mixed,
+            io_every: 1,
+            ..Workload::default()
+        };
+        assert_eq!(w.label(), "mixed:pi+sync-copy/1");
+        assert!(!Workload::default().needs_files());
+        assert!(Workload { io_every: 0, ..w }
+            .validate()
+            .unwrap_err()
+            .contains("io_every"));
+    }
+}
