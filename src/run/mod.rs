@@ -170,6 +170,7 @@ fn run_trials(
                 makespan_ns: None,
                 harness_cpu_ns: 0,
                 tasks: vec![],
+                pgid: 0,
             },
             None => run_one(
                 cell,

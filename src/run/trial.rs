@@ -96,6 +96,8 @@ pub struct TrialOutcome {
     pub harness_cpu_ns: u64,
     /// The tasks.
     pub tasks: Vec<TaskRecord>,
+    /// Process group of the trial (the host's pid); 0 if none was created.
+    pub pgid: i32,
 }
 
 /// Everything needed to run one trial.
@@ -198,6 +200,7 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
         makespan_ns,
         harness_cpu_ns: harness_cpu_ns + host_cpu,
         tasks,
+        pgid: host,
     })
 }
 

@@ -142,8 +142,8 @@ impl Store {
             |r| r.get(0),
         )?;
         tx.execute(
-            "INSERT INTO trials (run_id, cell_id, trial_index, round, warmup, status, reason, makespan_ns, timeout_ns, harness_cpu_ns, started_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            "INSERT INTO trials (run_id, cell_id, trial_index, round, warmup, status, reason, makespan_ns, timeout_ns, harness_cpu_ns, started_at, pgid)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 run_id,
                 cell_id,
@@ -156,6 +156,7 @@ impl Store {
                 timeout_ns as i64,
                 outcome.harness_cpu_ns as i64,
                 started_at,
+                outcome.pgid,
             ],
         )?;
         let trial_id = tx.last_insert_rowid();

@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS trials (
     makespan_ns     INTEGER,
     timeout_ns      INTEGER NOT NULL,
     harness_cpu_ns  INTEGER,                    -- launcher + host CPU during the trial
+    pgid            INTEGER,                    -- process group of the trial (its host's pid)
     started_at      TEXT    NOT NULL,
     UNIQUE (cell_id, trial_index)
 );

@@ -1,0 +1,91 @@
+//! Helpers shared by the integration tests: the real binary, a scratch database, queries.
+#![allow(dead_code)]
+
+use assert_cmd::cargo::CommandCargoExt;
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The schedlab binary under test.
+pub fn schedlab() -> Command {
+    Command::cargo_bin("schedlab").expect("binary built")
+}
+
+/// Whether the tests run as root; prints why a test is skipped otherwise.
+pub fn root_or_skip(test: &str) -> bool {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        eprintln!(
+            "skipping {test}: needs root (RT policies / dropping privileges); CI runs as root"
+        );
+    }
+    root
+}
+
+/// A scratch directory with a database path inside.
+pub struct Scratch {
+    pub dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        Scratch {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+    pub fn db(&self) -> PathBuf {
+        self.dir.path().join("t.db")
+    }
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+    pub fn conn(&self) -> Connection {
+        Connection::open(self.db()).unwrap()
+    }
+}
+
+/// Runs `schedlab run` with `args` on the scratch database; panics with its output on failure.
+pub fn run_ok(s: &Scratch, args: &[&str]) -> String {
+    let out = schedlab()
+        .arg("run")
+        .args(["--db", s.db().to_str().unwrap(), "--quiet"])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "schedlab run failed: {text}");
+    text
+}
+
+/// One integer column of a query.
+pub fn ints(conn: &Connection, sql: &str) -> Vec<i64> {
+    let mut st = conn.prepare(sql).unwrap();
+    st.query_map([], |r| r.get::<_, i64>(0))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect()
+}
+
+/// Median of integers.
+pub fn median(mut v: Vec<i64>) -> i64 {
+    assert!(!v.is_empty(), "median of nothing");
+    v.sort_unstable();
+    v[v.len() / 2]
+}
+
+/// Whether any process of group `pgid` exists.
+pub fn group_alive(pgid: i32) -> bool {
+    // SAFETY: signal 0 only checks existence.
+    pgid > 1 && unsafe { libc::kill(-pgid, 0) } == 0
+}
+
+/// Whether process `pid` exists (zombies included).
+pub fn pid_alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks existence.
+    pid > 1 && unsafe { libc::kill(pid, 0) } == 0
+}

@@ -1,0 +1,380 @@
+//! End-to-end tests of `schedlab run`: measurement, policies, refusals, timeouts, interruption.
+
+mod common;
+
+use common::*;
+use std::os::unix::process::CommandExt;
+use std::time::{Duration, Instant};
+
+#[test]
+fn fifo_tasks_at_equal_priority_are_not_preempted_like_other_tasks() {
+    if !root_or_skip("fifo_tasks_at_equal_priority_are_not_preempted_like_other_tasks") {
+        return;
+    }
+    let s = Scratch::new();
+    // More tasks than CPUs: four CPU-bound tasks share CPU 0.
+    run_ok(
+        &s,
+        &[
+            "--policy",
+            "other,fifo",
+            "--workload",
+            "cpu",
+            "--tasks",
+            "4",
+            "--cpus",
+            "0",
+            "--work",
+            "40ms",
+            "--trials",
+            "1",
+        ],
+    );
+    let c = s.conn();
+    let q = |p: &str| {
+        ints(
+            &c,
+            &format!("SELECT t.nivcsw FROM tasks t JOIN trials tr USING (trial_id) JOIN cells c USING (cell_id) WHERE c.policy = '{p}' AND tr.status = 'ok'"),
+        )
+    };
+    let (other, fifo) = (q("other"), q("fifo"));
+    assert_eq!(other.len(), 4);
+    assert_eq!(fifo.len(), 4);
+    let (mo, mf) = (median(other.clone()), median(fifo.clone()));
+    // 40 ms of CPU each at HZ=250 and a 1.4 ms EEVDF slice: OTHER tasks are preempted many times.
+    assert!(mo >= 4, "OTHER should be preempted: {other:?}");
+    assert!(
+        mf * 4 <= mo,
+        "FIFO involuntary switches {fifo:?} should be far below OTHER's {other:?}"
+    );
+    let read_back = ints(
+        &c,
+        "SELECT COUNT(*) FROM tasks WHERE policy_in_force = 'fifo' AND rt_priority = 98",
+    );
+    assert_eq!(
+        read_back,
+        vec![4],
+        "FIFO tasks run at 98, read back from the kernel"
+    );
+}
+
+#[test]
+fn barrier_start_gives_nonnegative_responses_and_turnarounds_after_them() {
+    let s = Scratch::new();
+    run_ok(
+        &s,
+        &[
+            "--policy",
+            "other",
+            "--tasks",
+            "3",
+            "--work",
+            "10ms",
+            "--trials",
+            "2",
+            "--kind",
+            "process,thread",
+        ],
+    );
+    let c = s.conn();
+    let rows: Vec<(i64, i64, i64)> = c
+        .prepare("SELECT response_ns, turnaround_ns, run_span_ns FROM tasks")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2 * 2 * 3);
+    for (resp, turn, span) in rows {
+        assert!(resp >= 0, "response {resp}");
+        assert!(turn >= resp, "turnaround {turn} < response {resp}");
+        assert_eq!(turn - resp, span, "run span = turnaround - response");
+    }
+    let cpu = ints(&c, "SELECT utime_ns + stime_ns FROM tasks");
+    assert!(
+        cpu.iter().all(|&v| v > 1_000_000),
+        "every task used CPU: {cpu:?}"
+    );
+}
+
+#[test]
+fn a_trial_past_its_timeout_is_stored_as_timeout_and_leaves_no_process() {
+    let s = Scratch::new();
+    let started = Instant::now();
+    let out = run_ok(
+        &s,
+        &[
+            "--policy",
+            "other",
+            "--tasks",
+            "2",
+            "--iterations",
+            "100000000000",
+            "--timeout",
+            "1s",
+            "--trials",
+            "1",
+            "--kind",
+            "process",
+        ],
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "the timeout ended the trial"
+    );
+    let c = s.conn();
+    let status: String = c
+        .query_row("SELECT status FROM trials", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(status, "timeout", "{out}");
+    let reason: String = c
+        .query_row("SELECT reason FROM trials", [], |r| r.get(0))
+        .unwrap();
+    assert!(reason.contains("--timeout"), "{reason}");
+    let pgid = ints(&c, "SELECT pgid FROM trials")[0] as i32;
+    assert!(pgid > 1);
+    assert!(!group_alive(pgid), "process group {pgid} still has members");
+    for pid in ints(&c, "SELECT pid FROM tasks") {
+        assert!(!pid_alive(pid as i32), "task {pid} survived");
+    }
+}
+
+#[test]
+fn sigint_keeps_finished_trials_and_leaves_no_process_or_file() {
+    let s = Scratch::new();
+    let io_dir = s.path().join("io");
+    std::fs::create_dir(&io_dir).unwrap();
+    let mut child = schedlab()
+        .args([
+            "run",
+            "--db",
+            s.db().to_str().unwrap(),
+            "--policy",
+            "other",
+            "--workload",
+            "mixed",
+            "--io-every",
+            "2000",
+        ])
+        .args([
+            "--tasks",
+            "2",
+            "--work",
+            "150ms",
+            "--trials",
+            "40",
+            "--io-dir",
+            io_dir.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until at least two trials are stored, then interrupt.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let stored = rusqlite::Connection::open(s.db())
+            .ok()
+            .and_then(|c| {
+                c.query_row("SELECT COUNT(*) FROM trials", [], |r| r.get::<_, i64>(0))
+                    .ok()
+            })
+            .unwrap_or(0);
+        if stored >= 2 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no trial stored in time");
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let c = s.conn();
+    let ok = ints(&c, "SELECT COUNT(*) FROM trials WHERE status = 'ok'")[0];
+    assert!((2..40).contains(&ok), "{ok} finished trials kept");
+    let run_status: String = c
+        .query_row("SELECT status FROM runs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(run_status, "interrupted");
+    for pid in ints(&c, "SELECT pid FROM tasks") {
+        assert!(!pid_alive(pid as i32), "task {pid} survived");
+    }
+    for pgid in ints(&c, "SELECT pgid FROM trials") {
+        assert!(!group_alive(pgid as i32), "group {pgid} survived");
+    }
+    let left: Vec<_> = std::fs::read_dir(&io_dir).unwrap().collect();
+    assert!(left.is_empty(), "temp files left: {left:?}");
+}
+
+#[test]
+fn an_unprivileged_run_skips_rt_policies_with_the_reason_and_runs_other() {
+    if !root_or_skip("an_unprivileged_run_skips_rt_policies_with_the_reason_and_runs_other") {
+        return;
+    }
+    let s = Scratch::new();
+    // The ordinary user must be able to write the database.
+    std::fs::set_permissions(
+        s.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let mut cmd = schedlab();
+    cmd.args([
+        "run",
+        "--db",
+        s.db().to_str().unwrap(),
+        "--quiet",
+        "--policy",
+        "other,fifo,rr",
+        "--tasks",
+        "2",
+        "--work",
+        "10ms",
+        "--trials",
+        "2",
+    ])
+    .current_dir(s.path())
+    .env("HOME", s.path());
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let zero = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::setrlimit(libc::RLIMIT_RTPRIO, &zero);
+            Ok(())
+        });
+    }
+    cmd.uid(65534).gid(65534);
+    let out = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("CAP_SYS_NICE"),
+        "the printed reason names the capability: {text}"
+    );
+    let c = s.conn();
+    let by_policy = |p: &str, st: &str| {
+        ints(
+            &c,
+            &format!("SELECT COUNT(*) FROM trials JOIN cells USING (cell_id) WHERE policy = '{p}' AND status = '{st}'"),
+        )[0]
+    };
+    assert_eq!(by_policy("other", "ok"), 2);
+    assert_eq!(by_policy("fifo", "skipped"), 2);
+    assert_eq!(by_policy("rr", "skipped"), 2);
+    let reason: String = c
+        .query_row(
+            "SELECT reason FROM trials JOIN cells USING (cell_id) WHERE policy = 'fifo' LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        reason.contains("EPERM") && reason.contains("RLIMIT_RTPRIO"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn export_writes_the_documented_columns_as_csv_and_json() {
+    let s = Scratch::new();
+    run_ok(
+        &s,
+        &[
+            "--policy", "other", "--tasks", "2", "--work", "5ms", "--trials", "1",
+        ],
+    );
+    let out = schedlab()
+        .args([
+            "export",
+            "--db",
+            s.db().to_str().unwrap(),
+            "--table",
+            "tasks",
+            "--format",
+            "csv",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let header = text.lines().next().unwrap();
+    for col in [
+        "run_id",
+        "trial_id",
+        "trial_index",
+        "warmup",
+        "policy",
+        "priorities",
+        "workload",
+        "kind",
+        "start",
+        "tasks",
+        "task_index",
+        "response_ns",
+        "turnaround_ns",
+        "run_span_ns",
+        "utime_ns",
+        "stime_ns",
+        "nvcsw",
+        "nivcsw",
+        "run_delay_ns",
+        "timeslices",
+        "migrations",
+        "work_units",
+        "status",
+    ] {
+        assert!(
+            header.split(',').any(|h| h == col),
+            "missing column {col} in {header}"
+        );
+    }
+    assert_eq!(text.lines().count(), 3, "header + 2 tasks");
+    let out = schedlab()
+        .args([
+            "export",
+            "--db",
+            s.db().to_str().unwrap(),
+            "--table",
+            "trials",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1);
+    assert_eq!(v[0]["status"], "ok");
+    assert!(v[0]["makespan_ns"].as_i64().unwrap() > 0);
+    let bad = schedlab()
+        .args(["export", "--db", s.db().to_str().unwrap(), "--run", "99"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("schedlab runs"));
+}
+
+#[test]
+fn bad_flags_exit_2_and_name_the_problem() {
+    let s = Scratch::new();
+    let out = schedlab()
+        .args(["run", "--db", s.db().to_str().unwrap(), "--tasks", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("axes.tasks"));
+    let out = schedlab()
+        .args(["run", "--db", s.db().to_str().unwrap(), "--work", "fast"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a duration"));
+    assert!(!s.db().exists(), "nothing is stored for bad input");
+}
