@@ -1,0 +1,167 @@
+//! Benchmark of the run engine itself: launch cost against a minimal fork/pthread loop, and the
+//! harness's own CPU time as a share of the tasks' CPU time. Run with `cargo bench --bench launch`;
+//! results are recorded in bench/README.md.
+
+use schedlab::plan::TaskKind;
+use schedlab::policy::{DeadlineParams, PolicyKind, PriorityMode, TaskPolicy};
+use schedlab::run::task::TaskPlan;
+use schedlab::run::trial::{run_trial, TrialSetup, TrialStatus};
+use schedlab::sys::{self, SharedSlice};
+use schedlab::workload::{CpuKernel, Workload};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+
+const REPEATS: usize = 7;
+
+fn plan(n: usize, units: u64, barrier: bool) -> TaskPlan {
+    TaskPlan {
+        policies: (0..n)
+            .map(|i| {
+                TaskPolicy::for_task(
+                    PolicyKind::Other,
+                    PriorityMode::Same,
+                    i,
+                    n,
+                    None,
+                    None,
+                    DeadlineParams::default(),
+                )
+            })
+            .collect(),
+        workload: Workload {
+            cpu_kernel: CpuKernel::Spin,
+            ..Workload::default()
+        },
+        units,
+        cpus: None,
+        barrier,
+        input: "/dev/null".into(),
+        outputs: vec!["/dev/null".into(); n],
+    }
+}
+
+/// schedlab, staggered: first creation to last task start, ns.
+fn schedlab_spawn_ns(kind: TaskKind, n: usize) -> u64 {
+    let stop = AtomicBool::new(false);
+    let p = plan(n, 1, false);
+    let out = run_trial(&TrialSetup {
+        kind,
+        plan: &p,
+        timeout_ns: 60_000_000_000,
+        guard: false,
+        interrupted: &stop,
+    })
+    .unwrap();
+    assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);
+    let first = out.tasks.iter().map(|t| t.t_release_ns).min().unwrap();
+    let last = out.tasks.iter().map(|t| t.t_start_ns).max().unwrap();
+    last - first
+}
+
+/// schedlab, barrier: release to the last task's start, ns.
+fn schedlab_release_ns(kind: TaskKind, n: usize) -> u64 {
+    let stop = AtomicBool::new(false);
+    let p = plan(n, 1, true);
+    let out = run_trial(&TrialSetup {
+        kind,
+        plan: &p,
+        timeout_ns: 60_000_000_000,
+        guard: false,
+        interrupted: &stop,
+    })
+    .unwrap();
+    assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);
+    let release = out.tasks[0].t_release_ns;
+    out.tasks.iter().map(|t| t.t_start_ns).max().unwrap() - release
+}
+
+/// Minimal fork loop: each child stores a timestamp and exits; first fork to last timestamp, ns.
+fn minimal_fork_ns(n: usize) -> u64 {
+    let stamps: SharedSlice<AtomicU64> = SharedSlice::new(n).unwrap();
+    let t0 = sys::now_ns();
+    for s in stamps.as_slice() {
+        // SAFETY: the bench is single-threaded here; the child only stores and exits.
+        if unsafe { sys::fork() }.unwrap() == 0 {
+            s.store(sys::now_ns(), SeqCst);
+            sys::exit_now(0);
+        }
+    }
+    while sys::wait4(-1, false).map(|r| r.is_some()).unwrap_or(false) {}
+    stamps
+        .as_slice()
+        .iter()
+        .map(|s| s.load(SeqCst))
+        .max()
+        .unwrap()
+        - t0
+}
+
+/// Minimal thread loop: each thread stores a timestamp; first create to last timestamp, ns.
+fn minimal_thread_ns(n: usize) -> u64 {
+    let stamps: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
+    let t0 = sys::now_ns();
+    std::thread::scope(|sc| {
+        for s in &stamps {
+            sc.spawn(move || s.store(sys::now_ns(), SeqCst));
+        }
+    });
+    stamps.iter().map(|s| s.load(SeqCst)).max().unwrap() - t0
+}
+
+/// Harness CPU share: (launcher + host CPU) / tasks' CPU, percent.
+fn harness_pct(kind: TaskKind, n: usize, units: u64) -> f64 {
+    let stop = AtomicBool::new(false);
+    let p = plan(n, units, true);
+    let out = run_trial(&TrialSetup {
+        kind,
+        plan: &p,
+        timeout_ns: 600_000_000_000,
+        guard: false,
+        interrupted: &stop,
+    })
+    .unwrap();
+    assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);
+    let tasks: u64 = out.tasks.iter().map(|t| t.utime_ns + t.stime_ns).sum();
+    100.0 * out.harness_cpu_ns as f64 / tasks as f64
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    // Orphans come back to us, as in `schedlab run`.
+    // SAFETY: prctl with integer arguments.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) };
+    let n = 1000;
+    println!("launch cost, {n} trivial tasks, median of {REPEATS} (interleaved side by side)");
+    for kind in [TaskKind::Process, TaskKind::Thread] {
+        let (mut ours, mut base, mut rel) = (vec![], vec![], vec![]);
+        for _ in 0..REPEATS {
+            ours.push(schedlab_spawn_ns(kind, n) as f64 / 1e6);
+            base.push(
+                match kind {
+                    TaskKind::Process => minimal_fork_ns(n),
+                    TaskKind::Thread => minimal_thread_ns(n),
+                } as f64
+                    / 1e6,
+            );
+            rel.push(schedlab_release_ns(kind, n) as f64 / 1e6);
+        }
+        let (o, b) = (median(ours), median(base));
+        println!(
+            "  {:<8} staggered creation->last start: schedlab {o:8.2} ms, minimal loop {b:8.2} ms, ratio {:.2}; barrier release->last start {:.2} ms",
+            kind.name(),
+            o / b,
+            median(rel)
+        );
+    }
+    // A spin unit is ~1 ns: 100M units is ~0.1 s of CPU per task in release builds.
+    println!("harness CPU (launcher + host) as a share of the tasks' CPU, median of 3");
+    for (n, units) in [(10usize, 200_000_000u64), (500, 4_000_000)] {
+        for kind in [TaskKind::Process, TaskKind::Thread] {
+            let v: Vec<f64> = (0..3).map(|_| harness_pct(kind, n, units)).collect();
+            println!("  {n:>3} {:<8} tasks: {:.3} %", kind.name(), median(v));
+        }
+    }
+}
