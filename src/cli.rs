@@ -68,6 +68,9 @@ pub struct RunArgs {
     /// Exact units per task (iterations, or I/O operations), instead of --work.
     #[arg(long)]
     pub iterations: Option<u64>,
+    /// The work is the whole trial's, divided evenly among its tasks (study 003).
+    #[arg(long)]
+    pub split: bool,
     /// CPU kernel of cpu and mixed workloads: pi, primes, grandi, spin.
     #[arg(long)]
     pub cpu_kernel: Option<CpuKernel>,
@@ -188,6 +191,7 @@ impl RunArgs {
                 .collect();
         }
         for w in &mut a.workloads {
+            w.split |= self.split;
             if let Some(k) = self.cpu_kernel {
                 w.cpu_kernel = k;
             }

@@ -92,6 +92,8 @@ pub struct Cell {
     pub workload: Workload,
     /// How much of it.
     pub size: WorkSize,
+    /// The size is the whole trial's work, divided evenly among its tasks (study 003).
+    pub split: bool,
     /// Number of tasks.
     pub tasks: u32,
     /// Processes or threads.
@@ -120,6 +122,9 @@ impl Cell {
             self.kind.name(),
             self.start.name()
         );
+        if self.split {
+            s.push_str(" split");
+        }
         if let Some(c) = &self.cpus {
             s.push_str(&format!(" cpus={}", crate::procfs::format_cpu_list(c)));
         }

@@ -35,6 +35,8 @@ pub struct Header {
     pub refused: AtomicU32,
     /// Barrier release time, CLOCK_MONOTONIC ns.
     pub t_release_ns: AtomicU64,
+    /// CPU time of the host's own thread (creating and reaping tasks), ns.
+    pub host_cpu_ns: AtomicU64,
 }
 
 /// What one task records (all times CLOCK_MONOTONIC ns, CPU times ns).

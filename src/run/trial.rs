@@ -92,7 +92,8 @@ pub struct TrialOutcome {
     pub reason: Option<String>,
     /// Last t_end - first t_release, ns (ok trials).
     pub makespan_ns: Option<u64>,
-    /// CPU time of the launcher and host themselves during the trial, ns.
+    /// CPU time of the launcher's thread and the host's own thread during the trial, ns
+    /// (the tasks' setup is not included).
     pub harness_cpu_ns: u64,
     /// The tasks.
     pub tasks: Vec<TaskRecord>,
@@ -177,8 +178,6 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
         .enumerate()
         .map(|(i, s)| record(i, s, h))
         .collect();
-    let task_cpu: u64 = tasks.iter().map(|t| t.utime_ns + t.stime_ns).sum();
-    let host_cpu = host_usage.map_or(0, |r| (r.utime_ns + r.stime_ns).saturating_sub(task_cpu));
     if status == TrialStatus::Ok {
         (status, reason) = judge(
             &mut tasks,
@@ -198,7 +197,7 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
         status,
         reason,
         makespan_ns,
-        harness_cpu_ns: harness_cpu_ns + host_cpu,
+        harness_cpu_ns: harness_cpu_ns + h.host_cpu_ns.load(SeqCst),
         tasks,
         pgid: host,
     })
@@ -460,5 +459,7 @@ fn host_main(setup: &TrialSetup, h: &Header, slots: &[Slot], launcher: i32) -> !
             });
         }
     }
+    let (ut, st, _, _) = sys::rusage_thread();
+    h.host_cpu_ns.store(ut + st, SeqCst);
     sys::exit_now(0)
 }

@@ -94,6 +94,9 @@ pub struct WorkloadSpec {
     /// Exact number of units (iterations, or I/O operations for io); overrides `work`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iterations: Option<u64>,
+    /// The size is the whole trial's work, divided evenly among its tasks (study 003).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub split: bool,
 }
 
 impl Default for WorkloadSpec {
@@ -107,6 +110,7 @@ impl Default for WorkloadSpec {
             io_every: None,
             work: None,
             iterations: None,
+            split: false,
         }
     }
 }
@@ -296,7 +300,7 @@ impl Spec {
         let mut cells = Vec::new();
         for &policy in &a.policies {
             for &priorities in &a.priorities {
-                for (workload, size) in &workloads {
+                for (workload, size, split) in &workloads {
                     for &tasks in &a.tasks {
                         for &kind in &a.kind {
                             for &start in &a.start {
@@ -306,6 +310,7 @@ impl Spec {
                                         priorities,
                                         workload: workload.clone(),
                                         size: *size,
+                                        split: *split,
                                         tasks,
                                         kind,
                                         start,
@@ -334,7 +339,7 @@ impl Spec {
         i: usize,
         w: &WorkloadSpec,
         default_work: u64,
-    ) -> Result<(Workload, WorkSize), SpecError> {
+    ) -> Result<(Workload, WorkSize, bool), SpecError> {
         let key = format!("axes.workloads[{i}]");
         let mut out = Workload {
             kind: w.kind,
@@ -373,7 +378,7 @@ impl Spec {
         if size == WorkSize::WorkNs(0) {
             return Err(SpecError(format!("{key}: work must be above 0")));
         }
-        Ok((out, size))
+        Ok((out, size, w.split))
     }
 }
 

@@ -1,0 +1,371 @@
+//! Descriptive statistics of one sample: location, spread, percentiles, bootstrap CIs, fairness.
+//!
+//! Every function here is unit-agnostic: it takes plain `f64` samples (nanoseconds,
+//! milliseconds, counts, ...) and returns results in the same unit as its input.
+//! Non-finite samples (NaN, ±inf) are rejected with `None` rather than propagated.
+
+use serde::Serialize;
+
+use super::bootstrap::bootstrap_cis;
+
+/// Number of bootstrap resamples used when a caller has no reason to choose another.
+pub const DEFAULT_RESAMPLES: usize = 2000;
+
+/// Coverage of the bootstrap confidence intervals in [`Summary`].
+pub const CI_LEVEL: f64 = 0.95;
+
+/// Descriptive statistics of one sample, in the unit of the sample.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    /// Number of samples.
+    pub n: usize,
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Sample standard deviation (divisor n-1); 0 when n = 1.
+    pub sd: f64,
+    /// Median (50th percentile, linear interpolation).
+    pub median: f64,
+    /// Smallest sample.
+    pub min: f64,
+    /// Largest sample.
+    pub max: f64,
+    /// `max - min`.
+    pub range: f64,
+    /// 5th percentile (linear interpolation, numpy's default).
+    pub p5: f64,
+    /// 95th percentile (linear interpolation, numpy's default).
+    pub p95: f64,
+    /// 95% percentile-bootstrap confidence interval of the median, `(lo, hi)`.
+    pub median_ci: (f64, f64),
+    /// 95% percentile-bootstrap confidence interval of the mean, `(lo, hi)`.
+    pub mean_ci: (f64, f64),
+}
+
+/// Summarise `samples`, with 95% percentile-bootstrap CIs for the mean and the median
+/// computed from `resamples` resamples drawn by a generator seeded with `seed`.
+///
+/// The same `samples`, `seed` and `resamples` always give the same result.
+/// Returns `None` if `samples` is empty, contains a non-finite value, or `resamples` is 0.
+/// With a single sample both CIs collapse to that value.
+///
+/// Cost is O(n log n + resamples * n): the mean needs n draws per resample, while the
+/// median of a resample is drawn in O(1) from its exact distribution.
+pub fn summarize(samples: &[f64], seed: u64, resamples: usize) -> Option<Summary> {
+    if samples.is_empty() || resamples == 0 || samples.iter().any(|x| !x.is_finite()) {
+        return None;
+    }
+    let mut sorted = samples.to_vec();
+    sorted.sort_unstable_by(f64::total_cmp);
+    let n = sorted.len();
+    let mean = mean(&sorted)?;
+    let sd = sample_variance(&sorted).map_or(0.0, f64::sqrt);
+    let median = percentile_sorted(&sorted, 50.0)?;
+    let (min, max) = (sorted[0], sorted[n - 1]);
+    let (median_ci, mean_ci) = if n == 1 {
+        ((median, median), (mean, mean))
+    } else {
+        bootstrap_cis(&sorted, seed, resamples)?
+    };
+    Some(Summary {
+        n,
+        mean,
+        sd,
+        median,
+        min,
+        max,
+        range: max - min,
+        p5: percentile_sorted(&sorted, 5.0)?,
+        p95: percentile_sorted(&sorted, 95.0)?,
+        median_ci,
+        mean_ci,
+    })
+}
+
+/// Arithmetic mean; `None` if `samples` is empty.
+pub fn mean(samples: &[f64]) -> Option<f64> {
+    if samples.is_empty() {
+        return None;
+    }
+    Some(samples.iter().sum::<f64>() / samples.len() as f64)
+}
+
+/// Sample variance with divisor n-1 (two-pass, for accuracy); `None` if n < 2.
+pub fn sample_variance(samples: &[f64]) -> Option<f64> {
+    if samples.len() < 2 {
+        return None;
+    }
+    let m = mean(samples)?;
+    let ss: f64 = samples.iter().map(|x| (x - m) * (x - m)).sum();
+    Some(ss / (samples.len() - 1) as f64)
+}
+
+/// The `p`-th percentile (`p` in 0..=100) of `samples`, by linear interpolation between
+/// order statistics: numpy's default `method="linear"`, Hyndman & Fan type 7.
+///
+/// Returns `None` if `samples` is empty or contains a non-finite value, or `p` is outside
+/// 0..=100.
+pub fn percentile(samples: &[f64], p: f64) -> Option<f64> {
+    if samples.iter().any(|x| !x.is_finite()) {
+        return None;
+    }
+    let mut sorted = samples.to_vec();
+    sorted.sort_unstable_by(f64::total_cmp);
+    percentile_sorted(&sorted, p)
+}
+
+/// Like [`percentile`] but for data already sorted ascending (not checked), without copying.
+pub fn percentile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
+    // Hand-written: statrs 0.18's `OrderStatistics::quantile` is type 8 (median-unbiased),
+    // not numpy's type 7, so it would not match `np.percentile`.
+    if sorted.is_empty() || !(0.0..=100.0).contains(&p) {
+        return None;
+    }
+    let h = (p / 100.0) * (sorted.len() - 1) as f64;
+    let lo = h.floor();
+    let i = lo as usize;
+    let t = h - lo;
+    if i + 1 >= sorted.len() {
+        return Some(sorted[sorted.len() - 1]);
+    }
+    Some(lerp(sorted[i], sorted[i + 1], t))
+}
+
+/// Interpolate as numpy does: from whichever end is nearer, so that t = 1 gives `b` exactly.
+fn lerp(a: f64, b: f64, t: f64) -> f64 {
+    let diff = b - a;
+    if t >= 0.5 {
+        b - diff * (1.0 - t)
+    } else {
+        a + diff * t
+    }
+}
+
+/// Jain's fairness index `(Σx)² / (n Σx²)`: 1 when all values are equal, 1/n when one
+/// value takes everything. Meant for non-negative allocations (CPU time per task, ...).
+///
+/// Returns `None` if `values` is empty, contains a negative or non-finite value, or is all zeros.
+pub fn jain_index(values: &[f64]) -> Option<f64> {
+    if values.is_empty() || values.iter().any(|x| !x.is_finite() || *x < 0.0) {
+        return None;
+    }
+    let sum: f64 = values.iter().sum();
+    let sum_sq: f64 = values.iter().map(|x| x * x).sum();
+    if sum_sq == 0.0 {
+        return None;
+    }
+    Some(sum * sum / (values.len() as f64 * sum_sq))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::bootstrap::standard_normal;
+    use super::*;
+    use serde_json::Value;
+
+    const REFERENCE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/stats/reference.json"
+    );
+
+    fn reference() -> Value {
+        let text = std::fs::read_to_string(REFERENCE).expect("reference.json is readable");
+        serde_json::from_str(&text).expect("reference.json is valid JSON")
+    }
+
+    fn floats(v: &Value) -> Vec<f64> {
+        v.as_array()
+            .expect("array")
+            .iter()
+            .map(|x| x.as_f64().expect("number"))
+            .collect()
+    }
+
+    fn assert_close(actual: f64, expected: f64, rel: f64, what: &str) {
+        let tol = rel * expected.abs().max(1e-300);
+        assert!(
+            (actual - expected).abs() <= tol,
+            "{what}: got {actual:e}, scipy/numpy says {expected:e}"
+        );
+    }
+
+    #[test]
+    fn percentiles_mean_sd_and_jain_match_numpy_on_every_reference_group() {
+        let doc = reference();
+        let mut checked = 0;
+        for (name, ds) in doc["datasets"].as_object().expect("datasets") {
+            let groups = ds["groups"].as_array().expect("groups");
+            for (g, expected) in groups
+                .iter()
+                .zip(ds["per_group"].as_array().expect("per_group"))
+            {
+                let xs = floats(g);
+                let qs = floats(&expected["percentiles"]["q"]);
+                let want = floats(&expected["percentiles"]["values"]);
+                for (q, w) in qs.iter().zip(&want) {
+                    let got = percentile(&xs, *q).expect("percentile of non-empty data");
+                    assert_close(got, *w, 1e-9, &format!("{name} p{q}"));
+                }
+                let s = summarize(&xs, 1, 50).expect("summary of non-empty data");
+                assert_eq!(s.n as u64, expected["n"].as_u64().expect("n"));
+                assert_close(s.mean, expected["mean"].as_f64().expect("mean"), 1e-9, name);
+                assert_close(s.sd, expected["sd"].as_f64().expect("sd"), 1e-9, name);
+                assert_eq!(s.min, expected["min"].as_f64().expect("min"));
+                assert_eq!(s.max, expected["max"].as_f64().expect("max"));
+                assert_close(s.p5, want[2], 1e-9, name);
+                assert_close(s.median, want[4], 1e-9, name);
+                assert_close(s.p95, want[6], 1e-9, name);
+                if xs.iter().all(|x| *x >= 0.0) {
+                    let jain = jain_index(&xs).expect("jain of non-negative data");
+                    assert_close(jain, expected["jain"].as_f64().expect("jain"), 1e-9, name);
+                } else {
+                    assert_eq!(
+                        jain_index(&xs),
+                        None,
+                        "{name}: negative values have no Jain index"
+                    );
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked >= 10, "only {checked} reference groups found");
+    }
+
+    #[test]
+    fn empty_or_non_finite_input_gives_no_summary() {
+        assert_eq!(summarize(&[], 0, 100), None);
+        assert_eq!(summarize(&[1.0, f64::NAN], 0, 100), None);
+        assert_eq!(summarize(&[1.0, f64::INFINITY], 0, 100), None);
+        assert_eq!(summarize(&[1.0, 2.0], 0, 0), None);
+        assert_eq!(percentile(&[], 50.0), None);
+        assert_eq!(percentile(&[1.0], 100.5), None);
+        assert_eq!(percentile(&[1.0, f64::NAN], 50.0), None);
+        assert_eq!(percentile(&[1.0, f64::INFINITY], 50.0), None);
+    }
+
+    #[test]
+    fn a_single_sample_has_zero_spread_and_cis_equal_to_the_value() {
+        let s = summarize(&[4.5], 7, 100).expect("one sample is enough");
+        assert_eq!(
+            (s.n, s.mean, s.median, s.sd, s.range),
+            (1, 4.5, 4.5, 0.0, 0.0)
+        );
+        assert_eq!((s.p5, s.p95), (4.5, 4.5));
+        assert_eq!(s.median_ci, (4.5, 4.5));
+        assert_eq!(s.mean_ci, (4.5, 4.5));
+    }
+
+    #[test]
+    fn jain_index_is_one_for_equal_shares_and_one_over_n_for_a_monopoly() {
+        assert_eq!(jain_index(&[3.0, 3.0, 3.0]), Some(1.0));
+        assert_eq!(jain_index(&[0.0, 0.0, 5.0, 0.0]), Some(0.25));
+        assert_eq!(jain_index(&[0.0, 0.0]), None);
+        assert_eq!(jain_index(&[1.0, -1.0]), None);
+        assert_eq!(jain_index(&[]), None);
+    }
+
+    fn symmetric_sample(n: usize) -> Vec<f64> {
+        // Deterministic, symmetric about 10: pairs 10 ± d.
+        let mut rng = fastrand::Rng::with_seed(99);
+        let mut xs = Vec::with_capacity(n);
+        while xs.len() + 1 < n {
+            let d = rng.f64() * 4.0;
+            xs.push(10.0 - d);
+            xs.push(10.0 + d);
+        }
+        if xs.len() < n {
+            xs.push(10.0);
+        }
+        xs
+    }
+
+    #[test]
+    fn bootstrap_cis_contain_the_estimate_for_a_symmetric_sample() {
+        for n in [5, 6, 41, 200] {
+            let s = summarize(&symmetric_sample(n), 3, DEFAULT_RESAMPLES).expect("summary");
+            assert!(
+                s.median_ci.0 <= s.median && s.median <= s.median_ci.1,
+                "{n}: {s:?}"
+            );
+            assert!(s.mean_ci.0 <= s.mean && s.mean <= s.mean_ci.1, "{n}: {s:?}");
+            assert!(s.median_ci.0 < s.median_ci.1 && s.mean_ci.0 < s.mean_ci.1);
+            assert!(s.median_ci.0 >= s.min && s.median_ci.1 <= s.max);
+        }
+    }
+
+    #[test]
+    fn bootstrap_with_the_same_seed_repeats_and_with_another_seed_differs() {
+        let xs = symmetric_sample(60);
+        let a = summarize(&xs, 11, 500).expect("summary");
+        let b = summarize(&xs, 11, 500).expect("summary");
+        let c = summarize(&xs, 12, 500).expect("summary");
+        assert_eq!(a, b);
+        assert_ne!(a.mean_ci, c.mean_ci);
+        assert_ne!(a.median_ci, c.median_ci);
+    }
+
+    #[test]
+    fn bootstrap_cis_narrow_as_the_sample_grows() {
+        let mut rng = fastrand::Rng::with_seed(5);
+        let draw = |rng: &mut fastrand::Rng, n: usize| -> Vec<f64> {
+            (0..n).map(|_| standard_normal(rng)).collect()
+        };
+        let width = |ci: (f64, f64)| ci.1 - ci.0;
+        let small = summarize(&draw(&mut rng, 20), 1, 1000).expect("summary");
+        let large = summarize(&draw(&mut rng, 2000), 1, 1000).expect("summary");
+        // Width shrinks like 1/sqrt(n): 10x fewer would be exact, 3x is a safe bound.
+        assert!(
+            width(large.mean_ci) * 3.0 < width(small.mean_ci),
+            "{small:?} {large:?}"
+        );
+        assert!(
+            width(large.median_ci) * 3.0 < width(small.median_ci),
+            "{small:?} {large:?}"
+        );
+    }
+
+    #[test]
+    fn bootstrap_mean_ci_is_close_to_the_normal_theory_interval() {
+        let mut rng = fastrand::Rng::with_seed(8);
+        let xs: Vec<f64> = (0..400)
+            .map(|_| 50.0 + 5.0 * standard_normal(&mut rng))
+            .collect();
+        let s = summarize(&xs, 2, 4000).expect("summary");
+        // For a large normal sample the percentile bootstrap approximates mean ± 1.96 sd/√n.
+        let half = 1.96 * s.sd / (xs.len() as f64).sqrt();
+        assert!((s.mean_ci.0 - (s.mean - half)).abs() < 0.15 * half, "{s:?}");
+        assert!((s.mean_ci.1 - (s.mean + half)).abs() < 0.15 * half, "{s:?}");
+    }
+
+    #[test]
+    fn bootstrap_median_ci_is_close_to_the_asymptotic_interval_for_a_large_sample() {
+        let mut rng = fastrand::Rng::with_seed(13);
+        let xs: Vec<f64> = (0..4001).map(|_| standard_normal(&mut rng)).collect();
+        let s = summarize(&xs, 9, 4000).expect("summary");
+        // The median of a normal sample has standard error sqrt(pi/2) * sd / sqrt(n).
+        let half = 1.96 * (std::f64::consts::FRAC_PI_2).sqrt() * s.sd / (xs.len() as f64).sqrt();
+        let width = s.median_ci.1 - s.median_ci.0;
+        assert!(
+            (width - 2.0 * half).abs() < 0.2 * 2.0 * half,
+            "{s:?} vs ±{half}"
+        );
+        assert!(s.median_ci.0 < s.median && s.median < s.median_ci.1);
+    }
+
+    #[test]
+    #[ignore = "timing; run with `cargo test --release -- --ignored`"]
+    fn a_million_values_in_a_thousand_cells_summarise_in_under_three_seconds() {
+        let mut rng = fastrand::Rng::with_seed(0);
+        let cells: Vec<Vec<f64>> = (0..1000)
+            .map(|_| (0..1000).map(|_| rng.f64() * 100.0).collect())
+            .collect();
+        let start = std::time::Instant::now();
+        let summaries: Vec<Summary> = cells
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| summarize(c, i as u64, DEFAULT_RESAMPLES))
+            .collect();
+        let elapsed = start.elapsed();
+        assert_eq!(summaries.len(), 1000);
+        assert!(elapsed.as_secs_f64() < 3.0, "took {elapsed:?}");
+    }
+}
