@@ -28,6 +28,12 @@ pub enum Command {
     Export(ExportArgs),
     /// Show which scheduling policies this machine and user may use, and why.
     Policies,
+    /// Show the cells, trial count and estimated duration of an experiment; runs nothing.
+    Plan(RunArgs),
+    /// List the stored runs.
+    Runs(DbArgs),
+    /// Show a run's spec as run (defaults filled in), its environment record and warnings.
+    Show(ShowArgs),
 }
 
 /// Flags of `schedlab run`. Lists are comma-separated; every flag overrides the spec file.
@@ -119,6 +125,27 @@ pub struct RunArgs {
     /// Exit 1 if any cell was skipped (e.g. a policy refused).
     #[arg(long)]
     pub strict: bool,
+    /// Continue an interrupted run (default: the latest unfinished one) with its stored spec and seed.
+    #[arg(long, num_args = 0..=1, value_name = "RUN")]
+    pub resume: Option<Option<i64>>,
+}
+
+/// Only the database.
+#[derive(Debug, Args)]
+pub struct DbArgs {
+    /// Results database.
+    #[arg(long, default_value = "schedlab.db")]
+    pub db: PathBuf,
+}
+
+/// Flags of `schedlab show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Run id (default: the latest run).
+    pub run: Option<i64>,
+    /// Results database.
+    #[arg(long, default_value = "schedlab.db")]
+    pub db: PathBuf,
 }
 
 /// Flags of `schedlab export`.

@@ -3,6 +3,7 @@
 pub mod task;
 pub mod trial;
 
+use crate::env::SystemSnapshot;
 use crate::plan::{Cell, Plan, WorkSize};
 use crate::policy::{self, PolicyKind, TaskPolicy};
 use crate::spec::Spec;
@@ -15,6 +16,9 @@ use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use task::TaskPlan;
 use trial::{TrialSetup, TrialStatus};
+
+/// Settle time before each trial, ns; the machine's idleness is judged over it.
+pub const SETTLE_NS: u64 = 100_000_000;
 
 /// Options of `schedlab run` that are not part of the experiment itself.
 #[derive(Debug, Clone)]
@@ -51,7 +55,15 @@ struct CellState {
 }
 
 /// Runs `plan` (made from `spec`) and stores everything in `opts.db`.
-pub fn execute(spec: &Spec, plan: &Plan, opts: &RunOptions) -> Result<RunSummary> {
+///
+/// With `resume = Some(run_id)`, continues that stored run: trials already stored are skipped
+/// and cells keep the units they were given.
+pub fn execute(
+    spec: &Spec,
+    plan: &Plan,
+    opts: &RunOptions,
+    resume: Option<i64>,
+) -> Result<RunSummary> {
     let mut store = Store::open(&opts.db)?;
     let io_dir = spec
         .settings
@@ -64,21 +76,30 @@ pub fn execute(spec: &Spec, plan: &Plan, opts: &RunOptions) -> Result<RunSummary
             io_dir.display()
         );
     }
-    let mut as_run = spec.clone();
-    as_run.settings.seed = Some(plan.seed);
-    let spec_toml = toml::to_string(&as_run).context("cannot serialise the spec")?;
-    let env_json = crate::env::EnvRecord::capture().to_json();
-    let run_id = store.create_run(
-        &crate::store::NewRun {
-            name: &spec.name,
-            seed: plan.seed,
-            spec_toml: &spec_toml,
-            argv: &opts.argv,
-            env_json: Some(&env_json),
-            trials_planned: plan.trials.len(),
-        },
-        &plan.cells,
-    )?;
+    remove_stale_trial_dirs(&io_dir);
+    let run_id = match resume {
+        Some(id) => {
+            store.mark_running(id)?;
+            id
+        }
+        None => {
+            let mut as_run = spec.clone();
+            as_run.settings.seed = Some(plan.seed);
+            let spec_toml = toml::to_string(&as_run).context("cannot serialise the spec")?;
+            let env_json = crate::env::EnvRecord::capture().to_json();
+            store.create_run(
+                &crate::store::NewRun {
+                    name: &spec.name,
+                    seed: plan.seed,
+                    spec_toml: &spec_toml,
+                    argv: &opts.argv,
+                    env_json: Some(&env_json),
+                    trials_planned: plan.trials.len(),
+                },
+                &plan.cells,
+            )?
+        }
+    };
     let summary = run_trials(&mut store, run_id, spec, plan, opts, &io_dir);
     let status = match &summary {
         Ok(s) if s.interrupted => "interrupted",
@@ -121,6 +142,12 @@ fn run_trials(
         .map(|t| crate::spec::parse_duration_ns("settings.timeout", t))
         .transpose()?;
     let mut cells = vec![CellState::default(); plan.cells.len()];
+    let stored = store.stored_trials(run_id)?;
+    for (cell, units) in store.cell_units(run_id)? {
+        if let Some(state) = cells.get_mut(cell) {
+            state.units = units;
+        }
+    }
     let mut summary = RunSummary {
         run_id,
         ..Default::default()
@@ -133,36 +160,25 @@ fn run_trials(
             summary.interrupted = true;
             break;
         }
+        if stored.contains(&(planned.cell, planned.trial_index)) {
+            continue;
+        }
         let cell = &plan.cells[planned.cell];
         let state = &mut cells[planned.cell];
-        if state.units.is_none() {
-            let key = calibrate::key(&cell.workload);
-            let rate = match store.calibration(&key, &kernel, &cpu_model)? {
-                Some(r) => calibrate::Rate { units_per_sec: r },
-                None => {
-                    progress.note(&format!("calibrating {}", cell.workload.label()));
-                    let r = calibrate::measure(&cell.workload, io_dir).with_context(|| {
-                        format!(
-                            "calibration of {} failed (I/O directory {})",
-                            cell.workload.label(),
-                            io_dir.display()
-                        )
-                    })?;
-                    store.save_calibration(&key, &kernel, &cpu_model, r.units_per_sec)?;
-                    r
-                }
-            };
-            let units = match cell.size {
-                WorkSize::WorkNs(ns) => rate.units_for(ns),
-                WorkSize::Iterations(n) => n,
-            };
+        if state.alone_ns == 0 {
+            let rate = cell_rate(Some(store), cell, io_dir, &kernel, &cpu_model, &progress)?;
+            let units = state.units.unwrap_or_else(|| units_per_task(cell, rate));
             state.units = Some(units);
             state.alone_ns = rate.ns_for(units);
             store.set_cell_units(run_id, planned.cell, units)?;
         }
         let timeout_ns =
             timeout_override.unwrap_or_else(|| default_timeout_ns(cell, state.alone_ns));
-        let started_at = crate::store::now_utc();
+        let mut meta = crate::store::TrialMeta {
+            timeout_ns,
+            ..Default::default()
+        };
+        let mut warning = None;
         let outcome = match &state.skipped {
             Some(reason) => trial::TrialOutcome {
                 status: TrialStatus::Skipped,
@@ -172,15 +188,31 @@ fn run_trials(
                 tasks: vec![],
                 pgid: 0,
             },
-            None => run_one(
-                cell,
-                state.units.unwrap_or(1),
-                timeout_ns,
-                io_dir,
-                &format!("r{run_id}-t{n}"),
-                &interrupted,
-            )?,
+            None => {
+                // A settle window before each trial, which also tells whether the machine is idle.
+                let before = SystemSnapshot::capture();
+                std::thread::sleep(std::time::Duration::from_nanos(SETTLE_NS));
+                let after = SystemSnapshot::capture();
+                let idle = after.busy_since(&before);
+                meta.load1 = after.load1;
+                meta.busy_pct = idle.busy_pct;
+                meta.steal_pct = idle.steal_pct;
+                meta.psi_cpu_some_pct = idle.psi_cpu_some_pct;
+                warning = idle.warning();
+                meta.started_at = crate::store::now_utc();
+                run_one(
+                    cell,
+                    state.units.unwrap_or(1),
+                    timeout_ns,
+                    io_dir,
+                    &format!("r{run_id}-t{n}"),
+                    &interrupted,
+                )?
+            }
         };
+        if meta.started_at.is_empty() {
+            meta.started_at = crate::store::now_utc();
+        }
         if outcome.status == TrialStatus::Interrupted {
             summary.interrupted = true;
             break;
@@ -193,7 +225,15 @@ fn run_trials(
                 outcome.reason.as_deref().unwrap_or("")
             );
         }
-        store.insert_trial(run_id, planned, &outcome, timeout_ns, &started_at)?;
+        let trial_id = store.insert_trial(run_id, planned, &outcome, &meta)?;
+        if let Some(w) = warning {
+            store.add_warning(
+                run_id,
+                Some(trial_id),
+                &format!("before trial {}: {w}", n + 1),
+            )?;
+            progress.note(&format!("warning: {w}"));
+        }
         match outcome.status {
             TrialStatus::Ok => summary.ok += 1,
             TrialStatus::Skipped => summary.skipped += 1,
@@ -209,6 +249,90 @@ fn run_trials(
         summary.interrupted = true;
     }
     Ok(summary)
+}
+
+/// The calibrated speed of `cell`'s workload: stored for this machine, kernel and build, or measured now and stored.
+pub fn cell_rate(
+    store: Option<&Store>,
+    cell: &Cell,
+    io_dir: &std::path::Path,
+    kernel: &str,
+    cpu_model: &str,
+    progress: &crate::report::progress::Progress,
+) -> Result<calibrate::Rate> {
+    let key = calibrate::key(&cell.workload);
+    if let Some(r) = store
+        .map(|s| s.calibration(&key, kernel, cpu_model))
+        .transpose()?
+        .flatten()
+    {
+        return Ok(calibrate::Rate { units_per_sec: r });
+    }
+    progress.note(&format!("calibrating {}", cell.workload.label()));
+    let r = calibrate::measure(&cell.workload, io_dir).with_context(|| {
+        format!(
+            "calibration of {} failed (I/O directory {})",
+            cell.workload.label(),
+            io_dir.display()
+        )
+    })?;
+    if let Some(s) = store {
+        s.save_calibration(&key, kernel, cpu_model, r.units_per_sec)?;
+    }
+    Ok(r)
+}
+
+/// Units of work each task of `cell` does.
+pub fn units_per_task(cell: &Cell, rate: calibrate::Rate) -> u64 {
+    let units = match cell.size {
+        WorkSize::WorkNs(ns) => rate.units_for(ns),
+        WorkSize::Iterations(n) => n,
+    };
+    if cell.split {
+        units.div_ceil(cell.tasks as u64).max(1)
+    } else {
+        units
+    }
+}
+
+/// Rough wall time of one trial of `cell`, ns: the tasks' work spread over the CPUs they may
+/// use (a deadline task gets only runtime/period of a CPU), plus creation and settling.
+pub fn estimate_trial_ns(cell: &Cell, alone_ns: u64) -> u64 {
+    let cpus = cell
+        .cpus
+        .as_ref()
+        .map_or_else(|| sys::allowed_cpus().len(), |c| c.len())
+        .max(1) as u64;
+    let tasks = cell.tasks as u64;
+    let mut wall = (alone_ns.saturating_mul(tasks) / cpus).max(alone_ns);
+    if cell.policy == PolicyKind::Deadline {
+        let share = cell.deadline.runtime_ns as f64 / cell.deadline.period_ns.max(1) as f64;
+        wall = wall.max((alone_ns as f64 / share.max(1e-6)) as u64);
+    }
+    wall + tasks * 300_000 + SETTLE_NS
+}
+
+/// Removes trial directories left under `io_dir` by schedlab processes that no longer exist
+/// (a launcher killed with SIGKILL cannot clean up after itself).
+fn remove_stale_trial_dirs(io_dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(io_dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("schedlab-")
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: signal 0 only checks whether the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0 || sys::errno() == libc::EPERM;
+        if !alive && e.path().is_dir() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// Generous default deadline: ten times the ideal time of all tasks on the CPUs they may use, plus 10 s.

@@ -36,6 +36,23 @@ pub struct NewRun<'a> {
     pub trials_planned: usize,
 }
 
+/// What is stored with a trial besides its outcome.
+#[derive(Debug, Clone, Default)]
+pub struct TrialMeta {
+    /// The trial's deadline, ns.
+    pub timeout_ns: u64,
+    /// Start, UTC RFC 3339.
+    pub started_at: String,
+    /// 1-minute load average before the trial.
+    pub load1: Option<f64>,
+    /// Non-idle CPU share in the settle window before the trial, percent.
+    pub busy_pct: Option<f64>,
+    /// Steal share in that window, percent.
+    pub steal_pct: Option<f64>,
+    /// PSI cpu "some" share of that window, percent.
+    pub psi_cpu_some_pct: Option<f64>,
+}
+
 /// The current UTC time as RFC 3339 (seconds).
 pub fn now_utc() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
@@ -133,8 +150,7 @@ impl Store {
         run_id: i64,
         planned: &PlannedTrial,
         outcome: &TrialOutcome,
-        timeout_ns: u64,
-        started_at: &str,
+        meta: &TrialMeta,
     ) -> Result<i64> {
         let tx = self.conn.transaction()?;
         let cell_id: i64 = tx.query_row(
@@ -143,8 +159,9 @@ impl Store {
             |r| r.get(0),
         )?;
         tx.execute(
-            "INSERT INTO trials (run_id, cell_id, trial_index, round, warmup, status, reason, makespan_ns, timeout_ns, harness_cpu_ns, started_at, pgid)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            "INSERT INTO trials (run_id, cell_id, trial_index, round, warmup, status, reason, makespan_ns, timeout_ns, harness_cpu_ns,
+                                 started_at, pgid, load1, busy_pct, steal_pct, psi_cpu_some_pct)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             params![
                 run_id,
                 cell_id,
@@ -154,10 +171,14 @@ impl Store {
                 outcome.status.name(),
                 outcome.reason,
                 outcome.makespan_ns.map(|v| v as i64),
-                timeout_ns as i64,
+                meta.timeout_ns as i64,
                 outcome.harness_cpu_ns as i64,
-                started_at,
+                meta.started_at,
                 outcome.pgid,
+                meta.load1,
+                meta.busy_pct,
+                meta.steal_pct,
+                meta.psi_cpu_some_pct,
             ],
         )?;
         let trial_id = tx.last_insert_rowid();
@@ -198,6 +219,59 @@ impl Store {
         }
         tx.commit()?;
         Ok(trial_id)
+    }
+
+    /// Marks a resumed run as running again.
+    pub fn mark_running(&self, run_id: i64) -> Result<()> {
+        self.conn.execute(
+            "UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = ?1",
+            [run_id],
+        )?;
+        Ok(())
+    }
+
+    /// (cell_index, trial_index) of every trial stored for a run.
+    pub fn stored_trials(&self, run_id: i64) -> Result<std::collections::HashSet<(usize, u32)>> {
+        let mut st = self.conn.prepare(
+            "SELECT c.cell_index, t.trial_index FROM trials t JOIN cells c ON c.cell_id = t.cell_id WHERE t.run_id = ?1",
+        )?;
+        let rows = st.query_map([run_id], |r| {
+            Ok((r.get::<_, i64>(0)? as usize, r.get::<_, i64>(1)? as u32))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// (cell_index, units) of every cell of a run.
+    pub fn cell_units(&self, run_id: i64) -> Result<Vec<(usize, Option<u64>)>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT cell_index, units FROM cells WHERE run_id = ?1")?;
+        let rows = st.query_map([run_id], |r| {
+            Ok((
+                r.get::<_, i64>(0)? as usize,
+                r.get::<_, Option<i64>>(1)?.map(|u| u as u64),
+            ))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The spec (TOML, as run) and seed of a stored run.
+    pub fn run_spec(&self, run_id: i64) -> Result<(String, u64)> {
+        self.require_run(run_id)?;
+        Ok(self.conn.query_row(
+            "SELECT spec_toml, seed FROM runs WHERE run_id = ?1",
+            [run_id],
+            |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)),
+        )?)
+    }
+
+    /// The most recent run that did not finish (status other than done), if any.
+    pub fn latest_unfinished_run(&self) -> Result<Option<i64>> {
+        Ok(self.conn.query_row(
+            "SELECT MAX(run_id) FROM runs WHERE status != 'done'",
+            [],
+            |r| r.get(0),
+        )?)
     }
 
     /// Marks a run finished with `status` (done, interrupted, failed).

@@ -130,3 +130,51 @@ pub fn cells(conn: &Connection, run_id: i64, warmup: bool) -> Result<Vec<CellVie
     }
     Ok(out)
 }
+
+/// One line of `schedlab runs`.
+#[derive(Debug, Clone)]
+pub struct RunRow {
+    /// Run id.
+    pub run_id: i64,
+    /// Spec name.
+    pub name: String,
+    /// Start, UTC.
+    pub started_at: String,
+    /// running, done, interrupted or failed.
+    pub status: String,
+    /// Number of cells.
+    pub cells: i64,
+    /// Trials stored.
+    pub trials_done: i64,
+    /// Trials planned.
+    pub trials_planned: i64,
+}
+
+/// Every stored run, oldest first.
+pub fn runs(conn: &Connection) -> Result<Vec<RunRow>> {
+    let mut st = conn.prepare(
+        "SELECT r.run_id, r.name, r.started_at, r.status, r.trials_planned,
+                (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.run_id),
+                (SELECT COUNT(*) FROM trials t WHERE t.run_id = r.run_id)
+         FROM runs r ORDER BY r.run_id",
+    )?;
+    let rows = st.query_map([], |r| {
+        Ok(RunRow {
+            run_id: r.get(0)?,
+            name: r.get(1)?,
+            started_at: r.get(2)?,
+            status: r.get(3)?,
+            trials_planned: r.get(4)?,
+            cells: r.get(5)?,
+            trials_done: r.get(6)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The warnings stored for a run, in order.
+pub fn warnings(conn: &Connection, run_id: i64) -> Result<Vec<String>> {
+    let mut st = conn.prepare("SELECT message FROM warnings WHERE run_id = ?1 ORDER BY rowid")?;
+    let rows = st.query_map([run_id], |r| r.get(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}

@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS cells (
     dl_period_ns    INTEGER NOT NULL,
     work_ns         INTEGER,                    -- requested work alone, if sized by time
     units           INTEGER,                    -- units of work per task (exact or calibrated)
+    split           INTEGER NOT NULL DEFAULT 0, -- 1: the size was the trial's total, divided among tasks
     UNIQUE (run_id, cell_index)
 );
 
@@ -50,6 +51,10 @@ CREATE TABLE IF NOT EXISTS trials (
     timeout_ns      INTEGER NOT NULL,
     harness_cpu_ns  INTEGER,                    -- launcher + host CPU during the trial
     pgid            INTEGER,                    -- process group of the trial (its host's pid)
+    load1           REAL,                       -- 1-minute load average before the trial
+    busy_pct        REAL,                       -- non-idle CPU share in the settle window before the trial
+    steal_pct       REAL,                       -- steal share in that window
+    psi_cpu_some_pct REAL,                      -- share of that window some task waited for a CPU (PSI)
     started_at      TEXT    NOT NULL,
     UNIQUE (cell_id, trial_index)
 );
