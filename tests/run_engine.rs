@@ -280,6 +280,48 @@ fn an_unprivileged_run_skips_rt_policies_with_the_reason_and_runs_other() {
         reason.contains("EPERM") && reason.contains("RLIMIT_RTPRIO"),
         "{reason}"
     );
+
+    // --strict turns the skipped cells into a failure.
+    let mut strict = schedlab();
+    strict
+        .args([
+            "run",
+            "--db",
+            s.db().to_str().unwrap(),
+            "--quiet",
+            "--strict",
+            "--policy",
+            "fifo",
+            "--tasks",
+            "1",
+            "--work",
+            "5ms",
+            "--trials",
+            "1",
+        ])
+        .current_dir(s.path())
+        .env("HOME", s.path())
+        .uid(65534)
+        .gid(65534);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        strict.pre_exec(|| {
+            let zero = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::setrlimit(libc::RLIMIT_RTPRIO, &zero);
+            Ok(())
+        });
+    }
+    let out = strict.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--strict"));
 }
 
 #[test]
