@@ -36,6 +36,10 @@ fn plan(n: usize, units: u64, barrier: bool) -> TaskPlan {
         barrier,
         input: "/dev/null".into(),
         outputs: vec!["/dev/null".into(); n],
+        run_units: 0,
+        measured: n,
+        antagonist_workload: None,
+        antagonist_chunk: 0,
     }
 }
 

@@ -113,9 +113,9 @@ fn cmd_plan(args: &RunArgs) -> Result<i32> {
         let rate = match rates.get(&key) {
             Some(&r) => r,
             None => {
-                let r = crate::run::cell_rate(
+                let r = crate::run::workload_rate(
                     store.as_ref(),
-                    cell,
+                    &cell.workload,
                     &io_dir,
                     &kernel,
                     &cpu_model,

@@ -192,7 +192,17 @@ fn sigint_keeps_finished_trials_and_leaves_no_process_or_file() {
     assert_eq!(status.code(), Some(130));
     let c = s.conn();
     let ok = ints(&c, "SELECT COUNT(*) FROM trials WHERE status = 'ok'")[0];
-    assert!((2..40).contains(&ok), "{ok} finished trials kept");
+    let statuses: Vec<String> = c
+        .prepare("SELECT status || ': ' || COALESCE(reason, '') FROM trials")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert!(
+        (2..40).contains(&ok),
+        "{ok} finished trials kept: {statuses:?}"
+    );
     let run_status: String = c
         .query_row("SELECT status FROM runs", [], |r| r.get(0))
         .unwrap();

@@ -50,6 +50,7 @@ pub struct RunSummary {
 #[derive(Default, Clone)]
 struct CellState {
     units: Option<u64>,
+    run_units: u64,
     alone_ns: u64,
     skipped: Option<String>,
 }
@@ -166,7 +167,22 @@ fn run_trials(
         let cell = &plan.cells[planned.cell];
         let state = &mut cells[planned.cell];
         if state.alone_ns == 0 {
-            let rate = cell_rate(Some(store), cell, io_dir, &kernel, &cpu_model, &progress)?;
+            let rate = workload_rate(
+                Some(store),
+                &cell.workload,
+                io_dir,
+                &kernel,
+                &cpu_model,
+                &progress,
+            )?;
+            state.run_units = run_units(
+                Some(store),
+                &cell.workload,
+                io_dir,
+                &kernel,
+                &cpu_model,
+                &progress,
+            )?;
             let units = state.units.unwrap_or_else(|| units_per_task(cell, rate));
             state.units = Some(units);
             state.alone_ns = rate.ns_for(units);
@@ -203,6 +219,7 @@ fn run_trials(
                 run_one(
                     cell,
                     state.units.unwrap_or(1),
+                    state.run_units,
                     timeout_ns,
                     io_dir,
                     &format!("r{run_id}-t{n}"),
@@ -251,16 +268,22 @@ fn run_trials(
     Ok(summary)
 }
 
-/// The calibrated speed of `cell`'s workload: stored for this machine, kernel and build, or measured now and stored.
-pub fn cell_rate(
+/// The calibrated speed of a workload: stored for this machine, kernel and build, or
+/// measured now and stored. A periodic workload runs one unit (period) per period.
+pub fn workload_rate(
     store: Option<&Store>,
-    cell: &Cell,
+    w: &crate::workload::Workload,
     io_dir: &std::path::Path,
     kernel: &str,
     cpu_model: &str,
     progress: &crate::report::progress::Progress,
 ) -> Result<calibrate::Rate> {
-    let key = calibrate::key(&cell.workload);
+    if w.kind == crate::workload::WorkloadKind::Periodic {
+        return Ok(calibrate::Rate {
+            units_per_sec: 1e9 / w.period_ns.max(1) as f64,
+        });
+    }
+    let key = calibrate::key(w);
     if let Some(r) = store
         .map(|s| s.calibration(&key, kernel, cpu_model))
         .transpose()?
@@ -268,11 +291,11 @@ pub fn cell_rate(
     {
         return Ok(calibrate::Rate { units_per_sec: r });
     }
-    progress.note(&format!("calibrating {}", cell.workload.label()));
-    let r = calibrate::measure(&cell.workload, io_dir).with_context(|| {
+    progress.note(&format!("calibrating {}", w.label()));
+    let r = calibrate::measure(w, io_dir).with_context(|| {
         format!(
             "calibration of {} failed (I/O directory {})",
-            cell.workload.label(),
+            w.label(),
             io_dir.display()
         )
     })?;
@@ -280,6 +303,25 @@ pub fn cell_rate(
         s.save_calibration(&key, kernel, cpu_model, r.units_per_sec)?;
     }
     Ok(r)
+}
+
+/// CPU units per period of a periodic workload (0 for other workloads).
+pub fn run_units(
+    store: Option<&Store>,
+    w: &crate::workload::Workload,
+    io_dir: &std::path::Path,
+    kernel: &str,
+    cpu_model: &str,
+    progress: &crate::report::progress::Progress,
+) -> Result<u64> {
+    if w.kind != crate::workload::WorkloadKind::Periodic {
+        return Ok(0);
+    }
+    let cpu = crate::workload::Workload {
+        kind: crate::workload::WorkloadKind::Cpu,
+        ..w.clone()
+    };
+    Ok(workload_rate(store, &cpu, io_dir, kernel, cpu_model, progress)?.units_for(w.run_ns))
 }
 
 /// Units of work each task of `cell` does.
@@ -355,6 +397,7 @@ pub fn default_timeout_ns(cell: &Cell, alone_ns: u64) -> u64 {
 fn run_one(
     cell: &Cell,
     units: u64,
+    run_units: u64,
     timeout_ns: u64,
     io_dir: &std::path::Path,
     tag: &str,
@@ -400,6 +443,10 @@ fn run_one(
                     .map_or_else(|| "/dev/null".into(), |d| d.output(i))
             })
             .collect(),
+        run_units,
+        measured: n,
+        antagonist_workload: None,
+        antagonist_chunk: 0,
     };
     // The launcher stays above RT workers where permitted; its children start reset to OTHER.
     let guard = cell.policy.needs_guard()

@@ -8,7 +8,7 @@ use crate::procfs;
 use crate::sys;
 use crate::workload::{TaskWork, Workload};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering::SeqCst};
 
 /// Slot state: created, not yet ready.
 pub const STATE_NEW: u32 = 0;
@@ -37,6 +37,8 @@ pub struct Header {
     pub t_release_ns: AtomicU64,
     /// CPU time of the host's own thread (creating and reaping tasks), ns.
     pub host_cpu_ns: AtomicU64,
+    /// 1 once every measured task finished: antagonists stop.
+    pub stop: AtomicU32,
 }
 
 /// What one task records (all times CLOCK_MONOTONIC ns, CPU times ns).
@@ -85,6 +87,8 @@ pub struct Slot {
     /// subtracted so that a task's record covers its work, not its preparation:
     /// user CPU ns, system CPU ns, voluntary, involuntary switches, run-queue wait ns, timeslices, migrations.
     pub base: [AtomicU64; 7],
+    /// Bytes of the serialised latency histogram in this task's histogram buffer (periodic work).
+    pub hist_len: AtomicU32,
 }
 
 /// What every task of a trial needs to know, prepared before any task exists.
@@ -103,10 +107,28 @@ pub struct TaskPlan {
     pub input: PathBuf,
     /// Output file of each task.
     pub outputs: Vec<PathBuf>,
+    /// CPU units per period (periodic workload).
+    pub run_units: u64,
+    /// Number of measured tasks; the tasks after them are antagonists.
+    pub measured: usize,
+    /// What antagonists run, in chunks of `antagonist_chunk` units, until the measured tasks end.
+    pub antagonist_workload: Option<Workload>,
+    /// Units per antagonist chunk (about 1 ms of work).
+    pub antagonist_chunk: u64,
+}
+
+impl TaskPlan {
+    /// Whether task `i` is an antagonist rather than a measured task.
+    pub fn is_antagonist(&self, i: usize) -> bool {
+        i >= self.measured
+    }
 }
 
 /// Runs task `i` in the calling thread: the whole life of one task. Never panics into the caller.
-pub fn task_main(hdr: &Header, slot: &Slot, plan: &TaskPlan, i: usize) {
+///
+/// `hist` is this task's share of the trial's histogram buffer (empty unless the work is periodic).
+pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, i: usize) {
+    let measured = !plan.is_antagonist(i);
     // Staggered: the first timestamp after creation, before any other work.
     if !plan.barrier {
         slot.t_start_ns.store(sys::now_ns(), SeqCst);
@@ -115,28 +137,47 @@ pub fn task_main(hdr: &Header, slot: &Slot, plan: &TaskPlan, i: usize) {
     slot.tid.store(sys::gettid(), SeqCst);
     if let Some(cpus) = &plan.cpus {
         if let Err(e) = sys::set_affinity(cpus) {
-            return give_up(hdr, slot, STATE_SETUP_FAILED, e.raw_os_error().unwrap_or(0));
+            return give_up(
+                hdr,
+                slot,
+                STATE_SETUP_FAILED,
+                e.raw_os_error().unwrap_or(0),
+                measured,
+            );
         }
     }
     let policy = &plan.policies[i];
     if let Err(e) = policy.apply() {
         hdr.refused.fetch_add(1, SeqCst);
-        return give_up(hdr, slot, STATE_REFUSED, e);
+        return give_up(hdr, slot, STATE_REFUSED, e, measured);
     }
     if let Ok(a) = sys::sched_getattr() {
         slot.policy_read.store(a.policy, SeqCst);
         slot.nice_read.store(a.nice, SeqCst);
         slot.prio_read.store(a.priority, SeqCst);
     }
+    let (workload, units) = match (&plan.antagonist_workload, measured) {
+        (Some(w), false) => (w, plan.antagonist_chunk),
+        _ => (&plan.workload, plan.units),
+    };
     let mut work = match TaskWork::prepare(
-        &plan.workload,
-        plan.units,
+        workload,
+        units,
+        plan.run_units,
         0x5EED + i as u64,
         &plan.input,
         &plan.outputs[i],
     ) {
         Ok(w) => w,
-        Err(e) => return give_up(hdr, slot, STATE_SETUP_FAILED, e.raw_os_error().unwrap_or(0)),
+        Err(e) => {
+            return give_up(
+                hdr,
+                slot,
+                STATE_SETUP_FAILED,
+                e.raw_os_error().unwrap_or(0),
+                measured,
+            )
+        }
     };
     let mut buf = [0u8; 4096];
     let base = counters(&mut buf);
@@ -153,7 +194,11 @@ pub fn task_main(hdr: &Header, slot: &Slot, plan: &TaskPlan, i: usize) {
         slot.t_start_ns.store(sys::now_ns(), SeqCst);
     }
     // ---- measured region: the workload only ----
-    let done = work.run();
+    let done = if measured {
+        work.run()
+    } else {
+        work.run_until(units, || hdr.stop.load(SeqCst) != 0)
+    };
     let t_end = sys::now_ns();
     // ---- end of measured region ----
     slot.t_end_ns.store(t_end, SeqCst);
@@ -171,9 +216,18 @@ pub fn task_main(hdr: &Header, slot: &Slot, plan: &TaskPlan, i: usize) {
     for (f, v) in fields.into_iter().zip(c) {
         f.store(v, SeqCst);
     }
+    if let Some(h) = work.latency() {
+        let bytes = crate::workload::periodic::serialize(h);
+        if bytes.len() <= hist.len() {
+            for (dst, &b) in hist.iter().zip(&bytes) {
+                dst.store(b, SeqCst);
+            }
+            slot.hist_len.store(bytes.len() as u32, SeqCst);
+        }
+    }
     drop(work);
     slot.state.store(STATE_DONE, SeqCst);
-    finish(hdr);
+    finish(hdr, measured);
 }
 
 /// The calling thread's counters, in `Slot::base` order. Reads /proc into `buf`; allocates nothing.
@@ -192,15 +246,18 @@ fn counters(buf: &mut [u8]) -> [u64; 7] {
     c
 }
 
-fn give_up(hdr: &Header, slot: &Slot, state: u32, errno: i32) {
+fn give_up(hdr: &Header, slot: &Slot, state: u32, errno: i32, measured: bool) {
     slot.errno.store(errno as u32, SeqCst);
     slot.state.store(state, SeqCst);
     hdr.ready.fetch_add(1, SeqCst);
     sys::futex_wake(&hdr.ready, 1);
-    finish(hdr);
+    finish(hdr, measured);
 }
 
-fn finish(hdr: &Header) {
-    hdr.remaining.fetch_sub(1, SeqCst);
-    sys::futex_wake(&hdr.remaining, 1);
+/// Counts a measured task out; antagonists are not counted.
+fn finish(hdr: &Header, measured: bool) {
+    if measured {
+        hdr.remaining.fetch_sub(1, SeqCst);
+        sys::futex_wake(&hdr.remaining, 1);
+    }
 }

@@ -5,7 +5,15 @@ use super::task::{self, Header, Slot, TaskPlan};
 use crate::plan::TaskKind;
 use crate::policy::{self, PolicyKind, TaskPolicy};
 use crate::sys::{self, SharedSlice};
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use crate::workload::periodic::{self, HIST_BYTES};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::SeqCst};
+
+/// Task `i`'s share of the trial's histogram buffer (empty when the work is not periodic).
+fn hist_chunk(hists: &[AtomicU8], i: usize) -> &[AtomicU8] {
+    hists
+        .get(i * HIST_BYTES..(i + 1) * HIST_BYTES)
+        .unwrap_or(&[])
+}
 use std::time::Duration;
 
 /// How a trial ended.
@@ -81,6 +89,10 @@ pub struct TaskRecord {
     pub nice: i32,
     /// RT priority in force.
     pub rt_priority: u32,
+    /// An antagonist (load sharing the machine), not a measured task.
+    pub antagonist: bool,
+    /// Wake-up latency summary and serialised histogram (periodic work).
+    pub latency: Option<(periodic::LatencySummary, Vec<u8>)>,
 }
 
 /// The result of one trial.
@@ -121,7 +133,9 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
     let hdr: SharedSlice<Header> = SharedSlice::new(1)?;
     let slots: SharedSlice<Slot> = SharedSlice::new(n)?;
     let h = &hdr.as_slice()[0];
-    h.remaining.store(n as u32, SeqCst);
+    h.remaining.store(setup.plan.measured as u32, SeqCst);
+    let periodic = setup.plan.workload.kind == crate::workload::WorkloadKind::Periodic;
+    let hists: SharedSlice<AtomicU8> = SharedSlice::new(if periodic { n * HIST_BYTES } else { 0 })?;
     let cpu0 = sys::thread_cpu_ns();
     let t0 = sys::now_ns();
     let deadline = t0 + setup.timeout_ns;
@@ -129,7 +143,7 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
     // SAFETY: the launcher is single-threaded while it runs trials.
     let host = unsafe { sys::fork() }?;
     if host == 0 {
-        host_main(setup, h, slots.as_slice(), launcher);
+        host_main(setup, h, slots.as_slice(), hists.as_slice(), launcher);
     }
     // Both sides set the group, so it exists before either goes on.
     let _ = sys::setpgid(host, host);
@@ -156,6 +170,8 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
         (status, reason) = wait_word(h, |h| h.remaining.load(SeqCst) == 0, deadline, setup, host)
             .into_status(setup.timeout_ns);
     }
+    // Antagonists run until every measured task is done.
+    h.stop.store(1, SeqCst);
     // Give the host a moment to reap its tasks and exit, then make sure nothing survives.
     let mut host_usage = None;
     let grace = sys::now_ns() + 2_000_000_000;
@@ -176,7 +192,21 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
         .as_slice()
         .iter()
         .enumerate()
-        .map(|(i, s)| record(i, s, h))
+        .map(|(i, s)| {
+            let mut r = record(i, s, h);
+            r.antagonist = setup.plan.is_antagonist(i);
+            let len = s.hist_len.load(SeqCst) as usize;
+            if periodic && len > 0 {
+                let bytes: Vec<u8> = hist_chunk(hists.as_slice(), i)[..len]
+                    .iter()
+                    .map(|b| b.load(SeqCst))
+                    .collect();
+                r.latency = periodic::deserialize(&bytes)
+                    .and_then(|hist| periodic::summarize(&hist))
+                    .map(|s| (s, bytes));
+            }
+            r
+        })
         .collect();
     if status == TrialStatus::Ok {
         (status, reason) = judge(
@@ -187,8 +217,9 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
         );
     }
     let makespan_ns = if status == TrialStatus::Ok {
-        let first = tasks.iter().map(|t| t.t_release_ns).min().unwrap_or(0);
-        let last = tasks.iter().map(|t| t.t_end_ns).max().unwrap_or(0);
+        let measured = || tasks.iter().filter(|t| !t.antagonist);
+        let first = measured().map(|t| t.t_release_ns).min().unwrap_or(0);
+        let last = measured().map(|t| t.t_end_ns).max().unwrap_or(0);
         Some(last.saturating_sub(first))
     } else {
         None
@@ -335,6 +366,8 @@ fn record(i: usize, s: &Slot, h: &Header) -> TaskRecord {
         },
         nice: s.nice_read.load(SeqCst),
         rt_priority: s.prio_read.load(SeqCst),
+        antagonist: false,
+        latency: None,
     }
 }
 
@@ -391,7 +424,13 @@ fn judge(
 }
 
 /// The host process: its own process group; creates the tasks, reaps them, exits.
-fn host_main(setup: &TrialSetup, h: &Header, slots: &[Slot], launcher: i32) -> ! {
+fn host_main(
+    setup: &TrialSetup,
+    h: &Header,
+    slots: &[Slot],
+    hists: &[AtomicU8],
+    launcher: i32,
+) -> ! {
     let _ = sys::setpgid(0, 0);
     sys::die_with_parent(launcher);
     // The launcher handles Ctrl-C and SIGTERM; the host dies with it or by SIGKILL.
@@ -425,7 +464,7 @@ fn host_main(setup: &TrialSetup, h: &Header, slots: &[Slot], launcher: i32) -> !
                 match unsafe { sys::fork() } {
                     Ok(0) => {
                         sys::die_with_parent(me);
-                        task::task_main(h, slot, plan, i);
+                        task::task_main(h, slot, hist_chunk(hists, i), plan, i);
                         sys::exit_now(0);
                     }
                     Ok(pid) => slot.pid.store(pid, SeqCst),
@@ -450,7 +489,9 @@ fn host_main(setup: &TrialSetup, h: &Header, slots: &[Slot], launcher: i32) -> !
                     }
                     if std::thread::Builder::new()
                         .stack_size(256 * 1024)
-                        .spawn_scoped(s, move || task::task_main(h, slot, plan, i))
+                        .spawn_scoped(s, move || {
+                            task::task_main(h, slot, hist_chunk(hists, i), plan, i)
+                        })
                         .is_err()
                     {
                         sys::exit_now(3);

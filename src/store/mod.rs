@@ -186,11 +186,15 @@ impl Store {
             let mut st = tx.prepare(
                 "INSERT INTO tasks (trial_id, task_index, pid, tid, policy_in_force, nice, rt_priority, t_release_ns, t_start_ns,
                     t_end_ns, response_ns, turnaround_ns, run_span_ns, utime_ns, stime_ns, nvcsw, nivcsw, run_delay_ns,
-                    timeslices, migrations, work_units, exit_status)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+                    timeslices, migrations, work_units, exit_status, role, lat_count, lat_min_ns, lat_p50_ns, lat_p90_ns,
+                    lat_p99_ns, lat_p999_ns, lat_max_ns)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
+                         ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
             )?;
+            let mut hist = tx.prepare("INSERT INTO histograms (trial_id, task_index, metric, hdr_v2) VALUES (?1, ?2, ?3, ?4)")?;
             let nz = |v: u64| (v != 0).then_some(v as i64);
             for t in &outcome.tasks {
+                let lat = t.latency.as_ref().map(|(s, _)| s);
                 st.execute(params![
                     trial_id,
                     t.task_index,
@@ -214,7 +218,18 @@ impl Store {
                     t.migrations as i64,
                     t.work_units as i64,
                     t.exit_status,
+                    if t.antagonist { "antagonist" } else { "task" },
+                    lat.map(|l| l.count as i64),
+                    lat.map(|l| l.min_ns as i64),
+                    lat.map(|l| l.p50_ns as i64),
+                    lat.map(|l| l.p90_ns as i64),
+                    lat.map(|l| l.p99_ns as i64),
+                    lat.map(|l| l.p999_ns as i64),
+                    lat.map(|l| l.max_ns as i64),
                 ])?;
+                if let Some((_, bytes)) = &t.latency {
+                    hist.execute(params![trial_id, t.task_index, "wakeup_latency_ns", bytes])?;
+                }
             }
         }
         tx.commit()?;

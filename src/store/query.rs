@@ -93,7 +93,8 @@ pub fn cells(conn: &Connection, run_id: i64, warmup: bool) -> Result<Vec<CellVie
     let mut tasks = conn.prepare(
         "SELECT t.trial_id, t.response_ns, t.turnaround_ns, COALESCE(t.utime_ns,0) + COALESCE(t.stime_ns,0), t.nvcsw, t.nivcsw, t.run_delay_ns
          FROM tasks t JOIN trials tr ON tr.trial_id = t.trial_id
-         WHERE tr.cell_id = ?1 AND tr.status = 'ok' AND (tr.warmup = 0 OR ?2) ORDER BY t.trial_id, t.task_index",
+         WHERE tr.cell_id = ?1 AND tr.status = 'ok' AND (tr.warmup = 0 OR ?2) AND t.role = 'task'
+         ORDER BY t.trial_id, t.task_index",
     )?;
     for row in rows {
         let (cell_id, mut view) = row?;

@@ -82,7 +82,23 @@ CREATE TABLE IF NOT EXISTS tasks (
     migrations      INTEGER,
     work_units      INTEGER,
     exit_status     INTEGER,
+    role            TEXT    NOT NULL DEFAULT 'task', -- task (measured) | antagonist (load sharing the machine)
+    lat_count       INTEGER,                    -- periodic: wake-ups recorded
+    lat_min_ns      INTEGER,                    -- periodic: wake-up latency percentiles (HDR histogram, <= 1% error)
+    lat_p50_ns      INTEGER,
+    lat_p90_ns      INTEGER,
+    lat_p99_ns      INTEGER,
+    lat_p999_ns     INTEGER,
+    lat_max_ns      INTEGER,
     PRIMARY KEY (trial_id, task_index)
+);
+
+CREATE TABLE IF NOT EXISTS histograms (
+    trial_id        INTEGER NOT NULL REFERENCES trials(trial_id),
+    task_index      INTEGER NOT NULL,
+    metric          TEXT    NOT NULL,           -- wakeup_latency_ns
+    hdr_v2          BLOB    NOT NULL,           -- HdrHistogram V2 serialisation (mergeable)
+    PRIMARY KEY (trial_id, task_index, metric)
 );
 
 CREATE TABLE IF NOT EXISTS calibrations (

@@ -69,7 +69,7 @@ pub fn measure(w: &Workload, io_dir: &Path) -> std::io::Result<Rate> {
             };
             let mut units: u64 = 1;
             loop {
-                let mut t = TaskWork::prepare(&w, units, 7, &input, &output)?;
+                let mut t = TaskWork::prepare(&w, units, 0, 7, &input, &output)?;
                 let a = clock(w.kind);
                 t.run();
                 let elapsed = clock(w.kind) - a;
@@ -82,7 +82,7 @@ pub fn measure(w: &Workload, io_dir: &Path) -> std::io::Result<Rate> {
             }
             let mut rates = Vec::with_capacity(3);
             for _ in 0..3 {
-                let mut t = TaskWork::prepare(&w, units, 7, &input, &output)?;
+                let mut t = TaskWork::prepare(&w, units, 0, 7, &input, &output)?;
                 let a = clock(w.kind);
                 t.run();
                 let elapsed = (clock(w.kind) - a).max(1);
@@ -112,9 +112,15 @@ mod tests {
         assert!(rate.units_per_sec > 1000.0);
         let units = rate.units_for(30_000_000);
         let cpu = std::thread::spawn(move || {
-            let mut t =
-                TaskWork::prepare(&w, units, 1, Path::new("/dev/null"), Path::new("/dev/null"))
-                    .unwrap();
+            let mut t = TaskWork::prepare(
+                &w,
+                units,
+                0,
+                1,
+                Path::new("/dev/null"),
+                Path::new("/dev/null"),
+            )
+            .unwrap();
             let a = sys::thread_cpu_ns();
             t.run();
             sys::thread_cpu_ns() - a

@@ -3,6 +3,7 @@
 pub mod calibrate;
 pub mod cpu;
 pub mod io;
+pub mod periodic;
 
 pub use cpu::{CpuKernel, CpuState};
 pub use io::{IoFiles, IoMode, TrialDir};
@@ -21,6 +22,8 @@ pub enum WorkloadKind {
     Io,
     /// Units of a CPU kernel with one I/O operation every `io_every` units.
     Mixed,
+    /// Sleep to the next absolute period, record the wake-up latency, run busy work; units are periods.
+    Periodic,
 }
 
 impl WorkloadKind {
@@ -30,6 +33,7 @@ impl WorkloadKind {
             WorkloadKind::Cpu => "cpu",
             WorkloadKind::Io => "io",
             WorkloadKind::Mixed => "mixed",
+            WorkloadKind::Periodic => "periodic",
         }
     }
 }
@@ -41,7 +45,10 @@ impl FromStr for WorkloadKind {
             "cpu" => Ok(WorkloadKind::Cpu),
             "io" => Ok(WorkloadKind::Io),
             "mixed" | "mix" => Ok(WorkloadKind::Mixed),
-            _ => Err(format!("unknown workload '{s}'; accepted: cpu, io, mixed")),
+            "periodic" => Ok(WorkloadKind::Periodic),
+            _ => Err(format!(
+                "unknown workload '{s}'; accepted: cpu, io, mixed, periodic"
+            )),
         }
     }
 }
@@ -61,6 +68,10 @@ pub struct Workload {
     pub io_input_bytes: u64,
     /// Mixed: one I/O operation every this many CPU units.
     pub io_every: u64,
+    /// Periodic: the period, ns.
+    pub period_ns: u64,
+    /// Periodic: busy work per period (CPU time alone), ns.
+    pub run_ns: u64,
 }
 
 impl Default for Workload {
@@ -72,6 +83,8 @@ impl Default for Workload {
             io_block_bytes: 1024,
             io_input_bytes: 100 * 1024,
             io_every: 1000,
+            period_ns: 1_000_000,
+            run_ns: 100_000,
         }
     }
 }
@@ -88,12 +101,18 @@ impl Workload {
                 self.io_mode.name(),
                 self.io_every
             ),
+            WorkloadKind::Periodic => format!(
+                "periodic:{}us/{}us",
+                self.period_ns / 1000,
+                self.run_ns / 1000
+            ),
         }
     }
 
     /// Whether the workload needs files in a trial directory.
     pub fn needs_files(&self) -> bool {
-        self.kind != WorkloadKind::Cpu && self.io_mode == IoMode::SyncCopy
+        matches!(self.kind, WorkloadKind::Io | WorkloadKind::Mixed)
+            && self.io_mode == IoMode::SyncCopy
     }
 
     /// Checks the parameters; the message names the bad parameter.
@@ -107,6 +126,20 @@ impl Workload {
         if self.io_every == 0 {
             return Err("io_every must be at least 1".into());
         }
+        if self.kind == WorkloadKind::Periodic {
+            if self.period_ns < 10_000 {
+                return Err(format!(
+                    "period must be at least 10us, got {} ns",
+                    self.period_ns
+                ));
+            }
+            if self.run_ns >= self.period_ns {
+                return Err(format!(
+                    "run ({} ns) must be shorter than the period ({} ns), or every period overruns",
+                    self.run_ns, self.period_ns
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -119,18 +152,23 @@ pub struct TaskWork {
     units: u64,
     cpu: CpuState,
     files: Option<IoFiles>,
+    period_ns: u64,
+    run_units: u64,
+    latency: Option<hdrhistogram::Histogram<u64>>,
 }
 
 impl TaskWork {
-    /// Opens files and allocates buffers for `units` units of `w`.
+    /// Opens files and allocates buffers for `units` units of `w`; `run_units` are the CPU
+    /// units per period of a periodic workload.
     pub fn prepare(
         w: &Workload,
         units: u64,
+        run_units: u64,
         seed: u64,
         input: &Path,
         output: &Path,
     ) -> std::io::Result<TaskWork> {
-        let files = if w.kind == WorkloadKind::Cpu {
+        let files = if matches!(w.kind, WorkloadKind::Cpu | WorkloadKind::Periodic) {
             None
         } else {
             Some(IoFiles::open(
@@ -147,7 +185,15 @@ impl TaskWork {
             units,
             cpu: CpuState::new(seed),
             files,
+            period_ns: w.period_ns,
+            run_units,
+            latency: (w.kind == WorkloadKind::Periodic).then(periodic::new_histogram),
         })
+    }
+
+    /// The wake-up latency histogram of a periodic workload.
+    pub fn latency(&self) -> Option<&hdrhistogram::Histogram<u64>> {
+        self.latency.as_ref()
     }
 
     /// Runs all units; returns how many were completed (fewer only if an I/O operation failed).
@@ -180,7 +226,28 @@ impl TaskWork {
                 }
                 done
             }
+            WorkloadKind::Periodic => {
+                let hist = self.latency.as_mut().expect("histogram prepared");
+                periodic::run(
+                    &mut self.cpu,
+                    self.kernel,
+                    self.run_units,
+                    self.period_ns,
+                    self.units,
+                    hist,
+                )
+            }
         }
+    }
+
+    /// Runs `chunk` units at a time until `stop` returns true (antagonists); returns units done.
+    pub fn run_until(&mut self, chunk: u64, stop: impl Fn() -> bool) -> u64 {
+        let mut done = 0;
+        self.units = chunk.max(1);
+        while !stop() {
+            done += self.run();
+        }
+        done
     }
 }
 
@@ -198,7 +265,7 @@ mod tests {
             io_block_bytes: 16,
             ..Workload::default()
         };
-        let mut t = TaskWork::prepare(&w, 55, 1, &dir.input(), &dir.output(0)).unwrap();
+        let mut t = TaskWork::prepare(&w, 55, 0, 1, &dir.input(), &dir.output(0)).unwrap();
         assert_eq!(t.run(), 55);
         // 5 full chunks of 10 units, each followed by one 16-byte write; the last 5 units write nothing.
         assert_eq!(std::fs::metadata(dir.output(0)).unwrap().len(), 5 * 16);
@@ -213,7 +280,7 @@ mod tests {
             io_block_bytes: 512,
             ..Workload::default()
         };
-        let mut t = TaskWork::prepare(&w, 12, 1, &dir.input(), &dir.output(1)).unwrap();
+        let mut t = TaskWork::prepare(&w, 12, 0, 1, &dir.input(), &dir.output(1)).unwrap();
         assert_eq!(t.run(), 12);
         assert_eq!(std::fs::metadata(dir.output(1)).unwrap().len(), 12 * 512);
     }
