@@ -405,6 +405,24 @@ fn export_writes_the_documented_columns_as_csv_and_json() {
     assert_eq!(v.as_array().unwrap().len(), 1);
     assert_eq!(v[0]["status"], "ok");
     assert!(v[0]["makespan_ns"].as_i64().unwrap() > 0);
+    let out = schedlab()
+        .args([
+            "export",
+            "--db",
+            s.db().to_str().unwrap(),
+            "--table",
+            "samples",
+            "--format",
+            "csv",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.lines().next().unwrap().contains("cs_per_s"), "{text}");
+    assert!(
+        text.lines().count() >= 2,
+        "every trial has at least one sample: {text}"
+    );
     let bad = schedlab()
         .args(["export", "--db", s.db().to_str().unwrap(), "--run", "99"])
         .output()

@@ -1,5 +1,6 @@
 //! The run loop: calibrate, run every planned trial safely, store each as it ends, report progress.
 
+pub mod sampler;
 pub mod task;
 pub mod trial;
 
@@ -19,6 +20,9 @@ use trial::{TrialSetup, TrialStatus};
 
 /// Settle time before each trial, ns; the machine's idleness is judged over it.
 pub const SETTLE_NS: u64 = 100_000_000;
+
+/// Default interval of the system-wide sampler, ns.
+pub const DEFAULT_SAMPLE_NS: u64 = 100_000_000;
 
 /// Options of `schedlab run` that are not part of the experiment itself.
 #[derive(Debug, Clone)]
@@ -142,6 +146,7 @@ fn run_trials(
         .as_deref()
         .map(|t| crate::spec::parse_duration_ns("settings.timeout", t))
         .transpose()?;
+    let sample_interval = Some(std::time::Duration::from_nanos(DEFAULT_SAMPLE_NS));
     let mut cells = vec![CellState::default(); plan.cells.len()];
     let stored = store.stored_trials(run_id)?;
     for (cell, units) in store.cell_units(run_id)? {
@@ -203,6 +208,7 @@ fn run_trials(
                 harness_cpu_ns: 0,
                 tasks: vec![],
                 pgid: 0,
+                samples: vec![],
             },
             None => {
                 // A settle window before each trial, which also tells whether the machine is idle.
@@ -218,12 +224,12 @@ fn run_trials(
                 meta.started_at = crate::store::now_utc();
                 run_one(
                     cell,
-                    state.units.unwrap_or(1),
-                    state.run_units,
+                    state,
                     timeout_ns,
                     io_dir,
                     &format!("r{run_id}-t{n}"),
                     &interrupted,
+                    sample_interval,
                 )?
             }
         };
@@ -396,13 +402,14 @@ pub fn default_timeout_ns(cell: &Cell, alone_ns: u64) -> u64 {
 /// Runs one trial of `cell`: files, policies, the launcher's guard priority, then the trial.
 fn run_one(
     cell: &Cell,
-    units: u64,
-    run_units: u64,
+    state: &CellState,
     timeout_ns: u64,
     io_dir: &std::path::Path,
     tag: &str,
     interrupted: &AtomicBool,
+    sample_interval: Option<std::time::Duration>,
 ) -> Result<trial::TrialOutcome> {
+    let (units, run_units) = (state.units.unwrap_or(1), state.run_units);
     let dir = if cell.workload.needs_files() {
         Some(
             TrialDir::create(io_dir, tag, cell.workload.io_input_bytes).with_context(|| {
@@ -457,12 +464,18 @@ fn run_one(
             ..Default::default()
         })
         .is_ok();
+    let sampler = sample_interval.map(|i| sampler::Sampler::start(i, guard));
     let outcome = trial::run_trial(&TrialSetup {
         kind: cell.kind,
         plan: &plan,
         timeout_ns,
         guard,
         interrupted,
+    });
+    let samples = sampler.map(|s| s.finish()).unwrap_or_default();
+    let outcome = outcome.map(|mut o| {
+        o.samples = samples;
+        o
     });
     if guard {
         let _ = sys::sched_setattr(&sys::SchedAttr::default());

@@ -111,6 +111,8 @@ pub struct TrialOutcome {
     pub tasks: Vec<TaskRecord>,
     /// Process group of the trial (the host's pid); 0 if none was created.
     pub pgid: i32,
+    /// System-wide samples taken during the trial.
+    pub samples: Vec<super::sampler::Sample>,
 }
 
 /// Everything needed to run one trial.
@@ -231,6 +233,7 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
         harness_cpu_ns: harness_cpu_ns + h.host_cpu_ns.load(SeqCst),
         tasks,
         pgid: host,
+        samples: Vec::new(),
     })
 }
 

@@ -12,6 +12,8 @@ pub enum Table {
     Tasks,
     /// One row per trial.
     Trials,
+    /// One row per system-wide sample.
+    Samples,
 }
 
 impl FromStr for Table {
@@ -20,7 +22,10 @@ impl FromStr for Table {
         match s {
             "tasks" => Ok(Table::Tasks),
             "trials" => Ok(Table::Trials),
-            _ => Err(format!("unknown table '{s}'; accepted: tasks, trials")),
+            "samples" => Ok(Table::Samples),
+            _ => Err(format!(
+                "unknown table '{s}'; accepted: tasks, trials, samples"
+            )),
         }
     }
 }
@@ -63,6 +68,18 @@ fn tasks_sql() -> String {
     )
 }
 
+/// SQL of the `samples` export.
+fn samples_sql() -> String {
+    format!(
+        "SELECT {CELL_COLUMNS}, s.t_ns, s.interval_ns, s.r, s.b, s.in_per_s, s.cs_per_s, s.us_pct, s.sy_pct, s.id_pct,
+                s.wa_pct, s.st_pct, s.bi_kib_s, s.bo_kib_s, s.psi_cpu_some_pct, s.psi_cpu_full_pct, s.psi_io_some_pct,
+                s.psi_io_full_pct, s.psi_mem_some_pct, s.psi_mem_full_pct, s.load1
+         FROM samples s JOIN trials tr ON tr.trial_id = s.trial_id JOIN cells c ON c.cell_id = tr.cell_id
+              JOIN runs r ON r.run_id = tr.run_id
+         WHERE r.run_id = ?1 ORDER BY tr.trial_id, s.t_ns"
+    )
+}
+
 /// SQL of the `trials` export.
 fn trials_sql() -> String {
     format!(
@@ -83,6 +100,7 @@ pub fn export(
     let sql = match table {
         Table::Tasks => tasks_sql(),
         Table::Trials => trials_sql(),
+        Table::Samples => samples_sql(),
     };
     let mut stmt = conn.prepare(&sql)?;
     let names: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();

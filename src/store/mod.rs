@@ -232,6 +232,40 @@ impl Store {
                 }
             }
         }
+        {
+            let mut st = tx.prepare(
+                "INSERT INTO samples (trial_id, t_ns, interval_ns, r, b, in_per_s, cs_per_s, us_pct, sy_pct, id_pct, wa_pct, st_pct,
+                    bi_kib_s, bo_kib_s, psi_cpu_some_pct, psi_cpu_full_pct, psi_io_some_pct, psi_io_full_pct, psi_mem_some_pct,
+                    psi_mem_full_pct, load1)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+            )?;
+            for s in &outcome.samples {
+                let p = s.psi_pct;
+                st.execute(params![
+                    trial_id,
+                    s.t_ns as i64,
+                    s.interval_ns as i64,
+                    s.r as i64,
+                    s.b as i64,
+                    s.in_per_s,
+                    s.cs_per_s,
+                    s.us_pct,
+                    s.sy_pct,
+                    s.id_pct,
+                    s.wa_pct,
+                    s.st_pct,
+                    s.bi_kib_s,
+                    s.bo_kib_s,
+                    p[0],
+                    p[1],
+                    p[2],
+                    p[3],
+                    p[4],
+                    p[5],
+                    s.load1,
+                ])?;
+            }
+        }
         tx.commit()?;
         Ok(trial_id)
     }

@@ -101,6 +101,30 @@ CREATE TABLE IF NOT EXISTS histograms (
     PRIMARY KEY (trial_id, task_index, metric)
 );
 
+CREATE TABLE IF NOT EXISTS samples (
+    trial_id        INTEGER NOT NULL REFERENCES trials(trial_id),
+    t_ns            INTEGER NOT NULL,           -- end of the interval, ns after sampling started
+    interval_ns     INTEGER NOT NULL,
+    r               INTEGER,                    -- vmstat columns, computed as vmstat does
+    b               INTEGER,
+    in_per_s        REAL,
+    cs_per_s        REAL,
+    us_pct          REAL,
+    sy_pct          REAL,
+    id_pct          REAL,
+    wa_pct          REAL,
+    st_pct          REAL,
+    bi_kib_s        REAL,
+    bo_kib_s        REAL,
+    psi_cpu_some_pct REAL,                      -- PSI stall, percent of the interval
+    psi_cpu_full_pct REAL,
+    psi_io_some_pct  REAL,
+    psi_io_full_pct  REAL,
+    psi_mem_some_pct REAL,
+    psi_mem_full_pct REAL,
+    load1           REAL
+);
+
 CREATE TABLE IF NOT EXISTS calibrations (
     key             TEXT    NOT NULL,
     kernel          TEXT    NOT NULL,

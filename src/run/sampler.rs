@@ -1,0 +1,301 @@
+//! System-wide sampling during a trial: vmstat's columns, PSI and load, every interval, in a thread.
+//!
+//! The columns are computed from /proc/stat and /proc/vmstat as procps `vmstat` computes them:
+//! us = user + nice, sy = system + irq + softirq, id = idle, wa = iowait, st = steal, each as a
+//! share of all ticks in the interval; in and cs as rates per second; r and b as read.
+
+use crate::procfs::{self, CpuTicks, Pressure, ProcStat};
+use crate::sys;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// One system-wide sample over the interval that ends at `t_ns`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Sample {
+    /// End of the interval, ns after the sampler started.
+    pub t_ns: u64,
+    /// Length of the interval, ns.
+    pub interval_ns: u64,
+    /// Runnable tasks (procs_running).
+    pub r: u64,
+    /// Tasks blocked on I/O (procs_blocked).
+    pub b: u64,
+    /// Interrupts per second.
+    pub in_per_s: f64,
+    /// Context switches per second.
+    pub cs_per_s: f64,
+    /// User CPU (user + nice), percent of all CPU time.
+    pub us_pct: f64,
+    /// System CPU (system + irq + softirq), percent.
+    pub sy_pct: f64,
+    /// Idle, percent.
+    pub id_pct: f64,
+    /// Waiting for I/O, percent.
+    pub wa_pct: f64,
+    /// Stolen by the hypervisor, percent.
+    pub st_pct: f64,
+    /// Blocks read from disk, KiB per second.
+    pub bi_kib_s: f64,
+    /// Blocks written to disk, KiB per second.
+    pub bo_kib_s: f64,
+    /// PSI cpu/io/memory "some" and "full" stall, percent of the interval: [cpu some, cpu full, io some, io full, mem some, mem full].
+    pub psi_pct: [Option<f64>; 6],
+    /// 1-minute load average at the end of the interval.
+    pub load1: Option<f64>,
+}
+
+/// One reading of the counters the samples are computed from.
+#[derive(Debug, Clone, Default)]
+pub struct Reading {
+    /// CLOCK_MONOTONIC time of the reading, ns.
+    pub t_ns: u64,
+    /// /proc/stat.
+    pub stat: Option<ProcStat>,
+    /// pgpgin and pgpgout from /proc/vmstat, KiB since boot.
+    pub pgpg: Option<(u64, u64)>,
+    /// /proc/pressure/{cpu,io,memory}.
+    pub psi: [Option<Pressure>; 3],
+    /// 1-minute load average.
+    pub load1: Option<f64>,
+}
+
+impl Reading {
+    /// Reads the counters now.
+    pub fn take() -> Reading {
+        let read = |p: &str| std::fs::read_to_string(p).ok();
+        let pgpg = read("/proc/vmstat")
+            .map(|t| procfs::parse_vmstat(&t))
+            .and_then(|m| Some((*m.get("pgpgin")?, *m.get("pgpgout")?)));
+        Reading {
+            t_ns: sys::now_ns(),
+            stat: read("/proc/stat").and_then(|t| procfs::parse_stat(&t)),
+            pgpg,
+            psi: [
+                "/proc/pressure/cpu",
+                "/proc/pressure/io",
+                "/proc/pressure/memory",
+            ]
+            .map(|p| read(p).and_then(|t| procfs::parse_pressure(&t))),
+            load1: read("/proc/loadavg")
+                .and_then(|t| procfs::parse_loadavg(&t))
+                .map(|l| l.load1),
+        }
+    }
+}
+
+/// The sample for the interval between two readings (`None` if /proc/stat was unreadable).
+pub fn compute(prev: &Reading, cur: &Reading, origin_ns: u64) -> Option<Sample> {
+    let (a, b) = (prev.stat.as_ref()?, cur.stat.as_ref()?);
+    let dt_ns = cur.t_ns.saturating_sub(prev.t_ns).max(1);
+    let secs = dt_ns as f64 / 1e9;
+    let d = |x: u64, y: u64| y.saturating_sub(x) as f64;
+    let (ta, tb): (&CpuTicks, &CpuTicks) = (&a.cpu, &b.cpu);
+    let us = d(ta.user + ta.nice, tb.user + tb.nice);
+    let sy = d(
+        ta.system + ta.irq + ta.softirq,
+        tb.system + tb.irq + tb.softirq,
+    );
+    let id = d(ta.idle, tb.idle);
+    let wa = d(ta.iowait, tb.iowait);
+    let st = d(ta.steal, tb.steal);
+    let total = (us + sy + id + wa + st).max(1.0);
+    let rate = |x: Option<u64>, y: Option<u64>| match (x, y) {
+        (Some(x), Some(y)) => d(x, y) / secs,
+        _ => 0.0,
+    };
+    let mut psi_pct = [None; 6];
+    for (i, (p, c)) in prev.psi.iter().zip(&cur.psi).enumerate() {
+        if let (Some(p), Some(c)) = (p, c) {
+            let interval_us = dt_ns as f64 / 1e3;
+            psi_pct[2 * i] = Some(d(p.some.total_us, c.some.total_us) / interval_us * 100.0);
+            if let (Some(pf), Some(cf)) = (&p.full, &c.full) {
+                psi_pct[2 * i + 1] = Some(d(pf.total_us, cf.total_us) / interval_us * 100.0);
+            }
+        }
+    }
+    let (bi, bo) = match (prev.pgpg, cur.pgpg) {
+        (Some((i0, o0)), Some((i1, o1))) => (d(i0, i1) / secs, d(o0, o1) / secs),
+        _ => (0.0, 0.0),
+    };
+    Some(Sample {
+        t_ns: cur.t_ns.saturating_sub(origin_ns),
+        interval_ns: dt_ns,
+        r: b.procs_running.unwrap_or(0),
+        b: b.procs_blocked.unwrap_or(0),
+        in_per_s: rate(a.intr_total, b.intr_total),
+        cs_per_s: rate(a.ctxt, b.ctxt),
+        us_pct: 100.0 * us / total,
+        sy_pct: 100.0 * sy / total,
+        id_pct: 100.0 * id / total,
+        wa_pct: 100.0 * wa / total,
+        st_pct: 100.0 * st / total,
+        bi_kib_s: bi,
+        bo_kib_s: bo,
+        psi_pct,
+        load1: cur.load1,
+    })
+}
+
+/// A running sampler thread.
+pub struct Sampler {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    handle: JoinHandle<Vec<Sample>>,
+}
+
+impl Sampler {
+    /// Starts sampling every `interval`; with `rt` the thread runs at the launcher's guard
+    /// priority (FIFO 99) so that RT workers cannot starve it.
+    pub fn start(interval: Duration, rt: bool) -> Sampler {
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            if rt {
+                let _ = sys::sched_setattr(&sys::SchedAttr {
+                    policy: crate::policy::PolicyKind::Fifo.number(),
+                    priority: crate::policy::RT_LAUNCHER,
+                    flags: sys::FLAG_RESET_ON_FORK,
+                    ..Default::default()
+                });
+            }
+            let mut out = Vec::with_capacity(1024);
+            let mut prev = Reading::take();
+            let origin = prev.t_ns;
+            let (lock, cv) = &*flag;
+            let mut stopped = lock.lock().expect("sampler lock");
+            loop {
+                let (guard, timeout) = cv.wait_timeout(stopped, interval).expect("sampler lock");
+                stopped = guard;
+                if *stopped {
+                    // The last, partial interval, so that even a short trial has a sample.
+                    let cur = Reading::take();
+                    if cur.t_ns - prev.t_ns >= 1_000_000 {
+                        out.extend(compute(&prev, &cur, origin));
+                    }
+                    break;
+                }
+                if timeout.timed_out() {
+                    let cur = Reading::take();
+                    if let Some(s) = compute(&prev, &cur, origin) {
+                        out.push(s);
+                    }
+                    prev = cur;
+                }
+            }
+            out
+        });
+        Sampler { stop, handle }
+    }
+
+    /// Stops the thread and returns the samples taken.
+    pub fn finish(self) -> Vec<Sample> {
+        let (lock, cv) = &*self.stop;
+        *lock.lock().expect("sampler lock") = true;
+        cv.notify_all();
+        self.handle.join().unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stat(
+        user: u64,
+        system: u64,
+        idle: u64,
+        iowait: u64,
+        steal: u64,
+        intr: u64,
+        ctxt: u64,
+    ) -> ProcStat {
+        ProcStat {
+            cpu: CpuTicks {
+                user,
+                system,
+                idle,
+                iowait,
+                steal,
+                ..Default::default()
+            },
+            intr_total: Some(intr),
+            ctxt: Some(ctxt),
+            procs_running: Some(3),
+            procs_blocked: Some(1),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn columns_are_shares_of_the_ticks_and_rates_per_second() {
+        let a = Reading {
+            t_ns: 1_000_000_000,
+            stat: Some(stat(100, 50, 1000, 10, 0, 5000, 9000)),
+            pgpg: Some((0, 0)),
+            ..Default::default()
+        };
+        let b = Reading {
+            t_ns: 1_500_000_000,
+            stat: Some(stat(130, 60, 1050, 15, 5, 5500, 10000)),
+            pgpg: Some((100, 400)),
+            ..Default::default()
+        };
+        let s = compute(&a, &b, 1_000_000_000).unwrap();
+        // Deltas: us 30, sy 10, id 50, wa 5, st 5 -> 100 ticks.
+        assert_eq!(
+            (s.us_pct, s.sy_pct, s.id_pct, s.wa_pct, s.st_pct),
+            (30.0, 10.0, 50.0, 5.0, 5.0)
+        );
+        assert_eq!(s.in_per_s, 1000.0);
+        assert_eq!(s.cs_per_s, 2000.0);
+        assert_eq!((s.bi_kib_s, s.bo_kib_s), (200.0, 800.0));
+        assert_eq!((s.r, s.b, s.t_ns), (3, 1, 500_000_000));
+    }
+
+    #[test]
+    fn psi_stall_is_a_share_of_the_interval() {
+        let psi = |some: u64, full: u64| Pressure {
+            some: procfs::PsiLine {
+                total_us: some,
+                ..Default::default()
+            },
+            full: Some(procfs::PsiLine {
+                total_us: full,
+                ..Default::default()
+            }),
+        };
+        let a = Reading {
+            t_ns: 0,
+            stat: Some(stat(0, 0, 0, 0, 0, 0, 0)),
+            psi: [Some(psi(0, 0)), None, None],
+            ..Default::default()
+        };
+        let b = Reading {
+            t_ns: 100_000_000,
+            stat: Some(stat(1, 0, 1, 0, 0, 0, 0)),
+            psi: [Some(psi(25_000, 5_000)), None, None],
+            ..Default::default()
+        };
+        let s = compute(&a, &b, 0).unwrap();
+        assert_eq!(s.psi_pct[0], Some(25.0));
+        assert_eq!(s.psi_pct[1], Some(5.0));
+        assert_eq!(s.psi_pct[2], None);
+    }
+
+    #[test]
+    fn the_sampler_takes_about_one_sample_per_interval_and_stops_at_once() {
+        let s = Sampler::start(Duration::from_millis(20), false);
+        std::thread::sleep(Duration::from_millis(210));
+        let t = std::time::Instant::now();
+        let samples = s.finish();
+        assert!(
+            t.elapsed() < Duration::from_millis(100),
+            "finish wakes the thread"
+        );
+        assert!((5..=13).contains(&samples.len()), "{}", samples.len());
+        for s in &samples {
+            let sum = s.us_pct + s.sy_pct + s.id_pct + s.wa_pct + s.st_pct;
+            assert!((sum - 100.0).abs() < 1e-6 || sum == 0.0, "{s:?}");
+        }
+    }
+}
