@@ -85,7 +85,10 @@ fn spec_and_plan(args: &RunArgs) -> Result<(crate::spec::Spec, crate::plan::Plan
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64)
     });
-    let plan = spec.plan(seed)?;
+    let plan = match &args.spec {
+        Some(path) => crate::spec::locate::plan_spec_file(path, &spec, seed)?,
+        None => spec.plan(seed)?,
+    };
     Ok((spec, plan, None))
 }
 

@@ -186,8 +186,7 @@ impl RunArgs {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| SpecError(format!("cannot read spec {}: {e}", path.display())))?;
-                Spec::from_toml(&text)
-                    .map_err(|e| SpecError(format!("{}: {}", path.display(), e.0)))?
+                crate::spec::locate::parse_spec_file(path, &text)?
             }
             None if self.has_axis_flags() => Spec {
                 name: "cli".into(),

@@ -6,6 +6,9 @@ use crate::workload::{CpuKernel, IoMode, Workload, WorkloadKind};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
+pub mod locate;
+mod tree;
+
 /// A user mistake in a spec or in the flags of `run`; the message names the key and the fix.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -182,8 +185,26 @@ impl Default for Settings {
     }
 }
 
+/// Longest duration a spec may give (one week); longer values are surely typos.
+pub const MAX_DURATION_NS: u64 = 7 * 24 * 3600 * 1_000_000_000;
+/// Most trials (cells x rounds) one experiment may plan.
+pub const MAX_TRIALS: u64 = 10_000_000;
+
+/// What `parse_duration_ns` accepts, for messages.
+const DURATION_ACCEPTED: &str =
+    "a number with a unit ns, us, ms, s, m or h, e.g. \"50ms\" or \"1.5s\", up to 168h";
+
 /// Parses a duration such as `50ms`, `1.5s`, `200us`, `2m` into nanoseconds; `key` names the setting.
 pub fn parse_duration_ns(key: &str, text: &str) -> Result<u64, SpecError> {
+    duration_ns(key, text).map_err(SpecError::from)
+}
+
+/// [`parse_duration_ns`] with the mistake tied to `key`.
+fn duration_ns(key: &str, text: &str) -> Result<u64, Problem> {
+    let bad = || {
+        Problem::new(key, format!("'{text}' is not a duration"))
+            .accepting(DURATION_ACCEPTED.to_string())
+    };
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -196,35 +217,92 @@ pub fn parse_duration_ns(key: &str, text: &str) -> Result<u64, SpecError> {
         "s" => 1e9,
         "m" | "min" => 60e9,
         "h" => 3600e9,
-        _ => {
-            return Err(SpecError(format!(
-                "{key}: '{text}' is not a duration; write a number with a unit: ns, us, ms, s, m, h (e.g. \"50ms\", \"1.5s\")"
-            )))
-        }
+        _ => return Err(bad()),
     };
-    let value: f64 = num.parse().map_err(|_| {
-        SpecError(format!(
-            "{key}: '{text}' is not a duration; write a number with a unit, e.g. \"50ms\""
-        ))
-    })?;
-    Ok((value * scale).round() as u64)
+    let value: f64 = num.parse().map_err(|_| bad())?;
+    let ns = value * scale;
+    if !ns.is_finite() || ns > MAX_DURATION_NS as f64 {
+        return Err(Problem::new(key, format!("'{text}' is too long"))
+            .accepting(DURATION_ACCEPTED.to_string()));
+    }
+    Ok(ns.round() as u64)
+}
+
+/// A mistake in a spec, tied to the key it is about; `plan` reports it as a [`SpecError`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Dotted key path with list indices, e.g. `axes.workloads[1].iterations`.
+    pub key: String,
+    /// What is wrong with the value.
+    pub message: String,
+    /// What would be accepted instead, when that fits in a short list or range.
+    pub accepted: Option<String>,
+}
+
+impl Problem {
+    /// A problem with `key` and no list of accepted values.
+    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Problem {
+        Problem {
+            key: key.into(),
+            message: message.into(),
+            accepted: None,
+        }
+    }
+
+    /// The same problem with the accepted values named.
+    pub fn accepting(mut self, accepted: impl Into<String>) -> Problem {
+        self.accepted = Some(accepted.into());
+        self
+    }
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.key, self.message)?;
+        if let Some(a) = &self.accepted {
+            write!(f, " (accepted: {a})")?;
+        }
+        Ok(())
+    }
+}
+
+impl From<Problem> for SpecError {
+    fn from(p: Problem) -> SpecError {
+        SpecError(p.to_string())
+    }
+}
+
+/// The values a string-named enum accepts, as `a, b, c` (taken from its serde names).
+pub fn accepted_values<T: serde::de::DeserializeOwned>() -> String {
+    let probe = serde::de::value::StrDeserializer::<serde::de::value::Error>::new("\u{0}");
+    T::deserialize(probe)
+        .err()
+        .and_then(|e| locate::expected_list(&e.to_string()))
+        .map(|list| list.join(", "))
+        .unwrap_or_else(|| "see the README".into())
 }
 
 impl Spec {
-    /// Reads and checks a TOML spec; errors carry line and column.
+    /// Reads and checks a TOML spec; errors read `line L, column C: KEY: message (accepted: ...)`.
     pub fn from_toml(text: &str) -> Result<Spec, SpecError> {
-        toml::from_str(text).map_err(|e| SpecError(e.to_string()))
+        locate::parse_text(text).map_err(|e| SpecError(e.render(None)))
     }
 
     /// Expands the spec into cells and ordered trials, checking every value.
     pub fn plan(&self, seed: u64) -> Result<Plan, SpecError> {
+        self.check(seed).map_err(SpecError::from)
+    }
+
+    /// [`Spec::plan`] with the first mistake tied to its key, so that it can be positioned in a file.
+    pub fn check(&self, seed: u64) -> Result<Plan, Problem> {
         let a = &self.axes;
         let s = &self.settings;
-        let nonempty = |n: usize, key: &str, values: &str| {
+        let nonempty = |n: usize, key: &str, values: String| {
             if n == 0 {
-                Err(SpecError(format!(
-                    "axes.{key} is empty; give at least one of: {values}"
-                )))
+                Err(
+                    Problem::new(format!("axes.{key}"), "is empty; give at least one value")
+                        .accepting(values),
+                )
             } else {
                 Ok(())
             }
@@ -232,59 +310,95 @@ impl Spec {
         nonempty(
             a.policies.len(),
             "policies",
-            "other, batch, idle, fifo, rr, deadline",
+            accepted_values::<PolicyKind>(),
         )?;
-        nonempty(a.priorities.len(), "priorities", "same, spread")?;
-        nonempty(a.workloads.len(), "workloads", "cpu, io, mixed")?;
-        nonempty(a.tasks.len(), "tasks", "a task count such as 10")?;
-        nonempty(a.kind.len(), "kind", "process, thread")?;
-        nonempty(a.start.len(), "start", "barrier, staggered")?;
-        if let Some(&t) = a.tasks.iter().find(|&&t| t == 0 || t > 100_000) {
-            return Err(SpecError(format!(
-                "axes.tasks: {t} is not a usable task count; use 1..=100000"
-            )));
+        nonempty(
+            a.priorities.len(),
+            "priorities",
+            accepted_values::<PriorityMode>(),
+        )?;
+        nonempty(
+            a.workloads.len(),
+            "workloads",
+            format!("tables with kind = {}", accepted_values::<WorkloadKind>()),
+        )?;
+        nonempty(a.tasks.len(), "tasks", "task counts such as 10".into())?;
+        nonempty(a.kind.len(), "kind", accepted_values::<TaskKind>())?;
+        nonempty(a.start.len(), "start", accepted_values::<StartMode>())?;
+        if let Some((i, t)) = a
+            .tasks
+            .iter()
+            .enumerate()
+            .find(|(_, &t)| t == 0 || t > 100_000)
+        {
+            return Err(Problem::new(
+                format!("axes.tasks[{i}]"),
+                format!("{t} is not a usable task count"),
+            )
+            .accepting("1..=100000"));
         }
         if s.trials == 0 {
-            return Err(SpecError("settings.trials must be at least 1".into()));
+            return Err(Problem::new("settings.trials", "must be at least 1")
+                .accepting("a whole number of 1 or more"));
         }
         if let Some(n) = s.nice {
             if !(-20..=19).contains(&n) {
-                return Err(SpecError(format!(
-                    "settings.nice: {n} is out of range; use -20..=19"
-                )));
+                return Err(
+                    Problem::new("settings.nice", format!("{n} is out of range"))
+                        .accepting("-20..=19"),
+                );
             }
         }
         if let Some(p) = s.rt_priority {
             if !(1..=99).contains(&p) {
-                return Err(SpecError(format!(
-                    "settings.rt_priority: {p} is out of range; use 1..=99 (98 is the default top, 99 is kept for the launcher)"
-                )));
+                return Err(
+                    Problem::new("settings.rt_priority", format!("{p} is out of range"))
+                        .accepting("1..=99; 98 is the default top, 99 is kept for the launcher"),
+                );
             }
         }
         let deadline = DeadlineParams {
-            runtime_ns: parse_duration_ns("settings.deadline.runtime", &s.deadline.runtime)?,
-            deadline_ns: parse_duration_ns("settings.deadline.deadline", &s.deadline.deadline)?,
-            period_ns: parse_duration_ns("settings.deadline.period", &s.deadline.period)?,
+            runtime_ns: duration_ns("settings.deadline.runtime", &s.deadline.runtime)?,
+            deadline_ns: duration_ns("settings.deadline.deadline", &s.deadline.deadline)?,
+            period_ns: duration_ns("settings.deadline.period", &s.deadline.period)?,
         };
         if a.policies.contains(&PolicyKind::Deadline) {
-            deadline
-                .validate()
-                .map_err(|e| SpecError(format!("settings.deadline: {e}")))?;
+            if let Err(e) = deadline.validate() {
+                let key =
+                    if deadline.runtime_ns < 1024 || deadline.runtime_ns > deadline.deadline_ns {
+                        "settings.deadline.runtime"
+                    } else {
+                        "settings.deadline.deadline"
+                    };
+                return Err(Problem::new(key, e)
+                    .accepting("runtime of at least 1024ns and runtime <= deadline <= period"));
+            }
         }
-        let default_work = parse_duration_ns("settings.work", &s.work)?;
+        let default_work = duration_ns("settings.work", &s.work)?;
         if let Some(t) = &s.timeout {
-            if parse_duration_ns("settings.timeout", t)? == 0 {
-                return Err(SpecError("settings.timeout must be above 0".into()));
+            if duration_ns("settings.timeout", t)? == 0 {
+                return Err(Problem::new("settings.timeout", "must be above 0")
+                    .accepting("a duration above 0 such as \"60s\""));
             }
         }
         let online = crate::sys::allowed_cpus();
         let mut cpu_sets: Vec<Option<Vec<usize>>> = Vec::new();
-        for c in &a.cpus {
-            let list = crate::procfs::parse_cpu_list(c)
-                .map_err(|e| SpecError(format!("axes.cpus: {e}")))?;
+        for (i, c) in a.cpus.iter().enumerate() {
+            let key = format!("axes.cpus[{i}]");
+            let list = crate::procfs::parse_cpu_list(c).map_err(|e| {
+                // The list's own message ends with the format; keep that for `accepted`.
+                let message = e.split(": expected").next().unwrap_or(&e).to_string();
+                Problem::new(key.as_str(), message).accepting(
+                    "CPU numbers and ranges separated by commas, like \"0\", \"0-3\", \"0-3,5\"",
+                )
+            })?;
             if let Some(bad) = list.iter().find(|c| !online.contains(c)) {
-                return Err(SpecError(format!(
-                    "axes.cpus: CPU {bad} is not available to this process (allowed: {})",
+                return Err(Problem::new(
+                    key,
+                    format!("CPU {bad} is not available to this process"),
+                )
+                .accepting(format!(
+                    "CPUs allowed to this process: {}",
                     crate::procfs::format_cpu_list(&online)
                 )));
             }
@@ -296,6 +410,33 @@ impl Spec {
         let mut workloads = Vec::new();
         for (i, w) in a.workloads.iter().enumerate() {
             workloads.push(self.workload(i, w, default_work)?);
+        }
+        let cells_total = [
+            a.policies.len(),
+            a.priorities.len(),
+            workloads.len(),
+            a.tasks.len(),
+            a.kind.len(),
+            a.start.len(),
+            cpu_sets.len(),
+        ]
+        .iter()
+        .fold(1u64, |n, &len| n.saturating_mul(len as u64));
+        let rounds = u64::from(s.trials) + u64::from(s.warmup);
+        let trials_total = cells_total.saturating_mul(rounds);
+        if trials_total > MAX_TRIALS {
+            let key = if cells_total > MAX_TRIALS {
+                "axes"
+            } else {
+                "settings.trials"
+            };
+            return Err(Problem::new(
+                key,
+                format!(
+                    "{cells_total} cells x {rounds} trials (with warm-up) = {trials_total} trials is too many"
+                ),
+            )
+            .accepting(format!("at most {MAX_TRIALS} trials in all")));
         }
         let mut cells = Vec::new();
         for &policy in &a.policies {
@@ -339,7 +480,7 @@ impl Spec {
         i: usize,
         w: &WorkloadSpec,
         default_work: u64,
-    ) -> Result<(Workload, WorkSize, bool), SpecError> {
+    ) -> Result<(Workload, WorkSize, bool), Problem> {
         let key = format!("axes.workloads[{i}]");
         let mut out = Workload {
             kind: w.kind,
@@ -348,35 +489,60 @@ impl Spec {
             ..Workload::default()
         };
         if let Some(b) = w.io_block {
+            if b == 0 || b > 64 * 1024 * 1024 {
+                return Err(Problem::new(
+                    format!("{key}.io_block"),
+                    format!("{b} bytes is not a usable I/O block"),
+                )
+                .accepting("1..=67108864 (64 MiB)"));
+            }
             out.io_block_bytes = b;
         }
         if let Some(e) = w.io_every {
+            if e == 0 {
+                return Err(
+                    Problem::new(format!("{key}.io_every"), "must be at least 1")
+                        .accepting("a whole number of 1 or more"),
+                );
+            }
             out.io_every = e;
         }
         if let Some(b) = w.io_bytes {
             if b == 0 {
-                return Err(SpecError(format!("{key}.io_bytes must be above 0")));
+                return Err(Problem::new(format!("{key}.io_bytes"), "must be above 0")
+                    .accepting("a whole number of bytes, 1 or more"));
             }
             out.io_input_bytes = b;
         }
-        out.validate()
-            .map_err(|e| SpecError(format!("{key}: {e}")))?;
+        out.validate().map_err(|e| Problem::new(key.as_str(), e))?;
         let size = match (w.iterations, &w.work, w.io_bytes) {
-            (Some(0), _, _) => return Err(SpecError(format!("{key}.iterations must be above 0"))),
-            (Some(n), Some(_), _) => {
-                return Err(SpecError(format!(
-                    "{key}: give either work or iterations, not both (iterations = {n})"
-                )))
+            (Some(0), _, _) => {
+                return Err(Problem::new(format!("{key}.iterations"), "must be above 0")
+                    .accepting("a whole number of 1 or more"))
+            }
+            (Some(n), Some(d), _) => {
+                return Err(Problem::new(
+                    format!("{key}.iterations"),
+                    format!(
+                    "give either work or iterations, not both (work = \"{d}\", iterations = {n})"
+                ),
+                ))
             }
             (Some(n), None, _) => WorkSize::Iterations(n),
-            (None, Some(d), _) => WorkSize::WorkNs(parse_duration_ns(&format!("{key}.work"), d)?),
+            (None, Some(d), _) => WorkSize::WorkNs(duration_ns(&format!("{key}.work"), d)?),
             (None, None, Some(b)) if w.kind == WorkloadKind::Io => {
                 WorkSize::Iterations(b.div_ceil(out.io_block_bytes))
             }
             (None, None, _) => WorkSize::WorkNs(default_work),
         };
         if size == WorkSize::WorkNs(0) {
-            return Err(SpecError(format!("{key}: work must be above 0")));
+            let key = if w.work.is_some() {
+                format!("{key}.work")
+            } else {
+                "settings.work".into()
+            };
+            return Err(Problem::new(key, "must be above 0")
+                .accepting("a duration above 0 such as \"50ms\""));
         }
         Ok((out, size, w.split))
     }
