@@ -92,6 +92,24 @@ pub struct RunArgs {
     /// mixed: one I/O operation every N CPU units (default 1000).
     #[arg(long)]
     pub io_every: Option<u64>,
+    /// periodic: the period, e.g. 1ms (the size counts periods: --work 1s = 1000 periods of 1ms).
+    #[arg(long)]
+    pub period: Option<String>,
+    /// periodic: busy work per period as CPU time alone, e.g. 100us.
+    #[arg(long)]
+    pub run: Option<String>,
+    /// Antagonist counts: load tasks sharing the machine until the measured tasks end, e.g. 0,2.
+    #[arg(long, value_delimiter = ',')]
+    pub antagonists: Vec<u32>,
+    /// Policy of the antagonists (default other).
+    #[arg(long)]
+    pub antagonist_policy: Option<PolicyKind>,
+    /// What the antagonists run: cpu or io (default cpu).
+    #[arg(long)]
+    pub antagonist_workload: Option<WorkloadKind>,
+    /// Interval of the system-wide sampler, e.g. 100ms, or off.
+    #[arg(long)]
+    pub sample_interval: Option<String>,
     /// Directory for I/O files, on a disk-backed filesystem (default /var/tmp).
     #[arg(long)]
     pub io_dir: Option<PathBuf>,
@@ -177,7 +195,8 @@ impl RunArgs {
             && self.tasks.is_empty()
             && self.kind.is_empty()
             && self.start.is_empty()
-            && self.cpus.is_none())
+            && self.cpus.is_none()
+            && self.antagonists.is_empty())
     }
 
     /// The spec these flags describe: the file (or quick experiment) with the flags applied over it.
@@ -218,6 +237,8 @@ impl RunArgs {
         }
         for w in &mut a.workloads {
             w.split |= self.split;
+            w.period = self.period.clone().or(w.period.take());
+            w.run = self.run.clone().or(w.run.take());
             if let Some(k) = self.cpu_kernel {
                 w.cpu_kernel = k;
             }
@@ -248,6 +269,9 @@ impl RunArgs {
         if let Some(c) = &self.cpus {
             a.cpus = vec![c.clone()];
         }
+        if !self.antagonists.is_empty() {
+            a.antagonists = self.antagonists.clone();
+        }
         let s = &mut spec.settings;
         s.trials = self.trials.unwrap_or(s.trials);
         s.warmup = self.warmup.unwrap_or(s.warmup);
@@ -259,6 +283,15 @@ impl RunArgs {
         s.nice = self.nice.or(s.nice);
         s.rt_priority = self.rt_priority.or(s.rt_priority);
         s.io_dir = self.io_dir.clone().or(s.io_dir.take());
+        if let Some(p) = self.antagonist_policy {
+            s.antagonist_policy = p;
+        }
+        if let Some(w) = self.antagonist_workload {
+            s.antagonist_workload = w;
+        }
+        if let Some(i) = &self.sample_interval {
+            s.sample_interval = i.clone();
+        }
         if let Some(v) = &self.dl_runtime {
             s.deadline.runtime = v.clone();
         }

@@ -108,6 +108,12 @@ pub struct Cell {
     pub rt_priority: Option<u32>,
     /// DEADLINE parameters.
     pub deadline: DeadlineParams,
+    /// Number of antagonists sharing the machine with the measured tasks.
+    pub antagonists: u32,
+    /// Policy of the antagonists.
+    pub antagonist_policy: PolicyKind,
+    /// What the antagonists run (cpu or io).
+    pub antagonist_workload: crate::workload::WorkloadKind,
 }
 
 impl Cell {
@@ -124,6 +130,14 @@ impl Cell {
         );
         if self.split {
             s.push_str(" split");
+        }
+        if self.antagonists > 0 {
+            s.push_str(&format!(
+                " +{} {} antagonists ({})",
+                self.antagonists,
+                self.antagonist_workload.name(),
+                self.antagonist_policy
+            ));
         }
         if let Some(c) = &self.cpus {
             s.push_str(&format!(" cpus={}", crate::procfs::format_cpu_list(c)));

@@ -6,7 +6,7 @@ pub mod trial;
 
 use crate::env::SystemSnapshot;
 use crate::plan::{Cell, Plan, WorkSize};
-use crate::policy::{self, PolicyKind, TaskPolicy};
+use crate::policy::{self, PolicyKind, PriorityMode, TaskPolicy};
 use crate::spec::Spec;
 use crate::store::Store;
 use crate::sys;
@@ -20,9 +20,6 @@ use trial::{TrialSetup, TrialStatus};
 
 /// Settle time before each trial, ns; the machine's idleness is judged over it.
 pub const SETTLE_NS: u64 = 100_000_000;
-
-/// Default interval of the system-wide sampler, ns.
-pub const DEFAULT_SAMPLE_NS: u64 = 100_000_000;
 
 /// Options of `schedlab run` that are not part of the experiment itself.
 #[derive(Debug, Clone)]
@@ -55,6 +52,7 @@ pub struct RunSummary {
 struct CellState {
     units: Option<u64>,
     run_units: u64,
+    antagonist_chunk: u64,
     alone_ns: u64,
     skipped: Option<String>,
 }
@@ -146,7 +144,12 @@ fn run_trials(
         .as_deref()
         .map(|t| crate::spec::parse_duration_ns("settings.timeout", t))
         .transpose()?;
-    let sample_interval = Some(std::time::Duration::from_nanos(DEFAULT_SAMPLE_NS));
+    let sample_interval = match spec.settings.sample_interval.trim() {
+        "off" => None,
+        d => Some(std::time::Duration::from_nanos(
+            crate::spec::parse_duration_ns("settings.sample_interval", d)?,
+        )),
+    };
     let mut cells = vec![CellState::default(); plan.cells.len()];
     let stored = store.stored_trials(run_id)?;
     for (cell, units) in store.cell_units(run_id)? {
@@ -180,6 +183,12 @@ fn run_trials(
                 &cpu_model,
                 &progress,
             )?;
+            if cell.antagonists > 0 {
+                let w = antagonist_workload(cell);
+                state.antagonist_chunk =
+                    workload_rate(Some(store), &w, io_dir, &kernel, &cpu_model, &progress)?
+                        .units_for(1_000_000);
+            }
             state.run_units = run_units(
                 Some(store),
                 &cell.workload,
@@ -311,6 +320,15 @@ pub fn workload_rate(
     Ok(r)
 }
 
+/// The workload of `cell`'s antagonists: CPU hogs (spin) or I/O with the cell's I/O parameters.
+pub fn antagonist_workload(cell: &Cell) -> crate::workload::Workload {
+    crate::workload::Workload {
+        kind: cell.antagonist_workload,
+        cpu_kernel: crate::workload::CpuKernel::Spin,
+        ..cell.workload.clone()
+    }
+}
+
 /// CPU units per period of a periodic workload (0 for other workloads).
 pub fn run_units(
     store: Option<&Store>,
@@ -410,7 +428,9 @@ fn run_one(
     sample_interval: Option<std::time::Duration>,
 ) -> Result<trial::TrialOutcome> {
     let (units, run_units) = (state.units.unwrap_or(1), state.run_units);
-    let dir = if cell.workload.needs_files() {
+    let needs_files = cell.workload.needs_files()
+        || (cell.antagonists > 0 && antagonist_workload(cell).needs_files());
+    let dir = if needs_files {
         Some(
             TrialDir::create(io_dir, tag, cell.workload.io_input_bytes).with_context(|| {
                 format!(
@@ -423,20 +443,37 @@ fn run_one(
         None
     };
     let n = cell.tasks as usize;
+    let a = cell.antagonists as usize;
+    let policies = (0..n)
+        .map(|i| {
+            TaskPolicy::for_task(
+                cell.policy,
+                cell.priorities,
+                i,
+                n,
+                cell.nice,
+                cell.rt_priority,
+                cell.deadline,
+            )
+        })
+        .chain((0..a).map(|i| {
+            TaskPolicy::for_task(
+                cell.antagonist_policy,
+                PriorityMode::Same,
+                i,
+                a,
+                None,
+                None,
+                cell.deadline,
+            )
+        }))
+        .collect();
+    let output = |i: usize| {
+        dir.as_ref()
+            .map_or_else(|| "/dev/null".into(), |d| d.output(i))
+    };
     let plan = TaskPlan {
-        policies: (0..n)
-            .map(|i| {
-                TaskPolicy::for_task(
-                    cell.policy,
-                    cell.priorities,
-                    i,
-                    n,
-                    cell.nice,
-                    cell.rt_priority,
-                    cell.deadline,
-                )
-            })
-            .collect(),
+        policies,
         workload: cell.workload.clone(),
         units,
         cpus: cell.cpus.clone(),
@@ -444,16 +481,11 @@ fn run_one(
         input: dir
             .as_ref()
             .map_or_else(|| "/dev/null".into(), |d| d.input()),
-        outputs: (0..n)
-            .map(|i| {
-                dir.as_ref()
-                    .map_or_else(|| "/dev/null".into(), |d| d.output(i))
-            })
-            .collect(),
+        outputs: (0..n + a).map(output).collect(),
         run_units,
         measured: n,
-        antagonist_workload: None,
-        antagonist_chunk: 0,
+        antagonist_workload: (a > 0).then(|| antagonist_workload(cell)),
+        antagonist_chunk: state.antagonist_chunk,
     };
     // The launcher stays above RT workers where permitted; its children start reset to OTHER.
     let guard = cell.policy.needs_guard()

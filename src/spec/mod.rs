@@ -54,6 +54,9 @@ pub struct Axes {
     pub start: Vec<StartMode>,
     /// CPU lists to pin to (e.g. "0", "0-1"); empty = not pinned.
     pub cpus: Vec<String>,
+    /// Numbers of antagonists: load tasks (settings.antagonist_workload under
+    /// settings.antagonist_policy) that share the machine until the measured tasks end.
+    pub antagonists: Vec<u32>,
 }
 
 impl Default for Axes {
@@ -66,6 +69,7 @@ impl Default for Axes {
             kind: vec![TaskKind::Process],
             start: vec![StartMode::Barrier],
             cpus: vec![],
+            antagonists: vec![0],
         }
     }
 }
@@ -100,6 +104,12 @@ pub struct WorkloadSpec {
     /// The size is the whole trial's work, divided evenly among its tasks (study 003).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub split: bool,
+    /// periodic: the period (default "1ms"); the size counts periods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period: Option<String>,
+    /// periodic: busy work per period, as CPU time alone (default "100us").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
 }
 
 impl Default for WorkloadSpec {
@@ -114,6 +124,8 @@ impl Default for WorkloadSpec {
             work: None,
             iterations: None,
             split: false,
+            period: None,
+            run: None,
         }
     }
 }
@@ -167,6 +179,12 @@ pub struct Settings {
     /// Directory for I/O files (default /var/tmp; a disk-backed filesystem).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub io_dir: Option<PathBuf>,
+    /// Policy of the antagonists (default other, nice 0 / RT top).
+    pub antagonist_policy: PolicyKind,
+    /// What antagonists run: cpu (hogs) or io (default cpu).
+    pub antagonist_workload: WorkloadKind,
+    /// Interval of the system-wide sampler (e.g. "100ms"), or "off".
+    pub sample_interval: String,
 }
 
 impl Default for Settings {
@@ -181,6 +199,9 @@ impl Default for Settings {
             rt_priority: None,
             deadline: DeadlineSpec::default(),
             io_dir: None,
+            antagonist_policy: PolicyKind::Other,
+            antagonist_workload: WorkloadKind::Cpu,
+            sample_interval: "100ms".into(),
         }
     }
 }
@@ -419,6 +440,7 @@ impl Spec {
             a.kind.len(),
             a.start.len(),
             cpu_sets.len(),
+            a.antagonists.len().max(1),
         ]
         .iter()
         .fold(1u64, |n, &len| n.saturating_mul(len as u64));
@@ -438,6 +460,39 @@ impl Spec {
             )
             .accepting(format!("at most {MAX_TRIALS} trials in all")));
         }
+        let antagonist_counts: Vec<u32> = if a.antagonists.is_empty() {
+            vec![0]
+        } else {
+            a.antagonists.clone()
+        };
+        if let Some((i, &n)) = antagonist_counts
+            .iter()
+            .enumerate()
+            .find(|(_, &n)| n > 10_000)
+        {
+            return Err(Problem::new(
+                format!("axes.antagonists[{i}]"),
+                format!("{n} antagonists is too many"),
+            )
+            .accepting("0..=10000"));
+        }
+        if !matches!(s.antagonist_workload, WorkloadKind::Cpu | WorkloadKind::Io) {
+            return Err(Problem::new(
+                "settings.antagonist_workload",
+                "antagonists run cpu or io work",
+            )
+            .accepting("cpu, io"));
+        }
+        if s.sample_interval.trim() != "off" {
+            let ns = duration_ns("settings.sample_interval", &s.sample_interval)?;
+            if ns < 10_000_000 {
+                return Err(Problem::new(
+                    "settings.sample_interval",
+                    format!("{} is too short to sample /proc cheaply", s.sample_interval),
+                )
+                .accepting("\"off\" or a duration of 10ms or more, e.g. \"100ms\""));
+            }
+        }
         let mut cells = Vec::new();
         for &policy in &a.policies {
             for &priorities in &a.priorities {
@@ -446,20 +501,25 @@ impl Spec {
                         for &kind in &a.kind {
                             for &start in &a.start {
                                 for cpus in &cpu_sets {
-                                    cells.push(Cell {
-                                        policy,
-                                        priorities,
-                                        workload: workload.clone(),
-                                        size: *size,
-                                        split: *split,
-                                        tasks,
-                                        kind,
-                                        start,
-                                        cpus: cpus.clone(),
-                                        nice: s.nice,
-                                        rt_priority: s.rt_priority,
-                                        deadline,
-                                    });
+                                    for &antagonists in &antagonist_counts {
+                                        cells.push(Cell {
+                                            policy,
+                                            priorities,
+                                            workload: workload.clone(),
+                                            size: *size,
+                                            split: *split,
+                                            tasks,
+                                            kind,
+                                            start,
+                                            cpus: cpus.clone(),
+                                            nice: s.nice,
+                                            rt_priority: s.rt_priority,
+                                            deadline,
+                                            antagonists,
+                                            antagonist_policy: s.antagonist_policy,
+                                            antagonist_workload: s.antagonist_workload,
+                                        });
+                                    }
                                 }
                             }
                         }
@@ -498,6 +558,12 @@ impl Spec {
             }
             out.io_block_bytes = b;
         }
+        if let Some(p) = &w.period {
+            out.period_ns = duration_ns(&format!("{key}.period"), p)?;
+        }
+        if let Some(r) = &w.run {
+            out.run_ns = duration_ns(&format!("{key}.run"), r)?;
+        }
         if let Some(e) = w.io_every {
             if e == 0 {
                 return Err(
@@ -534,6 +600,13 @@ impl Spec {
                 WorkSize::Iterations(b.div_ceil(out.io_block_bytes))
             }
             (None, None, _) => WorkSize::WorkNs(default_work),
+        };
+        // A periodic workload counts periods: its work (a duration) becomes periods of `period`.
+        let size = match size {
+            WorkSize::WorkNs(ns) if w.kind == WorkloadKind::Periodic => {
+                WorkSize::Iterations((ns / out.period_ns.max(1)).max(1))
+            }
+            other => other,
         };
         if size == WorkSize::WorkNs(0) {
             let key = if w.work.is_some() {

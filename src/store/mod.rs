@@ -107,8 +107,8 @@ impl Store {
             };
             tx.execute(
                 "INSERT INTO cells (run_id, cell_index, policy, priorities, workload, workload_json, kind, start, tasks, cpus,
-                                    nice, rt_priority, dl_runtime_ns, dl_deadline_ns, dl_period_ns, work_ns, units, split)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                                    nice, rt_priority, dl_runtime_ns, dl_deadline_ns, dl_period_ns, work_ns, units, split, antagonists, antagonist_policy, antagonist_workload)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
                 params![
                     run_id,
                     i as i64,
@@ -128,6 +128,9 @@ impl Store {
                     work_ns,
                     units,
                     c.split,
+                    c.antagonists,
+                    (c.antagonists > 0).then(|| c.antagonist_policy.name()),
+                    (c.antagonists > 0).then(|| c.antagonist_workload.name()),
                 ],
             )?;
         }

@@ -35,6 +35,9 @@ CREATE TABLE IF NOT EXISTS cells (
     work_ns         INTEGER,                    -- requested work alone, if sized by time
     units           INTEGER,                    -- units of work per task (exact or calibrated)
     split           INTEGER NOT NULL DEFAULT 0, -- 1: the size was the trial's total, divided among tasks
+    antagonists     INTEGER NOT NULL DEFAULT 0, -- load tasks sharing the machine (not measured)
+    antagonist_policy TEXT,
+    antagonist_workload TEXT,
     UNIQUE (run_id, cell_index)
 );
 
