@@ -1,0 +1,164 @@
+//! Grouped bar chart with confidence-interval error bars (one group per category, one bar per series).
+
+use plotters::prelude::*;
+
+use super::frame::{
+    builder, category_labels, color_of, darker, draw_axes, err, layout, legend, note_center,
+    render, unique_in_order, wrap_categories, Axes, DResult, Swatch, Y_AREA,
+};
+use super::stats::nice_axis;
+
+/// One bar: the value of one series (a policy name, which picks the colour) in a group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bar {
+    /// Series name; bars of the same series share colour and position in every group.
+    pub series: String,
+    /// Bar height, in the unit of the y axis. Non-finite: the bar is left out.
+    pub value: f64,
+    /// Confidence interval (low, high) in the same unit, drawn as an error bar; skipped if
+    /// either end is not finite.
+    pub ci: Option<(f64, f64)>,
+}
+
+/// The bars of one category on the x axis (e.g. "10 tasks").
+#[derive(Debug, Clone, PartialEq)]
+pub struct BarGroup {
+    /// Label under the group.
+    pub category: String,
+    /// One bar per series; a series missing here leaves a gap at its position.
+    pub bars: Vec<Bar>,
+}
+
+/// Grouped bar chart as an SVG string. Bars start at 0; error bars show `ci`; the y axis
+/// covers every value and CI end (and 0). The legend lists every series, in order of
+/// first appearance. No finite value at all: axes and "no data".
+pub fn bar_chart(title: &str, x_label: &str, y_label: &str, groups: &[BarGroup]) -> String {
+    render(title, |root| draw(root, title, x_label, y_label, groups))
+}
+
+fn finite_ci(b: &Bar) -> Option<(f64, f64)> {
+    match b.ci {
+        Some((lo, hi)) if lo.is_finite() && hi.is_finite() => Some((lo.min(hi), lo.max(hi))),
+        _ => None,
+    }
+}
+
+fn draw(
+    root: &super::frame::Area,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    groups: &[BarGroup],
+) -> DResult {
+    let series = unique_in_order(
+        groups
+            .iter()
+            .flat_map(|g| g.bars.iter().map(|b| b.series.as_str())),
+    );
+    let has_data: Vec<(String, bool)> = series
+        .iter()
+        .map(|s| {
+            let any = groups
+                .iter()
+                .flat_map(|g| &g.bars)
+                .any(|b| &b.series == s && b.value.is_finite());
+            (s.clone(), any)
+        })
+        .collect();
+    let plot = layout(root, title, &legend(&has_data, Swatch::Fill))?;
+
+    // Value range: bars start at zero; include CI ends.
+    let (mut lo, mut hi) = (0.0f64, 0.0f64);
+    let mut any = false;
+    for b in groups
+        .iter()
+        .flat_map(|g| &g.bars)
+        .filter(|b| b.value.is_finite())
+    {
+        any = true;
+        lo = lo.min(b.value);
+        hi = hi.max(b.value);
+        if let Some((a, z)) = finite_ci(b) {
+            lo = lo.min(a);
+            hi = hi.max(z);
+        }
+    }
+    // 3% headroom so that no bar or error bar ends exactly on the frame.
+    let pad = (hi - lo) * 0.03;
+    let (y0, y1, y_count) = if any && hi > lo {
+        nice_axis(
+            if lo < 0.0 { lo - pad } else { lo },
+            if hi > 0.0 { hi + pad } else { hi },
+        )
+    } else {
+        (0.0, 1.0, 0)
+    };
+    let n_groups = groups.len().max(1);
+    let x_range = -0.5..(n_groups as f64 - 0.5);
+
+    let names: Vec<&str> = groups.iter().map(|g| g.category.as_str()).collect();
+    let (cat_lines, x_area) = wrap_categories(&plot, &names);
+    let mut chart = builder(&plot, Y_AREA, x_area)
+        .build_cartesian_2d(x_range, y0..y1)
+        .map_err(err)?;
+    let axes = Axes {
+        x_desc: x_label,
+        y_desc: y_label,
+        x_ticks: false,
+        y_ticks: any,
+        x_grid: false,
+        y_count,
+    };
+    draw_axes(&mut chart, &axes)?;
+    if !any {
+        return note_center(root, &chart, "no data");
+    }
+
+    // Each group uses 80% of its slot; each series gets an equal share of that.
+    let k = series.len().max(1) as f64;
+    let share = 0.8 / k;
+    let base = 0.0f64.clamp(y0, y1);
+    for (gi, g) in groups.iter().enumerate() {
+        for b in g.bars.iter().filter(|b| b.value.is_finite()) {
+            let si = series.iter().position(|s| *s == b.series).unwrap_or(0) as f64;
+            let left = gi as f64 - 0.4 + si * share;
+            let (x0, x1) = (left + share * 0.06, left + share * 0.94);
+            let c = color_of(&b.series);
+            chart
+                .draw_series([
+                    Rectangle::new([(x0, base), (x1, b.value)], c.mix(0.85).filled()),
+                    Rectangle::new([(x0, base), (x1, b.value)], darker(c).stroke_width(1)),
+                ])
+                .map_err(err)?;
+            if let Some((a, z)) = finite_ci(b) {
+                let xm = (x0 + x1) / 2.0;
+                let cap = (x1 - x0) * 0.22;
+                let dark = RGBColor(25, 25, 25).stroke_width(2);
+                chart
+                    .draw_series([
+                        PathElement::new(vec![(xm, a), (xm, z)], dark),
+                        PathElement::new(vec![(xm - cap, a), (xm + cap, a)], dark),
+                        PathElement::new(vec![(xm - cap, z), (xm + cap, z)], dark),
+                    ])
+                    .map_err(err)?;
+            }
+        }
+    }
+    if base > y0 && base < y1 {
+        let zero = RGBColor(90, 90, 90).stroke_width(1);
+        chart
+            .draw_series([PathElement::new(
+                vec![(-0.5, 0.0), (n_groups as f64 - 0.5, 0.0)],
+                zero,
+            )])
+            .map_err(err)?;
+    }
+
+    let axis_y = chart.backend_coord(&(0.0, y0)).1;
+    let cats: Vec<(i32, &Vec<String>)> = cat_lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (chart.backend_coord(&(i as f64, y0)).0, l))
+        .collect();
+    category_labels(root, axis_y, &cats)
+}

@@ -1,0 +1,66 @@
+//! SVG -> PNG with resvg (tiny-skia), text set in the embedded DejaVu Sans so no system font is needed.
+
+use std::sync::{Arc, OnceLock};
+
+use resvg::tiny_skia::{Pixmap, Transform};
+use resvg::usvg::{fontdb, Options, Tree};
+
+use super::{FONT_BYTES, FONT_FAMILY};
+
+/// Largest PNG side accepted, px.
+const MAX_SIDE: f32 = 16384.0;
+
+/// A font database holding only the embedded font, built once.
+fn font_db() -> Arc<fontdb::Database> {
+    static DB: OnceLock<Arc<fontdb::Database>> = OnceLock::new();
+    DB.get_or_init(|| {
+        let mut db = fontdb::Database::new();
+        db.load_font_data(FONT_BYTES.to_vec());
+        // Generic families, and serif (usvg's last resort for unknown names), all map to it.
+        db.set_sans_serif_family(FONT_FAMILY);
+        db.set_serif_family(FONT_FAMILY);
+        db.set_monospace_family(FONT_FAMILY);
+        Arc::new(db)
+    })
+    .clone()
+}
+
+/// usvg options that resolve every font family to the embedded DejaVu Sans.
+pub(crate) fn usvg_options() -> Options<'static> {
+    Options {
+        fontdb: font_db(),
+        font_family: FONT_FAMILY.to_string(),
+        ..Options::default()
+    }
+}
+
+/// Renders `svg` to PNG bytes at `scale` times its size (1.0: 800x480 px for the plots
+/// here, 2.0 for high-DPI). Errors (as text) for unparsable SVG, a scale that is not
+/// finite and positive, or an image larger than 16384 px on a side.
+pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, String> {
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(format!("invalid PNG scale {scale}"));
+    }
+    let tree =
+        Tree::from_str(svg, &usvg_options()).map_err(|e| format!("cannot parse SVG: {e}"))?;
+    let size = tree.size();
+    let (w, h) = (
+        (size.width() * scale).ceil(),
+        (size.height() * scale).ceil(),
+    );
+    if w > MAX_SIDE || h > MAX_SIDE {
+        return Err(format!(
+            "PNG would be {w}x{h} px, more than {MAX_SIDE} px on a side"
+        ));
+    }
+    let mut pixmap = Pixmap::new(w.max(1.0) as u32, h.max(1.0) as u32)
+        .ok_or_else(|| format!("cannot allocate a {w}x{h} px image"))?;
+    resvg::render(
+        &tree,
+        Transform::from_scale(scale, scale),
+        &mut pixmap.as_mut(),
+    );
+    pixmap
+        .encode_png()
+        .map_err(|e| format!("cannot encode PNG: {e}"))
+}
