@@ -107,6 +107,12 @@ pub struct RunArgs {
     /// What the antagonists run: cpu or io (default cpu).
     #[arg(long)]
     pub antagonist_workload: Option<WorkloadKind>,
+    /// Block-device I/O schedulers to compare, e.g. none,mq-deadline,bfq,kyber (restored afterwards).
+    #[arg(long, value_delimiter = ',')]
+    pub io_schedulers: Vec<String>,
+    /// Block device whose I/O scheduler is varied (default: the one holding --io-dir), e.g. vda.
+    #[arg(long)]
+    pub device: Option<String>,
     /// Interval of the system-wide sampler, e.g. 100ms, or off.
     #[arg(long)]
     pub sample_interval: Option<String>,
@@ -196,7 +202,8 @@ impl RunArgs {
             && self.kind.is_empty()
             && self.start.is_empty()
             && self.cpus.is_none()
-            && self.antagonists.is_empty())
+            && self.antagonists.is_empty()
+            && self.io_schedulers.is_empty())
     }
 
     /// The spec these flags describe: the file (or quick experiment) with the flags applied over it.
@@ -272,6 +279,9 @@ impl RunArgs {
         if !self.antagonists.is_empty() {
             a.antagonists = self.antagonists.clone();
         }
+        if !self.io_schedulers.is_empty() {
+            a.io_schedulers = self.io_schedulers.clone();
+        }
         let s = &mut spec.settings;
         s.trials = self.trials.unwrap_or(s.trials);
         s.warmup = self.warmup.unwrap_or(s.warmup);
@@ -292,6 +302,7 @@ impl RunArgs {
         if let Some(i) = &self.sample_interval {
             s.sample_interval = i.clone();
         }
+        s.device = self.device.clone().or(s.device.take());
         if let Some(v) = &self.dl_runtime {
             s.deadline.runtime = v.clone();
         }

@@ -114,6 +114,8 @@ pub struct Cell {
     pub antagonist_policy: PolicyKind,
     /// What the antagonists run (cpu or io).
     pub antagonist_workload: crate::workload::WorkloadKind,
+    /// Block-device I/O scheduler set for the cell (None: left as it is).
+    pub io_scheduler: Option<String>,
 }
 
 impl Cell {
@@ -138,6 +140,9 @@ impl Cell {
                 self.antagonist_workload.name(),
                 self.antagonist_policy
             ));
+        }
+        if let Some(io) = &self.io_scheduler {
+            s.push_str(&format!(" io={io}"));
         }
         if let Some(c) = &self.cpus {
             s.push_str(&format!(" cpus={}", crate::procfs::format_cpu_list(c)));

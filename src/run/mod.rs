@@ -1,5 +1,6 @@
 //! The run loop: calibrate, run every planned trial safely, store each as it ends, report progress.
 
+pub mod iosched;
 pub mod sampler;
 pub mod task;
 pub mod trial;
@@ -150,6 +151,26 @@ fn run_trials(
             crate::spec::parse_duration_ns("settings.sample_interval", d)?,
         )),
     };
+    // Restores the device's original I/O scheduler when the run loop ends, however it ends.
+    let mut io_guard = if plan.cells.iter().any(|c| c.io_scheduler.is_some()) {
+        let device = match &spec.settings.device {
+            Some(d) => d.clone(),
+            None => iosched::device_for(io_dir).map_err(anyhow::Error::msg)?,
+        };
+        let g = iosched::IoSchedGuard::new(&device).map_err(anyhow::Error::msg)?;
+        store.add_warning(
+            run_id,
+            None,
+            &format!(
+                "I/O scheduler of {} varied; it was {} and is restored after the run",
+                g.device(),
+                g.original()
+            ),
+        )?;
+        Some(g)
+    } else {
+        None
+    };
     let mut cells = vec![CellState::default(); plan.cells.len()];
     let stored = store.stored_trials(run_id)?;
     for (cell, units) in store.cell_units(run_id)? {
@@ -209,6 +230,16 @@ fn run_trials(
             ..Default::default()
         };
         let mut warning = None;
+        if let (Some(g), Some(name), None) = (io_guard.as_mut(), &cell.io_scheduler, &state.skipped)
+        {
+            match g.set(name) {
+                Ok(()) => meta.io_scheduler = Some(name.clone()),
+                Err(reason) => {
+                    eprintln!("skipped: {}: {reason}", cell.label());
+                    state.skipped = Some(reason);
+                }
+            }
+        }
         let outcome = match &state.skipped {
             Some(reason) => trial::TrialOutcome {
                 status: TrialStatus::Skipped,

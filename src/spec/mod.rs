@@ -57,6 +57,8 @@ pub struct Axes {
     /// Numbers of antagonists: load tasks (settings.antagonist_workload under
     /// settings.antagonist_policy) that share the machine until the measured tasks end.
     pub antagonists: Vec<u32>,
+    /// Block-device I/O schedulers to compare (none, mq-deadline, bfq, kyber); empty = leave as is.
+    pub io_schedulers: Vec<String>,
 }
 
 impl Default for Axes {
@@ -70,6 +72,7 @@ impl Default for Axes {
             start: vec![StartMode::Barrier],
             cpus: vec![],
             antagonists: vec![0],
+            io_schedulers: vec![],
         }
     }
 }
@@ -185,6 +188,9 @@ pub struct Settings {
     pub antagonist_workload: WorkloadKind,
     /// Interval of the system-wide sampler (e.g. "100ms"), or "off".
     pub sample_interval: String,
+    /// Block device whose I/O scheduler is varied (default: the one holding io_dir), e.g. "vda".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
 }
 
 impl Default for Settings {
@@ -202,6 +208,7 @@ impl Default for Settings {
             antagonist_policy: PolicyKind::Other,
             antagonist_workload: WorkloadKind::Cpu,
             sample_interval: "100ms".into(),
+            device: None,
         }
     }
 }
@@ -441,6 +448,7 @@ impl Spec {
             a.start.len(),
             cpu_sets.len(),
             a.antagonists.len().max(1),
+            a.io_schedulers.len().max(1),
         ]
         .iter()
         .fold(1u64, |n, &len| n.saturating_mul(len as u64));
@@ -493,6 +501,22 @@ impl Spec {
                 .accepting("\"off\" or a duration of 10ms or more, e.g. \"100ms\""));
             }
         }
+        let mut io_schedulers: Vec<Option<String>> = Vec::new();
+        for (i, name) in a.io_schedulers.iter().enumerate() {
+            if name.trim().is_empty() || name.contains(char::is_whitespace) {
+                return Err(Problem::new(
+                    format!("axes.io_schedulers[{i}]"),
+                    format!("'{name}' is not a scheduler name"),
+                )
+                .accepting(
+                    "names from /sys/block/DEV/queue/scheduler, e.g. none, mq-deadline, bfq, kyber",
+                ));
+            }
+            io_schedulers.push(Some(name.trim().to_string()));
+        }
+        if io_schedulers.is_empty() {
+            io_schedulers.push(None);
+        }
         let mut cells = Vec::new();
         for &policy in &a.policies {
             for &priorities in &a.priorities {
@@ -502,23 +526,26 @@ impl Spec {
                             for &start in &a.start {
                                 for cpus in &cpu_sets {
                                     for &antagonists in &antagonist_counts {
-                                        cells.push(Cell {
-                                            policy,
-                                            priorities,
-                                            workload: workload.clone(),
-                                            size: *size,
-                                            split: *split,
-                                            tasks,
-                                            kind,
-                                            start,
-                                            cpus: cpus.clone(),
-                                            nice: s.nice,
-                                            rt_priority: s.rt_priority,
-                                            deadline,
-                                            antagonists,
-                                            antagonist_policy: s.antagonist_policy,
-                                            antagonist_workload: s.antagonist_workload,
-                                        });
+                                        for io_scheduler in &io_schedulers {
+                                            cells.push(Cell {
+                                                policy,
+                                                priorities,
+                                                workload: workload.clone(),
+                                                size: *size,
+                                                split: *split,
+                                                tasks,
+                                                kind,
+                                                start,
+                                                cpus: cpus.clone(),
+                                                nice: s.nice,
+                                                rt_priority: s.rt_priority,
+                                                deadline,
+                                                antagonists,
+                                                antagonist_policy: s.antagonist_policy,
+                                                antagonist_workload: s.antagonist_workload,
+                                                io_scheduler: io_scheduler.clone(),
+                                            });
+                                        }
                                     }
                                 }
                             }

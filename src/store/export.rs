@@ -52,7 +52,7 @@ impl FromStr for Format {
 
 /// The cell columns shared by both tables.
 const CELL_COLUMNS: &str = "r.run_id, tr.trial_id, tr.trial_index, tr.round, tr.warmup, c.cell_index, c.policy, c.priorities,
-     c.workload, c.kind, c.start, c.tasks, c.cpus, c.units";
+     c.workload, c.kind, c.start, c.tasks, c.cpus, c.units, c.antagonists, c.io_scheduler";
 
 /// SQL of the `tasks` export. Column names are part of the interface: keep them stable.
 fn tasks_sql() -> String {

@@ -51,6 +51,8 @@ pub struct TrialMeta {
     pub steal_pct: Option<f64>,
     /// PSI cpu "some" share of that window, percent.
     pub psi_cpu_some_pct: Option<f64>,
+    /// I/O scheduler read back before the trial.
+    pub io_scheduler: Option<String>,
 }
 
 /// The current UTC time as RFC 3339 (seconds).
@@ -107,8 +109,8 @@ impl Store {
             };
             tx.execute(
                 "INSERT INTO cells (run_id, cell_index, policy, priorities, workload, workload_json, kind, start, tasks, cpus,
-                                    nice, rt_priority, dl_runtime_ns, dl_deadline_ns, dl_period_ns, work_ns, units, split, antagonists, antagonist_policy, antagonist_workload)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+                                    nice, rt_priority, dl_runtime_ns, dl_deadline_ns, dl_period_ns, work_ns, units, split, antagonists, antagonist_policy, antagonist_workload, io_scheduler)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
                 params![
                     run_id,
                     i as i64,
@@ -131,6 +133,7 @@ impl Store {
                     c.antagonists,
                     (c.antagonists > 0).then(|| c.antagonist_policy.name()),
                     (c.antagonists > 0).then(|| c.antagonist_workload.name()),
+                    c.io_scheduler,
                 ],
             )?;
         }
@@ -163,8 +166,8 @@ impl Store {
         )?;
         tx.execute(
             "INSERT INTO trials (run_id, cell_id, trial_index, round, warmup, status, reason, makespan_ns, timeout_ns, harness_cpu_ns,
-                                 started_at, pgid, load1, busy_pct, steal_pct, psi_cpu_some_pct)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                                 started_at, pgid, load1, busy_pct, steal_pct, psi_cpu_some_pct, io_scheduler)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
             params![
                 run_id,
                 cell_id,
@@ -182,6 +185,7 @@ impl Store {
                 meta.busy_pct,
                 meta.steal_pct,
                 meta.psi_cpu_some_pct,
+                meta.io_scheduler,
             ],
         )?;
         let trial_id = tx.last_insert_rowid();

@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS cells (
     antagonists     INTEGER NOT NULL DEFAULT 0, -- load tasks sharing the machine (not measured)
     antagonist_policy TEXT,
     antagonist_workload TEXT,
+    io_scheduler    TEXT,                       -- block-device I/O scheduler requested for the cell
     UNIQUE (run_id, cell_index)
 );
 
@@ -58,6 +59,7 @@ CREATE TABLE IF NOT EXISTS trials (
     busy_pct        REAL,                       -- non-idle CPU share in the settle window before the trial
     steal_pct       REAL,                       -- steal share in that window
     psi_cpu_some_pct REAL,                      -- share of that window some task waited for a CPU (PSI)
+    io_scheduler    TEXT,                       -- I/O scheduler read back before the trial (device: runs.env_json)
     started_at      TEXT    NOT NULL,
     UNIQUE (cell_id, trial_index)
 );
