@@ -113,6 +113,10 @@ pub struct RunArgs {
     /// Block device whose I/O scheduler is varied (default: the one holding --io-dir), e.g. vda.
     #[arg(long)]
     pub device: Option<String>,
+    /// Record the kernel's scheduler events (tracefs) during every trial: wake-up delays,
+    /// preemptions, migrations and a per-CPU timeline per task. Root only.
+    #[arg(long)]
+    pub trace: bool,
     /// Interval of the system-wide sampler, e.g. 100ms, or off.
     #[arg(long)]
     pub sample_interval: Option<String>,
@@ -303,6 +307,7 @@ impl RunArgs {
             s.sample_interval = i.clone();
         }
         s.device = self.device.clone().or(s.device.take());
+        s.trace |= self.trace;
         if let Some(v) = &self.dl_runtime {
             s.deadline.runtime = v.clone();
         }

@@ -99,3 +99,57 @@ fn periodic_parameters_are_checked() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("shorter than the period"), "{err}");
 }
+
+#[test]
+fn the_scheduler_trace_shows_fifo_tasks_unpreempted_and_other_tasks_preempted() {
+    if !root_or_skip("the_scheduler_trace_shows_fifo_tasks_unpreempted_and_other_tasks_preempted") {
+        return;
+    }
+    if let Err(e) = schedlab::run::trace::TraceSession::available() {
+        eprintln!("skipping: tracefs unavailable: {e}");
+        return;
+    }
+    let s = Scratch::new();
+    run_ok(
+        &s,
+        &[
+            "--trace",
+            "--policy",
+            "other,fifo",
+            "--tasks",
+            "3",
+            "--cpus",
+            "0",
+            "--work",
+            "30ms",
+            "--trials",
+            "1",
+        ],
+    );
+    let c = s.conn();
+    let q = |sql: &str, p: &str| ints(&c, &sql.replace("{p}", p));
+    let pre = "SELECT t.trace_preemptions FROM tasks t JOIN trials USING (trial_id) JOIN cells c USING (cell_id) WHERE c.policy = '{p}'";
+    let other = q(pre, "other");
+    let fifo = q(pre, "fifo");
+    assert_eq!((other.len(), fifo.len()), (3, 3));
+    assert!(
+        fifo.iter().all(|&n| n == 0),
+        "FIFO tasks at one level run to completion: {fifo:?}"
+    );
+    assert!(
+        other.iter().sum::<i64>() >= 3,
+        "OTHER tasks sharing a CPU are preempted: {other:?}"
+    );
+    let wake = "SELECT t.trace_wakeups FROM tasks t JOIN trials USING (trial_id) JOIN cells c USING (cell_id) WHERE c.policy = '{p}'";
+    assert!(
+        q(wake, "fifo").iter().all(|&n| n >= 1),
+        "the barrier release wakes every task"
+    );
+    let slices = ints(&c, "SELECT COUNT(*) FROM trace_slices WHERE cpu = 0")[0];
+    assert!(
+        slices >= 6,
+        "the timeline has slices on the pinned CPU: {slices}"
+    );
+    let lost = ints(&c, "SELECT trace_lost_events FROM trials");
+    assert!(lost.iter().all(|&n| n >= 0));
+}

@@ -3,6 +3,7 @@
 pub mod iosched;
 pub mod sampler;
 pub mod task;
+pub mod trace;
 pub mod trial;
 
 use crate::env::SystemSnapshot;
@@ -81,6 +82,10 @@ pub fn execute(
         );
     }
     remove_stale_trial_dirs(&io_dir);
+    if spec.settings.trace {
+        trace::TraceSession::available()
+            .map_err(|e| anyhow::anyhow!("--trace is not available: {e}"))?;
+    }
     let run_id = match resume {
         Some(id) => {
             store.mark_running(id)?;
@@ -145,11 +150,9 @@ fn run_trials(
         .as_deref()
         .map(|t| crate::spec::parse_duration_ns("settings.timeout", t))
         .transpose()?;
-    let sample_interval = match spec.settings.sample_interval.trim() {
-        "off" => None,
-        d => Some(std::time::Duration::from_nanos(
-            crate::spec::parse_duration_ns("settings.sample_interval", d)?,
-        )),
+    let observe = Observe {
+        sample_interval: sample_interval(spec)?,
+        trace: spec.settings.trace,
     };
     // Restores the device's original I/O scheduler when the run loop ends, however it ends.
     let mut io_guard = if plan.cells.iter().any(|c| c.io_scheduler.is_some()) {
@@ -249,6 +252,8 @@ fn run_trials(
                 tasks: vec![],
                 pgid: 0,
                 samples: vec![],
+                trace_slices: vec![],
+                trace_lost_events: None,
             },
             None => {
                 // A settle window before each trial, which also tells whether the machine is idle.
@@ -269,7 +274,7 @@ fn run_trials(
                     io_dir,
                     &format!("r{run_id}-t{n}"),
                     &interrupted,
-                    sample_interval,
+                    &observe,
                 )?
             }
         };
@@ -409,6 +414,41 @@ pub fn estimate_trial_ns(cell: &Cell, alone_ns: u64) -> u64 {
     wall + tasks * 300_000 + SETTLE_NS
 }
 
+/// What is recorded next to the tasks during a trial.
+struct Observe {
+    /// Interval of the system-wide sampler; None = off.
+    sample_interval: Option<std::time::Duration>,
+    /// Record the kernel's scheduler trace.
+    trace: bool,
+}
+
+/// The sampler interval of a spec (None for "off").
+fn sample_interval(spec: &Spec) -> Result<Option<std::time::Duration>> {
+    Ok(match spec.settings.sample_interval.trim() {
+        "off" => None,
+        d => Some(std::time::Duration::from_nanos(
+            crate::spec::parse_duration_ns("settings.sample_interval", d)?,
+        )),
+    })
+}
+
+/// Stops the trace, reads it, and attaches per-task summaries and the timeline to the outcome.
+fn attach_trace(t: &mut trace::TraceSession, o: &mut trial::TrialOutcome) -> Result<(), String> {
+    t.stop()?;
+    let raw = t.read()?;
+    let (events, _) = trace::parse_lenient(&raw.text);
+    let tids: Vec<i32> = o.tasks.iter().map(|r| r.tid).collect();
+    for (r, tt) in o.tasks.iter_mut().zip(trace::per_task(&events, &tids)) {
+        r.trace = Some(tt);
+    }
+    o.trace_slices = trace::timeline(&events, &tids)
+        .into_iter()
+        .filter_map(|s| tids.iter().position(|&t| t == s.tid).map(|i| (i as u32, s)))
+        .collect();
+    o.trace_lost_events = Some(raw.lost_events + raw.overruns);
+    Ok(())
+}
+
 /// Removes trial directories left under `io_dir` by schedlab processes that no longer exist
 /// (a launcher killed with SIGKILL cannot clean up after itself).
 fn remove_stale_trial_dirs(io_dir: &std::path::Path) {
@@ -456,8 +496,9 @@ fn run_one(
     io_dir: &std::path::Path,
     tag: &str,
     interrupted: &AtomicBool,
-    sample_interval: Option<std::time::Duration>,
+    observe: &Observe,
 ) -> Result<trial::TrialOutcome> {
+    let (sample_interval, trace_on) = (observe.sample_interval, observe.trace);
     let (units, run_units) = (state.units.unwrap_or(1), state.run_units);
     let needs_files = cell.workload.needs_files()
         || (cell.antagonists > 0 && antagonist_workload(cell).needs_files());
@@ -527,6 +568,11 @@ fn run_one(
             ..Default::default()
         })
         .is_ok();
+    let mut tracer = if trace_on {
+        Some(trace::TraceSession::start(trace::DEFAULT_BUFFER_KB).map_err(anyhow::Error::msg)?)
+    } else {
+        None
+    };
     let sampler = sample_interval.map(|i| sampler::Sampler::start(i, guard));
     let outcome = trial::run_trial(&TrialSetup {
         kind: cell.kind,
@@ -536,10 +582,14 @@ fn run_one(
         interrupted,
     });
     let samples = sampler.map(|s| s.finish()).unwrap_or_default();
-    let outcome = outcome.map(|mut o| {
+    let mut outcome = outcome.map(|mut o| {
         o.samples = samples;
         o
     });
+    if let (Some(t), Ok(o)) = (tracer.as_mut(), outcome.as_mut()) {
+        attach_trace(t, o).map_err(anyhow::Error::msg)?;
+    }
+    drop(tracer);
     if guard {
         let _ = sys::sched_setattr(&sys::SchedAttr::default());
     }

@@ -93,6 +93,8 @@ pub struct TaskRecord {
     pub antagonist: bool,
     /// Wake-up latency summary and serialised histogram (periodic work).
     pub latency: Option<(periodic::LatencySummary, Vec<u8>)>,
+    /// What the kernel's scheduler trace says about this task (--trace).
+    pub trace: Option<super::trace::TaskTrace>,
 }
 
 /// The result of one trial.
@@ -113,6 +115,11 @@ pub struct TrialOutcome {
     pub pgid: i32,
     /// System-wide samples taken during the trial.
     pub samples: Vec<super::sampler::Sample>,
+    /// Per-CPU intervals during which each task ran, from the scheduler trace (--trace), with
+    /// the task index: (task_index, slice).
+    pub trace_slices: Vec<(u32, super::trace::Slice)>,
+    /// Events the trace lost or overwrote (None without --trace).
+    pub trace_lost_events: Option<u64>,
 }
 
 /// Everything needed to run one trial.
@@ -234,6 +241,8 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
         tasks,
         pgid: host,
         samples: Vec::new(),
+        trace_slices: Vec::new(),
+        trace_lost_events: None,
     })
 }
 
@@ -371,6 +380,7 @@ fn record(i: usize, s: &Slot, h: &Header) -> TaskRecord {
         rt_priority: s.prio_read.load(SeqCst),
         antagonist: false,
         latency: None,
+        trace: None,
     }
 }
 

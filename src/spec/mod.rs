@@ -191,6 +191,9 @@ pub struct Settings {
     /// Block device whose I/O scheduler is varied (default: the one holding io_dir), e.g. "vda".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
+    /// Record the kernel's scheduler events (tracefs) during every trial; root only.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub trace: bool,
 }
 
 impl Default for Settings {
@@ -209,6 +212,7 @@ impl Default for Settings {
             antagonist_workload: WorkloadKind::Cpu,
             sample_interval: "100ms".into(),
             device: None,
+            trace: false,
         }
     }
 }

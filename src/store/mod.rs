@@ -166,8 +166,8 @@ impl Store {
         )?;
         tx.execute(
             "INSERT INTO trials (run_id, cell_id, trial_index, round, warmup, status, reason, makespan_ns, timeout_ns, harness_cpu_ns,
-                                 started_at, pgid, load1, busy_pct, steal_pct, psi_cpu_some_pct, io_scheduler)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                                 started_at, pgid, load1, busy_pct, steal_pct, psi_cpu_some_pct, io_scheduler, trace_lost_events)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
             params![
                 run_id,
                 cell_id,
@@ -186,6 +186,7 @@ impl Store {
                 meta.steal_pct,
                 meta.psi_cpu_some_pct,
                 meta.io_scheduler,
+                outcome.trace_lost_events.map(|v| v as i64),
             ],
         )?;
         let trial_id = tx.last_insert_rowid();
@@ -194,14 +195,23 @@ impl Store {
                 "INSERT INTO tasks (trial_id, task_index, pid, tid, policy_in_force, nice, rt_priority, t_release_ns, t_start_ns,
                     t_end_ns, response_ns, turnaround_ns, run_span_ns, utime_ns, stime_ns, nvcsw, nivcsw, run_delay_ns,
                     timeslices, migrations, work_units, exit_status, role, lat_count, lat_min_ns, lat_p50_ns, lat_p90_ns,
-                    lat_p99_ns, lat_p999_ns, lat_max_ns)
+                    lat_p99_ns, lat_p999_ns, lat_max_ns, trace_wakeups, trace_delay_p50_ns, trace_delay_max_ns,
+                    trace_preemptions, trace_migrations, trace_unseen_switch_ins)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-                         ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
+                         ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36)",
             )?;
             let mut hist = tx.prepare("INSERT INTO histograms (trial_id, task_index, metric, hdr_v2) VALUES (?1, ?2, ?3, ?4)")?;
             let nz = |v: u64| (v != 0).then_some(v as i64);
             for t in &outcome.tasks {
                 let lat = t.latency.as_ref().map(|(s, _)| s);
+                let tr = t.trace.as_ref();
+                let delay_stats = tr.map(|t| {
+                    let mut h = crate::workload::periodic::new_histogram();
+                    for &d in &t.wakeup_delays_ns {
+                        let _ = h.record(d.clamp(1, crate::workload::periodic::MAX_LATENCY_NS));
+                    }
+                    h
+                });
                 st.execute(params![
                     trial_id,
                     t.task_index,
@@ -233,7 +243,24 @@ impl Store {
                     lat.map(|l| l.p99_ns as i64),
                     lat.map(|l| l.p999_ns as i64),
                     lat.map(|l| l.max_ns as i64),
+                    tr.map(|t| t.wakeup_delays_ns.len() as i64),
+                    tr.and_then(|t| delay_stats
+                        .as_ref()
+                        .map(|h| h.value_at_quantile(0.5) as i64)
+                        .filter(|_| !t.wakeup_delays_ns.is_empty())),
+                    tr.and_then(|t| t.wakeup_delays_ns.iter().max().map(|&v| v as i64)),
+                    tr.map(|t| t.preemptions as i64),
+                    tr.map(|t| t.migrations as i64),
+                    tr.map(|t| t.unseen_switch_ins as i64),
                 ])?;
+                if let Some(h) = &delay_stats {
+                    hist.execute(params![
+                        trial_id,
+                        t.task_index,
+                        "trace_wakeup_delay_ns",
+                        crate::workload::periodic::serialize(h)
+                    ])?;
+                }
                 if let Some((_, bytes)) = &t.latency {
                     hist.execute(params![trial_id, t.task_index, "wakeup_latency_ns", bytes])?;
                 }
@@ -270,6 +297,18 @@ impl Store {
                     p[4],
                     p[5],
                     s.load1,
+                ])?;
+            }
+        }
+        {
+            let mut st = tx.prepare("INSERT INTO trace_slices (trial_id, task_index, cpu, start_ns, end_ns) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+            for (i, sl) in &outcome.trace_slices {
+                st.execute(params![
+                    trial_id,
+                    i,
+                    sl.cpu,
+                    sl.start_ns as i64,
+                    sl.end_ns as i64
                 ])?;
             }
         }

@@ -60,6 +60,7 @@ CREATE TABLE IF NOT EXISTS trials (
     steal_pct       REAL,                       -- steal share in that window
     psi_cpu_some_pct REAL,                      -- share of that window some task waited for a CPU (PSI)
     io_scheduler    TEXT,                       -- I/O scheduler read back before the trial (device: runs.env_json)
+    trace_lost_events INTEGER,                  -- --trace: events lost or overwritten
     started_at      TEXT    NOT NULL,
     UNIQUE (cell_id, trial_index)
 );
@@ -95,6 +96,12 @@ CREATE TABLE IF NOT EXISTS tasks (
     lat_p99_ns      INTEGER,
     lat_p999_ns     INTEGER,
     lat_max_ns      INTEGER,
+    trace_wakeups   INTEGER,                    -- --trace: wake-ups seen in the kernel trace
+    trace_delay_p50_ns INTEGER,                 -- --trace: wake-up-to-run delay (perf sched latency), 1 us resolution
+    trace_delay_max_ns INTEGER,
+    trace_preemptions INTEGER,                  -- --trace: switched out while runnable
+    trace_migrations INTEGER,
+    trace_unseen_switch_ins INTEGER,            -- --trace: slices whose switch-in the trace lacks
     PRIMARY KEY (trial_id, task_index)
 );
 
@@ -128,6 +135,14 @@ CREATE TABLE IF NOT EXISTS samples (
     psi_mem_some_pct REAL,
     psi_mem_full_pct REAL,
     load1           REAL
+);
+
+CREATE TABLE IF NOT EXISTS trace_slices (
+    trial_id        INTEGER NOT NULL REFERENCES trials(trial_id),
+    task_index      INTEGER NOT NULL,
+    cpu             INTEGER NOT NULL,
+    start_ns        INTEGER NOT NULL,           -- CLOCK_MONOTONIC (trace clock mono), 1 us resolution
+    end_ns          INTEGER NOT NULL
 );
 
 CREATE TABLE IF NOT EXISTS calibrations (
