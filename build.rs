@@ -16,7 +16,10 @@ fn main() {
             .output()
             .map(|o| !o.stdout.is_empty())
             .unwrap_or(false);
-        println!("cargo:rustc-env=SCHEDLAB_GIT_COMMIT={c}{}", if dirty { "-dirty" } else { "" });
+        println!(
+            "cargo:rustc-env=SCHEDLAB_GIT_COMMIT={c}{}",
+            if dirty { "-dirty" } else { "" }
+        );
     }
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/index");

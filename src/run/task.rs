@@ -129,8 +129,13 @@ impl TaskPlan {
 /// `hist` is this task's share of the trial's histogram buffer (empty unless the work is periodic).
 pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, i: usize) {
     let measured = !plan.is_antagonist(i);
-    // Staggered: the first timestamp after creation, before any other work.
+    // Staggered: the task inherited the cell's policy from its spawner; it takes its own level
+    // (spread priorities) at once, then its first timestamp, before any other work.
     if !plan.barrier {
+        if let Err(e) = plan.policies[i].apply() {
+            hdr.refused.fetch_add(1, SeqCst);
+            return give_up(hdr, slot, STATE_REFUSED, e, measured);
+        }
         slot.t_start_ns.store(sys::now_ns(), SeqCst);
     }
     slot.pid.store(sys::getpid(), SeqCst);
@@ -147,9 +152,12 @@ pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, 
         }
     }
     let policy = &plan.policies[i];
-    if let Err(e) = policy.apply() {
-        hdr.refused.fetch_add(1, SeqCst);
-        return give_up(hdr, slot, STATE_REFUSED, e, measured);
+    // (Staggered tasks applied it before their first timestamp.)
+    if plan.barrier {
+        if let Err(e) = policy.apply() {
+            hdr.refused.fetch_add(1, SeqCst);
+            return give_up(hdr, slot, STATE_REFUSED, e, measured);
+        }
     }
     if let Ok(a) = sys::sched_getattr() {
         slot.policy_read.store(a.policy, SeqCst);

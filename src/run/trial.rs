@@ -462,6 +462,23 @@ fn host_main(
             ..Default::default()
         });
     }
+    if !plan.barrier {
+        // Staggered, as the studies did: the spawner runs at the cell's policy (at the level of
+        // its highest task) and the tasks inherit it through fork/clone, so a task waits for its
+        // first run under its own policy and that wait counts in its response. DEADLINE tasks
+        // cannot be forked from, so the spawner keeps the guard for them.
+        if let Some(top) = plan
+            .policies
+            .first()
+            .filter(|p| p.kind != PolicyKind::Deadline)
+        {
+            let _ = top.apply();
+        }
+        // Tasks are born on their CPUs, as they inherit the spawner's affinity.
+        if let Some(cpus) = &plan.cpus {
+            let _ = sys::set_affinity(cpus);
+        }
+    }
     if plan.policies.iter().any(|p| p.kind.needs_guard()) {
         let us = setup.timeout_ns / 1000;
         let _ = sys::set_rlimit(libc::RLIMIT_RTTIME, us, us);

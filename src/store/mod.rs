@@ -11,8 +11,8 @@ use std::path::Path;
 
 /// The schema, applied to every database opened.
 const SCHEMA: &str = include_str!("schema.sql");
-/// Schema version kept in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 1;
+/// Schema version kept in `PRAGMA user_version` (0 = a new, empty database).
+const SCHEMA_VERSION: i64 = 2;
 
 /// An open results database.
 pub struct Store {
@@ -74,6 +74,13 @@ impl Store {
                 path.display()
             );
         }
+        if (1..SCHEMA_VERSION).contains(&version) {
+            anyhow::bail!(
+                "{} was written by an older development version of schedlab (schema {version}, this one needs {SCHEMA_VERSION}); \
+                 pass a new --db, or read the old one with the schedlab that wrote it",
+                path.display()
+            );
+        }
         conn.execute_batch(SCHEMA)
             .with_context(|| format!("cannot create the schema in {}", path.display()))?;
         conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
@@ -105,7 +112,14 @@ impl Store {
         for (i, c) in cells.iter().enumerate() {
             let (work_ns, units) = match c.size {
                 crate::plan::WorkSize::WorkNs(ns) => (Some(ns as i64), None),
-                crate::plan::WorkSize::Iterations(n) => (None, Some(n as i64)),
+                crate::plan::WorkSize::Iterations(n) => (
+                    None,
+                    Some(if c.split {
+                        n.div_ceil(u64::from(c.tasks)).max(1)
+                    } else {
+                        n
+                    } as i64),
+                ),
             };
             tx.execute(
                 "INSERT INTO cells (run_id, cell_index, policy, priorities, workload, workload_json, kind, start, tasks, cpus,
