@@ -24,6 +24,9 @@ pub fn main() -> i32 {
         Command::Plan(args) => cmd_plan(&args),
         Command::Runs(args) => cmd_runs(&args),
         Command::Show(args) => cmd_show(&args),
+        Command::Report(args) => crate::report::cmd::report(&args),
+        Command::Stats(args) => crate::report::cmd::stats(&args),
+        Command::Compare(args) => crate::report::cmd::compare(&args),
         Command::Policies => {
             print!(
                 "{}",

@@ -34,6 +34,12 @@ pub enum Command {
     Runs(DbArgs),
     /// Show a run's spec as run (defaults filled in), its environment record and warnings.
     Show(ShowArgs),
+    /// Write a run's report: HTML page with plots, LaTeX and Markdown tables, CSV (default: latest run).
+    Report(ReportArgs),
+    /// Print a run's summaries, tests and findings as terminal tables.
+    Stats(StatsArgs),
+    /// Compare the same cells in two runs (A/B), e.g. two kernels or two machines.
+    Compare(CompareArgs),
 }
 
 /// Flags of `schedlab run`. Lists are comma-separated; every flag overrides the spec file.
@@ -393,4 +399,56 @@ mod tests {
         assert_eq!(spec.axes.workloads[0].iterations, Some(1000));
         assert_eq!(spec.settings.nice, Some(-5));
     }
+}
+
+/// Flags of `schedlab report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Run id (default: the latest run).
+    #[arg(long)]
+    pub run: Option<i64>,
+    /// Results database.
+    #[arg(long, default_value = "schedlab.db")]
+    pub db: PathBuf,
+    /// Output formats, comma-separated: html, latex, markdown, csv.
+    #[arg(long, value_delimiter = ',', default_value = "html,latex,markdown,csv")]
+    pub format: Vec<crate::report::cmd::ReportFormat>,
+    /// Output directory; the report goes into DIR/RUN/.
+    #[arg(long, default_value = "schedlab-report")]
+    pub out: PathBuf,
+    /// Include warm-up trials (excluded by default).
+    #[arg(long)]
+    pub include_warmup: bool,
+}
+
+/// Flags of `schedlab stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Run id (default: the latest run).
+    #[arg(long)]
+    pub run: Option<i64>,
+    /// Results database.
+    #[arg(long, default_value = "schedlab.db")]
+    pub db: PathBuf,
+    /// Include warm-up trials (excluded by default).
+    #[arg(long)]
+    pub include_warmup: bool,
+}
+
+/// Flags of `schedlab compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Run A, the baseline.
+    pub a: i64,
+    /// Run B, compared with A (ratios are B/A).
+    pub b: i64,
+    /// Results database (of both runs, or of run A with --db-b).
+    #[arg(long, default_value = "schedlab.db")]
+    pub db: PathBuf,
+    /// Results database of run B, when it is another file (e.g. another machine's).
+    #[arg(long)]
+    pub db_b: Option<PathBuf>,
+    /// Include warm-up trials (excluded by default).
+    #[arg(long)]
+    pub include_warmup: bool,
 }

@@ -1,5 +1,12 @@
 //! Output of results: terminal tables and progress (one file per output format).
 
+pub mod cmd;
+pub mod compare;
+pub mod csv_tables;
+pub mod html;
+pub mod latex;
+pub mod markdown;
+pub mod model;
 pub mod plots;
 pub mod progress;
 pub mod terminal;

@@ -1,0 +1,305 @@
+//! The `report`, `stats` and `compare` subcommands: read a run's stored rows, compute the
+//! report, then write it (HTML, LaTeX, Markdown, CSV, plots) or print it as terminal tables.
+
+use super::model::figures::{self, Figure};
+use super::model::tables::{self, Table};
+use super::model::{self, Metric, Report, ReportInput, RunInfo, TrialProblem};
+use super::{compare, csv_tables, html, latex, markdown};
+use crate::cli::{CompareArgs, ReportArgs, StatsArgs};
+use crate::store::{query, Store};
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+/// An output format of `schedlab report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// index.html: self-contained page, plots inline as SVG (PNG copies in plots/).
+    Html,
+    /// report.tex: booktabs tables, ready to paste.
+    Latex,
+    /// report.md: summary with findings, key tables and figure links.
+    Markdown,
+    /// csv/*.csv: every table, full precision.
+    Csv,
+}
+
+/// Scale of the PNG copies of the figures (2: 1600x960 px, sharp in print).
+const PNG_SCALE: f32 = 2.0;
+
+/// Opens an existing results database; a missing file is a clear error, not a new empty one.
+pub fn open_existing(db: &Path) -> Result<Store> {
+    if !db.exists() {
+        anyhow::bail!(
+            "no results database at {}; run `schedlab run` first or pass --db PATH",
+            db.display()
+        );
+    }
+    Store::open(db)
+}
+
+/// The given run id if it exists, else the latest run.
+pub fn resolve_run(store: &Store, run: Option<i64>, db: &Path) -> Result<i64> {
+    match run {
+        Some(id) => {
+            store
+                .require_run(id)
+                .with_context(|| format!("in {}", db.display()))?;
+            Ok(id)
+        }
+        None => store.latest_run()?.ok_or_else(|| {
+            anyhow::anyhow!(
+                "{} holds no runs yet; run `schedlab run` first",
+                db.display()
+            )
+        }),
+    }
+}
+
+/// Reads everything a report of `run_id` needs from the store.
+pub fn load_input(store: &Store, run_id: i64, include_warmup: bool) -> Result<ReportInput> {
+    store.require_run(run_id)?;
+    let conn = store.conn();
+    let run = conn.query_row(
+        "SELECT run_id, name, started_at, finished_at, status, seed, version, argv, spec_toml, env_json, trials_planned
+         FROM runs WHERE run_id = ?1",
+        [run_id],
+        |r| {
+            Ok(RunInfo {
+                run_id: r.get(0)?,
+                name: r.get(1)?,
+                started_at: r.get(2)?,
+                finished_at: r.get(3)?,
+                status: r.get(4)?,
+                seed: r.get::<_, i64>(5)? as u64,
+                version: r.get(6)?,
+                argv: r.get(7)?,
+                spec_toml: r.get(8)?,
+                env_json: r.get(9)?,
+                trials_planned: r.get(10)?,
+            })
+        },
+    )?;
+    let mut st = conn.prepare(
+        "SELECT c.cell_index, t.trial_index, t.status, t.reason FROM trials t JOIN cells c ON c.cell_id = t.cell_id
+         WHERE t.run_id = ?1 AND t.status IN ('timeout', 'failed') AND (t.warmup = 0 OR ?2)
+         ORDER BY c.cell_index, t.trial_index",
+    )?;
+    let problems = st
+        .query_map(rusqlite::params![run_id, include_warmup], |r| {
+            Ok(TrialProblem {
+                cell_index: r.get(0)?,
+                trial_index: r.get(1)?,
+                status: r.get(2)?,
+                reason: r.get(3)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(ReportInput {
+        run,
+        cells: query::cells(conn, run_id, include_warmup)
+            .with_context(|| format!("cannot read the cells of run {run_id}"))?,
+        warnings: query::warnings(conn, run_id)?,
+        problems,
+        include_warmup,
+    })
+}
+
+/// `schedlab report`: writes the chosen formats into `OUT/RUN/`.
+pub fn report(args: &ReportArgs) -> Result<i32> {
+    let store = open_existing(&args.db)?;
+    let run_id = resolve_run(&store, args.run, &args.db)?;
+    let input = load_input(&store, run_id, args.include_warmup)?;
+    let report = model::build(&input);
+    let dir = args.out.join(run_id.to_string());
+    let written = write_report(&report, &args.format, &dir)?;
+    println!("report of run {run_id} in {}:", dir.display());
+    for w in written {
+        println!("  {w}");
+    }
+    Ok(0)
+}
+
+/// Writes `formats` of `r` into `dir` (created); returns one line per output written.
+pub fn write_report(r: &Report, formats: &[ReportFormat], dir: &Path) -> Result<Vec<String>> {
+    let has = |f: ReportFormat| formats.contains(&f);
+    std::fs::create_dir_all(dir).with_context(|| {
+        format!(
+            "cannot create the report directory {}; check permissions or pass --out DIR",
+            dir.display()
+        )
+    })?;
+    let write = |name: &str, text: &str| -> Result<()> {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
+    };
+    let mut written = Vec::new();
+    let figs = if has(ReportFormat::Html) || has(ReportFormat::Markdown) {
+        figures::figures(r)
+    } else {
+        Vec::new()
+    };
+    let svgs = render_figures(&figs, &dir.join("plots"))?;
+    if !figs.is_empty() {
+        written.push(format!("plots/ ({} figures, SVG and PNG)", figs.len()));
+    }
+    if has(ReportFormat::Html) {
+        write("index.html", &html::render(r, &figs, &svgs)?)?;
+        written.push("index.html".into());
+    }
+    if has(ReportFormat::Markdown) {
+        write("report.md", &markdown::render(r, &figs))?;
+        written.push("report.md".into());
+    }
+    if has(ReportFormat::Latex) {
+        write("report.tex", &latex::render(r))?;
+        written.push("report.tex".into());
+    }
+    if has(ReportFormat::Csv) {
+        let csv_dir = dir.join("csv");
+        std::fs::create_dir_all(&csv_dir)
+            .with_context(|| format!("cannot create {}", csv_dir.display()))?;
+        let files = csv_tables::tables(r)?;
+        for (name, text) in &files {
+            let path = csv_dir.join(name);
+            std::fs::write(&path, text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        written.push(format!("csv/ ({} tables)", files.len()));
+    }
+    Ok(written)
+}
+
+/// Renders every figure to SVG (returned, in order) and writes `ID.svg` and `ID.png` into
+/// `plot_dir`, on all CPUs. A PNG that cannot be rendered is a warning: the SVG remains.
+fn render_figures(figs: &[Figure], plot_dir: &Path) -> Result<Vec<String>> {
+    if figs.is_empty() {
+        return Ok(Vec::new());
+    }
+    std::fs::create_dir_all(plot_dir)
+        .with_context(|| format!("cannot create {}", plot_dir.display()))?;
+    model::par_map(figs, |f| render_one(f, plot_dir))
+        .into_iter()
+        .collect()
+}
+
+/// One figure: SVG text, written with its PNG copy.
+fn render_one(fig: &Figure, plot_dir: &Path) -> Result<String> {
+    let svg = fig.svg();
+    let svg_path = plot_dir.join(format!("{}.svg", fig.id));
+    std::fs::write(&svg_path, &svg)
+        .with_context(|| format!("cannot write {}", svg_path.display()))?;
+    match super::plots::svg_to_png(&svg, PNG_SCALE) {
+        Ok(png) => {
+            let path = plot_dir.join(format!("{}.png", fig.id));
+            std::fs::write(&path, png)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        Err(e) => eprintln!(
+            "warning: figure {} has no PNG copy ({e}); its SVG is in {}",
+            fig.id,
+            svg_path.display()
+        ),
+    }
+    Ok(svg)
+}
+
+/// `schedlab stats`: the report's findings and summaries as terminal tables.
+pub fn stats(args: &StatsArgs) -> Result<i32> {
+    let store = open_existing(&args.db)?;
+    let run_id = resolve_run(&store, args.run, &args.db)?;
+    let input = load_input(&store, run_id, args.include_warmup)?;
+    print!("{}", render_stats(&model::build(&input)));
+    Ok(0)
+}
+
+/// A table drawn with box characters, its title above.
+pub fn terminal_table(t: &Table) -> String {
+    let mut b = tabled::builder::Builder::default();
+    b.push_record(t.header.clone());
+    for row in &t.rows {
+        b.push_record(row.clone());
+    }
+    format!(
+        "{}\n{}\n",
+        t.title,
+        b.build().with(tabled::settings::Style::sharp())
+    )
+}
+
+/// The text printed by `schedlab stats`.
+pub fn render_stats(r: &Report) -> String {
+    let mut out = format!(
+        "run {} \"{}\" ({}), started {}, seed {}\n",
+        r.run.run_id, r.run.name, r.run.status, r.run.started_at, r.run.seed
+    );
+    for note in &r.methods.notes {
+        out += &format!("  {note}\n");
+    }
+    let (shown, more) = r.warnings_shown();
+    if !shown.is_empty() {
+        out += "\nWarnings\n";
+        for w in shown {
+            out += &format!("- {w}\n");
+        }
+        if more > 0 {
+            out += &format!(
+                "- ... and {more} more (`schedlab show {}` lists every stored warning)\n",
+                r.run.run_id
+            );
+        }
+    }
+    out += "\nFindings\n";
+    let headline: Vec<&str> = r
+        .findings
+        .iter()
+        .filter(|f| f.metric.headline())
+        .map(|f| f.sentence.as_str())
+        .collect();
+    if headline.is_empty() {
+        out += "- No group has two policies with data to compare.\n";
+    }
+    for s in headline {
+        out += &format!("- {s}\n");
+    }
+    out += "\n";
+    if !r.findings.is_empty() {
+        out += &terminal_table(&tables::findings_table(r));
+        out += "\n";
+    }
+    out += &terminal_table(&tables::cells_table(r));
+    for m in Metric::ALL {
+        let t = tables::summary_table(r, m);
+        if !t.rows.is_empty() {
+            out += "\n";
+            out += &terminal_table(&t);
+        }
+    }
+    let pairs = tables::pairs_table(r);
+    if !pairs.rows.is_empty() {
+        out += "\n";
+        out += &terminal_table(&pairs);
+    }
+    out
+}
+
+/// `schedlab compare A B`: the same cells of two runs, B against A.
+pub fn compare(args: &CompareArgs) -> Result<i32> {
+    let store_a = open_existing(&args.db)?;
+    store_a
+        .require_run(args.a)
+        .with_context(|| format!("run A, in {}", args.db.display()))?;
+    let input_a = load_input(&store_a, args.a, args.include_warmup)?;
+    let db_b: PathBuf = args.db_b.clone().unwrap_or_else(|| args.db.clone());
+    let store_b = open_existing(&db_b)?;
+    store_b
+        .require_run(args.b)
+        .with_context(|| format!("run B, in {}", db_b.display()))?;
+    let input_b = load_input(&store_b, args.b, args.include_warmup)?;
+    let mut c = compare::compare(&input_a, &input_b);
+    if args.db_b.is_some() {
+        c.a = format!("{} in {}", c.a, args.db.display());
+        c.b = format!("{} in {}", c.b, db_b.display());
+    }
+    print!("{}", compare::render(&c));
+    Ok(0)
+}

@@ -1,0 +1,337 @@
+//! Every table of a report as CSV (csv/*.csv), with full-precision numbers and one column
+//! per axis, for spreadsheets and scripts. Empty fields mean "not computed".
+
+use super::model::tables::env_rows;
+use super::model::{Metric, Report};
+use anyhow::Result;
+
+/// The axis columns that identify a group.
+const GROUP_AXES: [&str; 6] = ["workload", "tasks", "priorities", "kind", "start", "cpus"];
+
+/// The axis values of group `g`, in [`GROUP_AXES`] order.
+fn group_axes(r: &Report, g: usize) -> Vec<String> {
+    let k = &r.cells[r.groups[g].cells[0]].key;
+    vec![
+        k.workload.clone(),
+        k.tasks.to_string(),
+        k.priorities.clone(),
+        k.kind.clone(),
+        k.start.clone(),
+        k.cpus.clone().unwrap_or_default(),
+    ]
+}
+
+/// A number with 10 significant digits, trailing zeros dropped: full precision for any
+/// measurement, without the last-bit noise of binary floating point (23.459999999999997);
+/// below 1e-4 in scientific notation.
+fn num(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return if v.is_nan() {
+            String::new()
+        } else {
+            format!("{}", v + 0.0)
+        };
+    }
+    if v.abs() < 1e-4 {
+        // Tiny p-values: scientific notation, which every CSV reader parses.
+        let s = format!("{v:.9e}");
+        let (mantissa, exponent) = s.split_once('e').unwrap_or((&s, "0"));
+        let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+        return format!("{mantissa}e{exponent}");
+    }
+    let decimals = (10 - v.abs().log10().ceil() as i32).clamp(0, 17) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or_else(String::new, num)
+}
+
+/// One CSV document from a header and rows.
+fn document(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(header)?;
+    for row in rows {
+        w.write_record(&row)?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
+
+/// A header of the group axes followed by `rest`.
+fn with_axes(rest: &[&'static str]) -> Vec<&'static str> {
+    GROUP_AXES.iter().chain(rest).copied().collect()
+}
+
+fn summaries(r: &Report) -> Result<String> {
+    let header = with_axes(&[
+        "policy",
+        "metric",
+        "unit",
+        "level",
+        "n",
+        "mean",
+        "sd",
+        "median",
+        "min",
+        "max",
+        "range",
+        "p5",
+        "p95",
+        "median_ci_lo",
+        "median_ci_hi",
+        "mean_ci_lo",
+        "mean_ci_hi",
+        "ci_method",
+        "seed",
+    ]);
+    let mut rows = Vec::new();
+    for c in &r.cells {
+        for m in &c.summaries {
+            let s = &m.summary;
+            let mut row = group_axes(r, c.group);
+            row.extend([
+                c.key.policy.clone(),
+                m.metric.key().into(),
+                m.metric.unit().into(),
+                m.metric.level().into(),
+                s.n.to_string(),
+                num(s.mean),
+                num(s.sd),
+                num(s.median),
+                num(s.min),
+                num(s.max),
+                num(s.range),
+                num(s.p5),
+                num(s.p95),
+                num(s.median_ci.0),
+                num(s.median_ci.1),
+                num(s.mean_ci.0),
+                num(s.mean_ci.1),
+                serde_json::to_value(m.ci)?
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                r.methods.seed.to_string(),
+            ]);
+            rows.push(row);
+        }
+    }
+    document(&header, rows)
+}
+
+fn findings(r: &Report) -> Result<String> {
+    let header = with_axes(&[
+        "metric",
+        "policies",
+        "best",
+        "best_median",
+        "runner_up",
+        "runner_up_median",
+        "ratio",
+        "p_holm",
+        "better_at_0.05",
+        "better_at_0.01",
+        "anova_p",
+        "kruskal_wallis_p",
+        "sentence",
+    ]);
+    let rows = r.findings.iter().map(|f| {
+        let mut row = group_axes(r, f.group);
+        row.extend([
+            f.metric.key().into(),
+            f.policies.to_string(),
+            f.best.clone(),
+            num(f.best_median),
+            f.runner_up.clone(),
+            num(f.runner_up_median),
+            opt(f.ratio),
+            opt(f.p_holm),
+            f.better_at_05.to_string(),
+            f.better_at_01.to_string(),
+            opt(f.anova_p),
+            opt(f.kruskal_p),
+            f.sentence.clone(),
+        ]);
+        row
+    });
+    document(&header, rows)
+}
+
+fn tests(r: &Report) -> Result<String> {
+    let header = with_axes(&[
+        "metric",
+        "anova_f",
+        "anova_df_between",
+        "anova_df_within",
+        "anova_p",
+        "kruskal_wallis_h",
+        "kruskal_wallis_df",
+        "kruskal_wallis_p",
+    ]);
+    let mut rows = Vec::new();
+    for (gi, g) in r.groups.iter().enumerate() {
+        for (metric, c) in &g.tests {
+            let mut row = group_axes(r, gi);
+            row.push(metric.key().into());
+            row.extend([
+                opt(c.anova.map(|t| t.statistic)),
+                opt(c.anova.map(|t| t.df.0)),
+                opt(c.anova.map(|t| t.df.1)),
+                opt(c.anova.map(|t| t.p_value)),
+                opt(c.kruskal_wallis.map(|t| t.statistic)),
+                opt(c.kruskal_wallis.map(|t| t.df.0)),
+                opt(c.kruskal_wallis.map(|t| t.p_value)),
+            ]);
+            rows.push(row);
+        }
+    }
+    document(&header, rows)
+}
+
+fn pairs(r: &Report) -> Result<String> {
+    let header = with_axes(&[
+        "metric",
+        "a",
+        "b",
+        "welch_t",
+        "welch_df",
+        "welch_p",
+        "welch_p_holm",
+        "mann_whitney_u",
+        "mann_whitney_p",
+        "mann_whitney_p_holm",
+        "cohen_d",
+        "cliff_delta",
+    ]);
+    let mut rows = Vec::new();
+    for (gi, g) in r.groups.iter().enumerate() {
+        for (metric, c) in &g.tests {
+            for p in &c.pairs {
+                let mut row = group_axes(r, gi);
+                row.extend([
+                    metric.key().into(),
+                    p.a.clone(),
+                    p.b.clone(),
+                    opt(p.welch.map(|t| t.statistic)),
+                    opt(p.welch.map(|t| t.df.0)),
+                    opt(p.welch.map(|t| t.p_value)),
+                    opt(p.welch_p_holm),
+                    opt(p.mann_whitney.map(|t| t.statistic)),
+                    opt(p.mann_whitney.map(|t| t.p_value)),
+                    opt(p.mann_whitney_p_holm),
+                    opt(p.cohen_d),
+                    opt(p.cliff_delta),
+                ]);
+                rows.push(row);
+            }
+        }
+    }
+    document(&header, rows)
+}
+
+fn cells(r: &Report) -> Result<String> {
+    let header = with_axes(&["policy", "trials_ok", "trials_total", "statuses", "reason"]);
+    let rows = r.cells.iter().map(|c| {
+        let mut row = group_axes(r, c.group);
+        row.extend([
+            c.key.policy.clone(),
+            c.trials_ok.to_string(),
+            c.trials_total.to_string(),
+            c.statuses
+                .iter()
+                .map(|(s, n)| format!("{s}:{n}"))
+                .collect::<Vec<_>>()
+                .join(";"),
+            c.reason.clone().unwrap_or_default(),
+        ]);
+        row
+    });
+    document(&header, rows)
+}
+
+/// Study 001's key tables in long form: one row per panel, measure, policy and task count.
+fn key_tables(r: &Report) -> Result<String> {
+    let header = [
+        "panel",
+        "measure",
+        "policy",
+        "tasks",
+        "median_ms",
+        "median_ci_lo_ms",
+        "median_ci_hi_ms",
+    ];
+    let mut rows = Vec::new();
+    for p in &r.panels {
+        for metric in [Metric::Makespan, Metric::Response, Metric::Turnaround] {
+            for policy in &p.policies {
+                for &g in &p.groups {
+                    let found = r.groups[g]
+                        .cells
+                        .iter()
+                        .find(|&&c| r.cells[c].key.policy == *policy)
+                        .and_then(|&c| r.cells[c].summary(metric));
+                    if let Some(s) = found {
+                        rows.push(vec![
+                            p.label.clone(),
+                            metric.key().into(),
+                            policy.clone(),
+                            r.groups[g].tasks.to_string(),
+                            num(s.summary.median),
+                            num(s.summary.median_ci.0),
+                            num(s.summary.median_ci.1),
+                        ]);
+                    }
+                }
+            }
+        }
+    }
+    document(&header, rows)
+}
+
+/// Every table as (file name, CSV text).
+pub fn tables(r: &Report) -> Result<Vec<(&'static str, String)>> {
+    Ok(vec![
+        ("summaries.csv", summaries(r)?),
+        ("findings.csv", findings(r)?),
+        ("tests.csv", tests(r)?),
+        ("pairs.csv", pairs(r)?),
+        ("cells.csv", cells(r)?),
+        ("key_tables.csv", key_tables(r)?),
+        (
+            "warnings.csv",
+            document(&["message"], r.warnings.iter().map(|w| vec![w.clone()]))?,
+        ),
+        (
+            "environment.csv",
+            document(
+                &["key", "value"],
+                env_rows(r.run.env_json.as_deref())
+                    .into_iter()
+                    .map(|(k, v)| vec![k, v]),
+            )?,
+        ),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_keep_ten_significant_digits_without_float_noise() {
+        assert_eq!(num(23.459999999999997), "23.46");
+        assert_eq!(num(0.00007583892821492239), "7.583892821e-5");
+        assert_eq!(num(0.0003), "0.0003");
+        assert_eq!(num(2e-12), "2e-12");
+        assert_eq!(num(1234567.0), "1234567");
+        assert_eq!(num(-0.5), "-0.5");
+        assert_eq!(num(0.0), "0");
+        assert_eq!(num(-0.0), "0");
+        assert_eq!(num(f64::NAN), "");
+    }
+}

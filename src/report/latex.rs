@@ -1,0 +1,221 @@
+//! LaTeX tables (booktabs) ready to paste into a paper (report.tex): study 001's execution,
+//! response and turnaround time per policy and load for each panel, and the headline findings.
+
+use super::model::findings::fmt_ratio;
+use super::model::{fmt_num, fmt_with_unit, Metric, Report};
+
+/// Text with LaTeX's special characters escaped.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '\\' => out += "\\textbackslash{}",
+            '&' | '%' | '$' | '#' | '_' | '{' | '}' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            '~' => out += "\\textasciitilde{}",
+            '^' => out += "\\textasciicircum{}",
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// A label-safe form of `s`: letters, digits and '-'.
+fn label(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect::<String>()
+        .split('-')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+/// A p-value in math mode: "$0.004$" or "$< 0.001$".
+fn tex_p(p: Option<f64>) -> String {
+    match p {
+        None => "--".into(),
+        Some(p) if p < 0.001 => "$< 0.001$".into(),
+        Some(p) => format!("${p:.3}$"),
+    }
+}
+
+/// Study 001's table for one panel.
+fn panel_table(r: &Report, panel: usize) -> Option<String> {
+    let p = &r.panels[panel];
+    let n = p.groups.len();
+    let mut body = String::new();
+    for (i, (metric, name)) in [
+        (Metric::Makespan, "Execution"),
+        (Metric::Response, "Response"),
+        (Metric::Turnaround, "Turnaround"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut block = String::new();
+        let mut first = true;
+        for policy in &p.policies {
+            let values: Vec<Option<String>> = p
+                .groups
+                .iter()
+                .map(|&g| {
+                    let c = r.groups[g]
+                        .cells
+                        .iter()
+                        .find(|&&c| r.cells[c].key.policy == *policy)?;
+                    let s = &r.cells[*c].summary(metric)?.summary;
+                    Some(format!(
+                        "{} {{\\footnotesize [{}, {}]}}",
+                        fmt_num(s.median),
+                        fmt_num(s.median_ci.0),
+                        fmt_num(s.median_ci.1)
+                    ))
+                })
+                .collect();
+            if values.iter().all(Option::is_none) {
+                continue;
+            }
+            let cells: Vec<String> = values
+                .into_iter()
+                .map(|v| v.unwrap_or_else(|| "--".into()))
+                .collect();
+            block += &format!(
+                "    {} & {} & {} \\\\\n",
+                if first { name } else { "" },
+                escape(policy),
+                cells.join(" & ")
+            );
+            first = false;
+        }
+        if !block.is_empty() {
+            if i > 0 && !body.is_empty() {
+                body += "    \\addlinespace\n";
+            }
+            body += &block;
+        }
+    }
+    if body.is_empty() {
+        return None;
+    }
+    let tasks: Vec<String> = p
+        .groups
+        .iter()
+        .map(|&g| r.groups[g].tasks.to_string())
+        .collect();
+    Some(format!(
+        "\\begin{{table}}[htbp]
+  \\centering
+  \\caption{{{}: execution (makespan), response and turnaround time in ms; median and 95\\% CI over trials (execution) or tasks (response, turnaround); schedlab run {}.}}
+  \\label{{tab:schedlab-run{}-{}}}
+  \\begin{{tabular}}{{ll{}}}
+    \\toprule
+     & & \\multicolumn{{{n}}}{{c}}{{Tasks}} \\\\
+    \\cmidrule(lr){{3-{}}}
+    Measure & Policy & {} \\\\
+    \\midrule
+{body}    \\bottomrule
+  \\end{{tabular}}
+\\end{{table}}
+",
+        escape(&p.label),
+        r.run.run_id,
+        r.run.run_id,
+        label(&p.label),
+        "r".repeat(n),
+        n + 2,
+        tasks.join(" & "),
+    ))
+}
+
+/// The headline findings as one table, significance marked with stars.
+fn findings_table(r: &Report) -> Option<String> {
+    let mut body = String::new();
+    for f in r.findings.iter().filter(|f| f.metric.headline()) {
+        let stars = if f.better_at_01 {
+            "$^{**}$"
+        } else if f.better_at_05 {
+            "$^{*}$"
+        } else {
+            ""
+        };
+        body += &format!(
+            "    {} & {} & {}{stars} & {} & {} & {} & {} & {} \\\\\n",
+            escape(&r.groups[f.group].label),
+            escape(f.metric.label()),
+            escape(&f.best),
+            escape(&fmt_with_unit(f.best_median, f.metric)),
+            escape(&f.runner_up),
+            escape(&fmt_with_unit(f.runner_up_median, f.metric)),
+            f.ratio.map_or("--".into(), fmt_ratio),
+            tex_p(f.p_holm),
+        );
+    }
+    if body.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "\\begin{{table}}[htbp]
+  \\centering
+  \\caption{{Best policy (lowest median; highest for Jain's index) per group and metric; $p$: largest Holm-adjusted Mann-Whitney $p$ against the other policies; $^{{*}}$ better than every other policy at $\\alpha = 0.05$, $^{{**}}$ at $\\alpha = 0.01$; schedlab run {}.}}
+  \\label{{tab:schedlab-run{}-findings}}
+  \\begin{{tabular}}{{lllrlrrr}}
+    \\toprule
+    Group & Metric & Best & Median & Runner-up & Median & Ratio & $p$ \\\\
+    \\midrule
+{body}    \\bottomrule
+  \\end{{tabular}}
+\\end{{table}}
+",
+        r.run.run_id, r.run.run_id
+    ))
+}
+
+/// The whole file: a comment header, one table per panel, then the findings table.
+pub fn render(r: &Report) -> String {
+    let mut out = format!(
+        "% schedlab report of run {} \"{}\" (seed {}), schedlab {}.\n% Tables use booktabs: \\usepackage{{booktabs}} in the preamble.\n\n",
+        r.run.run_id,
+        r.run.name.replace('\n', " "),
+        r.run.seed,
+        r.run.version
+    );
+    for p in 0..r.panels.len() {
+        if let Some(t) = panel_table(r, p) {
+            out += &t;
+            out += "\n";
+        }
+    }
+    if let Some(t) = findings_table(r) {
+        out += &t;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_characters_are_escaped_and_labels_are_plain() {
+        assert_eq!(
+            escape("a_b & 50% #1 {x} ~ ^"),
+            "a\\_b \\& 50\\% \\#1 \\{x\\} \\textasciitilde{} \\textasciicircum{}"
+        );
+        assert_eq!(escape("c:\\d"), "c:\\textbackslash{}d");
+        assert_eq!(
+            label("cpu:pi, spread priorities"),
+            "cpu-pi-spread-priorities"
+        );
+        assert_eq!(tex_p(Some(0.0004)), "$< 0.001$");
+        assert_eq!(tex_p(None), "--");
+    }
+}

@@ -1,0 +1,123 @@
+//! The Markdown summary of a report (report.md): run, warnings, findings, study 001's key
+//! tables per panel, links to the PNG figures, and the methods.
+
+use super::model::figures::Figure;
+use super::model::tables::{self, Table};
+use super::model::Report;
+
+/// A table cell with the characters that would break a pipe table escaped.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// A GitHub-flavoured pipe table with its title as a bold line above.
+pub fn md_table(t: &Table) -> String {
+    let mut out = format!("**{}**\n\n", t.title);
+    let row = |cells: &[String]| {
+        format!(
+            "| {} |\n",
+            cells
+                .iter()
+                .map(|c| cell(c))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        )
+    };
+    out += &row(&t.header);
+    out += &format!("|{}\n", "---|".repeat(t.header.len()));
+    for r in &t.rows {
+        out += &row(r);
+    }
+    out
+}
+
+/// The whole summary; figures are linked as `plots/ID.png`.
+pub fn render(r: &Report, figs: &[Figure]) -> String {
+    let run = &r.run;
+    let stored: i64 = r.cells.iter().map(|c| c.trials_total).sum();
+    let mut out = format!("# schedlab report: run {} \"{}\"\n\n", run.run_id, run.name);
+    out += &format!(
+        "- started {}, finished {}, status {}\n",
+        run.started_at,
+        run.finished_at.as_deref().unwrap_or("-"),
+        run.status
+    );
+    out += &format!(
+        "- schedlab {}, seed {}, {} cells, {stored} trials stored of {} planned\n",
+        run.version,
+        run.seed,
+        r.cells.len(),
+        run.trials_planned
+    );
+    out += &format!("- command: `{}`\n\n", run.argv.replace('`', "'"));
+    let (shown, more) = r.warnings_shown();
+    if !shown.is_empty() {
+        out += "## Warnings\n\n";
+        for w in shown {
+            out += &format!("- {}\n", w.replace('\n', " "));
+        }
+        if more > 0 {
+            out += &format!("- ... and {more} more, all in `csv/warnings.csv`\n");
+        }
+        out += "\n";
+    }
+    out += "## Findings\n\n";
+    let mut any = false;
+    for f in r.findings.iter().filter(|f| f.metric.headline()) {
+        out += &format!("- {}\n", f.sentence);
+        any = true;
+    }
+    if !any {
+        out += "- No group has two policies with data to compare.\n";
+    }
+    out += "\n";
+    if !r.findings.is_empty() {
+        out += &md_table(&tables::findings_table(r));
+        out += "\n";
+    }
+    out += "## Key tables\n\n";
+    for p in 0..r.panels.len() {
+        let t = tables::key_table(r, p);
+        if !t.rows.is_empty() {
+            out += &md_table(&t);
+            out += "\n";
+        }
+    }
+    out += &md_table(&tables::cells_table(r));
+    out += "\n";
+    if !figs.is_empty() {
+        out += "## Figures\n\n";
+        for f in figs {
+            out += &format!(
+                "![{}](plots/{}.png)\n\n*{}*\n\n",
+                f.title.replace(['[', ']'], ""),
+                f.id,
+                f.caption
+            );
+        }
+    }
+    out += "## Methods\n\n";
+    for n in &r.methods.notes {
+        out += &format!("- {n}\n");
+    }
+    out += "\nEvery table, with full-precision numbers and every metric, is in `csv/`; the HTML page (index.html) has all summaries, tests and figures.\n";
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pipe_tables_escape_pipes_and_have_one_rule_cell_per_column() {
+        let t = Table {
+            title: "T".into(),
+            header: vec!["a".into(), "b".into()],
+            rows: vec![vec!["x|y".into(), "z".into()]],
+        };
+        assert_eq!(
+            md_table(&t),
+            "**T**\n\n| a | b |\n|---|---|\n| x\\|y | z |\n"
+        );
+    }
+}

@@ -1,0 +1,516 @@
+//! The computed report of one run: per-cell summaries, per-group tests, findings and the data
+//! behind every figure, as pure functions from stored rows to a serialisable [`Report`].
+//!
+//! Times are reported in milliseconds (stored rows are nanoseconds), counts as counts.
+//! Statistics come from [`crate::analyze`]; nothing here touches the database or the disk.
+
+pub mod figures;
+pub mod findings;
+pub mod fmt;
+mod metric;
+mod notes;
+mod stats;
+pub mod tables;
+
+use crate::analyze::{jain_index, Comparison, Summary};
+use crate::store::query::CellView;
+use serde::Serialize;
+
+pub use findings::Finding;
+pub use fmt::{fmt_ci, fmt_num, fmt_opt_p, fmt_p, fmt_value, fmt_with_unit};
+pub use metric::Metric;
+pub use stats::{par_map, summarize_metric, LARGE_N};
+
+/// The stored row of a run, as read for a report.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunInfo {
+    /// Run id.
+    pub run_id: i64,
+    /// Spec name.
+    pub name: String,
+    /// Start, UTC RFC 3339.
+    pub started_at: String,
+    /// End, UTC RFC 3339, if it ended.
+    pub finished_at: Option<String>,
+    /// running, done, interrupted or failed.
+    pub status: String,
+    /// Seed of the trial order; also seeds every bootstrap of the report.
+    pub seed: u64,
+    /// schedlab version that ran it.
+    pub version: String,
+    /// Command line of the run.
+    pub argv: String,
+    /// The spec as run (TOML).
+    pub spec_toml: String,
+    /// Environment record (JSON text), if captured.
+    pub env_json: Option<String>,
+    /// Trials in the plan.
+    pub trials_planned: i64,
+}
+
+/// A trial that did not end `ok` (timeout or failed), for the warnings.
+#[derive(Debug, Clone, Serialize)]
+pub struct TrialProblem {
+    /// Index of its cell in the run.
+    pub cell_index: i64,
+    /// Index of the trial in its cell.
+    pub trial_index: i64,
+    /// timeout or failed.
+    pub status: String,
+    /// Why, as stored.
+    pub reason: Option<String>,
+}
+
+/// Everything a report is computed from: stored rows only.
+#[derive(Debug, Clone, Default)]
+pub struct ReportInput {
+    /// The run.
+    pub run: RunInfo,
+    /// Its cells with the rows of their trials.
+    pub cells: Vec<CellView>,
+    /// Stored warnings, in order.
+    pub warnings: Vec<String>,
+    /// Trials that timed out or failed.
+    pub problems: Vec<TrialProblem>,
+    /// Whether warm-up trials were included.
+    pub include_warmup: bool,
+}
+
+/// The axis values of a cell, which identify it within a run and across runs.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct CellKey {
+    /// Policy name.
+    pub policy: String,
+    /// Priority mode.
+    pub priorities: String,
+    /// Workload label.
+    pub workload: String,
+    /// Task count.
+    pub tasks: i64,
+    /// process or thread.
+    pub kind: String,
+    /// barrier or staggered.
+    pub start: String,
+    /// Pinned CPUs, `None` if not pinned.
+    pub cpus: Option<String>,
+}
+
+impl CellKey {
+    /// The key of a stored cell.
+    pub fn of(c: &CellView) -> CellKey {
+        CellKey {
+            policy: c.policy.clone(),
+            priorities: c.priorities.clone(),
+            workload: c.workload.clone(),
+            tasks: c.tasks,
+            kind: c.kind.clone(),
+            start: c.start.clone(),
+            cpus: c.cpus.clone(),
+        }
+    }
+}
+
+/// How a summary's CIs were computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CiMethod {
+    /// Percentile bootstrap, [`crate::analyze::DEFAULT_RESAMPLES`] resamples seeded with the run's seed.
+    Bootstrap,
+    /// n > [`LARGE_N`]: mean ± z·sd/√n and the distribution-free order-statistic interval
+    /// of the median (ranks n/2 ± z·√n/2), which the bootstrap matches at this size.
+    Analytic,
+}
+
+/// One metric of one cell.
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricSummary {
+    /// Which metric.
+    pub metric: Metric,
+    /// Its statistics, in the metric's unit.
+    pub summary: Summary,
+    /// How the CIs were computed.
+    pub ci: CiMethod,
+}
+
+/// One cell of the run with its summaries.
+#[derive(Debug, Clone, Serialize)]
+pub struct CellReport {
+    /// Axis values.
+    pub key: CellKey,
+    /// Index of its group in [`Report::groups`].
+    pub group: usize,
+    /// Trials that ended ok (and are summarised).
+    pub trials_ok: i64,
+    /// Trials stored, whatever their status.
+    pub trials_total: i64,
+    /// Trials per status: (status, count).
+    pub statuses: Vec<(String, i64)>,
+    /// First reason stored for a trial that was not ok.
+    pub reason: Option<String>,
+    /// One entry per metric with data, in [`Metric::ALL`] order.
+    pub summaries: Vec<MetricSummary>,
+}
+
+impl CellReport {
+    /// The summary of `metric`, if the cell has data for it.
+    pub fn summary(&self, metric: Metric) -> Option<&MetricSummary> {
+        self.summaries.iter().find(|s| s.metric == metric)
+    }
+}
+
+/// All cells sharing every axis but the policy; the unit the policies are compared in.
+#[derive(Debug, Clone, Serialize)]
+pub struct Group {
+    /// E.g. "cpu:pi with 10 tasks" (plus the axes that vary in the run).
+    pub label: String,
+    /// Task count.
+    pub tasks: i64,
+    /// Index of its panel in [`Report::panels`].
+    pub panel: usize,
+    /// Indices of its cells in [`Report::cells`], in cell order.
+    pub cells: Vec<usize>,
+    /// Comparison of the policies, per tested metric with data for two or more policies.
+    pub tests: Vec<(Metric, Comparison)>,
+}
+
+/// All groups sharing every axis but the task count: one set of figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct Panel {
+    /// E.g. "cpu:pi" (plus the axes that vary in the run).
+    pub label: String,
+    /// Indices of its groups in [`Report::groups`], by task count.
+    pub groups: Vec<usize>,
+    /// Policies of its cells, in cell order, without repeats.
+    pub policies: Vec<String>,
+}
+
+/// How the report's statistics were computed, for the methods section.
+#[derive(Debug, Clone, Serialize)]
+pub struct Methods {
+    /// Seed of every bootstrap (the run's seed).
+    pub seed: u64,
+    /// Bootstrap resamples per summary.
+    pub resamples: usize,
+    /// Coverage of every CI.
+    pub ci_level: f64,
+    /// Samples above this size get analytic CIs.
+    pub large_n: usize,
+    /// Whether any summary used analytic CIs.
+    pub any_analytic: bool,
+    /// The methods as sentences.
+    pub notes: Vec<String>,
+}
+
+/// The computed report of one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The run.
+    pub run: RunInfo,
+    /// Whether warm-up trials were included.
+    pub include_warmup: bool,
+    /// How the statistics were computed.
+    pub methods: Methods,
+    /// Run status, skipped cells, timeouts and failures, thin cells, then stored warnings.
+    pub warnings: Vec<String>,
+    /// Cells in cell order.
+    pub cells: Vec<CellReport>,
+    /// Groups in order of first appearance.
+    pub groups: Vec<Group>,
+    /// Panels in order of first appearance.
+    pub panels: Vec<Panel>,
+    /// Best policy per group and tested metric.
+    pub findings: Vec<Finding>,
+    /// Samples per cell and metric (cells x [`Metric::ALL`]), in the metric's unit.
+    #[serde(skip)]
+    pub samples: Vec<Vec<Vec<f64>>>,
+}
+
+/// Text outputs list this many warnings and count the rest (CSV has them all).
+pub const WARNINGS_SHOWN: usize = 8;
+
+impl Report {
+    /// The warnings a text output lists, and how many more there are.
+    pub fn warnings_shown(&self) -> (&[String], usize) {
+        let n = self.warnings.len().min(WARNINGS_SHOWN);
+        (&self.warnings[..n], self.warnings.len() - n)
+    }
+}
+
+/// Nanoseconds to milliseconds.
+fn ms(ns: i64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// The samples of every metric of one cell, indexed by [`Metric::index`], in the metric's unit.
+/// Per-trial metrics from task rows group them by trial (rows are ordered by trial).
+pub fn cell_samples(c: &CellView) -> Vec<Vec<f64>> {
+    let mut s: Vec<Vec<f64>> = vec![Vec::new(); Metric::ALL.len()];
+    let n = c.tasks.max(1) as f64;
+    for &m in &c.makespans_ns {
+        s[Metric::Makespan.index()].push(ms(m));
+        s[Metric::MakespanPerTask.index()].push(ms(m) / n);
+    }
+    for r in &c.task_rows {
+        if let Some(v) = r.response_ns {
+            s[Metric::Response.index()].push(ms(v));
+        }
+        if let Some(v) = r.turnaround_ns {
+            s[Metric::Turnaround.index()].push(ms(v));
+        }
+        if let (Some(t), Some(r)) = (r.turnaround_ns, r.response_ns) {
+            s[Metric::RunSpan.index()].push(ms(t - r));
+        }
+        s[Metric::Cpu.index()].push(ms(r.cpu_ns));
+        s[Metric::Vcsw.index()].push(r.nvcsw as f64);
+        s[Metric::Ivcsw.index()].push(r.nivcsw as f64);
+        s[Metric::RqWait.index()].push(ms(r.run_delay_ns));
+    }
+    for trial in c.task_rows.chunk_by(|a, b| a.trial_id == b.trial_id) {
+        let cpu: Vec<f64> = trial.iter().map(|r| ms(r.cpu_ns)).collect();
+        let total_cpu: f64 = cpu.iter().sum();
+        let vcsw: i64 = trial.iter().map(|r| r.nvcsw).sum();
+        let ivcsw: i64 = trial.iter().map(|r| r.nivcsw).sum();
+        s[Metric::TrialCpu.index()].push(total_cpu);
+        s[Metric::TrialVcsw.index()].push(vcsw as f64);
+        s[Metric::TrialIvcsw.index()].push(ivcsw as f64);
+        s[Metric::CpuPerTask.index()].push(total_cpu / n);
+        s[Metric::CswPerTask.index()].push((vcsw + ivcsw) as f64 / n);
+        if let Some(j) = jain_index(&cpu) {
+            s[Metric::JainCpu.index()].push(j);
+        }
+    }
+    s
+}
+
+/// Which axes other than policy and task count take more than one value in the run.
+#[derive(Debug, Clone, Copy, Default)]
+struct Varying {
+    priorities: bool,
+    kind: bool,
+    start: bool,
+    cpus: bool,
+}
+
+impl Varying {
+    fn of(keys: &[CellKey]) -> Varying {
+        let differs = |f: &dyn Fn(&CellKey) -> String| keys.iter().any(|k| f(k) != f(&keys[0]));
+        Varying {
+            priorities: differs(&|k| k.priorities.clone()),
+            kind: differs(&|k| k.kind.clone()),
+            start: differs(&|k| k.start.clone()),
+            cpus: differs(&|k| k.cpus.clone().unwrap_or_default()),
+        }
+    }
+
+    /// The varying axes of a cell, as ", spread priorities, threads".
+    fn extras(self, k: &CellKey) -> String {
+        let mut out = String::new();
+        if self.priorities {
+            out += &format!(", {} priorities", k.priorities);
+        }
+        if self.kind {
+            match k.kind.as_str() {
+                "thread" => out += ", threads",
+                "process" => out += ", processes",
+                other => out += &format!(", {other}"),
+            }
+        }
+        if self.start {
+            out += &format!(", {} start", k.start);
+        }
+        if self.cpus {
+            match &k.cpus {
+                Some(c) => out += &format!(", CPUs {c}"),
+                None => out += ", unpinned",
+            }
+        }
+        out
+    }
+}
+
+/// "1 task" or "10 tasks".
+pub fn tasks_phrase(n: i64) -> String {
+    if n == 1 {
+        "1 task".into()
+    } else {
+        format!("{n} tasks")
+    }
+}
+
+/// Labels of cells, "fifo, cpu:pi with 10 tasks", naming the other axes (priorities, kind,
+/// start, CPUs) only where they differ among `keys`.
+pub fn describe(keys: &[CellKey]) -> Vec<String> {
+    let varying = Varying::of(keys);
+    keys.iter()
+        .map(|k| {
+            format!(
+                "{}, {} with {}{}",
+                k.policy,
+                k.workload,
+                tasks_phrase(k.tasks),
+                varying.extras(k)
+            )
+        })
+        .collect()
+}
+
+/// Computes the whole report from the stored rows of a run.
+pub fn build(input: &ReportInput) -> Report {
+    let seed = input.run.seed;
+    let keys: Vec<CellKey> = input.cells.iter().map(CellKey::of).collect();
+    let varying = Varying::of(&keys);
+    let mut groups: Vec<Group> = Vec::new();
+    let mut panels: Vec<Panel> = Vec::new();
+    let mut group_keys: Vec<CellKey> = Vec::new();
+    let mut panel_keys: Vec<CellKey> = Vec::new();
+    let mut cells = Vec::with_capacity(input.cells.len());
+    let mut any_analytic = false;
+    for (ci, c) in input.cells.iter().enumerate() {
+        let key = CellKey::of(c);
+        let gkey = CellKey {
+            policy: String::new(),
+            ..key.clone()
+        };
+        let pkey = CellKey {
+            tasks: 0,
+            ..gkey.clone()
+        };
+        let panel = match panel_keys.iter().position(|k| *k == pkey) {
+            Some(p) => p,
+            None => {
+                panel_keys.push(pkey);
+                panels.push(Panel {
+                    label: format!("{}{}", key.workload, varying.extras(&key)),
+                    groups: Vec::new(),
+                    policies: Vec::new(),
+                });
+                panels.len() - 1
+            }
+        };
+        if !panels[panel].policies.contains(&key.policy) {
+            panels[panel].policies.push(key.policy.clone());
+        }
+        let group = match group_keys.iter().position(|k| *k == gkey) {
+            Some(g) => g,
+            None => {
+                group_keys.push(gkey);
+                groups.push(Group {
+                    label: format!(
+                        "{} with {}{}",
+                        key.workload,
+                        tasks_phrase(key.tasks),
+                        varying.extras(&key)
+                    ),
+                    tasks: key.tasks,
+                    panel,
+                    cells: Vec::new(),
+                    tests: Vec::new(),
+                });
+                panels[panel].groups.push(groups.len() - 1);
+                groups.len() - 1
+            }
+        };
+        groups[group].cells.push(ci);
+        cells.push(CellReport {
+            key,
+            group,
+            trials_ok: c.count("ok"),
+            trials_total: c.statuses.iter().map(|(_, n)| n).sum(),
+            statuses: c.statuses.clone(),
+            reason: c.reason.clone(),
+            summaries: Vec::new(),
+        });
+    }
+    for p in &mut panels {
+        p.groups.sort_by_key(|&g| groups[g].tasks);
+    }
+    // The statistics, on every CPU: summaries per (cell, metric), tests per (group, metric).
+    let samples: Vec<Vec<Vec<f64>>> = par_map(&input.cells, cell_samples);
+    let jobs: Vec<(usize, Metric)> = (0..cells.len())
+        .flat_map(|c| Metric::ALL.map(|m| (c, m)))
+        .collect();
+    let summaries = par_map(&jobs, |&(c, m)| {
+        summarize_metric(&samples[c][m.index()], seed)
+    });
+    for (&(c, metric), s) in jobs.iter().zip(summaries) {
+        if let Some((summary, ci)) = s {
+            any_analytic |= ci == CiMethod::Analytic;
+            cells[c].summaries.push(MetricSummary {
+                metric,
+                summary,
+                ci,
+            });
+        }
+    }
+    let jobs: Vec<(usize, Metric)> = (0..groups.len())
+        .flat_map(|g| {
+            Metric::ALL
+                .into_iter()
+                .filter(|m| m.tested())
+                .map(move |m| (g, m))
+        })
+        .collect();
+    let tests = par_map(&jobs, |&(g, m)| {
+        findings::compare_metric(&groups[g], m, &cells, &samples)
+    });
+    for (&(g, m), t) in jobs.iter().zip(tests) {
+        if let Some(c) = t {
+            groups[g].tests.push((m, c));
+        }
+    }
+    let findings = findings::findings(&groups);
+    let warnings = notes::warnings(input, &cells, &groups);
+    Report {
+        run: input.run.clone(),
+        include_warmup: input.include_warmup,
+        methods: notes::methods(seed, any_analytic, input.include_warmup),
+        warnings,
+        cells,
+        groups,
+        panels,
+        findings,
+        samples,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::query::TaskRow;
+
+    fn task(trial_id: i64, response: i64, turnaround: i64, cpu: i64) -> TaskRow {
+        TaskRow {
+            trial_id,
+            response_ns: Some(response),
+            turnaround_ns: Some(turnaround),
+            cpu_ns: cpu,
+            nvcsw: 2,
+            nivcsw: 3,
+            run_delay_ns: 1_000_000,
+        }
+    }
+
+    #[test]
+    fn cell_samples_derive_run_span_trial_totals_and_jain_from_task_rows() {
+        let c = CellView {
+            tasks: 2,
+            makespans_ns: vec![20_000_000, 30_000_000],
+            task_rows: vec![
+                task(1, 1_000_000, 10_000_000, 8_000_000),
+                task(1, 2_000_000, 20_000_000, 8_000_000),
+                task(2, 1_000_000, 30_000_000, 4_000_000),
+                task(2, 1_000_000, 30_000_000, 12_000_000),
+            ],
+            ..CellView::default()
+        };
+        let s = cell_samples(&c);
+        assert_eq!(s[Metric::Makespan.index()], vec![20.0, 30.0]);
+        assert_eq!(s[Metric::MakespanPerTask.index()], vec![10.0, 15.0]);
+        assert_eq!(s[Metric::RunSpan.index()], vec![9.0, 18.0, 29.0, 29.0]);
+        assert_eq!(s[Metric::TrialCpu.index()], vec![16.0, 16.0]);
+        assert_eq!(s[Metric::CpuPerTask.index()], vec![8.0, 8.0]);
+        assert_eq!(s[Metric::TrialIvcsw.index()], vec![6.0, 6.0]);
+        assert_eq!(s[Metric::CswPerTask.index()], vec![5.0, 5.0]);
+        assert_eq!(s[Metric::JainCpu.index()], vec![1.0, 0.8]);
+    }
+}

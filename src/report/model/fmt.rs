@@ -1,0 +1,81 @@
+//! Number formatting shared by every text output: values with units, p-values, CIs.
+
+use super::Metric;
+
+/// A value with 3-4 significant digits and no exponent: 201, 28.5, 2.85, 0.285.
+pub fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    if !v.is_finite() {
+        "-".into()
+    } else if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// A value of `metric`: whole counts without decimals, Jain's index with 4 decimals (it
+/// lives just below 1), everything else as [`fmt_num`].
+pub fn fmt_value(v: f64, metric: Metric) -> String {
+    if metric == Metric::JainCpu && v.is_finite() {
+        format!("{v:.4}")
+    } else if metric.unit().is_empty() && v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        fmt_num(v)
+    }
+}
+
+/// A value of `metric` with its unit: "201 ms", "45".
+pub fn fmt_with_unit(v: f64, metric: Metric) -> String {
+    match metric.unit() {
+        "" => fmt_value(v, metric),
+        u => format!("{} {u}", fmt_value(v, metric)),
+    }
+}
+
+/// A p-value for text: "0.004", "< 0.001".
+pub fn fmt_p(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// An optional p-value for tables, "-" when the test could not be run.
+pub fn fmt_opt_p(p: Option<f64>) -> String {
+    p.map_or_else(|| "-".into(), fmt_p)
+}
+
+/// A CI of `metric` as "[lo, hi]".
+pub fn fmt_ci(ci: (f64, f64), metric: Metric) -> String {
+    format!("[{}, {}]", fmt_value(ci.0, metric), fmt_value(ci.1, metric))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_keep_three_significant_digits_and_p_values_floor_at_one_in_a_thousand() {
+        assert_eq!(fmt_num(201.34), "201");
+        assert_eq!(fmt_num(28.46), "28.5");
+        assert_eq!(fmt_num(2.846), "2.85");
+        assert_eq!(fmt_num(0.2846), "0.285");
+        assert_eq!(fmt_num(0.0), "0");
+        assert_eq!(fmt_num(46.0), "46.0");
+        assert_eq!(fmt_value(3.0, Metric::Ivcsw), "3");
+        assert_eq!(fmt_value(1.5, Metric::Ivcsw), "1.50");
+        assert_eq!(fmt_value(0.99987, Metric::JainCpu), "0.9999");
+        assert_eq!(fmt_with_unit(5.0, Metric::Makespan), "5.00 ms");
+        assert_eq!(fmt_ci((1.0, 2.5), Metric::Vcsw), "[1, 2.50]");
+        assert_eq!(fmt_p(0.0041), "0.004");
+        assert_eq!(fmt_p(0.0004), "< 0.001");
+        assert_eq!(fmt_opt_p(None), "-");
+    }
+}

@@ -1,0 +1,272 @@
+//! The report's tables as rows of formatted text, shared by the terminal, Markdown and HTML
+//! outputs (CSV writes the same tables with full-precision numbers; LaTeX has its own layout).
+
+use super::findings::fmt_ratio;
+use super::{fmt_ci, fmt_num, fmt_opt_p, fmt_value, fmt_with_unit, tasks_phrase, Metric, Report};
+use serde::Serialize;
+
+/// A titled table of text cells.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Table {
+    /// Caption.
+    pub title: String,
+    /// Column headings.
+    pub header: Vec<String>,
+    /// Rows, each as long as the header.
+    pub rows: Vec<Vec<String>>,
+}
+
+fn strings(xs: &[&str]) -> Vec<String> {
+    xs.iter().map(|s| s.to_string()).collect()
+}
+
+fn yes_no(b: bool) -> String {
+    if b { "yes" } else { "no" }.into()
+}
+
+/// Best policy per group and tested metric, with the tests behind it.
+pub fn findings_table(r: &Report) -> Table {
+    let rows = r
+        .findings
+        .iter()
+        .map(|f| {
+            vec![
+                r.groups[f.group].label.clone(),
+                format!("{} ({})", f.metric.label(), f.metric.level()),
+                f.best.clone(),
+                fmt_with_unit(f.best_median, f.metric),
+                f.runner_up.clone(),
+                fmt_with_unit(f.runner_up_median, f.metric),
+                f.ratio.map_or("-".into(), fmt_ratio),
+                fmt_opt_p(f.p_holm),
+                yes_no(f.better_at_05),
+                yes_no(f.better_at_01),
+                fmt_opt_p(f.anova_p),
+                fmt_opt_p(f.kruskal_p),
+            ]
+        })
+        .collect();
+    Table {
+        title: "Best policy per group and metric (medians; p: largest Holm-adjusted Mann-Whitney p against the others)".into(),
+        header: strings(&[
+            "group",
+            "metric",
+            "best",
+            "median",
+            "runner-up",
+            "median",
+            "ratio",
+            "p (Holm)",
+            "better at 0.05",
+            "better at 0.01",
+            "ANOVA p",
+            "Kruskal-Wallis p",
+        ]),
+        rows,
+    }
+}
+
+/// Summaries of one metric, one row per cell with data.
+pub fn summary_table(r: &Report, metric: Metric) -> Table {
+    let rows = r
+        .cells
+        .iter()
+        .filter_map(|c| {
+            let s = &c.summary(metric)?.summary;
+            Some(vec![
+                r.groups[c.group].label.clone(),
+                c.key.policy.clone(),
+                s.n.to_string(),
+                fmt_value(s.median, metric),
+                fmt_ci(s.median_ci, metric),
+                fmt_value(s.mean, metric),
+                fmt_ci(s.mean_ci, metric),
+                fmt_value(s.sd, metric),
+                fmt_value(s.p5, metric),
+                fmt_value(s.p95, metric),
+                fmt_value(s.min, metric),
+                fmt_value(s.max, metric),
+                fmt_value(s.range, metric),
+            ])
+        })
+        .collect();
+    Table {
+        title: format!("{}, {}", metric.with_unit(), metric.level()),
+        header: strings(&[
+            "group", "policy", "n", "median", "95% CI", "mean", "95% CI", "sd", "p5", "p95", "min",
+            "max", "range",
+        ]),
+        rows,
+    }
+}
+
+/// Every pair of policies per group and tested metric.
+pub fn pairs_table(r: &Report) -> Table {
+    let mut rows = Vec::new();
+    for g in &r.groups {
+        for (metric, c) in &g.tests {
+            for p in &c.pairs {
+                rows.push(vec![
+                    g.label.clone(),
+                    metric.label().to_string(),
+                    format!("{} vs {}", p.a, p.b),
+                    p.welch
+                        .map_or("-".into(), |t| format!("{:.2}", t.statistic)),
+                    fmt_opt_p(p.welch_p_holm),
+                    p.mann_whitney.map_or("-".into(), |t| fmt_num(t.statistic)),
+                    fmt_opt_p(p.mann_whitney_p_holm),
+                    p.cohen_d.map_or("-".into(), |d| format!("{d:.2}")),
+                    p.cliff_delta.map_or("-".into(), |d| format!("{d:.2}")),
+                ]);
+            }
+        }
+    }
+    Table {
+        title: "Pairwise tests (p-values Holm-adjusted over the pairs of a group; effect sizes positive when the first policy is larger)".into(),
+        header: strings(&[
+            "group",
+            "metric",
+            "pair",
+            "Welch t",
+            "Welch p (Holm)",
+            "Mann-Whitney U",
+            "Mann-Whitney p (Holm)",
+            "Cohen's d",
+            "Cliff's delta",
+        ]),
+        rows,
+    }
+}
+
+/// Trials per cell and status.
+pub fn cells_table(r: &Report) -> Table {
+    let rows = r
+        .cells
+        .iter()
+        .map(|c| {
+            let other: Vec<String> = c
+                .statuses
+                .iter()
+                .filter(|(s, _)| s != "ok")
+                .map(|(s, n)| format!("{n} {s}"))
+                .collect();
+            vec![
+                r.groups[c.group].label.clone(),
+                c.key.policy.clone(),
+                format!("{}/{}", c.trials_ok, c.trials_total),
+                if other.is_empty() {
+                    "-".into()
+                } else {
+                    other.join(", ")
+                },
+                c.reason.clone().unwrap_or_else(|| "-".into()),
+            ]
+        })
+        .collect();
+    Table {
+        title: "Trials per cell".into(),
+        header: strings(&["group", "policy", "ok/trials", "not ok", "reason"]),
+        rows,
+    }
+}
+
+/// Study 001's table for one panel: makespan (execution), response and turnaround,
+/// median with its 95% CI, one row per measure and policy, one column per task count.
+pub fn key_table(r: &Report, panel: usize) -> Table {
+    let p = &r.panels[panel];
+    let mut header = strings(&["measure", "policy"]);
+    header.extend(p.groups.iter().map(|&g| tasks_phrase(r.groups[g].tasks)));
+    let mut rows = Vec::new();
+    for (metric, name) in [
+        (Metric::Makespan, "execution (makespan, ms)"),
+        (Metric::Response, "response (ms)"),
+        (Metric::Turnaround, "turnaround (ms)"),
+    ] {
+        for policy in &p.policies {
+            let mut row = vec![name.to_string(), policy.clone()];
+            let mut any = false;
+            for &g in &p.groups {
+                let cell = r.groups[g]
+                    .cells
+                    .iter()
+                    .find(|&&c| r.cells[c].key.policy == *policy)
+                    .and_then(|&c| r.cells[c].summary(metric));
+                any |= cell.is_some();
+                row.push(cell.map_or("-".into(), |s| {
+                    format!(
+                        "{} {}",
+                        fmt_num(s.summary.median),
+                        fmt_ci(s.summary.median_ci, metric)
+                    )
+                }));
+            }
+            if any {
+                rows.push(row);
+            }
+        }
+    }
+    Table {
+        title: format!(
+            "{}: execution, response and turnaround time, median [95% CI] over trials (execution) or tasks",
+            p.label
+        ),
+        header,
+        rows,
+    }
+}
+
+/// The environment record (JSON) as key/value rows, nested keys joined with '.'.
+pub fn env_rows(env_json: Option<&str>) -> Vec<(String, String)> {
+    fn walk(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    let key = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    walk(&key, v, out);
+                }
+            }
+            serde_json::Value::Array(a) if a.iter().any(|x| x.is_object()) => {
+                for (i, v) in a.iter().enumerate() {
+                    walk(&format!("{prefix}[{i}]"), v, out);
+                }
+            }
+            serde_json::Value::String(s) => out.push((prefix.into(), s.clone())),
+            serde_json::Value::Null => out.push((prefix.into(), "-".into())),
+            other => out.push((prefix.into(), other.to_string())),
+        }
+    }
+    let mut out = Vec::new();
+    match env_json.map(serde_json::from_str::<serde_json::Value>) {
+        Some(Ok(v)) => walk("", &v, &mut out),
+        Some(Err(e)) => out.push(("(unreadable)".into(), e.to_string())),
+        None => {}
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_environment_record_flattens_to_dotted_keys() {
+        let rows = env_rows(Some(
+            r#"{"kernel":"6.1","privileges":{"is_root":true,"rlimit":null},"cpus":[0,1]}"#,
+        ));
+        assert_eq!(
+            rows,
+            vec![
+                ("kernel".to_string(), "6.1".to_string()),
+                ("privileges.is_root".into(), "true".into()),
+                ("privileges.rlimit".into(), "-".into()),
+                ("cpus".into(), "[0,1]".into()),
+            ]
+        );
+        assert!(env_rows(None).is_empty());
+        assert_eq!(env_rows(Some("{")).len(), 1);
+    }
+}

@@ -1,0 +1,429 @@
+//! Reports, stats and compare on a small synthetic database with fixed numbers: snapshot tests
+//! of every text format (Markdown, LaTeX, CSV, `stats`) and end-to-end runs of the binary.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use rusqlite::params;
+use schedlab::report::cmd::{load_input, render_stats, write_report, ReportFormat};
+use schedlab::report::model::{self, figures, Metric, Report};
+use schedlab::report::{compare, csv_tables, latex, markdown};
+use schedlab::store::Store;
+use std::path::{Path, PathBuf};
+
+const MS: i64 = 1_000_000;
+
+/// Cells of the synthetic run: (policy, tasks); rr is skipped (refused).
+const CELLS: [(&str, i64); 5] = [
+    ("other", 2),
+    ("other", 4),
+    ("fifo", 2),
+    ("fifo", 4),
+    ("rr", 2),
+];
+/// Measured trials per cell.
+const TRIALS: i64 = 6;
+
+/// Per-task numbers of one task, ns and counts: (response, turnaround, cpu, nvcsw, nivcsw, run_delay).
+fn task_numbers(
+    policy: &str,
+    n: i64,
+    trial: i64,
+    i: i64,
+    slow: f64,
+) -> (i64, i64, i64, i64, i64, i64) {
+    if policy == "fifo" {
+        // FIFO: tasks run one after another on each CPU, hardly preempted.
+        let response = 40_000 + 1_000 * i + 3_000 * trial + (i / 2) * 20 * MS;
+        let turnaround =
+            ((20 * MS + (i / 2) * 20 * MS + 150_000 * trial + 10_000 * i) as f64 * slow) as i64;
+        (
+            response,
+            turnaround,
+            20 * MS + 20_000 * i + 5_000 * trial,
+            2,
+            1 + trial % 2,
+            (i / 2) * 20 * MS,
+        )
+    } else {
+        // OTHER: every task shares the CPUs and ends near the end of the trial.
+        let response = 900_000 * (i + 1) + 7_000 * trial;
+        let turnaround = (n * 10 * MS) * 11 / 10 + 400_000 * trial + 60_000 * i;
+        (
+            response,
+            turnaround,
+            20_500_000 + 30_000 * i + 8_000 * trial,
+            2 + i % 2,
+            10 + 3 * i + trial,
+            n * 5 * MS + 100_000 * trial,
+        )
+    }
+}
+
+/// A database with one run of CELLS (fifo turnaround scaled by `slow`), returned as its path.
+fn synthetic_db(dir: &Path, name: &str, slow: f64) -> PathBuf {
+    let path = dir.join(name);
+    let store = Store::open(&path).expect("schema applies to a new file");
+    let c = store.conn();
+    c.execute(
+        "INSERT INTO runs (name, started_at, finished_at, status, seed, spec_toml, argv, env_json, version, trials_planned)
+         VALUES ('synthetic', '2026-01-02T03:04:05Z', '2026-01-02T03:09:10Z', 'done', 42, 'name = \"synthetic\"', 'schedlab run --policy other,fifo,rr --tasks 2,4 --trials 6',
+                 '{\"kernel_release\":\"6.8.0\",\"cpu_count\":2,\"privileges\":{\"is_root\":true}}', '0.1.0', 32)",
+        [],
+    )
+    .expect("run row");
+    let run_id = c.last_insert_rowid();
+    c.execute("INSERT INTO warnings (run_id, trial_id, message) VALUES (?1, NULL, 'the CPU frequency governor is powersave; set it to performance')", [run_id])
+        .expect("warning row");
+    for (ci, (policy, n)) in CELLS.iter().enumerate() {
+        c.execute(
+            "INSERT INTO cells (run_id, cell_index, policy, priorities, workload, workload_json, kind, start, tasks, cpus,
+                                dl_runtime_ns, dl_deadline_ns, dl_period_ns, work_ns, units, split)
+             VALUES (?1, ?2, ?3, 'same', 'cpu:pi', '{}', 'process', 'barrier', ?4, NULL, 5000000, 50000000, 50000000, 20000000, 1000, 0)",
+            params![run_id, ci as i64, policy, n],
+        )
+        .expect("cell row");
+        let cell_id = c.last_insert_rowid();
+        let trial = |index: i64,
+                     warmup: bool,
+                     status: &str,
+                     reason: Option<&str>,
+                     makespan: Option<i64>| {
+            c.execute(
+                "INSERT INTO trials (run_id, cell_id, trial_index, round, warmup, status, reason, makespan_ns, timeout_ns, started_at)
+                 VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7, 10000000000, '2026-01-02T03:05:00Z')",
+                params![run_id, cell_id, index, warmup, status, reason, makespan],
+            )
+            .expect("trial row");
+            c.last_insert_rowid()
+        };
+        if *policy == "rr" {
+            for t in 0..TRIALS {
+                trial(
+                    t,
+                    false,
+                    "skipped",
+                    Some("SCHED_RR refused (EPERM): run as root or grant CAP_SYS_NICE"),
+                    None,
+                );
+            }
+            continue;
+        }
+        for t in 0..TRIALS + 1 {
+            // Trial 0 is a warm-up with outlying numbers, to show it is left out.
+            let warmup = t == 0;
+            let rows: Vec<_> = (0..*n)
+                .map(|i| {
+                    let (r, ta, cpu, v, iv, d) = task_numbers(policy, *n, t, i, slow);
+                    if warmup {
+                        (r * 3, ta * 3, cpu, v, iv, d)
+                    } else {
+                        (r, ta, cpu, v, iv, d)
+                    }
+                })
+                .collect();
+            let makespan = rows.iter().map(|r| r.1).max();
+            let tid = trial(t, warmup, "ok", None, makespan);
+            for (i, (r, ta, cpu, v, iv, d)) in rows.into_iter().enumerate() {
+                let release = 1_000_000_000 * (t + 1);
+                c.execute(
+                    "INSERT INTO tasks (trial_id, task_index, pid, tid, policy_in_force, t_release_ns, t_start_ns, t_end_ns, response_ns,
+                                        turnaround_ns, run_span_ns, utime_ns, stime_ns, nvcsw, nivcsw, run_delay_ns, work_units, exit_status)
+                     VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 0, ?12, ?13, ?14, 1000, 0)",
+                    params![tid, i as i64, 1000 + i as i64, policy, release, release + r, release + ta, r, ta, ta - r, cpu, v, iv, d],
+                )
+                .expect("task row");
+            }
+        }
+        if *policy == "other" && *n == 4 {
+            trial(
+                TRIALS + 1,
+                false,
+                "timeout",
+                Some("deadline of 10 s passed; every task was killed"),
+                None,
+            );
+        }
+    }
+    path
+}
+
+fn report_of(db: &Path, warmup: bool) -> Report {
+    let store = Store::open(db).expect("db opens");
+    model::build(&load_input(&store, 1, warmup).expect("run 1 loads"))
+}
+
+#[test]
+fn the_markdown_summary_matches_its_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = report_of(&synthetic_db(dir.path(), "a.db", 1.0), false);
+    insta::assert_snapshot!("markdown", markdown::render(&r, &figures::figures(&r)));
+}
+
+#[test]
+fn the_latex_tables_match_their_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = report_of(&synthetic_db(dir.path(), "a.db", 1.0), false);
+    insta::assert_snapshot!("latex", latex::render(&r));
+}
+
+#[test]
+fn every_csv_table_matches_its_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = report_of(&synthetic_db(dir.path(), "a.db", 1.0), false);
+    let tables = csv_tables::tables(&r).expect("csv");
+    assert_eq!(tables.len(), 8);
+    for (name, text) in tables {
+        insta::assert_snapshot!(format!("csv_{name}"), text);
+    }
+}
+
+#[test]
+fn the_stats_output_matches_its_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = report_of(&synthetic_db(dir.path(), "a.db", 1.0), false);
+    insta::assert_snapshot!("stats", render_stats(&r));
+}
+
+#[test]
+fn fifo_is_found_significantly_faster_and_the_sentence_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = report_of(&synthetic_db(dir.path(), "a.db", 1.0), false);
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.metric == Metric::Makespan && r.groups[f.group].tasks == 2)
+        .expect("a makespan finding for 2 tasks");
+    assert_eq!(f.best, "fifo");
+    assert!(f.better_at_01, "{f:?}");
+    assert_eq!(
+        f.sentence,
+        "For cpu:pi with 2 tasks, fifo has the lowest median makespan (20.5 ms vs 23.5 ms for other, 1.14x); better than other at alpha 0.01 (Holm-adjusted Mann-Whitney p = 0.005)."
+    );
+}
+
+#[test]
+fn warmup_trials_are_left_out_unless_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = synthetic_db(dir.path(), "a.db", 1.0);
+    let n = |r: &Report| {
+        r.cells[0]
+            .summary(Metric::Makespan)
+            .expect("makespan")
+            .summary
+            .n
+    };
+    assert_eq!(n(&report_of(&db, false)), 6);
+    let with = report_of(&db, true);
+    assert_eq!(n(&with), 7);
+    assert!(with.methods.notes.iter().any(|s| s.contains("included")));
+}
+
+#[test]
+fn skipped_cells_timeouts_and_stored_warnings_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = report_of(&synthetic_db(dir.path(), "a.db", 1.0), false);
+    let all = r.warnings.join("\n");
+    assert!(
+        all.contains("rr, cpu:pi with 2 tasks: 6 of 6 trials not ok (6 skipped): SCHED_RR refused"),
+        "{all}"
+    );
+    assert!(
+        all.contains("Trial 7 of other, cpu:pi with 4 tasks: timeout: deadline of 10 s passed"),
+        "{all}"
+    );
+    assert!(all.contains("governor is powersave"), "{all}");
+}
+
+#[test]
+fn compare_finds_the_slower_fifo_turnaround_in_run_b_and_lists_unmatched_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = Store::open(&synthetic_db(dir.path(), "a.db", 1.0)).unwrap();
+    let b = Store::open(&synthetic_db(dir.path(), "b.db", 1.5)).unwrap();
+    let mut input_b = load_input(&b, 1, false).unwrap();
+    input_b.cells.retain(|c| c.tasks == 2);
+    let c = compare::compare(&load_input(&a, 1, false).unwrap(), &input_b);
+    let row = c
+        .rows
+        .iter()
+        .find(|r| r.metric == Metric::Turnaround && r.cell.starts_with("fifo"))
+        .expect("fifo turnaround row");
+    let ratio = row.ratio.expect("ratio");
+    assert!((ratio - 1.5).abs() < 0.01, "{ratio}");
+    let (lo, hi) = row.ratio_ci.expect("ci");
+    assert!(
+        lo > 1.4 && hi < 1.6 && lo <= ratio && ratio <= hi,
+        "[{lo}, {hi}]"
+    );
+    assert_eq!(row.mark(), "**");
+    let other = c
+        .rows
+        .iter()
+        .find(|r| r.metric == Metric::Turnaround && r.cell.starts_with("other"))
+        .expect("other turnaround row");
+    assert_eq!(other.ratio, Some(1.0));
+    assert_eq!(other.mark(), "");
+    assert_eq!(
+        c.only_a,
+        vec!["other, cpu:pi with 4 tasks", "fifo, cpu:pi with 4 tasks"]
+    );
+    let text = compare::render(&c);
+    assert!(
+        text.contains("Only in run 1 \"synthetic\":\n- other, cpu:pi with 4 tasks"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_report_command_writes_a_self_contained_page_plots_and_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = synthetic_db(dir.path(), "a.db", 1.0);
+    let out = dir.path().join("out");
+    Command::cargo_bin("schedlab")
+        .unwrap()
+        .args(["report", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("index.html"));
+    let page = std::fs::read_to_string(out.join("1/index.html")).expect("index.html");
+    assert!(page.contains("<svg"), "figures are inline");
+    assert!(page.contains("fifo has the lowest median makespan"));
+    assert!(
+        page.contains("kernel_release") && page.contains("6.8.0"),
+        "environment record"
+    );
+    assert!(
+        page.contains("SCHED_RR refused"),
+        "skipped cells are warned about"
+    );
+    for external in ["<script", "<link", "src=\"http", "url(http", "@import"] {
+        assert!(
+            !page.contains(external),
+            "the page must not load {external}"
+        );
+    }
+    for file in [
+        "report.md",
+        "report.tex",
+        "csv/summaries.csv",
+        "plots/1-cpu-pi-makespan.png",
+        "plots/1-cpu-pi-makespan.svg",
+    ] {
+        assert!(out.join("1").join(file).is_file(), "{file} is written");
+    }
+}
+
+#[test]
+fn write_report_writes_only_the_formats_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = report_of(&synthetic_db(dir.path(), "a.db", 1.0), false);
+    let out = dir.path().join("only-csv");
+    let written = write_report(&r, &[ReportFormat::Csv], &out).expect("written");
+    assert_eq!(written, vec!["csv/ (8 tables)"]);
+    assert!(out.join("csv/findings.csv").is_file());
+    assert!(!out.join("index.html").exists() && !out.join("plots").exists());
+}
+
+#[test]
+fn an_unknown_run_id_and_an_unknown_format_give_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = synthetic_db(dir.path(), "a.db", 1.0);
+    Command::cargo_bin("schedlab")
+        .unwrap()
+        .args(["report", "--run", "99", "--db"])
+        .arg(&db)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("run 99 is not in this database"));
+    Command::cargo_bin("schedlab")
+        .unwrap()
+        .args(["stats", "--run", "7", "--db"])
+        .arg(&db)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "`schedlab runs` lists the stored runs",
+        ));
+    Command::cargo_bin("schedlab")
+        .unwrap()
+        .args(["report", "--format", "html,pdf", "--db"])
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "[possible values: html, latex, markdown, csv]",
+        ));
+    Command::cargo_bin("schedlab")
+        .unwrap()
+        .args(["compare", "1", "2", "--db"])
+        .arg(&db)
+        .assert()
+        .code(1)
+        .stderr(
+            predicates::str::contains("run B")
+                .and(predicates::str::contains("run 2 is not in this database")),
+        );
+}
+
+#[test]
+fn stats_and_compare_print_through_the_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = synthetic_db(dir.path(), "a.db", 1.0);
+    let b = synthetic_db(dir.path(), "b.db", 1.5);
+    Command::cargo_bin("schedlab")
+        .unwrap()
+        .args(["stats", "--db"])
+        .arg(&a)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "Findings\n- For cpu:pi with 2 tasks, fifo",
+        ));
+    Command::cargo_bin("schedlab")
+        .unwrap()
+        .args(["compare", "1", "1", "--db"])
+        .arg(&a)
+        .arg("--db-b")
+        .arg(&b)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("seed 42").and(predicates::str::contains("1.50x")));
+}
+
+#[test]
+fn a_run_whose_every_cell_was_skipped_still_gets_a_report_that_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = synthetic_db(dir.path(), "a.db", 1.0);
+    Store::open(&db)
+        .unwrap()
+        .conn()
+        .execute(
+            "UPDATE trials SET status = 'skipped', reason = 'SCHED_FIFO refused (EPERM)', makespan_ns = NULL",
+            [],
+        )
+        .unwrap();
+    let r = report_of(&db, false);
+    assert!(r.findings.is_empty());
+    assert!(r.cells.iter().all(|c| c.summaries.is_empty()));
+    assert!(figures::figures(&r).is_empty());
+    let out = dir.path().join("out");
+    write_report(&r, &[ReportFormat::Html, ReportFormat::Markdown], &out).expect("written");
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(page.contains("No group has two policies with data to compare."));
+    assert!(page.contains("6 of 6 trials not ok (6 skipped): SCHED_FIFO refused (EPERM)"));
+    assert!(render_stats(&r).contains("No group has two policies with data to compare."));
+}
+
+#[test]
+fn the_compare_output_matches_its_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = Store::open(&synthetic_db(dir.path(), "a.db", 1.0)).unwrap();
+    let b = Store::open(&synthetic_db(dir.path(), "b.db", 1.5)).unwrap();
+    let c = compare::compare(
+        &load_input(&a, 1, false).unwrap(),
+        &load_input(&b, 1, false).unwrap(),
+    );
+    insta::assert_snapshot!("compare", compare::render(&c));
+}
