@@ -101,6 +101,9 @@ pub fn load_input(store: &Store, run_id: i64, include_warmup: bool) -> Result<Re
         warnings: query::warnings(conn, run_id)?,
         problems,
         include_warmup,
+        kernel: super::model::kernel::load(conn, run_id, include_warmup).with_context(|| {
+            format!("cannot read the latency histograms and traces of run {run_id}")
+        })?,
     })
 }
 

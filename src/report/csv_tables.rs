@@ -295,7 +295,7 @@ fn key_tables(r: &Report) -> Result<String> {
 
 /// Every table as (file name, CSV text).
 pub fn tables(r: &Report) -> Result<Vec<(&'static str, String)>> {
-    Ok(vec![
+    let mut out = vec![
         ("summaries.csv", summaries(r)?),
         ("findings.csv", findings(r)?),
         ("tests.csv", tests(r)?),
@@ -315,7 +315,40 @@ pub fn tables(r: &Report) -> Result<Vec<(&'static str, String)>> {
                     .map(|(k, v)| vec![k, v]),
             )?,
         ),
-    ])
+    ];
+    // Periodic runs: every wake-up latency percentile per cell, in ns at full precision.
+    if !r.kernel.latency.is_empty() {
+        let rows = r.kernel.latency.iter().map(|c| {
+            let h = &c.hist;
+            let q = |x: f64| h.value_at_quantile(x).to_string();
+            vec![
+                c.cell_index.to_string(),
+                c.workload.clone(),
+                c.label.clone(),
+                h.len().to_string(),
+                h.min().to_string(),
+                q(0.5),
+                q(0.9),
+                q(0.99),
+                q(0.999),
+                h.max().to_string(),
+            ]
+        });
+        let header = [
+            "cell_index",
+            "workload",
+            "cell",
+            "wakeups",
+            "min_ns",
+            "p50_ns",
+            "p90_ns",
+            "p99_ns",
+            "p999_ns",
+            "max_ns",
+        ];
+        out.push(("latency.csv", document(&header, rows)?));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -237,6 +237,7 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String> {
     let key_tables: Vec<_> = (0..r.panels.len())
         .map(|p| tables::key_table(r, p))
         .filter(|t| !t.rows.is_empty())
+        .chain(super::model::kernel::latency_table(&r.kernel))
         .collect();
     let ctx = context! {
         run => to_value(&r.run),

@@ -7,6 +7,7 @@
 pub mod figures;
 pub mod findings;
 pub mod fmt;
+pub mod kernel;
 mod metric;
 mod notes;
 mod stats;
@@ -74,6 +75,8 @@ pub struct ReportInput {
     pub problems: Vec<TrialProblem>,
     /// Whether warm-up trials were included.
     pub include_warmup: bool,
+    /// Wake-up latency histograms and scheduler trace slices.
+    pub kernel: kernel::KernelView,
 }
 
 /// The axis values of a cell, which identify it within a run and across runs.
@@ -223,6 +226,9 @@ pub struct Report {
     /// Samples per cell and metric (cells x [`Metric::ALL`]), in the metric's unit.
     #[serde(skip)]
     pub samples: Vec<Vec<Vec<f64>>>,
+    /// Wake-up latency and scheduler trace, when the run recorded them.
+    #[serde(skip)]
+    pub kernel: kernel::KernelView,
 }
 
 /// Text outputs list this many warnings and count the rest (CSV has them all).
@@ -470,6 +476,7 @@ pub fn build(input: &ReportInput) -> Report {
         panels,
         findings,
         samples,
+        kernel: input.kernel.clone(),
     }
 }
 

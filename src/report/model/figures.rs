@@ -28,6 +28,10 @@ pub enum Plot {
     Lines(Vec<(String, Vec<(f64, f64)>)>),
     /// Points, one colour per series.
     Scatter(Vec<(String, Vec<(f64, f64)>)>),
+    /// Empirical CDFs, one per series.
+    Cdf(Vec<(String, Vec<f64>)>),
+    /// A per-CPU timeline.
+    Gantt(Vec<plots::GanttBar>),
 }
 
 /// One figure of the report.
@@ -59,6 +63,8 @@ impl Figure {
             Plot::Density(s) => plots::density_plot(t, x, s),
             Plot::Lines(s) => plots::line_plot(t, x, y, s, false),
             Plot::Scatter(s) => plots::scatter_plot(t, x, y, s),
+            Plot::Cdf(s) => plots::cdf_plot(t, x, s),
+            Plot::Gantt(b) => plots::gantt(t, x, b),
         }
     }
 }
@@ -342,8 +348,9 @@ impl PanelFigures<'_> {
     }
 }
 
-/// Every figure of the report, panel by panel.
+/// Every figure of the report, panel by panel, then the kernel's view (latency, trace).
 pub fn figures(r: &Report) -> Vec<Figure> {
+    let kernel = super::kernel::figures(&r.kernel, &r.panels);
     r.panels
         .iter()
         .enumerate()
@@ -356,6 +363,7 @@ pub fn figures(r: &Report) -> Vec<Figure> {
             }
             .build()
         })
+        .chain(kernel)
         .collect()
 }
 

@@ -1,0 +1,347 @@
+//! The kernel's view in a report: wake-up latency of periodic work (merged HDR histograms per
+//! cell: CDF plots and a percentile table) and the scheduler trace (a per-CPU Gantt chart of
+//! one trial per cell).
+
+use super::figures::{Figure, Plot};
+use super::tables::Table;
+use super::Panel;
+use crate::report::plots::GanttBar;
+use crate::workload::periodic;
+use anyhow::Result;
+use hdrhistogram::Histogram;
+use rusqlite::{params, Connection};
+
+/// Points drawn per latency CDF (evenly spaced quantiles of the merged histogram).
+const CDF_POINTS: usize = 1000;
+
+/// Wake-up latencies of one cell: the histograms of all its measured tasks, merged.
+#[derive(Debug, Clone)]
+pub struct LatencyCell {
+    /// Index of the cell in its run.
+    pub cell_index: i64,
+    /// Policy name.
+    pub policy: String,
+    /// Workload label.
+    pub workload: String,
+    /// The cell's axes without its workload, e.g. "fifo x1 +2 antagonists".
+    pub label: String,
+    /// Every wake-up latency of every measured task of every ok trial, ns.
+    pub hist: Histogram<u64>,
+}
+
+/// One traced trial of a cell: which task ran on which CPU when.
+#[derive(Debug, Clone)]
+pub struct TraceTrial {
+    /// Index of the cell in its run.
+    pub cell_index: i64,
+    /// Policy name.
+    pub policy: String,
+    /// Workload label.
+    pub workload: String,
+    /// The cell's axes without its workload.
+    pub label: String,
+    /// Measured tasks of the cell; task indices from here on are antagonists.
+    pub tasks: i64,
+    /// (task index, CPU, start, end); times in ns after the trial's release.
+    pub slices: Vec<(i64, i64, i64, i64)>,
+}
+
+/// What the kernel measured, as far as the run recorded it.
+#[derive(Debug, Clone, Default)]
+pub struct KernelView {
+    /// Cells with periodic work, in cell order.
+    pub latency: Vec<LatencyCell>,
+    /// The first traced ok trial of every traced cell, in cell order.
+    pub traces: Vec<TraceTrial>,
+}
+
+fn cell_label(policy: &str, tasks: i64, antagonists: i64) -> String {
+    let mut s = format!("{policy} x{tasks}");
+    if antagonists > 0 {
+        s.push_str(&format!(" +{antagonists} antagonists"));
+    }
+    s
+}
+
+/// Reads the latency histograms and trace slices of `run_id`.
+pub fn load(conn: &Connection, run_id: i64, include_warmup: bool) -> Result<KernelView> {
+    let mut view = KernelView::default();
+    let mut cells = conn.prepare(
+        "SELECT cell_id, cell_index, policy, workload, tasks, antagonists FROM cells WHERE run_id = ?1 ORDER BY cell_index",
+    )?;
+    let cells: Vec<(i64, i64, String, String, i64, i64)> = cells
+        .query_map([run_id], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })?
+        .collect::<Result<_, _>>()?;
+    let mut hists = conn.prepare(
+        "SELECT h.hdr_v2 FROM histograms h JOIN trials t ON t.trial_id = h.trial_id
+         JOIN tasks k ON k.trial_id = h.trial_id AND k.task_index = h.task_index
+         WHERE t.cell_id = ?1 AND t.status = 'ok' AND (t.warmup = 0 OR ?2) AND k.role = 'task'
+           AND h.metric = 'wakeup_latency_ns'",
+    )?;
+    let mut traced = conn.prepare(
+        "SELECT t.trial_id, MIN(k.t_release_ns) FROM trials t JOIN tasks k ON k.trial_id = t.trial_id
+         WHERE t.cell_id = ?1 AND t.status = 'ok' AND (t.warmup = 0 OR ?2)
+           AND EXISTS (SELECT 1 FROM trace_slices s WHERE s.trial_id = t.trial_id)
+         GROUP BY t.trial_id ORDER BY t.trial_id LIMIT 1",
+    )?;
+    let mut slices = conn.prepare(
+        "SELECT task_index, cpu, start_ns, end_ns FROM trace_slices WHERE trial_id = ?1 ORDER BY start_ns",
+    )?;
+    for (cell_id, cell_index, policy, workload, tasks, antagonists) in cells {
+        let label = cell_label(&policy, tasks, antagonists);
+        let mut merged: Option<Histogram<u64>> = None;
+        for blob in hists.query_map(params![cell_id, include_warmup], |r| r.get::<_, Vec<u8>>(0))? {
+            if let Some(h) = periodic::deserialize(&blob?) {
+                match merged.as_mut() {
+                    Some(m) => {
+                        let _ = m.add(&h);
+                    }
+                    None => merged = Some(h),
+                }
+            }
+        }
+        if let Some(hist) = merged.filter(|h| !h.is_empty()) {
+            view.latency.push(LatencyCell {
+                cell_index,
+                policy: policy.clone(),
+                workload: workload.clone(),
+                label: label.clone(),
+                hist,
+            });
+        }
+        let first: Option<(i64, i64)> = traced
+            .query_map(params![cell_id, include_warmup], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?
+            .next()
+            .transpose()?;
+        if let Some((trial_id, release)) = first {
+            let rows = slices
+                .query_map([trial_id], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, i64>(3)?,
+                    ))
+                })?
+                .map(|r| r.map(|(t, c, s, e)| (t, c, s - release, e - release)))
+                .collect::<Result<Vec<_>, _>>()?;
+            view.traces.push(TraceTrial {
+                cell_index,
+                policy,
+                workload,
+                label,
+                tasks,
+                slices: rows,
+            });
+        }
+    }
+    Ok(view)
+}
+
+/// Microseconds with three significant figures.
+fn us(ns: u64) -> String {
+    let v = ns as f64 / 1e3;
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// The wake-up latency percentiles of every periodic cell (None when there is none).
+pub fn latency_table(v: &KernelView) -> Option<Table> {
+    if v.latency.is_empty() {
+        return None;
+    }
+    let header = [
+        "workload",
+        "cell",
+        "wake-ups",
+        "min (us)",
+        "p50 (us)",
+        "p90 (us)",
+        "p99 (us)",
+        "p99.9 (us)",
+        "max (us)",
+    ];
+    let rows = v
+        .latency
+        .iter()
+        .map(|c| {
+            let h = &c.hist;
+            vec![
+                c.workload.clone(),
+                c.label.clone(),
+                h.len().to_string(),
+                us(h.min()),
+                us(h.value_at_quantile(0.5)),
+                us(h.value_at_quantile(0.9)),
+                us(h.value_at_quantile(0.99)),
+                us(h.value_at_quantile(0.999)),
+                us(h.max()),
+            ]
+        })
+        .collect();
+    Some(Table {
+        title: "Wake-up latency (actual - intended wake time) of periodic tasks, all measured tasks and ok trials merged; HDR histograms, relative error <= 1%".into(),
+        header: header.iter().map(|s| s.to_string()).collect(),
+        rows,
+    })
+}
+
+/// The panel a workload's figures belong to (the first whose label starts with it).
+fn panel_of(panels: &[Panel], workload: &str) -> usize {
+    panels
+        .iter()
+        .position(|p| p.label.starts_with(workload))
+        .unwrap_or(0)
+}
+
+/// Latency CDFs (one per periodic workload, one curve per cell) and trace timelines (one per
+/// traced cell).
+pub fn figures(v: &KernelView, panels: &[Panel]) -> Vec<Figure> {
+    let mut out = Vec::new();
+    let mut workloads: Vec<&str> = v.latency.iter().map(|c| c.workload.as_str()).collect();
+    workloads.dedup();
+    for (i, w) in workloads.iter().enumerate() {
+        let cells: Vec<&LatencyCell> = v.latency.iter().filter(|c| c.workload == *w).collect();
+        // Name curves by policy (and so colour them as every other plot does) when that is unique.
+        let mut policies: Vec<&str> = cells.iter().map(|c| c.policy.as_str()).collect();
+        policies.sort_unstable();
+        policies.dedup();
+        let by_policy = policies.len() == cells.len();
+        let series: Vec<(String, Vec<f64>)> = cells
+            .iter()
+            .map(|c| {
+                let pts = (0..CDF_POINTS)
+                    .map(|k| {
+                        c.hist.value_at_quantile(k as f64 / (CDF_POINTS - 1) as f64) as f64 / 1e3
+                    })
+                    .collect();
+                (
+                    if by_policy {
+                        c.policy.clone()
+                    } else {
+                        c.label.clone()
+                    },
+                    pts,
+                )
+            })
+            .collect();
+        out.push(Figure {
+            id: format!("latency-cdf-{i}"),
+            panel: panel_of(panels, w),
+            title: format!("{w}: wake-up latency CDF"),
+            caption: "Empirical CDF of every wake-up latency (actual - intended wake time) per cell, from the merged HDR histograms of its measured tasks.".into(),
+            x_label: "wake-up latency (us)".into(),
+            y_label: "fraction of wake-ups".into(),
+            plot: Plot::Cdf(series),
+        });
+    }
+    for t in &v.traces {
+        let bars: Vec<GanttBar> = t
+            .slices
+            .iter()
+            .map(|&(task, cpu, s, e)| {
+                let who = if task < t.tasks {
+                    format!("task {task}")
+                } else {
+                    format!("antagonist {}", task - t.tasks)
+                };
+                GanttBar {
+                    lane: format!("CPU {cpu}"),
+                    label: who.clone(),
+                    start: s as f64 / 1e6,
+                    end: e as f64 / 1e6,
+                    series: who,
+                }
+            })
+            .collect();
+        out.push(Figure {
+            id: format!("timeline-cell-{}", t.cell_index),
+            panel: panel_of(panels, &t.workload),
+            title: format!("{} {}: which task ran where (trace)", t.workload, t.label),
+            caption: "Per-CPU timeline of one traced trial from the kernel's sched_switch events: FIFO runs tasks to completion, RR rotates them every timeslice, OTHER interleaves them.".into(),
+            x_label: "time after release (ms)".into(),
+            y_label: String::new(),
+            plot: Plot::Gantt(bars),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view() -> KernelView {
+        let mut h = periodic::new_histogram();
+        for v in 1..=1000u64 {
+            h.record(v * 1000).unwrap();
+        }
+        KernelView {
+            latency: vec![LatencyCell {
+                cell_index: 0,
+                policy: "fifo".into(),
+                workload: "periodic:1000us/100us".into(),
+                label: "fifo x1".into(),
+                hist: h,
+            }],
+            traces: vec![TraceTrial {
+                cell_index: 0,
+                policy: "fifo".into(),
+                workload: "periodic:1000us/100us".into(),
+                label: "fifo x1".into(),
+                tasks: 1,
+                slices: vec![(0, 0, 0, 2_000_000), (1, 1, 500_000, 3_000_000)],
+            }],
+        }
+    }
+
+    #[test]
+    fn the_latency_table_gives_percentiles_in_microseconds() {
+        let t = latency_table(&view()).unwrap();
+        let row = &t.rows[0];
+        assert_eq!(row[2], "1000");
+        assert_eq!(row[3], "1.00");
+        // p50 of 1..1000 us is 500 us within the histogram's 1%.
+        let p50: f64 = row[4].parse().unwrap();
+        assert!((p50 - 500.0).abs() <= 5.0, "{p50}");
+        assert!(latency_table(&KernelView::default()).is_none());
+    }
+
+    #[test]
+    fn figures_give_one_cdf_per_workload_and_one_timeline_per_traced_cell() {
+        let figs = figures(&view(), &[]);
+        assert_eq!(figs.len(), 2);
+        match &figs[0].plot {
+            Plot::Cdf(s) => {
+                assert_eq!(s[0].1.len(), CDF_POINTS);
+                assert!(s[0].1.windows(2).all(|w| w[0] <= w[1]), "quantiles ascend");
+            }
+            other => panic!("{other:?}"),
+        }
+        match &figs[1].plot {
+            Plot::Gantt(b) => {
+                assert_eq!(b[1].lane, "CPU 1");
+                assert_eq!(b[1].label, "antagonist 0");
+                assert_eq!((b[1].start, b[1].end), (0.5, 3.0));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(figs.iter().all(|f| f.svg().contains("<svg")));
+    }
+}
