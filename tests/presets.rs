@@ -18,6 +18,8 @@ const EXPECTED_CELLS: &[(&str, usize)] = &[
     ("priority-spread", 54),
     // 5 policies x 1 x 1 workload x 10 thread counts (1..=10)
     ("thread-scaling", 50),
+    // 1 policy x 2 workloads x 1 task count x 4 I/O schedulers
+    ("io-schedulers-synthetic", 8),
 ];
 
 fn examples_dir() -> PathBuf {
@@ -161,8 +163,9 @@ fn every_scaled_size_names_its_original_one_edit_away_and_the_original_still_pla
             );
         }
     }
-    // policies-by-workload (cpu iterations), response-turnaround (work), thread-scaling (work).
-    assert_eq!(scaled, 3, "scaled values with an `# original:` line");
+    // policies-by-workload (cpu iterations), response-turnaround (work), thread-scaling (work),
+    // io-schedulers-synthetic (io_bytes).
+    assert_eq!(scaled, 4, "scaled values with an `# original:` line");
 }
 
 #[test]

@@ -36,6 +36,18 @@ fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map_or_else(|| "-".into(), f)
 }
 
+/// The workload with the axes that only some runs have (antagonists, I/O scheduler).
+fn workload_cell(c: &CellView) -> String {
+    let mut s = c.workload.clone();
+    if c.antagonists > 0 {
+        s.push_str(&format!(" +{} antagonists", c.antagonists));
+    }
+    if let Some(io) = &c.io_scheduler {
+        s.push_str(&format!(" io={io}"));
+    }
+    s
+}
+
 /// Renders one row per cell: medians over trials (makespan) and over tasks (the rest).
 pub fn render(cells: &[CellView]) -> String {
     let mut b = tabled::builder::Builder::default();
@@ -67,7 +79,7 @@ pub fn render(cells: &[CellView]) -> String {
         b.push_record([
             c.policy.clone(),
             c.priorities.clone(),
-            c.workload.clone(),
+            workload_cell(c),
             c.tasks.to_string(),
             c.kind.clone(),
             c.start.clone(),

@@ -41,6 +41,10 @@ pub struct CellView {
     pub tasks: i64,
     /// Pinned CPUs.
     pub cpus: Option<String>,
+    /// Antagonists sharing the machine.
+    pub antagonists: i64,
+    /// Block-device I/O scheduler of the cell.
+    pub io_scheduler: Option<String>,
     /// Trials stored per status: (status, count).
     pub statuses: Vec<(String, i64)>,
     /// First reason given for a trial that was not ok.
@@ -65,8 +69,8 @@ impl CellView {
 pub fn cells(conn: &Connection, run_id: i64, warmup: bool) -> Result<Vec<CellView>> {
     let mut out = Vec::new();
     let mut st = conn.prepare(
-        "SELECT cell_id, cell_index, policy, priorities, workload, kind, start, tasks, cpus FROM cells
-         WHERE run_id = ?1 ORDER BY cell_index",
+        "SELECT cell_id, cell_index, policy, priorities, workload, kind, start, tasks, cpus, antagonists, io_scheduler
+         FROM cells WHERE run_id = ?1 ORDER BY cell_index",
     )?;
     let rows = st.query_map([run_id], |r| {
         Ok((
@@ -80,6 +84,8 @@ pub fn cells(conn: &Connection, run_id: i64, warmup: bool) -> Result<Vec<CellVie
                 start: r.get(6)?,
                 tasks: r.get(7)?,
                 cpus: r.get(8)?,
+                antagonists: r.get(9)?,
+                io_scheduler: r.get(10)?,
                 ..CellView::default()
             },
         ))
