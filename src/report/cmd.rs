@@ -104,6 +104,8 @@ pub fn load_input(store: &Store, run_id: i64, include_warmup: bool) -> Result<Re
         kernel: super::model::kernel::load(conn, run_id, include_warmup).with_context(|| {
             format!("cannot read the latency histograms and traces of run {run_id}")
         })?,
+        iosched: super::model::iosched::load(conn, run_id, include_warmup)
+            .with_context(|| format!("cannot read the samples of run {run_id}"))?,
     })
 }
 

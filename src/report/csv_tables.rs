@@ -348,6 +348,10 @@ pub fn tables(r: &Report) -> Result<Vec<(&'static str, String)>> {
         ];
         out.push(("latency.csv", document(&header, rows)?));
     }
+    if let Some(t) = super::model::iosched::tests_table(&r.iosched) {
+        let header: Vec<&str> = t.header.iter().map(String::as_str).collect();
+        out.push(("iosched_tests.csv", document(&header, t.rows)?));
+    }
     Ok(out)
 }
 

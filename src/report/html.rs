@@ -238,6 +238,7 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String> {
         .map(|p| tables::key_table(r, p))
         .filter(|t| !t.rows.is_empty())
         .chain(super::model::kernel::latency_table(&r.kernel))
+        .chain(super::model::iosched::tests_table(&r.iosched))
         .collect();
     let ctx = context! {
         run => to_value(&r.run),

@@ -7,6 +7,7 @@
 pub mod figures;
 pub mod findings;
 pub mod fmt;
+pub mod iosched;
 pub mod kernel;
 mod metric;
 mod notes;
@@ -77,6 +78,8 @@ pub struct ReportInput {
     pub include_warmup: bool,
     /// Wake-up latency histograms and scheduler trace slices.
     pub kernel: kernel::KernelView,
+    /// System-wide samples per I/O scheduler (runs that varied it).
+    pub iosched: Vec<iosched::SchedulerSamples>,
 }
 
 /// The axis values of a cell, which identify it within a run and across runs.
@@ -229,6 +232,9 @@ pub struct Report {
     /// Wake-up latency and scheduler trace, when the run recorded them.
     #[serde(skip)]
     pub kernel: kernel::KernelView,
+    /// System-wide samples per I/O scheduler, when the run varied it.
+    #[serde(skip)]
+    pub iosched: Vec<iosched::SchedulerSamples>,
 }
 
 /// Text outputs list this many warnings and count the rest (CSV has them all).
@@ -477,6 +483,7 @@ pub fn build(input: &ReportInput) -> Report {
         findings,
         samples,
         kernel: input.kernel.clone(),
+        iosched: input.iosched.clone(),
     }
 }
 

@@ -350,7 +350,9 @@ impl PanelFigures<'_> {
 
 /// Every figure of the report, panel by panel, then the kernel's view (latency, trace).
 pub fn figures(r: &Report) -> Vec<Figure> {
-    let kernel = super::kernel::figures(&r.kernel, &r.panels);
+    let kernel = super::kernel::figures(&r.kernel, &r.panels)
+        .into_iter()
+        .chain(super::iosched::figures(&r.iosched, &r.panels));
     r.panels
         .iter()
         .enumerate()
