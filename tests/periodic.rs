@@ -132,13 +132,47 @@ fn the_scheduler_trace_shows_fifo_tasks_unpreempted_and_other_tasks_preempted() 
     let other = q(pre, "other");
     let fifo = q(pre, "fifo");
     assert_eq!((other.len(), fifo.len()), (3, 3));
+    // A FIFO task may still be preempted by a higher-priority thread from outside the trial
+    // (a kernel migration thread, the harness guard); what the policy promises is that the
+    // tasks of one level never take the CPU from each other.
     assert!(
-        fifo.iter().all(|&n| n == 0),
-        "FIFO tasks at one level run to completion: {fifo:?}"
+        fifo.iter().sum::<i64>() < other.iter().sum::<i64>(),
+        "FIFO tasks are preempted less than OTHER tasks: fifo {fifo:?}, other {other:?}"
     );
     assert!(
         other.iter().sum::<i64>() >= 3,
         "OTHER tasks sharing a CPU are preempted: {other:?}"
+    );
+    // Slices after the release: those starting after it, and one already running through it.
+    // A task that went to sleep on the barrier microseconds after the launcher read the
+    // release time ends a short slice after it; that slice is setup, not work.
+    let order = |p: &str| {
+        ints(
+            &c,
+            &format!(
+                "SELECT s.task_index FROM trace_slices s JOIN trials USING (trial_id) JOIN cells c USING (cell_id)
+                 JOIN (SELECT trial_id, MIN(t_release_ns) AS t FROM tasks GROUP BY trial_id) r USING (trial_id)
+                 WHERE c.policy = '{p}' AND s.cpu = 0
+                   AND (s.start_ns >= r.t OR s.end_ns > r.t + 1000000)
+                 ORDER BY s.start_ns"
+            ),
+        )
+    };
+    let returns = |seq: Vec<i64>| {
+        let mut runs: Vec<i64> = seq;
+        runs.dedup();
+        runs.len() - runs.iter().collect::<std::collections::BTreeSet<_>>().len()
+    };
+    let fifo_order = order("fifo");
+    assert_eq!(
+        returns(fifo_order.clone()),
+        0,
+        "FIFO tasks at one level run one after another, none returns to the CPU after another ran: {fifo_order:?}"
+    );
+    let other_order = order("other");
+    assert!(
+        returns(other_order.clone()) >= 1,
+        "OTHER tasks sharing a CPU take turns: {other_order:?}"
     );
     let wake = "SELECT t.trace_wakeups FROM tasks t JOIN trials USING (trial_id) JOIN cells c USING (cell_id) WHERE c.policy = '{p}'";
     assert!(
