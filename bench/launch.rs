@@ -34,6 +34,7 @@ fn plan(n: usize, units: u64, barrier: bool) -> TaskPlan {
         units,
         cpus: None,
         barrier,
+        dir: None,
         input: "/dev/null".into(),
         outputs: vec!["/dev/null".into(); n],
         run_units: 0,

@@ -75,7 +75,7 @@ pub fn execute(
         .io_dir
         .clone()
         .unwrap_or_else(|| PathBuf::from("/var/tmp"));
-    if plan.cells.iter().any(|c| c.workload.needs_files()) && !io_dir.is_dir() {
+    if plan.cells.iter().any(|c| c.workload.needs_trial_dir()) && !io_dir.is_dir() {
         anyhow::bail!(
             "the I/O directory {} does not exist; create it or choose another with --io-dir (settings.io_dir)",
             io_dir.display()
@@ -334,6 +334,10 @@ pub fn workload_rate(
             units_per_sec: 1e9 / w.period_ns.max(1) as f64,
         });
     }
+    if w.kind == crate::workload::WorkloadKind::Command {
+        // A program is one unit; its length is unknown until it runs.
+        return Ok(calibrate::Rate { units_per_sec: 1.0 });
+    }
     let key = calibrate::key(w);
     if let Some(r) = store
         .map(|s| s.calibration(&key, kernel, cpu_model))
@@ -474,6 +478,13 @@ fn remove_stale_trial_dirs(io_dir: &std::path::Path) {
 
 /// Generous default deadline: ten times the ideal time of all tasks on the CPUs they may use, plus 10 s.
 pub fn default_timeout_ns(cell: &Cell, alone_ns: u64) -> u64 {
+    if cell.workload.kind == crate::workload::WorkloadKind::Command {
+        // Real programs: their window plus a minute, or ten minutes when they run to completion.
+        return match cell.workload.window_ns {
+            0 => 600_000_000_000,
+            w => w + 60_000_000_000,
+        };
+    }
     let cpus = cell
         .cpus
         .as_ref()
@@ -500,7 +511,7 @@ fn run_one(
 ) -> Result<trial::TrialOutcome> {
     let (sample_interval, trace_on) = (observe.sample_interval, observe.trace);
     let (units, run_units) = (state.units.unwrap_or(1), state.run_units);
-    let needs_files = cell.workload.needs_files()
+    let needs_files = cell.workload.needs_trial_dir()
         || (cell.antagonists > 0 && antagonist_workload(cell).needs_files());
     let dir = if needs_files {
         Some(
@@ -545,6 +556,7 @@ fn run_one(
             .map_or_else(|| "/dev/null".into(), |d| d.output(i))
     };
     let plan = TaskPlan {
+        dir: dir.as_ref().map(|d| d.path().to_path_buf()),
         policies,
         workload: cell.workload.clone(),
         units,

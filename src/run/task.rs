@@ -6,7 +6,7 @@
 use crate::policy::TaskPolicy;
 use crate::procfs;
 use crate::sys;
-use crate::workload::{TaskWork, Workload};
+use crate::workload::{TaskWork, Workload, WorkloadKind};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering::SeqCst};
 
@@ -20,6 +20,8 @@ pub const STATE_DONE: u32 = 2;
 pub const STATE_REFUSED: u32 = 3;
 /// Slot state: its work could not be prepared (errno in `errno`).
 pub const STATE_SETUP_FAILED: u32 = 4;
+/// Slot state: its program could not be started (errno of execvp or chdir in `errno`).
+pub const STATE_EXEC_FAILED: u32 = 5;
 
 /// Trial-wide words shared by the launcher, the host and every task.
 #[repr(C)]
@@ -103,6 +105,9 @@ pub struct TaskPlan {
     pub cpus: Option<Vec<usize>>,
     /// Barrier (true) or staggered start.
     pub barrier: bool,
+    /// The trial's scratch directory, if it has one (removed after the trial); command tasks
+    /// start in it unless their `cwd` says otherwise.
+    pub dir: Option<PathBuf>,
     /// Input file of the sync-copy workload.
     pub input: PathBuf,
     /// Output file of each task.
@@ -187,6 +192,15 @@ pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, 
             )
         }
     };
+    // A command task prepares its program now and execs it at its first timestamp.
+    let exec = if measured && plan.workload.kind == WorkloadKind::Command {
+        match prepare_exec(&plan.workload.commands[i], plan.dir.as_deref(), i) {
+            Ok(e) => Some(e),
+            Err(e) => return give_up(hdr, slot, STATE_EXEC_FAILED, e, measured),
+        }
+    } else {
+        None
+    };
     let mut buf = [0u8; 4096];
     let base = counters(&mut buf);
     for (b, v) in slot.base.iter().zip(base) {
@@ -200,6 +214,14 @@ pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, 
             sys::futex_wait(&hdr.release, 0, None);
         }
         slot.t_start_ns.store(sys::now_ns(), SeqCst);
+    }
+    if let Some(e) = exec {
+        // The program is the workload; the host records its end when it reaps it.
+        let errno = e.exec();
+        slot.errno.store(errno as u32, SeqCst);
+        slot.state.store(STATE_EXEC_FAILED, SeqCst);
+        finish(hdr, measured);
+        sys::exit_now(127);
     }
     // ---- measured region: the workload only ----
     let done = if measured {
@@ -236,6 +258,31 @@ pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, 
     drop(work);
     slot.state.store(STATE_DONE, SeqCst);
     finish(hdr, measured);
+}
+
+/// Sets the working directory and environment of a command and prepares its argv. Without a
+/// `cwd` the program starts in the trial directory, so what it writes is removed with it; it
+/// finds that directory in `SCHEDLAB_TRIAL_DIR` and its task index in `SCHEDLAB_TASK_INDEX`.
+fn prepare_exec(
+    c: &crate::workload::Command,
+    trial_dir: Option<&std::path::Path>,
+    index: usize,
+) -> Result<sys::ExecArgs, i32> {
+    let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::ENOENT);
+    if let Some(dir) = trial_dir {
+        std::env::set_current_dir(dir).map_err(errno)?;
+        // SAFETY of set_var: this process is a freshly forked, single-threaded task.
+        std::env::set_var("SCHEDLAB_TRIAL_DIR", dir);
+    }
+    if let Some(dir) = &c.cwd {
+        std::env::set_current_dir(dir).map_err(errno)?;
+    }
+    std::env::set_var("SCHEDLAB_TASK_INDEX", index.to_string());
+    for (k, v) in &c.env {
+        // SAFETY of set_var: this process is a freshly forked, single-threaded task.
+        std::env::set_var(k, v);
+    }
+    sys::ExecArgs::new(&c.argv).ok_or(libc::EINVAL)
 }
 
 /// The calling thread's counters, in `Slot::base` order. Reads /proc into `buf`; allocates nothing.

@@ -3,7 +3,7 @@
 
 use super::task::{self, Header, Slot, TaskPlan};
 use crate::plan::TaskKind;
-use crate::policy::{self, PolicyKind, TaskPolicy};
+use crate::policy::{self, PolicyKind};
 use crate::sys::{self, SharedSlice};
 use crate::workload::periodic::{self, HIST_BYTES};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::SeqCst};
@@ -175,9 +175,26 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
             other => (status, reason) = other.into_status(setup.timeout_ns),
         }
     }
+    // A command workload may run for a fixed window after release (study 004's 100 s).
+    let window_ns = setup.plan.workload.window_ns;
+    let window_end = if window_ns > 0 {
+        let start = if setup.plan.barrier {
+            h.t_release_ns.load(SeqCst)
+        } else {
+            t0
+        };
+        Some(start + window_ns)
+    } else {
+        None
+    };
+    let mut window_hit = false;
     if status == TrialStatus::Ok {
-        (status, reason) = wait_word(h, |h| h.remaining.load(SeqCst) == 0, deadline, setup, host)
-            .into_status(setup.timeout_ns);
+        let until = window_end.map_or(deadline, |w| w.min(deadline));
+        let w = wait_word(h, |h| h.remaining.load(SeqCst) == 0, until, setup, host);
+        window_hit = matches!(w, Wait::Deadline) && window_end.is_some_and(|e| e <= deadline);
+        if !window_hit {
+            (status, reason) = w.into_status(setup.timeout_ns);
+        }
     }
     // Antagonists run until every measured task is done.
     h.stop.store(1, SeqCst);
@@ -195,7 +212,17 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
     if host_usage.is_none() {
         host_usage = sys::wait4(host, false).ok().flatten();
     }
-    reap_group(host);
+    reap_group(host, slots.as_slice());
+    if let (true, Some(end)) = (window_hit, window_end) {
+        // The programs still running when the window closed were stopped by it.
+        for s in slots.as_slice() {
+            let st = s.state.load(SeqCst);
+            if (st == task::STATE_NEW || st == task::STATE_READY) && s.pid.load(SeqCst) > 0 {
+                s.t_end_ns.store(end, SeqCst);
+                s.state.store(task::STATE_DONE, SeqCst);
+            }
+        }
+    }
     let harness_cpu_ns = sys::thread_cpu_ns() - cpu0;
     let mut tasks: Vec<TaskRecord> = slots
         .as_slice()
@@ -221,8 +248,9 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
         (status, reason) = judge(
             &mut tasks,
             slots.as_slice(),
-            &setup.plan.policies,
-            host_usage,
+            setup.plan,
+            if window_hit { None } else { host_usage },
+            window_hit,
         );
     }
     let makespan_ns = if status == TrialStatus::Ok {
@@ -328,12 +356,21 @@ fn pid_alive(pid: i32) -> bool {
 
 /// Reaps every process left in group `pgid` (the launcher is a child subreaper, so orphaned
 /// tasks come back to it) until the group is empty.
-fn reap_group(pgid: i32) {
+/// Tasks reaped here (their host died first) get their rusage and wait status recorded.
+fn reap_group(pgid: i32, slots: &[Slot]) {
     let give_up = sys::now_ns() + 5_000_000_000;
     while sys::group_alive(pgid) && sys::now_ns() < give_up {
         sys::kill_group(pgid, libc::SIGKILL);
         match sys::wait4(-pgid, true) {
-            Ok(Some(_)) => continue,
+            Ok(Some(r)) => {
+                if let Some(slot) = slots.iter().find(|s| s.pid.load(SeqCst) == r.pid) {
+                    slot.utime_ns.store(r.utime_ns, SeqCst);
+                    slot.stime_ns.store(r.stime_ns, SeqCst);
+                    slot.nvcsw.store(r.nvcsw, SeqCst);
+                    slot.nivcsw.store(r.nivcsw, SeqCst);
+                    slot.exit_status.store(r.status, SeqCst);
+                }
+            }
             _ => std::thread::sleep(Duration::from_millis(1)),
         }
     }
@@ -388,9 +425,32 @@ fn record(i: usize, s: &Slot, h: &Header) -> TaskRecord {
 fn judge(
     tasks: &mut [TaskRecord],
     slots: &[Slot],
-    policies: &[TaskPolicy],
+    plan: &TaskPlan,
     host: Option<sys::Reaped>,
+    window_hit: bool,
 ) -> (TrialStatus, Option<String>) {
+    let policies = &plan.policies;
+    if let Some((i, s)) = slots
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.state.load(SeqCst) == task::STATE_EXEC_FAILED)
+    {
+        let e = s.errno.load(SeqCst) as i32;
+        let argv = plan
+            .workload
+            .commands
+            .get(i)
+            .map(|c| c.argv.join(" "))
+            .unwrap_or_default();
+        return (
+            TrialStatus::Failed,
+            Some(format!(
+                "task {i}: the command `{argv}` could not start ({}: {}); check the program name, PATH and cwd",
+                sys::errno_name(e),
+                std::io::Error::from_raw_os_error(e)
+            )),
+        );
+    }
     if let Some((i, s)) = slots
         .iter()
         .enumerate()
@@ -415,7 +475,9 @@ fn judge(
             )),
         );
     }
-    if let Some(t) = tasks.iter().find(|t| t.exit_status != 0) {
+    // Programs stopped by the window end with SIGKILL; that is how the window ends them.
+    let stopped = |t: &&mut TaskRecord| window_hit && (t.exit_status & 0x7f) == libc::SIGKILL;
+    if let Some(t) = tasks.iter_mut().find(|t| t.exit_status != 0 && !stopped(t)) {
         return (
             TrialStatus::Failed,
             Some(format!(
@@ -434,6 +496,43 @@ fn judge(
         );
     }
     (TrialStatus::Ok, None)
+}
+
+/// Reaps the next task. For commands (exec'd programs that cannot record their own end), the
+/// host records it: the end time, and the main thread's run-queue wait, timeslices and
+/// migrations read from /proc while the program is a zombie; then it counts the task out.
+fn reap_next(h: &Header, slots: &[Slot], commands: bool) -> std::io::Result<Option<sys::Reaped>> {
+    if !commands {
+        return sys::wait4(-1, false);
+    }
+    let Some(pid) = sys::wait_exited_nowait()? else {
+        return Ok(None);
+    };
+    let t_end = sys::now_ns();
+    if let Some(slot) = slots.iter().find(|s| s.pid.load(SeqCst) == pid) {
+        let state = slot.state.load(SeqCst);
+        if state == task::STATE_NEW || state == task::STATE_READY {
+            let read = |f: &str| std::fs::read_to_string(format!("/proc/{pid}/{f}")).ok();
+            if let Some(s) = read("schedstat")
+                .as_deref()
+                .and_then(crate::procfs::parse_schedstat)
+            {
+                slot.run_delay_ns.store(s.run_delay_ns, SeqCst);
+                slot.timeslices.store(s.timeslices, SeqCst);
+            }
+            if let Some(m) =
+                read("sched").and_then(|t| crate::procfs::parse_sched(&t).nr_migrations)
+            {
+                slot.migrations.store(m, SeqCst);
+            }
+            slot.t_end_ns.store(t_end, SeqCst);
+            slot.work_units.store(1, SeqCst);
+            slot.state.store(task::STATE_DONE, SeqCst);
+            h.remaining.fetch_sub(1, SeqCst);
+            sys::futex_wake(&h.remaining, 1);
+        }
+    }
+    sys::wait4(pid, false)
 }
 
 /// The host process: its own process group; creates the tasks, reaps them, exits.
@@ -486,8 +585,12 @@ fn host_main(
     match setup.kind {
         TaskKind::Process => {
             let me = sys::getpid();
+            let commands = plan.workload.kind == crate::workload::WorkloadKind::Command;
             for (i, slot) in slots.iter().enumerate() {
                 if !plan.barrier {
+                    if i > 0 && plan.workload.start_gap_ns > 0 {
+                        std::thread::sleep(Duration::from_nanos(plan.workload.start_gap_ns));
+                    }
                     slot.t_release_ns.store(sys::now_ns(), SeqCst);
                 }
                 // SAFETY: the host is single-threaded.
@@ -501,7 +604,7 @@ fn host_main(
                     Err(_) => sys::exit_now(3),
                 }
             }
-            while let Ok(Some(r)) = sys::wait4(-1, false) {
+            while let Ok(Some(r)) = reap_next(h, slots, commands) {
                 if let Some(slot) = slots.iter().find(|s| s.pid.load(SeqCst) == r.pid) {
                     slot.utime_ns.store(r.utime_ns, SeqCst);
                     slot.stime_ns.store(r.stime_ns, SeqCst);

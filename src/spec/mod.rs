@@ -113,6 +113,86 @@ pub struct WorkloadSpec {
     /// periodic: busy work per period, as CPU time alone (default "100us").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
+    /// command: the programs of one trial, one task each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<crate::workload::Command>,
+    /// command: start orders, "all" (every permutation, study 004's six) or a list of
+    /// permutations of command indices, e.g. [[0, 1, 2], [2, 1, 0]]; default: as listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orders: Option<Orders>,
+    /// command: delay between starting one program and the next (staggered start), e.g. "1s".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_gap: Option<String>,
+    /// command: stop every program this long after release, e.g. "100s"; default: run to completion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<String>,
+}
+
+/// Start orders of a command workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Orders {
+    /// "all": every permutation.
+    All(String),
+    /// Explicit permutations of command indices.
+    List(Vec<Vec<usize>>),
+}
+
+/// The start orders of command workload `i`, checked.
+fn command_orders(i: usize, w: &WorkloadSpec) -> Result<Vec<Vec<usize>>, Problem> {
+    let n = w.commands.len();
+    let key = format!("axes.workloads[{i}].orders");
+    match &w.orders {
+        None => Ok(vec![(0..n).collect()]),
+        Some(Orders::All(s)) if s == "all" => {
+            if n > 6 {
+                return Err(Problem::new(
+                    key,
+                    format!("{n} commands have too many orders to run them all"),
+                )
+                .accepting("\"all\" for up to 6 commands, or a list of orders"));
+            }
+            Ok(permutations(n))
+        }
+        Some(Orders::All(s)) => Err(Problem::new(key, format!("'{s}' is not an order list"))
+            .accepting(
+                "\"all\" or a list of permutations of the command indices, e.g. [[0, 1], [1, 0]]",
+            )),
+        Some(Orders::List(list)) => {
+            for o in list {
+                let mut sorted = o.clone();
+                sorted.sort_unstable();
+                if sorted != (0..n).collect::<Vec<_>>() {
+                    return Err(Problem::new(
+                        key,
+                        format!("{o:?} is not a permutation of the {n} command indices"),
+                    )
+                    .accepting(format!(
+                        "every index 0..={} exactly once",
+                        n.saturating_sub(1)
+                    )));
+                }
+            }
+            Ok(list.clone())
+        }
+    }
+}
+
+/// Every permutation of `0..n`, in lexicographic order.
+pub fn permutations(n: usize) -> Vec<Vec<usize>> {
+    if n == 0 {
+        return vec![vec![]];
+    }
+    let mut out = Vec::new();
+    for rest in permutations(n - 1) {
+        for pos in 0..=rest.len() {
+            let mut p = rest.clone();
+            p.insert(pos, n - 1);
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
 }
 
 impl Default for WorkloadSpec {
@@ -129,6 +209,10 @@ impl Default for WorkloadSpec {
             split: false,
             period: None,
             run: None,
+            commands: Vec::new(),
+            orders: None,
+            start_gap: None,
+            duration: None,
         }
     }
 }
@@ -441,7 +525,23 @@ impl Spec {
         }
         let mut workloads = Vec::new();
         for (i, w) in a.workloads.iter().enumerate() {
-            workloads.push(self.workload(i, w, default_work)?);
+            let (base, size, split) = self.workload(i, w, default_work)?;
+            if base.kind != WorkloadKind::Command {
+                workloads.push((base, size, split));
+                continue;
+            }
+            if a.kind.contains(&TaskKind::Thread) {
+                return Err(Problem::new(
+                    "axes.kind",
+                    "command workloads run as processes (each execs a program)",
+                )
+                .accepting("[\"process\"]"));
+            }
+            for order in command_orders(i, w)? {
+                let mut wl = base.clone();
+                wl.commands = order.iter().map(|&k| w.commands[k].clone()).collect();
+                workloads.push((wl, WorkSize::Iterations(1), false));
+            }
         }
         let cells_total = [
             a.policies.len(),
@@ -525,7 +625,13 @@ impl Spec {
         for &policy in &a.policies {
             for &priorities in &a.priorities {
                 for (workload, size, split) in &workloads {
-                    for &tasks in &a.tasks {
+                    // A command workload has one task per program, whatever the tasks axis says.
+                    let task_counts: Vec<u32> = if workload.kind == WorkloadKind::Command {
+                        vec![workload.commands.len() as u32]
+                    } else {
+                        a.tasks.clone()
+                    };
+                    for &tasks in &task_counts {
                         for &kind in &a.kind {
                             for &start in &a.start {
                                 for cpus in &cpu_sets {
@@ -588,6 +694,22 @@ impl Spec {
                 .accepting("1..=67108864 (64 MiB)"));
             }
             out.io_block_bytes = b;
+        }
+        if w.kind == WorkloadKind::Command {
+            if w.commands.is_empty() || w.commands.iter().any(|c| c.argv.is_empty()) {
+                return Err(Problem::new(
+                    format!("{key}.commands"),
+                    "needs at least one command, each with a non-empty argv",
+                )
+                .accepting("commands = [{ argv = [\"program\", \"arg\"] }]"));
+            }
+            out.commands = w.commands.clone();
+            if let Some(g) = &w.start_gap {
+                out.start_gap_ns = duration_ns(&format!("{key}.start_gap"), g)?;
+            }
+            if let Some(d) = &w.duration {
+                out.window_ns = duration_ns(&format!("{key}.duration"), d)?;
+            }
         }
         if let Some(p) = &w.period {
             out.period_ns = duration_ns(&format!("{key}.period"), p)?;

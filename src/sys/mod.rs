@@ -322,6 +322,26 @@ pub fn wait4(pid: i32, nohang: bool) -> io::Result<Option<Reaped>> {
     }
 }
 
+/// Waits for any child to exit and returns its pid, leaving it reapable (`waitid` with
+/// WNOWAIT); None when there are no children left.
+pub fn wait_exited_nowait() -> io::Result<Option<i32>> {
+    loop {
+        // SAFETY: siginfo_t is plain data; zeroed is valid.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: valid out-pointer; P_ALL ignores the id.
+        let rc = unsafe { libc::waitid(libc::P_ALL, 0, &mut info, libc::WEXITED | libc::WNOWAIT) };
+        if rc == 0 {
+            // SAFETY: waitid filled `info` for an exited child.
+            return Ok(Some(unsafe { info.si_pid() }));
+        }
+        match io::Error::last_os_error() {
+            e if e.raw_os_error() == Some(libc::EINTR) => continue,
+            e if e.raw_os_error() == Some(libc::ECHILD) => return Ok(None),
+            e => return Err(e),
+        }
+    }
+}
+
 /// CPU and switch counters of the calling thread (`RUSAGE_THREAD`): (utime_ns, stime_ns, nvcsw, nivcsw).
 pub fn rusage_thread() -> (u64, u64, u64, u64) {
     // SAFETY: zeroed rusage is valid; RUSAGE_THREAD is Linux-specific and always present.
@@ -407,6 +427,36 @@ pub fn read_small<'a>(path: &CStr, buf: &'a mut [u8]) -> Option<&'a str> {
     // SAFETY: fd was opened above.
     unsafe { libc::close(fd) };
     std::str::from_utf8(&buf[..len]).ok()
+}
+
+/// A program and its arguments, prepared (allocated) ahead of the moment they are exec'd.
+pub struct ExecArgs {
+    args: Vec<std::ffi::CString>,
+    ptrs: Vec<*const libc::c_char>,
+}
+
+impl ExecArgs {
+    /// Prepares `argv` (the program is looked up in PATH); None for an empty argv or a NUL byte.
+    pub fn new(argv: &[String]) -> Option<ExecArgs> {
+        let args: Vec<std::ffi::CString> = argv
+            .iter()
+            .map(|a| std::ffi::CString::new(a.as_bytes()).ok())
+            .collect::<Option<_>>()?;
+        if args.is_empty() {
+            return None;
+        }
+        let mut ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+        ptrs.push(std::ptr::null());
+        Some(ExecArgs { args, ptrs })
+    }
+
+    /// Replaces the calling process with the program; returns the errno only if that failed.
+    pub fn exec(&self) -> i32 {
+        // SAFETY: the pointers point into `self.args`, alive for the call; the array is
+        // NULL-terminated.
+        unsafe { libc::execvp(self.args[0].as_ptr(), self.ptrs.as_ptr()) };
+        errno()
+    }
 }
 
 /// Whether the effective uid is 0.

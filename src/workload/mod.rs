@@ -24,6 +24,8 @@ pub enum WorkloadKind {
     Mixed,
     /// Sleep to the next absolute period, record the wake-up latency, run busy work; units are periods.
     Periodic,
+    /// Real programs, one task each, exec'd under the cell's policy.
+    Command,
 }
 
 impl WorkloadKind {
@@ -34,6 +36,7 @@ impl WorkloadKind {
             WorkloadKind::Io => "io",
             WorkloadKind::Mixed => "mixed",
             WorkloadKind::Periodic => "periodic",
+            WorkloadKind::Command => "command",
         }
     }
 }
@@ -46,8 +49,9 @@ impl FromStr for WorkloadKind {
             "io" => Ok(WorkloadKind::Io),
             "mixed" | "mix" => Ok(WorkloadKind::Mixed),
             "periodic" => Ok(WorkloadKind::Periodic),
+            "command" => Ok(WorkloadKind::Command),
             _ => Err(format!(
-                "unknown workload '{s}'; accepted: cpu, io, mixed, periodic"
+                "unknown workload '{s}'; accepted: cpu, io, mixed, periodic, command"
             )),
         }
     }
@@ -72,6 +76,34 @@ pub struct Workload {
     pub period_ns: u64,
     /// Periodic: busy work per period (CPU time alone), ns.
     pub run_ns: u64,
+    /// Command: the programs, in start order (task i runs `commands[i]`).
+    pub commands: Vec<Command>,
+    /// Command: delay between starting one program and the next, ns.
+    pub start_gap_ns: u64,
+    /// Command: stop every program this long after release (0: run them to completion), ns.
+    pub window_ns: u64,
+}
+
+/// One real program run as a task.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Command {
+    /// Program and arguments (the program is looked up in PATH).
+    pub argv: Vec<String>,
+    /// Working directory (default: the trial directory, removed after the trial).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Extra environment variables, e.g. `env = { LC_ALL = "C" }`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
+}
+
+impl Command {
+    /// The program's file name, for labels.
+    pub fn name(&self) -> &str {
+        self.argv
+            .first()
+            .map_or("?", |a| a.rsplit('/').next().unwrap_or(a))
+    }
 }
 
 impl Default for Workload {
@@ -85,6 +117,9 @@ impl Default for Workload {
             io_every: 1000,
             period_ns: 1_000_000,
             run_ns: 100_000,
+            commands: Vec::new(),
+            start_gap_ns: 0,
+            window_ns: 0,
         }
     }
 }
@@ -106,6 +141,10 @@ impl Workload {
                 self.period_ns / 1000,
                 self.run_ns / 1000
             ),
+            WorkloadKind::Command => {
+                let names: Vec<&str> = self.commands.iter().map(Command::name).collect();
+                format!("command:{}", names.join(","))
+            }
         }
     }
 
@@ -113,6 +152,12 @@ impl Workload {
     pub fn needs_files(&self) -> bool {
         matches!(self.kind, WorkloadKind::Io | WorkloadKind::Mixed)
             && self.io_mode == IoMode::SyncCopy
+    }
+
+    /// Whether a trial needs a scratch directory under the I/O directory: for its files, or
+    /// as the starting directory of its programs.
+    pub fn needs_trial_dir(&self) -> bool {
+        self.needs_files() || self.kind == WorkloadKind::Command
     }
 
     /// Checks the parameters; the message names the bad parameter.
@@ -168,7 +213,10 @@ impl TaskWork {
         input: &Path,
         output: &Path,
     ) -> std::io::Result<TaskWork> {
-        let files = if matches!(w.kind, WorkloadKind::Cpu | WorkloadKind::Periodic) {
+        let files = if matches!(
+            w.kind,
+            WorkloadKind::Cpu | WorkloadKind::Periodic | WorkloadKind::Command
+        ) {
             None
         } else {
             Some(IoFiles::open(
@@ -226,6 +274,8 @@ impl TaskWork {
                 }
                 done
             }
+            // A command task execs its program instead of running units.
+            WorkloadKind::Command => 0,
             WorkloadKind::Periodic => {
                 let hist = self.latency.as_mut().expect("histogram prepared");
                 periodic::run(

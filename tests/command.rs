@@ -1,0 +1,174 @@
+//! Real programs as tasks: started under the cell's policy, measured, stopped by a window.
+
+mod common;
+
+use common::*;
+use std::time::{Duration, Instant};
+
+fn write_spec(s: &Scratch, body: &str) -> String {
+    let path = s.path().join("spec.toml");
+    std::fs::write(&path, body).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn programs_run_in_every_start_order_and_are_measured_like_tasks() {
+    let s = Scratch::new();
+    let spec = write_spec(
+        &s,
+        r#"
+name = "orders"
+[axes]
+policies = ["other"]
+start = ["staggered"]
+[[axes.workloads]]
+kind = "command"
+commands = [{ argv = ["sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"] }, { argv = ["true"] }]
+orders = "all"
+start_gap = "5ms"
+[settings]
+trials = 1
+"#,
+    );
+    run_ok(&s, &[&spec]);
+    let c = s.conn();
+    assert_eq!(
+        ints(&c, "SELECT COUNT(*) FROM cells WHERE tasks = 2")[0],
+        2,
+        "two orders, two cells of two tasks"
+    );
+    assert_eq!(
+        ints(&c, "SELECT COUNT(*) FROM trials WHERE status = 'ok'")[0],
+        2
+    );
+    let cpu = ints(
+        &c,
+        "SELECT MAX(utime_ns + stime_ns) FROM tasks GROUP BY trial_id",
+    );
+    assert!(
+        cpu.iter().all(|&v| v > 1_000_000),
+        "the shell loop used CPU: {cpu:?}"
+    );
+    let gaps = ints(
+        &c,
+        "SELECT MAX(t_release_ns) - MIN(t_release_ns) FROM tasks GROUP BY trial_id",
+    );
+    assert!(
+        gaps.iter().all(|&g| g >= 5_000_000),
+        "programs start 5 ms apart: {gaps:?}"
+    );
+    let bad = ints(
+        &c,
+        "SELECT COUNT(*) FROM tasks WHERE response_ns < 0 OR turnaround_ns < response_ns",
+    );
+    assert_eq!(bad, vec![0]);
+}
+
+#[test]
+fn a_missing_program_is_a_failed_trial_with_the_reason() {
+    let s = Scratch::new();
+    let spec = write_spec(
+        &s,
+        r#"
+name = "missing"
+[[axes.workloads]]
+kind = "command"
+commands = [{ argv = ["true"] }, { argv = ["no-such-program-schedlab"] }]
+[settings]
+trials = 1
+"#,
+    );
+    run_ok(&s, &[&spec]);
+    let c = s.conn();
+    let (status, reason): (String, String) = c
+        .query_row("SELECT status, reason FROM trials", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(status, "failed");
+    assert!(
+        reason.contains("no-such-program-schedlab") && reason.contains("ENOENT"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_duration_window_stops_every_program_it_started() {
+    let s = Scratch::new();
+    let spec = write_spec(
+        &s,
+        r#"
+name = "window"
+[[axes.workloads]]
+kind = "command"
+commands = [{ argv = ["sleep", "30"] }, { argv = ["sh", "-c", "sleep 30 & sleep 30"] }]
+duration = "1s"
+[settings]
+trials = 1
+"#,
+    );
+    let started = Instant::now();
+    run_ok(&s, &[&spec]);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the window ended the trial"
+    );
+    let c = s.conn();
+    let status: String = c
+        .query_row("SELECT status FROM trials", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(status, "ok");
+    let turnaround = ints(&c, "SELECT turnaround_ns FROM tasks");
+    assert!(
+        turnaround
+            .iter()
+            .all(|&t| (900_000_000..3_000_000_000).contains(&t)),
+        "stopped at the 1 s window: {turnaround:?}"
+    );
+    for pid in ints(&c, "SELECT pid FROM tasks") {
+        assert!(!pid_alive(pid as i32), "program {pid} survived the window");
+    }
+    let pgid = ints(&c, "SELECT pgid FROM trials")[0] as i32;
+    assert!(
+        !group_alive(pgid),
+        "a program's child survived in group {pgid}"
+    );
+}
+
+#[test]
+fn programs_start_in_the_trial_directory_with_their_environment_and_it_is_removed() {
+    let s = Scratch::new();
+    let io = s.path().join("io");
+    std::fs::create_dir(&io).unwrap();
+    let elsewhere = s.path().to_str().unwrap();
+    let spec = write_spec(
+        &s,
+        &format!(
+            r#"
+name = "dirs"
+[[axes.workloads]]
+kind = "command"
+commands = [
+  {{ argv = ["sh", "-c", "[ \"$(pwd)\" = \"$SCHEDLAB_TRIAL_DIR\" ] && [ \"$SCHEDLAB_TASK_INDEX\" = 0 ] && echo x > written || exit 3"] }},
+  {{ argv = ["sh", "-c", "[ \"$(pwd)\" = \"{elsewhere}\" ] && [ \"$GREETING\" = hi ] || exit 4"], cwd = {elsewhere:?}, env = {{ GREETING = "hi" }} }},
+]
+[settings]
+trials = 1
+io_dir = {io:?}
+"#
+        ),
+    );
+    run_ok(&s, &[&spec]);
+    let c = s.conn();
+    let status: String = c
+        .query_row("SELECT status FROM trials", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(status, "ok");
+    assert_eq!(
+        ints(&c, "SELECT exit_status FROM tasks ORDER BY task_index"),
+        vec![0, 0],
+        "0 = in the trial directory with its index; 3/4 = wrong directory or environment"
+    );
+    let left: Vec<_> = std::fs::read_dir(&io).unwrap().collect();
+    assert!(left.is_empty(), "the trial directory was removed: {left:?}");
+}
