@@ -23,7 +23,7 @@ policies = ["other"]
 start = ["staggered"]
 [[axes.workloads]]
 kind = "command"
-commands = [{ argv = ["sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"] }, { argv = ["true"] }]
+commands = [{ argv = ["sh", "-c", "sleep 0.01; i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"] }, { argv = ["true"] }]
 orders = "all"
 start_gap = "5ms"
 [settings]
@@ -62,6 +62,13 @@ trials = 1
         "SELECT COUNT(*) FROM tasks WHERE response_ns < 0 OR turnaround_ns < response_ns",
     );
     assert_eq!(bad, vec![0]);
+    // The shell waits for its `sleep`, so it leaves the CPU at least once; `true` may run in
+    // the slice it was forked in (0 new timeslices).
+    let slices = ints(&c, "SELECT MAX(timeslices) FROM tasks GROUP BY trial_id");
+    assert!(
+        slices.iter().all(|&n| n >= 1),
+        "each program's scheduler counters are read from its zombie: {slices:?}"
+    );
 }
 
 #[test]
@@ -125,6 +132,11 @@ trials = 1
             .all(|&t| (900_000_000..3_000_000_000).contains(&t)),
         "stopped at the 1 s window: {turnaround:?}"
     );
+    let slices = ints(&c, "SELECT timeslices FROM tasks");
+    assert!(
+        slices.iter().all(|&n| n >= 1),
+        "stopped programs' scheduler counters are read before reaping: {slices:?}"
+    );
     for pid in ints(&c, "SELECT pid FROM tasks") {
         assert!(!pid_alive(pid as i32), "program {pid} survived the window");
     }
@@ -171,4 +183,37 @@ io_dir = {io:?}
     );
     let left: Vec<_> = std::fs::read_dir(&io).unwrap().collect();
     assert!(left.is_empty(), "the trial directory was removed: {left:?}");
+}
+
+#[test]
+fn a_failing_program_fails_its_trial_with_its_status_and_last_stderr_line() {
+    let s = Scratch::new();
+    let spec = write_spec(
+        &s,
+        r#"
+name = "exit"
+[[axes.workloads]]
+kind = "command"
+commands = [{ argv = ["sh", "-c", "echo printed-by-$((40+2)); echo first >&2; echo cannot open the input >&2; exit 3"] }]
+[settings]
+trials = 1
+"#,
+    );
+    let out = run_ok(&s, &[&spec]);
+    assert!(
+        !out.contains("printed-by-42"),
+        "a program's output goes to its log, not to schedlab's terminal: {out}"
+    );
+    let c = s.conn();
+    let (status, reason): (String, String) = c
+        .query_row("SELECT status, reason FROM trials", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(status, "failed");
+    assert!(
+        reason.contains("exited with status 3")
+            && reason.contains("last stderr line: cannot open the input"),
+        "{reason}"
+    );
 }

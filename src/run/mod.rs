@@ -410,6 +410,10 @@ pub fn estimate_trial_ns(cell: &Cell, alone_ns: u64) -> u64 {
         .map_or_else(|| sys::allowed_cpus().len(), |c| c.len())
         .max(1) as u64;
     let tasks = cell.tasks as u64;
+    if cell.workload.kind == crate::workload::WorkloadKind::Command && cell.workload.window_ns > 0 {
+        // Programs stopped by a window: the window is the trial.
+        return cell.workload.window_ns + tasks * 300_000 + SETTLE_NS;
+    }
     let mut wall = (alone_ns.saturating_mul(tasks) / cpus).max(alone_ns);
     if cell.policy == PolicyKind::Deadline {
         let share = cell.deadline.runtime_ns as f64 / cell.deadline.period_ns.max(1) as f64;

@@ -260,9 +260,11 @@ pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, 
     finish(hdr, measured);
 }
 
-/// Sets the working directory and environment of a command and prepares its argv. Without a
-/// `cwd` the program starts in the trial directory, so what it writes is removed with it; it
-/// finds that directory in `SCHEDLAB_TRIAL_DIR` and its task index in `SCHEDLAB_TASK_INDEX`.
+/// Sets the working directory, standard streams and environment of a command and prepares its
+/// argv. Without a `cwd` the program starts in the trial directory, so what it writes is
+/// removed with it; it finds that directory in `SCHEDLAB_TRIAL_DIR` and its task index in
+/// `SCHEDLAB_TASK_INDEX`. Its stdin is /dev/null and its stdout and stderr go to
+/// [`command_log`] files there, so programs do not write over schedlab's progress.
 fn prepare_exec(
     c: &crate::workload::Command,
     trial_dir: Option<&std::path::Path>,
@@ -270,6 +272,16 @@ fn prepare_exec(
 ) -> Result<sys::ExecArgs, i32> {
     let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::ENOENT);
     if let Some(dir) = trial_dir {
+        let null = std::fs::File::open("/dev/null").map_err(errno)?;
+        let out = std::fs::File::create(command_log(dir, index, "stdout")).map_err(errno)?;
+        let err = std::fs::File::create(command_log(dir, index, "stderr")).map_err(errno)?;
+        for (file, fd) in [(&null, 0), (&out, 1), (&err, 2)] {
+            use std::os::fd::AsRawFd;
+            // SAFETY: dup2 onto the standard descriptors of this single-threaded task.
+            if unsafe { libc::dup2(file.as_raw_fd(), fd) } < 0 {
+                return Err(errno(std::io::Error::last_os_error()));
+            }
+        }
         std::env::set_current_dir(dir).map_err(errno)?;
         // SAFETY of set_var: this process is a freshly forked, single-threaded task.
         std::env::set_var("SCHEDLAB_TRIAL_DIR", dir);
@@ -283,6 +295,11 @@ fn prepare_exec(
         std::env::set_var(k, v);
     }
     sys::ExecArgs::new(&c.argv).ok_or(libc::EINVAL)
+}
+
+/// Where command task `index` writes `stream` ("stdout" or "stderr") in the trial directory.
+pub fn command_log(trial_dir: &std::path::Path, index: usize, stream: &str) -> PathBuf {
+    trial_dir.join(format!("task-{index}.{stream}"))
 }
 
 /// The calling thread's counters, in `Slot::base` order. Reads /proc into `buf`; allocates nothing.

@@ -357,10 +357,32 @@ fn pid_alive(pid: i32) -> bool {
 /// Reaps every process left in group `pgid` (the launcher is a child subreaper, so orphaned
 /// tasks come back to it) until the group is empty.
 /// Tasks reaped here (their host died first) get their rusage and wait status recorded.
+/// Stores the run-queue wait, timeslices and migrations of an exited, unreaped task (its main
+/// thread's: the counters of threads and child processes that ended before it are gone).
+fn read_zombie_counters(pid: i32, slot: &Slot) {
+    let read = |f: &str| std::fs::read_to_string(format!("/proc/{pid}/{f}")).ok();
+    if let Some(s) = read("schedstat")
+        .as_deref()
+        .and_then(crate::procfs::parse_schedstat)
+    {
+        slot.run_delay_ns.store(s.run_delay_ns, SeqCst);
+        slot.timeslices.store(s.timeslices, SeqCst);
+    }
+    if let Some(m) = read("sched").and_then(|t| crate::procfs::parse_sched(&t).nr_migrations) {
+        slot.migrations.store(m, SeqCst);
+    }
+}
+
 fn reap_group(pgid: i32, slots: &[Slot]) {
     let give_up = sys::now_ns() + 5_000_000_000;
     while sys::group_alive(pgid) && sys::now_ns() < give_up {
         sys::kill_group(pgid, libc::SIGKILL);
+        // A program stopped by a window: its zombie's scheduler counters, before reaping.
+        if let Ok(Some(pid)) = sys::exited_in_group_nowait(pgid) {
+            if let Some(slot) = slots.iter().find(|s| s.pid.load(SeqCst) == pid) {
+                read_zombie_counters(pid, slot);
+            }
+        }
         match sys::wait4(-pgid, true) {
             Ok(Some(r)) => {
                 if let Some(slot) = slots.iter().find(|s| s.pid.load(SeqCst) == r.pid) {
@@ -422,6 +444,20 @@ fn record(i: usize, s: &Slot, h: &Header) -> TaskRecord {
 }
 
 /// Decides the status of a trial whose tasks all reported back.
+/// A wait status in words: "exited with status 3", "was killed by signal 9 (SIGKILL)".
+fn describe_wait_status(status: i32) -> String {
+    if libc::WIFEXITED(status) {
+        format!("exited with status {}", libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        let sig = libc::WTERMSIG(status);
+        // SAFETY: strsignal returns a static or thread-local string for any number.
+        let name = unsafe { std::ffi::CStr::from_ptr(libc::strsignal(sig)) };
+        format!("was killed by signal {sig} ({})", name.to_string_lossy())
+    } else {
+        format!("ended with wait status {status:#x}")
+    }
+}
+
 fn judge(
     tasks: &mut [TaskRecord],
     slots: &[Slot],
@@ -478,13 +514,29 @@ fn judge(
     // Programs stopped by the window end with SIGKILL; that is how the window ends them.
     let stopped = |t: &&mut TaskRecord| window_hit && (t.exit_status & 0x7f) == libc::SIGKILL;
     if let Some(t) = tasks.iter_mut().find(|t| t.exit_status != 0 && !stopped(t)) {
-        return (
-            TrialStatus::Failed,
-            Some(format!(
-                "task {} ended with wait status {:#x}",
-                t.task_index, t.exit_status
-            )),
-        );
+        let i = t.task_index as usize;
+        let how = describe_wait_status(t.exit_status);
+        let reason = match (plan.workload.commands.get(i), &plan.dir) {
+            (Some(c), Some(dir)) => {
+                let log = task::command_log(dir, i, "stderr");
+                let last = std::fs::read_to_string(&log).ok().and_then(|s| {
+                    s.lines()
+                        .rev()
+                        .find(|l| !l.trim().is_empty())
+                        .map(str::to_string)
+                });
+                format!(
+                    "task {i}: the command `{}` {how}{}",
+                    c.argv.join(" "),
+                    last.map_or_else(String::new, |l| format!(
+                        "; its last stderr line: {}",
+                        l.trim()
+                    ))
+                )
+            }
+            _ => format!("task {i} {how}"),
+        };
+        return (TrialStatus::Failed, Some(reason));
     }
     if host.is_some_and(|h| h.status != 0) {
         return (
@@ -510,21 +562,9 @@ fn reap_next(h: &Header, slots: &[Slot], commands: bool) -> std::io::Result<Opti
     };
     let t_end = sys::now_ns();
     if let Some(slot) = slots.iter().find(|s| s.pid.load(SeqCst) == pid) {
+        read_zombie_counters(pid, slot);
         let state = slot.state.load(SeqCst);
         if state == task::STATE_NEW || state == task::STATE_READY {
-            let read = |f: &str| std::fs::read_to_string(format!("/proc/{pid}/{f}")).ok();
-            if let Some(s) = read("schedstat")
-                .as_deref()
-                .and_then(crate::procfs::parse_schedstat)
-            {
-                slot.run_delay_ns.store(s.run_delay_ns, SeqCst);
-                slot.timeslices.store(s.timeslices, SeqCst);
-            }
-            if let Some(m) =
-                read("sched").and_then(|t| crate::procfs::parse_sched(&t).nr_migrations)
-            {
-                slot.migrations.store(m, SeqCst);
-            }
             slot.t_end_ns.store(t_end, SeqCst);
             slot.work_units.store(1, SeqCst);
             slot.state.store(task::STATE_DONE, SeqCst);

@@ -325,14 +325,26 @@ pub fn wait4(pid: i32, nohang: bool) -> io::Result<Option<Reaped>> {
 /// Waits for any child to exit and returns its pid, leaving it reapable (`waitid` with
 /// WNOWAIT); None when there are no children left.
 pub fn wait_exited_nowait() -> io::Result<Option<i32>> {
+    waitid_nowait(libc::P_ALL, 0, 0)
+}
+
+/// The pid of an exited, not yet reaped child in process group `pgid`, left reapable; None
+/// when none has exited yet or there are none.
+pub fn exited_in_group_nowait(pgid: i32) -> io::Result<Option<i32>> {
+    waitid_nowait(libc::P_PGID, pgid as libc::id_t, libc::WNOHANG)
+}
+
+fn waitid_nowait(idtype: libc::idtype_t, id: libc::id_t, flags: i32) -> io::Result<Option<i32>> {
     loop {
         // SAFETY: siginfo_t is plain data; zeroed is valid.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: valid out-pointer; P_ALL ignores the id.
-        let rc = unsafe { libc::waitid(libc::P_ALL, 0, &mut info, libc::WEXITED | libc::WNOWAIT) };
+        // SAFETY: valid out-pointer.
+        let rc =
+            unsafe { libc::waitid(idtype, id, &mut info, libc::WEXITED | libc::WNOWAIT | flags) };
         if rc == 0 {
-            // SAFETY: waitid filled `info` for an exited child.
-            return Ok(Some(unsafe { info.si_pid() }));
+            // SAFETY: waitid filled `info` for an exited child (si_pid 0 under WNOHANG: none).
+            let pid = unsafe { info.si_pid() };
+            return Ok((pid > 0).then_some(pid));
         }
         match io::Error::last_os_error() {
             e if e.raw_os_error() == Some(libc::EINTR) => continue,

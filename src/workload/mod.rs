@@ -87,6 +87,9 @@ pub struct Workload {
 /// One real program run as a task.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Command {
+    /// Short name for labels and reports (default: the program's file name), e.g. "browser".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// Program and arguments (the program is looked up in PATH).
     pub argv: Vec<String>,
     /// Working directory (default: the trial directory, removed after the trial).
@@ -98,8 +101,11 @@ pub struct Command {
 }
 
 impl Command {
-    /// The program's file name, for labels.
+    /// The command's name, or else its program's file name, for labels.
     pub fn name(&self) -> &str {
+        if let Some(n) = &self.name {
+            return n;
+        }
         self.argv
             .first()
             .map_or("?", |a| a.rsplit('/').next().unwrap_or(a))
