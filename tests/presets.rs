@@ -20,6 +20,8 @@ const EXPECTED_CELLS: &[(&str, usize)] = &[
     ("thread-scaling", 50),
     // 1 policy x 2 workloads x 1 task count x 4 I/O schedulers
     ("io-schedulers-synthetic", 8),
+    // 6 start orders x 4 I/O schedulers
+    ("io-schedulers", 24),
 ];
 
 fn examples_dir() -> PathBuf {
@@ -164,8 +166,8 @@ fn every_scaled_size_names_its_original_one_edit_away_and_the_original_still_pla
         }
     }
     // policies-by-workload (cpu iterations), response-turnaround (work), thread-scaling (work),
-    // io-schedulers-synthetic (io_bytes).
-    assert_eq!(scaled, 4, "scaled values with an `# original:` line");
+    // io-schedulers-synthetic (io_bytes), io-schedulers (duration).
+    assert_eq!(scaled, 5, "scaled values with an `# original:` line");
 }
 
 #[test]
