@@ -5,6 +5,14 @@ mod common;
 use common::*;
 use std::time::{Duration, Instant};
 
+/// Status and reason of the only trial.
+fn only_trial(c: &rusqlite::Connection) -> (String, String) {
+    c.query_row("SELECT status, reason FROM trials", [], |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })
+    .unwrap()
+}
+
 fn write_spec(s: &Scratch, body: &str) -> String {
     let path = s.path().join("spec.toml");
     std::fs::write(&path, body).unwrap();
@@ -87,11 +95,7 @@ trials = 1
     );
     run_ok(&s, &[&spec]);
     let c = s.conn();
-    let (status, reason): (String, String) = c
-        .query_row("SELECT status, reason FROM trials", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .unwrap();
+    let (status, reason) = only_trial(&c);
     assert_eq!(status, "failed");
     assert!(
         reason.contains("no-such-program-schedlab") && reason.contains("ENOENT"),
@@ -205,11 +209,7 @@ trials = 1
         "a program's output goes to its log, not to schedlab's terminal: {out}"
     );
     let c = s.conn();
-    let (status, reason): (String, String) = c
-        .query_row("SELECT status, reason FROM trials", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .unwrap();
+    let (status, reason) = only_trial(&c);
     assert_eq!(status, "failed");
     assert!(
         reason.contains("exited with status 3")

@@ -373,6 +373,17 @@ fn read_zombie_counters(pid: i32, slot: &Slot) {
     }
 }
 
+/// Stores a reaped task's rusage (with the children it waited for) and wait status in its slot.
+fn store_reaped(slots: &[Slot], r: &sys::Reaped) {
+    if let Some(slot) = slots.iter().find(|s| s.pid.load(SeqCst) == r.pid) {
+        slot.utime_ns.store(r.utime_ns, SeqCst);
+        slot.stime_ns.store(r.stime_ns, SeqCst);
+        slot.nvcsw.store(r.nvcsw, SeqCst);
+        slot.nivcsw.store(r.nivcsw, SeqCst);
+        slot.exit_status.store(r.status, SeqCst);
+    }
+}
+
 fn reap_group(pgid: i32, slots: &[Slot]) {
     let give_up = sys::now_ns() + 5_000_000_000;
     while sys::group_alive(pgid) && sys::now_ns() < give_up {
@@ -384,15 +395,7 @@ fn reap_group(pgid: i32, slots: &[Slot]) {
             }
         }
         match sys::wait4(-pgid, true) {
-            Ok(Some(r)) => {
-                if let Some(slot) = slots.iter().find(|s| s.pid.load(SeqCst) == r.pid) {
-                    slot.utime_ns.store(r.utime_ns, SeqCst);
-                    slot.stime_ns.store(r.stime_ns, SeqCst);
-                    slot.nvcsw.store(r.nvcsw, SeqCst);
-                    slot.nivcsw.store(r.nivcsw, SeqCst);
-                    slot.exit_status.store(r.status, SeqCst);
-                }
-            }
+            Ok(Some(r)) => store_reaped(slots, &r),
             _ => std::thread::sleep(Duration::from_millis(1)),
         }
     }
@@ -645,13 +648,7 @@ fn host_main(
                 }
             }
             while let Ok(Some(r)) = reap_next(h, slots, commands) {
-                if let Some(slot) = slots.iter().find(|s| s.pid.load(SeqCst) == r.pid) {
-                    slot.utime_ns.store(r.utime_ns, SeqCst);
-                    slot.stime_ns.store(r.stime_ns, SeqCst);
-                    slot.nvcsw.store(r.nvcsw, SeqCst);
-                    slot.nivcsw.store(r.nivcsw, SeqCst);
-                    slot.exit_status.store(r.status, SeqCst);
-                }
+                store_reaped(slots, &r);
             }
         }
         TaskKind::Thread => {
