@@ -271,6 +271,13 @@ pub fn render_stats(r: &Report) -> String {
         out += &terminal_table(&tables::findings_table(r));
         out += "\n";
     }
+    let kernel_and_io = super::model::kernel::latency_table(&r.kernel)
+        .into_iter()
+        .chain(super::model::iosched::tests_table(&r.iosched));
+    for t in kernel_and_io {
+        out += &terminal_table(&t);
+        out += "\n";
+    }
     out += &terminal_table(&tables::cells_table(r));
     for m in Metric::ALL {
         let t = tables::summary_table(r, m);

@@ -142,8 +142,8 @@ pub fn ratio_ci(a: &[f64], b: &[f64], seed: u64) -> Option<(f64, f64)> {
 /// Matches the cells of two runs by axis values and compares every tested metric.
 pub fn compare(a: &ReportInput, b: &ReportInput) -> CompareReport {
     let seed = a.run.seed;
-    let keys_a: Vec<CellKey> = a.cells.iter().map(CellKey::of).collect();
-    let keys_b: Vec<CellKey> = b.cells.iter().map(CellKey::of).collect();
+    let keys_a = CellKey::all_of(&a.cells);
+    let keys_b = CellKey::all_of(&b.cells);
     let all: Vec<CellKey> = keys_a.iter().chain(&keys_b).cloned().collect();
     let labels: HashMap<&CellKey, String> = all.iter().zip(describe(&all)).collect();
     let in_b: HashMap<&CellKey, usize> = keys_b.iter().enumerate().map(|(i, k)| (k, i)).collect();

@@ -76,12 +76,14 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
         out += "\n";
     }
     out += "## Key tables\n\n";
-    for p in 0..r.panels.len() {
-        let t = tables::key_table(r, p);
-        if !t.rows.is_empty() {
-            out += &md_table(&t);
-            out += "\n";
-        }
+    let key_tables = (0..r.panels.len())
+        .map(|p| tables::key_table(r, p))
+        .filter(|t| !t.rows.is_empty())
+        .chain(super::model::kernel::latency_table(&r.kernel))
+        .chain(super::model::iosched::tests_table(&r.iosched));
+    for t in key_tables {
+        out += &md_table(&t);
+        out += "\n";
     }
     out += &md_table(&tables::cells_table(r));
     out += "\n";

@@ -102,7 +102,32 @@ pub struct CellKey {
 }
 
 impl CellKey {
-    /// The key of a stored cell.
+    /// The keys of a run's cells, with the axes only some runs have folded in: the I/O
+    /// scheduler is what is compared (the treatment: "bfq" when the run has one policy, else
+    /// "other io=bfq"), and antagonists are part of the workload ("cpu:pi +2 antagonists"),
+    /// so cells with and without load fall into different groups.
+    pub fn all_of(cells: &[CellView]) -> Vec<CellKey> {
+        let one_policy = cells.iter().all(|c| c.policy == cells[0].policy);
+        cells
+            .iter()
+            .map(|c| {
+                let mut k = CellKey::of(c);
+                if let Some(io) = &c.io_scheduler {
+                    k.policy = if one_policy {
+                        io.clone()
+                    } else {
+                        format!("{} io={io}", c.policy)
+                    };
+                }
+                if c.antagonists > 0 {
+                    k.workload = format!("{} +{} antagonists", k.workload, c.antagonists);
+                }
+                k
+            })
+            .collect()
+    }
+
+    /// The key of a stored cell, from its own axes only.
     pub fn of(c: &CellView) -> CellKey {
         CellKey {
             policy: c.policy.clone(),
@@ -369,7 +394,7 @@ pub fn describe(keys: &[CellKey]) -> Vec<String> {
 /// Computes the whole report from the stored rows of a run.
 pub fn build(input: &ReportInput) -> Report {
     let seed = input.run.seed;
-    let keys: Vec<CellKey> = input.cells.iter().map(CellKey::of).collect();
+    let keys = CellKey::all_of(&input.cells);
     let varying = Varying::of(&keys);
     let mut groups: Vec<Group> = Vec::new();
     let mut panels: Vec<Panel> = Vec::new();
@@ -378,7 +403,7 @@ pub fn build(input: &ReportInput) -> Report {
     let mut cells = Vec::with_capacity(input.cells.len());
     let mut any_analytic = false;
     for (ci, c) in input.cells.iter().enumerate() {
-        let key = CellKey::of(c);
+        let key = keys[ci].clone();
         let gkey = CellKey {
             policy: String::new(),
             ..key.clone()
@@ -526,5 +551,42 @@ mod tests {
         assert_eq!(s[Metric::TrialIvcsw.index()], vec![6.0, 6.0]);
         assert_eq!(s[Metric::CswPerTask.index()], vec![5.0, 5.0]);
         assert_eq!(s[Metric::JainCpu.index()], vec![1.0, 0.8]);
+    }
+
+    fn view(policy: &str, io: Option<&str>, antagonists: i64) -> CellView {
+        CellView {
+            policy: policy.into(),
+            workload: "io:sync-copy".into(),
+            tasks: 4,
+            io_scheduler: io.map(String::from),
+            antagonists,
+            ..CellView::default()
+        }
+    }
+
+    #[test]
+    fn io_schedulers_are_the_compared_treatment_and_antagonists_split_groups() {
+        let one_policy = CellKey::all_of(&[
+            view("other", Some("bfq"), 0),
+            view("other", Some("kyber"), 0),
+        ]);
+        assert_eq!(one_policy[0].policy, "bfq");
+        assert_eq!(one_policy[1].policy, "kyber");
+        assert_eq!(one_policy[0].workload, one_policy[1].workload);
+        let two = CellKey::all_of(&[view("other", Some("bfq"), 0), view("fifo", Some("bfq"), 2)]);
+        assert_eq!(two[0].policy, "other io=bfq");
+        assert_eq!(two[1].policy, "fifo io=bfq");
+        assert_eq!(two[1].workload, "io:sync-copy +2 antagonists");
+        let plain = CellKey::all_of(&[view("rr", None, 0)]);
+        assert_eq!(plain[0], CellKey::of(&view("rr", None, 0)));
+        let report = build(&ReportInput {
+            cells: vec![view("fifo", None, 0), view("fifo", None, 2)],
+            ..ReportInput::default()
+        });
+        assert_eq!(
+            report.groups.len(),
+            2,
+            "with and without load are two groups"
+        );
     }
 }

@@ -35,6 +35,20 @@ pub struct SchedulerSamples {
     pub values: Vec<Vec<Vec<f64>>>,
 }
 
+/// The label samples are pooled under: programs started in different orders are one mix, as
+/// study 004 pooled its six orders per scheduler ("command:writer,browser" and
+/// "command:browser,writer" both become "command:browser,writer (any order)").
+fn pooled_label(workload: &str) -> String {
+    match workload.strip_prefix("command:") {
+        Some(names) if names.contains(',') => {
+            let mut v: Vec<&str> = names.split(',').collect();
+            v.sort_unstable();
+            format!("command:{} (any order)", v.join(","))
+        }
+        _ => workload.to_string(),
+    }
+}
+
 /// Reads the samples of the ok, non-warm-up trials of every cell with an I/O scheduler.
 pub fn load(conn: &Connection, run_id: i64, include_warmup: bool) -> Result<Vec<SchedulerSamples>> {
     let cols: Vec<String> = COLUMNS.iter().map(|(c, _)| format!("s.{c}")).collect();
@@ -50,6 +64,7 @@ pub fn load(conn: &Connection, run_id: i64, include_warmup: bool) -> Result<Vec<
     let mut out: Vec<SchedulerSamples> = Vec::new();
     while let Some(r) = rows.next()? {
         let (w, s): (String, String) = (r.get(0)?, r.get(1)?);
+        let w = pooled_label(&w);
         let wi = match out.iter().position(|x| x.workload == w) {
             Some(i) => i,
             None => {
@@ -187,6 +202,20 @@ mod tests {
             schedulers: vec!["none".into(), "bfq".into()],
             values: vec![col(0.0), col(10.0)],
         }]
+    }
+
+    #[test]
+    fn program_mixes_pool_their_start_orders_and_other_workloads_keep_their_label() {
+        assert_eq!(
+            pooled_label("command:writer,browser,player"),
+            pooled_label("command:browser,player,writer")
+        );
+        assert_eq!(
+            pooled_label("command:writer,browser"),
+            "command:browser,writer (any order)"
+        );
+        assert_eq!(pooled_label("command:flac"), "command:flac");
+        assert_eq!(pooled_label("io:sync-copy"), "io:sync-copy");
     }
 
     #[test]
