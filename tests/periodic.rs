@@ -9,6 +9,7 @@ fn a_periodic_fifo_task_among_cpu_hogs_wakes_up_sooner_than_under_other() {
     if !root_or_skip("a_periodic_fifo_task_among_cpu_hogs_wakes_up_sooner_than_under_other") {
         return;
     }
+    let _turn = rt_turn();
     let s = Scratch::new();
     run_ok(
         &s,
@@ -105,6 +106,7 @@ fn the_scheduler_trace_shows_fifo_tasks_unpreempted_and_other_tasks_preempted() 
     if !root_or_skip("the_scheduler_trace_shows_fifo_tasks_unpreempted_and_other_tasks_preempted") {
         return;
     }
+    let _turn = rt_turn();
     if let Err(e) = schedlab::run::trace::TraceSession::available() {
         eprintln!("skipping: tracefs unavailable: {e}");
         return;

@@ -12,6 +12,14 @@ pub fn schedlab() -> Command {
 }
 
 /// Whether the tests run as root; prints why a test is skipped otherwise.
+/// Taken by every test of a binary that runs real-time tasks pinned to one CPU: two such
+/// tests at once would make each other's RT tasks wait (libtest runs a binary's tests in
+/// parallel threads), so they take turns.
+pub fn rt_turn() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 pub fn root_or_skip(test: &str) -> bool {
     // SAFETY: geteuid cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
