@@ -354,9 +354,6 @@ fn pid_alive(pid: i32) -> bool {
     rc == 0 && unsafe { info.si_pid() } == 0
 }
 
-/// Reaps every process left in group `pgid` (the launcher is a child subreaper, so orphaned
-/// tasks come back to it) until the group is empty.
-/// Tasks reaped here (their host died first) get their rusage and wait status recorded.
 /// Stores the run-queue wait, timeslices and migrations of an exited, unreaped task (its main
 /// thread's: the counters of threads and child processes that ended before it are gone).
 fn read_zombie_counters(pid: i32, slot: &Slot) {
@@ -384,18 +381,23 @@ fn store_reaped(slots: &[Slot], r: &sys::Reaped) {
     }
 }
 
+/// Reaps every process left in group `pgid` (the launcher is a child subreaper, so orphaned
+/// tasks come back to it) until the group is empty. Tasks reaped here (their host died first,
+/// e.g. programs stopped by a window) get their scheduler counters read from the zombie, then
+/// their rusage and wait status recorded.
 fn reap_group(pgid: i32, slots: &[Slot]) {
     let give_up = sys::now_ns() + 5_000_000_000;
     while sys::group_alive(pgid) && sys::now_ns() < give_up {
         sys::kill_group(pgid, libc::SIGKILL);
-        // A program stopped by a window: its zombie's scheduler counters, before reaping.
-        if let Ok(Some(pid)) = sys::exited_in_group_nowait(pgid) {
-            if let Some(slot) = slots.iter().find(|s| s.pid.load(SeqCst) == pid) {
-                read_zombie_counters(pid, slot);
+        match sys::exited_in_group_nowait(pgid) {
+            Ok(Some(pid)) => {
+                if let Some(slot) = slots.iter().find(|s| s.pid.load(SeqCst) == pid) {
+                    read_zombie_counters(pid, slot);
+                }
+                if let Ok(Some(r)) = sys::wait4(pid, false) {
+                    store_reaped(slots, &r);
+                }
             }
-        }
-        match sys::wait4(-pgid, true) {
-            Ok(Some(r)) => store_reaped(slots, &r),
             _ => std::thread::sleep(Duration::from_millis(1)),
         }
     }
@@ -446,7 +448,6 @@ fn record(i: usize, s: &Slot, h: &Header) -> TaskRecord {
     }
 }
 
-/// Decides the status of a trial whose tasks all reported back.
 /// A wait status in words: "exited with status 3", "was killed by signal 9 (SIGKILL)".
 fn describe_wait_status(status: i32) -> String {
     if libc::WIFEXITED(status) {
@@ -461,6 +462,7 @@ fn describe_wait_status(status: i32) -> String {
     }
 }
 
+/// Decides the status of a trial whose tasks all reported back.
 fn judge(
     tasks: &mut [TaskRecord],
     slots: &[Slot],
@@ -515,8 +517,11 @@ fn judge(
         );
     }
     // Programs stopped by the window end with SIGKILL; that is how the window ends them.
-    let stopped = |t: &&mut TaskRecord| window_hit && (t.exit_status & 0x7f) == libc::SIGKILL;
-    if let Some(t) = tasks.iter_mut().find(|t| t.exit_status != 0 && !stopped(t)) {
+    let stopped = |s: i32| window_hit && libc::WIFSIGNALED(s) && libc::WTERMSIG(s) == libc::SIGKILL;
+    if let Some(t) = tasks
+        .iter()
+        .find(|t| t.exit_status != 0 && !stopped(t.exit_status))
+    {
         let i = t.task_index as usize;
         let how = describe_wait_status(t.exit_status);
         let reason = match (plan.workload.commands.get(i), &plan.dir) {
