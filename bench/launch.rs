@@ -2,8 +2,8 @@
 //! harness's own CPU time as a share of the tasks' CPU time. Run with `cargo bench --bench launch`;
 //! results are recorded in bench/README.md.
 
-use schedlab::plan::TaskKind;
 use schedlab::policy::{DeadlineParams, PolicyKind, PriorityMode, TaskPolicy};
+use schedlab::records::TaskKind;
 use schedlab::run::task::TaskPlan;
 use schedlab::run::trial::{run_trial, TrialSetup, TrialStatus};
 use schedlab::sys::{self, SharedSlice};

@@ -1,7 +1,7 @@
 //! Command line: clap subcommands and flags, converted once into a checked spec and options.
 
-use crate::plan::{StartMode, TaskKind};
 use crate::policy::{PolicyKind, PriorityMode};
+use crate::records::{StartMode, TaskKind};
 use crate::spec::{Spec, SpecError, WorkloadSpec};
 use crate::store::export::{Format, Table};
 use crate::workload::{CpuKernel, IoMode, WorkloadKind};

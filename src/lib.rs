@@ -7,6 +7,7 @@ pub mod env;
 pub mod plan;
 pub mod policy;
 pub mod procfs;
+pub mod records;
 pub mod report;
 pub mod run;
 pub mod spec;

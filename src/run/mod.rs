@@ -7,8 +7,9 @@ pub mod trace;
 pub mod trial;
 
 use crate::env::SystemSnapshot;
-use crate::plan::{Cell, Plan, WorkSize};
+use crate::plan::{Cell, Plan};
 use crate::policy::{self, PolicyKind, PriorityMode, TaskPolicy};
+use crate::records::WorkSize;
 use crate::spec::Spec;
 use crate::store::Store;
 use crate::sys;
@@ -565,7 +566,7 @@ fn run_one(
         workload: cell.workload.clone(),
         units,
         cpus: cell.cpus.clone(),
-        barrier: cell.start == crate::plan::StartMode::Barrier,
+        barrier: cell.start == crate::records::StartMode::Barrier,
         input: dir
             .as_ref()
             .map_or_else(|| "/dev/null".into(), |d| d.input()),

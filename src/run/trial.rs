@@ -2,8 +2,8 @@
 //! watch the deadline and interruptions, kill the whole group when needed, collect every slot.
 
 use super::task::{self, Header, Slot, TaskPlan};
-use crate::plan::TaskKind;
 use crate::policy::{self, PolicyKind};
+use crate::records::TaskKind;
 use crate::sys::{self, SharedSlice};
 use crate::workload::periodic::{self, HIST_BYTES};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::SeqCst};

@@ -8,8 +8,9 @@
 
 use super::tree::{parse_path, render_path, Seg, Tree};
 use super::{accepted_values, Problem, Spec, SpecError};
-use crate::plan::{Plan, StartMode, TaskKind};
+use crate::plan::Plan;
 use crate::policy::{PolicyKind, PriorityMode};
+use crate::records::{StartMode, TaskKind};
 use crate::workload::{CpuKernel, IoMode, WorkloadKind};
 use std::path::Path;
 

@@ -1,7 +1,8 @@
 //! The experiment file: serde types for axes and settings, and their checked expansion into a plan.
 
-use crate::plan::{self, Cell, Plan, StartMode, TaskKind, WorkSize};
+use crate::plan::{self, Cell, Plan};
 use crate::policy::{DeadlineParams, PolicyKind, PriorityMode};
+use crate::records::{StartMode, TaskKind, WorkSize};
 use crate::workload::{CpuKernel, IoMode, Workload, WorkloadKind};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

@@ -111,8 +111,8 @@ impl Store {
         let run_id = tx.last_insert_rowid();
         for (i, c) in cells.iter().enumerate() {
             let (work_ns, units) = match c.size {
-                crate::plan::WorkSize::WorkNs(ns) => (Some(ns as i64), None),
-                crate::plan::WorkSize::Iterations(n) => (
+                crate::records::WorkSize::WorkNs(ns) => (Some(ns as i64), None),
+                crate::records::WorkSize::Iterations(n) => (
                     None,
                     Some(if c.split {
                         n.div_ceil(u64::from(c.tasks)).max(1)
