@@ -4,8 +4,9 @@
 
 use schedlab::policy::{DeadlineParams, PolicyKind, PriorityMode, TaskPolicy};
 use schedlab::records::TaskKind;
+use schedlab::records::TrialStatus;
 use schedlab::run::task::TaskPlan;
-use schedlab::run::trial::{run_trial, TrialSetup, TrialStatus};
+use schedlab::run::trial::{run_trial, TrialSetup};
 use schedlab::sys::{self, SharedSlice};
 use schedlab::workload::{CpuKernel, Workload};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};

@@ -7,8 +7,7 @@
 //! with `--measure`) so that its peak RSS (VmHWM) counts the report alone. Set
 //! SCHEDLAB_BENCH_DIR=DIR to keep the database and the report in DIR.
 
-use schedlab::cli::ReportArgs;
-use schedlab::report::cmd::{load_input, write_report, ReportFormat};
+use schedlab::report::cmd::{load_input, write_report, ReportFormat, ReportOptions};
 use schedlab::report::model;
 use schedlab::store::Store;
 use std::path::{Path, PathBuf};
@@ -22,8 +21,9 @@ const MS: f64 = 1e6;
 
 /// Builds the database; returns the number of task rows.
 fn build(path: &Path) -> rusqlite::Result<u64> {
-    let store = Store::open(path).expect("schema applies to a new file");
-    let tx = store.conn().unchecked_transaction()?;
+    drop(Store::open(path).expect("schema applies to a new file"));
+    let conn = rusqlite::Connection::open(path)?;
+    let tx = conn.unchecked_transaction()?;
     tx.execute(
         "INSERT INTO runs (name, started_at, finished_at, status, seed, spec_toml, argv, env_json, version, trials_planned)
          VALUES ('bench', '2026-01-01T00:00:00Z', '2026-01-01T01:00:00Z', 'done', 7, '', 'bench', '{\"cpu_count\":2}', '0.1.0', ?1)",
@@ -121,10 +121,10 @@ fn peak_rss_mib() -> f64 {
 /// The child: `schedlab report` on `db` into `out`, timed per phase.
 fn measure(db: &Path, out: &Path) {
     let start = Instant::now();
-    let args = ReportArgs {
+    let args = ReportOptions {
         run: None,
         db: db.to_path_buf(),
-        format: vec![
+        formats: vec![
             ReportFormat::Html,
             ReportFormat::Latex,
             ReportFormat::Markdown,
@@ -133,13 +133,14 @@ fn measure(db: &Path, out: &Path) {
         out: out.to_path_buf(),
         include_warmup: false,
     };
-    let store = Store::open(&args.db).expect("bench db opens");
+    let store = Store::open_read(&args.db).expect("bench db opens");
     let input = load_input(&store, 1, false).expect("run 1 loads");
     let loaded = start.elapsed();
     let report = model::build(&input);
     let built = start.elapsed();
     drop(input);
-    let written = write_report(&report, &args.format, &args.out.join("1")).expect("report written");
+    let written =
+        write_report(&report, &args.formats, &args.out.join("1")).expect("report written");
     let total = start.elapsed();
     println!(
         "report: load {:.2} s, statistics {:.2} s, write {:.2} s ({} outputs), total {:.2} s; peak RSS {:.0} MiB",

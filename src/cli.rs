@@ -2,6 +2,7 @@
 
 use crate::policy::{PolicyKind, PriorityMode};
 use crate::records::{StartMode, TaskKind};
+use crate::report::cmd::{CompareOptions, ReportFormat, ReportOptions, StatsOptions};
 use crate::spec::{Spec, SpecError, WorkloadSpec};
 use crate::store::export::{Format, Table};
 use crate::workload::{CpuKernel, IoMode, WorkloadKind};
@@ -412,7 +413,7 @@ pub struct ReportArgs {
     pub db: PathBuf,
     /// Output formats, comma-separated: html, latex, markdown, csv.
     #[arg(long, value_delimiter = ',', default_value = "html,latex,markdown,csv")]
-    pub format: Vec<crate::report::cmd::ReportFormat>,
+    pub format: Vec<ReportFormatArg>,
     /// Output directory; the report goes into DIR/RUN/.
     #[arg(long, default_value = "schedlab-report")]
     pub out: PathBuf,
@@ -451,4 +452,65 @@ pub struct CompareArgs {
     /// Include warm-up trials (excluded by default).
     #[arg(long)]
     pub include_warmup: bool,
+}
+
+impl ReportArgs {
+    /// The report's options.
+    pub fn options(&self) -> ReportOptions {
+        ReportOptions {
+            db: self.db.clone(),
+            run: self.run,
+            formats: self.format.iter().map(|&f| f.into()).collect(),
+            out: self.out.clone(),
+            include_warmup: self.include_warmup,
+        }
+    }
+}
+
+impl StatsArgs {
+    /// The options of `stats`.
+    pub fn options(&self) -> StatsOptions {
+        StatsOptions {
+            db: self.db.clone(),
+            run: self.run,
+            include_warmup: self.include_warmup,
+        }
+    }
+}
+
+impl CompareArgs {
+    /// The options of `compare`.
+    pub fn options(&self) -> CompareOptions {
+        CompareOptions {
+            a: self.a,
+            b: self.b,
+            db: self.db.clone(),
+            db_b: self.db_b.clone(),
+            include_warmup: self.include_warmup,
+        }
+    }
+}
+
+/// An output format of `schedlab report`, as the command line names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormatArg {
+    /// index.html: self-contained page, plots inline as SVG (PNG copies in plots/).
+    Html,
+    /// report.tex: booktabs tables, ready to paste.
+    Latex,
+    /// report.md: summary with findings, key tables and figure links.
+    Markdown,
+    /// csv/*.csv: every table, full precision.
+    Csv,
+}
+
+impl From<ReportFormatArg> for ReportFormat {
+    fn from(f: ReportFormatArg) -> ReportFormat {
+        match f {
+            ReportFormatArg::Html => ReportFormat::Html,
+            ReportFormatArg::Latex => ReportFormat::Latex,
+            ReportFormatArg::Markdown => ReportFormat::Markdown,
+            ReportFormatArg::Csv => ReportFormat::Csv,
+        }
+    }
 }

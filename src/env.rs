@@ -254,6 +254,32 @@ impl EnvRecord {
     }
 }
 
+/// The kernel's boot id (`/proc/sys/kernel/random/boot_id`): a new one after every boot.
+pub fn boot_id() -> Option<String> {
+    read_trim("/proc/sys/kernel/random/boot_id")
+}
+
+/// When process `pid` started, in clock ticks after boot (`/proc/PID/stat` field 22); None if
+/// there is no such process (or it is a zombie). With the pid it identifies a process across
+/// pid reuse.
+pub fn process_start_ticks(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_start_ticks(&stat)
+}
+
+/// Field 22 (starttime) of a `/proc/PID/stat` line; None for a zombie (state Z), which is gone
+/// in all but name. The command name (field 2) may hold spaces and parentheses, so fields are
+/// counted after its last `)`.
+fn parse_start_ticks(stat: &str) -> Option<u64> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    if fields.next()? == "Z" {
+        return None;
+    }
+    // After the state (field 3), starttime is the 19th field.
+    fields.nth(18)?.parse().ok()
+}
+
 /// Kernel release (`uname -r`), empty if unknown; cheap, without a full capture.
 pub fn kernel_release() -> String {
     uname().map(|u| u.release).unwrap_or_default()
@@ -397,6 +423,16 @@ fn uname() -> Option<Uname> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn start_ticks_are_field_22_even_when_the_name_has_spaces_and_parentheses() {
+        // A real line of /proc/PID/stat with the name changed to "a (b) c".
+        let line = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 250 0 0 0 3 1 0 0 20 0 1 0 123456 10547200 512 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
+        assert_eq!(parse_start_ticks(line), Some(123456));
+        assert_eq!(parse_start_ticks(&line.replace(") S ", ") Z ")), None);
+        let me = process_start_ticks(std::process::id() as i32).unwrap();
+        assert!(me > 0);
+    }
 
     #[test]
     fn capture_on_this_machine_finds_a_kernel_release_and_at_least_one_cpu() {

@@ -62,8 +62,8 @@ fn task_numbers(
 /// A database with one run of CELLS (fifo turnaround scaled by `slow`), returned as its path.
 fn synthetic_db(dir: &Path, name: &str, slow: f64) -> PathBuf {
     let path = dir.join(name);
-    let store = Store::open(&path).expect("schema applies to a new file");
-    let c = store.conn();
+    drop(Store::open(&path).expect("schema applies to a new file"));
+    let c = rusqlite::Connection::open(&path).unwrap();
     c.execute(
         "INSERT INTO runs (name, started_at, finished_at, status, seed, spec_toml, argv, env_json, version, trials_planned)
          VALUES ('synthetic', '2026-01-02T03:04:05Z', '2026-01-02T03:09:10Z', 'done', 42, 'name = \"synthetic\"', 'schedlab run --policy other,fifo,rr --tasks 2,4 --trials 6',
@@ -396,9 +396,8 @@ fn stats_and_compare_print_through_the_binary() {
 fn a_run_whose_every_cell_was_skipped_still_gets_a_report_that_says_why() {
     let dir = tempfile::tempdir().unwrap();
     let db = synthetic_db(dir.path(), "a.db", 1.0);
-    Store::open(&db)
+    rusqlite::Connection::open(&db)
         .unwrap()
-        .conn()
         .execute(
             "UPDATE trials SET status = 'skipped', reason = 'SCHED_FIFO refused (EPERM)', makespan_ns = NULL",
             [],

@@ -83,6 +83,17 @@ io_dir = "{}"
         assert!(!group_alive(pgid as i32), "group {pgid} survived the kill");
     }
     drop(c);
+    // The stored status says running; the runner (pid, boot id, start time) is gone, so the
+    // listing says interrupted.
+    let runs = schedlab()
+        .args(["runs", "--db", db.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&runs.stdout);
+    assert!(
+        listing.contains("interrupted") && !listing.contains("running"),
+        "a run whose runner is dead shows as interrupted: {listing}"
+    );
 
     let out = schedlab()
         .args(["run", "--resume", "--db", db.to_str().unwrap(), "--quiet"])

@@ -1,82 +1,12 @@
-//! The records that pass between stages: the vocabulary of cells, trial outcomes, task records, samples.
+//! The records that pass between stages: the vocabulary of cells and what a trial produces.
 //!
-//! Plain data with no behaviour beyond naming and parsing; every stage may use it, it uses no stage.
+//! Plain data with no behaviour beyond naming and parsing; every stage may use it, and it uses
+//! no stage (only the neutral modules `policy` and `workload`).
 
-use serde::{Deserialize, Serialize};
-use std::str::FromStr;
+mod cell;
+mod trial;
 
-/// How a task is created.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TaskKind {
-    /// A forked process.
-    Process,
-    /// A thread of one host process.
-    Thread,
-}
-
-impl TaskKind {
-    /// The name used on the command line and in the database.
-    pub fn name(self) -> &'static str {
-        match self {
-            TaskKind::Process => "process",
-            TaskKind::Thread => "thread",
-        }
-    }
-}
-
-impl FromStr for TaskKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "process" | "processes" | "fork" => Ok(TaskKind::Process),
-            "thread" | "threads" | "pthread" => Ok(TaskKind::Thread),
-            _ => Err(format!(
-                "unknown task kind '{s}'; accepted: process, thread"
-            )),
-        }
-    }
-}
-
-/// How the tasks of a trial start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum StartMode {
-    /// All tasks created and configured, then released together.
-    Barrier,
-    /// Created one after another, each starting at once (as the studies did).
-    Staggered,
-}
-
-impl StartMode {
-    /// The name used on the command line and in the database.
-    pub fn name(self) -> &'static str {
-        match self {
-            StartMode::Barrier => "barrier",
-            StartMode::Staggered => "staggered",
-        }
-    }
-}
-
-impl FromStr for StartMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "barrier" => Ok(StartMode::Barrier),
-            "staggered" | "stagger" => Ok(StartMode::Staggered),
-            _ => Err(format!(
-                "unknown start mode '{s}'; accepted: barrier, staggered"
-            )),
-        }
-    }
-}
-
-/// How much work each task does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum WorkSize {
-    /// Time one task needs alone, in nanoseconds; turned into units by calibration.
-    WorkNs(u64),
-    /// An exact number of units (iterations or I/O operations).
-    Iterations(u64),
-}
+pub use cell::{StartMode, TaskKind, WorkSize};
+pub use trial::{
+    now_utc, Sample, Slice, TaskRecord, TaskTrace, TrialMeta, TrialOutcome, TrialStatus,
+};

@@ -2,16 +2,16 @@
 //! report, then write it (HTML, LaTeX, Markdown, CSV, plots) or print it as terminal tables.
 
 use super::model::figures::{self, Figure};
-use super::model::tables::{self, Table};
-use super::model::{self, Metric, Report, ReportInput, RunInfo, TrialProblem};
+use super::model::tables;
+use super::model::{self, Metric, Report, ReportInput};
+use super::terminal::terminal_table;
 use super::{compare, csv_tables, html, latex, markdown};
-use crate::cli::{CompareArgs, ReportArgs, StatsArgs};
-use crate::store::{query, Store};
+use crate::store::{kernel, query, Store};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
 /// An output format of `schedlab report`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReportFormat {
     /// index.html: self-contained page, plots inline as SVG (PNG copies in plots/).
     Html,
@@ -23,100 +23,84 @@ pub enum ReportFormat {
     Csv,
 }
 
+/// What `schedlab report` writes.
+#[derive(Debug, Clone)]
+pub struct ReportOptions {
+    /// Results database.
+    pub db: PathBuf,
+    /// Run id (None: the latest run).
+    pub run: Option<i64>,
+    /// Formats to write.
+    pub formats: Vec<ReportFormat>,
+    /// Output directory; the report goes into `out/RUN/`.
+    pub out: PathBuf,
+    /// Include warm-up trials.
+    pub include_warmup: bool,
+}
+
+/// What `schedlab stats` prints.
+#[derive(Debug, Clone)]
+pub struct StatsOptions {
+    /// Results database.
+    pub db: PathBuf,
+    /// Run id (None: the latest run).
+    pub run: Option<i64>,
+    /// Include warm-up trials.
+    pub include_warmup: bool,
+}
+
+/// What `schedlab compare` compares.
+#[derive(Debug, Clone)]
+pub struct CompareOptions {
+    /// Run A, the baseline.
+    pub a: i64,
+    /// Run B (ratios are B/A).
+    pub b: i64,
+    /// Database of both runs, or of run A when `db_b` is given.
+    pub db: PathBuf,
+    /// Database of run B, when it is another file.
+    pub db_b: Option<PathBuf>,
+    /// Include warm-up trials.
+    pub include_warmup: bool,
+}
+
 /// Scale of the PNG copies of the figures (2: 1600x960 px, sharp in print).
 const PNG_SCALE: f32 = 2.0;
 
-/// Opens an existing results database; a missing file is a clear error, not a new empty one.
-pub fn open_existing(db: &Path) -> Result<Store> {
-    if !db.exists() {
-        anyhow::bail!(
-            "no results database at {}; run `schedlab run` first or pass --db PATH",
-            db.display()
-        );
-    }
-    Store::open(db)
-}
-
-/// The given run id if it exists, else the latest run.
-pub fn resolve_run(store: &Store, run: Option<i64>, db: &Path) -> Result<i64> {
-    match run {
-        Some(id) => {
-            store
-                .require_run(id)
-                .with_context(|| format!("in {}", db.display()))?;
-            Ok(id)
-        }
-        None => store.latest_run()?.ok_or_else(|| {
-            anyhow::anyhow!(
-                "{} holds no runs yet; run `schedlab run` first",
-                db.display()
-            )
-        }),
-    }
-}
-
 /// Reads everything a report of `run_id` needs from the store.
 pub fn load_input(store: &Store, run_id: i64, include_warmup: bool) -> Result<ReportInput> {
-    store.require_run(run_id)?;
-    let conn = store.conn();
-    let run = conn.query_row(
-        "SELECT run_id, name, started_at, finished_at, status, seed, version, argv, spec_toml, env_json, trials_planned
-         FROM runs WHERE run_id = ?1",
-        [run_id],
-        |r| {
-            Ok(RunInfo {
-                run_id: r.get(0)?,
-                name: r.get(1)?,
-                started_at: r.get(2)?,
-                finished_at: r.get(3)?,
-                status: r.get(4)?,
-                seed: r.get::<_, i64>(5)? as u64,
-                version: r.get(6)?,
-                argv: r.get(7)?,
-                spec_toml: r.get(8)?,
-                env_json: r.get(9)?,
-                trials_planned: r.get(10)?,
-            })
-        },
-    )?;
-    let mut st = conn.prepare(
-        "SELECT c.cell_index, t.trial_index, t.status, t.reason FROM trials t JOIN cells c ON c.cell_id = t.cell_id
-         WHERE t.run_id = ?1 AND t.status IN ('timeout', 'failed') AND (t.warmup = 0 OR ?2)
-         ORDER BY c.cell_index, t.trial_index",
-    )?;
-    let problems = st
-        .query_map(rusqlite::params![run_id, include_warmup], |r| {
-            Ok(TrialProblem {
-                cell_index: r.get(0)?,
-                trial_index: r.get(1)?,
-                status: r.get(2)?,
-                reason: r.get(3)?,
-            })
-        })?
-        .collect::<Result<_, _>>()?;
     Ok(ReportInput {
-        run,
-        cells: query::cells(conn, run_id, include_warmup)
+        run: query::run_info(store, run_id)?,
+        cells: query::cells(store, run_id, include_warmup)
             .with_context(|| format!("cannot read the cells of run {run_id}"))?,
-        warnings: query::warnings(conn, run_id)?,
-        problems,
+        warnings: query::warnings(store, run_id)?,
+        problems: query::problems(store, run_id, include_warmup)?,
         include_warmup,
-        kernel: super::model::kernel::load(conn, run_id, include_warmup).with_context(|| {
-            format!("cannot read the latency histograms and traces of run {run_id}")
-        })?,
-        iosched: super::model::iosched::load(conn, run_id, include_warmup)
+        kernel: model::kernel::build(
+            &kernel::kernel_rows(store, run_id, include_warmup).with_context(|| {
+                format!("cannot read the latency histograms and traces of run {run_id}")
+            })?,
+        ),
+        iosched: model::iosched::build(
+            &kernel::scheduler_samples(
+                store,
+                run_id,
+                include_warmup,
+                &model::iosched::column_names(),
+            )
             .with_context(|| format!("cannot read the samples of run {run_id}"))?,
+        ),
     })
 }
 
 /// `schedlab report`: writes the chosen formats into `OUT/RUN/`.
-pub fn report(args: &ReportArgs) -> Result<i32> {
-    let store = open_existing(&args.db)?;
-    let run_id = resolve_run(&store, args.run, &args.db)?;
+pub fn report(args: &ReportOptions) -> Result<i32> {
+    let store = Store::open_read(&args.db)?;
+    let run_id = store.resolve_run(args.run, &args.db)?;
     let input = load_input(&store, run_id, args.include_warmup)?;
     let report = model::build(&input);
     let dir = args.out.join(run_id.to_string());
-    let written = write_report(&report, &args.format, &dir)?;
+    let written = write_report(&report, &args.formats, &dir)?;
     println!("report of run {run_id} in {}:", dir.display());
     for w in written {
         println!("  {w}");
@@ -209,26 +193,12 @@ fn render_one(fig: &Figure, plot_dir: &Path) -> Result<String> {
 }
 
 /// `schedlab stats`: the report's findings and summaries as terminal tables.
-pub fn stats(args: &StatsArgs) -> Result<i32> {
-    let store = open_existing(&args.db)?;
-    let run_id = resolve_run(&store, args.run, &args.db)?;
+pub fn stats(args: &StatsOptions) -> Result<i32> {
+    let store = Store::open_read(&args.db)?;
+    let run_id = store.resolve_run(args.run, &args.db)?;
     let input = load_input(&store, run_id, args.include_warmup)?;
     print!("{}", render_stats(&model::build(&input)));
     Ok(0)
-}
-
-/// A table drawn with box characters, its title above.
-pub fn terminal_table(t: &Table) -> String {
-    let mut b = tabled::builder::Builder::default();
-    b.push_record(t.header.clone());
-    for row in &t.rows {
-        b.push_record(row.clone());
-    }
-    format!(
-        "{}\n{}\n",
-        t.title,
-        b.build().with(tabled::settings::Style::sharp())
-    )
 }
 
 /// The text printed by `schedlab stats`.
@@ -295,14 +265,14 @@ pub fn render_stats(r: &Report) -> String {
 }
 
 /// `schedlab compare A B`: the same cells of two runs, B against A.
-pub fn compare(args: &CompareArgs) -> Result<i32> {
-    let store_a = open_existing(&args.db)?;
+pub fn compare(args: &CompareOptions) -> Result<i32> {
+    let store_a = Store::open_read(&args.db)?;
     store_a
         .require_run(args.a)
         .with_context(|| format!("run A, in {}", args.db.display()))?;
     let input_a = load_input(&store_a, args.a, args.include_warmup)?;
     let db_b: PathBuf = args.db_b.clone().unwrap_or_else(|| args.db.clone());
-    let store_b = open_existing(&db_b)?;
+    let store_b = Store::open_read(&db_b)?;
     store_b
         .require_run(args.b)
         .with_context(|| format!("run B, in {}", db_b.display()))?;

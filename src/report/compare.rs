@@ -2,10 +2,10 @@
 //! by their axis values), and per metric the ratio B/A of the medians with a seeded 95%
 //! bootstrap CI of that ratio and a Mann-Whitney significance mark.
 
-use super::cmd::terminal_table;
 use super::model::findings::fmt_ratio;
 use super::model::tables::Table;
 use super::model::{cell_samples, describe, fmt_p, fmt_value, CellKey, Metric, ReportInput};
+use super::terminal::terminal_table;
 use crate::analyze::{mann_whitney_u, percentile, CI_LEVEL};
 use std::collections::HashMap;
 

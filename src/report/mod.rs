@@ -8,5 +8,4 @@ pub mod latex;
 pub mod markdown;
 pub mod model;
 pub mod plots;
-pub mod progress;
 pub mod terminal;

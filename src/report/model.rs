@@ -23,45 +23,7 @@ pub use fmt::{fmt_ci, fmt_num, fmt_opt_p, fmt_p, fmt_value, fmt_with_unit};
 pub use metric::Metric;
 pub use stats::{par_map, summarize_metric, LARGE_N};
 
-/// The stored row of a run, as read for a report.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct RunInfo {
-    /// Run id.
-    pub run_id: i64,
-    /// Spec name.
-    pub name: String,
-    /// Start, UTC RFC 3339.
-    pub started_at: String,
-    /// End, UTC RFC 3339, if it ended.
-    pub finished_at: Option<String>,
-    /// running, done, interrupted or failed.
-    pub status: String,
-    /// Seed of the trial order; also seeds every bootstrap of the report.
-    pub seed: u64,
-    /// schedlab version that ran it.
-    pub version: String,
-    /// Command line of the run.
-    pub argv: String,
-    /// The spec as run (TOML).
-    pub spec_toml: String,
-    /// Environment record (JSON text), if captured.
-    pub env_json: Option<String>,
-    /// Trials in the plan.
-    pub trials_planned: i64,
-}
-
-/// A trial that did not end `ok` (timeout or failed), for the warnings.
-#[derive(Debug, Clone, Serialize)]
-pub struct TrialProblem {
-    /// Index of its cell in the run.
-    pub cell_index: i64,
-    /// Index of the trial in its cell.
-    pub trial_index: i64,
-    /// timeout or failed.
-    pub status: String,
-    /// Why, as stored.
-    pub reason: Option<String>,
-}
+pub use crate::store::query::{RunInfo, TrialProblem};
 
 /// Everything a report is computed from: stored rows only.
 #[derive(Debug, Clone, Default)]

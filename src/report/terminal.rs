@@ -1,5 +1,6 @@
 //! The per-cell summary table printed after a run, computed from the stored rows.
 
+use super::model::tables::Table;
 use crate::store::query::CellView;
 use tabled::settings::Style;
 
@@ -119,6 +120,20 @@ pub fn render(cells: &[CellView]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// A table drawn with box characters, its title above.
+pub fn terminal_table(t: &Table) -> String {
+    let mut b = tabled::builder::Builder::default();
+    b.push_record(t.header.clone());
+    for row in &t.rows {
+        b.push_record(row.clone());
+    }
+    format!(
+        "{}\n{}\n",
+        t.title,
+        b.build().with(tabled::settings::Style::sharp())
+    )
 }
 
 #[cfg(test)]

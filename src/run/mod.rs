@@ -1,7 +1,9 @@
 //! The run loop: calibrate, run every planned trial safely, store each as it ends, report progress.
 
 pub mod iosched;
+pub mod progress;
 pub mod sampler;
+pub mod sink;
 pub mod task;
 pub mod trace;
 pub mod trial;
@@ -9,17 +11,18 @@ pub mod trial;
 use crate::env::SystemSnapshot;
 use crate::plan::{Cell, Plan};
 use crate::policy::{self, PolicyKind, PriorityMode, TaskPolicy};
+use crate::records::TrialStatus;
 use crate::records::WorkSize;
 use crate::spec::Spec;
-use crate::store::Store;
 use crate::sys;
 use crate::workload::{calibrate, TrialDir};
 use anyhow::{Context, Result};
+use sink::Sink;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use task::TaskPlan;
-use trial::{TrialSetup, TrialStatus};
+use trial::TrialSetup;
 
 /// Settle time before each trial, ns; the machine's idleness is judged over it.
 pub const SETTLE_NS: u64 = 100_000_000;
@@ -27,8 +30,6 @@ pub const SETTLE_NS: u64 = 100_000_000;
 /// Options of `schedlab run` that are not part of the experiment itself.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// The results database.
-    pub db: PathBuf,
     /// No progress output.
     pub quiet: bool,
     /// The command line, stored with the run.
@@ -60,17 +61,17 @@ struct CellState {
     skipped: Option<String>,
 }
 
-/// Runs `plan` (made from `spec`) and stores everything in `opts.db`.
+/// Runs `plan` (made from `spec`) and hands every trial to `sink` as it ends.
 ///
 /// With `resume = Some(run_id)`, continues that stored run: trials already stored are skipped
 /// and cells keep the units they were given.
 pub fn execute(
     spec: &Spec,
     plan: &Plan,
+    sink: &mut dyn Sink,
     opts: &RunOptions,
     resume: Option<i64>,
 ) -> Result<RunSummary> {
-    let mut store = Store::open(&opts.db)?;
     let io_dir = spec
         .settings
         .io_dir
@@ -87,42 +88,28 @@ pub fn execute(
         trace::TraceSession::available()
             .map_err(|e| anyhow::anyhow!("--trace is not available: {e}"))?;
     }
-    let run_id = match resume {
-        Some(id) => {
-            store.mark_running(id)?;
-            id
-        }
+    let (run_id, stored) = match resume {
+        Some(id) => (id, sink.resume_run(id)?),
         None => {
-            let mut as_run = spec.clone();
-            as_run.settings.seed = Some(plan.seed);
-            let spec_toml = toml::to_string(&as_run).context("cannot serialise the spec")?;
             let env_json = crate::env::EnvRecord::capture().to_json();
-            store.create_run(
-                &crate::store::NewRun {
-                    name: &spec.name,
-                    seed: plan.seed,
-                    spec_toml: &spec_toml,
-                    argv: &opts.argv,
-                    env_json: Some(&env_json),
-                    trials_planned: plan.trials.len(),
-                },
-                &plan.cells,
-            )?
+            let id = sink.create_run(plan, &opts.argv, &env_json)?;
+            (id, sink::Stored::default())
         }
     };
-    let summary = run_trials(&mut store, run_id, spec, plan, opts, &io_dir);
+    let summary = run_trials(sink, run_id, &stored, spec, plan, opts, &io_dir);
     let status = match &summary {
         Ok(s) if s.interrupted => "interrupted",
         Ok(_) => "done",
         Err(_) => "failed",
     };
-    store.finish_run(run_id, status)?;
+    sink.finish_run(run_id, status)?;
     summary
 }
 
 fn run_trials(
-    store: &mut Store,
+    store: &mut dyn Sink,
     run_id: i64,
+    stored: &sink::Stored,
     spec: &Spec,
     plan: &Plan,
     opts: &RunOptions,
@@ -176,8 +163,7 @@ fn run_trials(
         None
     };
     let mut cells = vec![CellState::default(); plan.cells.len()];
-    let stored = store.stored_trials(run_id)?;
-    for (cell, units) in store.cell_units(run_id)? {
+    for &(cell, units) in &stored.units {
         if let Some(state) = cells.get_mut(cell) {
             state.units = units;
         }
@@ -186,7 +172,7 @@ fn run_trials(
         run_id,
         ..Default::default()
     };
-    let progress = crate::report::progress::Progress::new(plan.trials.len(), opts.quiet);
+    let progress = crate::run::progress::Progress::new(plan.trials.len(), opts.quiet);
     let kernel = crate::env::kernel_release();
     let cpu_model = crate::env::cpu_model();
     for (n, planned) in plan.trials.iter().enumerate() {
@@ -194,14 +180,14 @@ fn run_trials(
             summary.interrupted = true;
             break;
         }
-        if stored.contains(&(planned.cell, planned.trial_index)) {
+        if stored.trials.contains(&(planned.cell, planned.trial_index)) {
             continue;
         }
         let cell = &plan.cells[planned.cell];
         let state = &mut cells[planned.cell];
         if state.alone_ns == 0 {
             let rate = workload_rate(
-                Some(store),
+                Some(&mut *store),
                 &cell.workload,
                 io_dir,
                 &kernel,
@@ -210,12 +196,18 @@ fn run_trials(
             )?;
             if cell.antagonists > 0 {
                 let w = antagonist_workload(cell);
-                state.antagonist_chunk =
-                    workload_rate(Some(store), &w, io_dir, &kernel, &cpu_model, &progress)?
-                        .units_for(1_000_000);
+                state.antagonist_chunk = workload_rate(
+                    Some(&mut *store),
+                    &w,
+                    io_dir,
+                    &kernel,
+                    &cpu_model,
+                    &progress,
+                )?
+                .units_for(1_000_000);
             }
             state.run_units = run_units(
-                Some(store),
+                Some(&mut *store),
                 &cell.workload,
                 io_dir,
                 &kernel,
@@ -229,7 +221,7 @@ fn run_trials(
         }
         let timeout_ns =
             timeout_override.unwrap_or_else(|| default_timeout_ns(cell, state.alone_ns));
-        let mut meta = crate::store::TrialMeta {
+        let mut meta = crate::records::TrialMeta {
             timeout_ns,
             ..Default::default()
         };
@@ -245,7 +237,7 @@ fn run_trials(
             }
         }
         let outcome = match &state.skipped {
-            Some(reason) => trial::TrialOutcome {
+            Some(reason) => crate::records::TrialOutcome {
                 status: TrialStatus::Skipped,
                 reason: Some(reason.clone()),
                 makespan_ns: None,
@@ -267,7 +259,7 @@ fn run_trials(
                 meta.steal_pct = idle.steal_pct;
                 meta.psi_cpu_some_pct = idle.psi_cpu_some_pct;
                 warning = idle.warning();
-                meta.started_at = crate::store::now_utc();
+                meta.started_at = crate::records::now_utc();
                 run_one(
                     cell,
                     state,
@@ -280,7 +272,7 @@ fn run_trials(
             }
         };
         if meta.started_at.is_empty() {
-            meta.started_at = crate::store::now_utc();
+            meta.started_at = crate::records::now_utc();
         }
         if outcome.status == TrialStatus::Interrupted {
             summary.interrupted = true;
@@ -323,12 +315,12 @@ fn run_trials(
 /// The calibrated speed of a workload: stored for this machine, kernel and build, or
 /// measured now and stored. A periodic workload runs one unit (period) per period.
 pub fn workload_rate(
-    store: Option<&Store>,
+    store: Option<&mut dyn Sink>,
     w: &crate::workload::Workload,
     io_dir: &std::path::Path,
     kernel: &str,
     cpu_model: &str,
-    progress: &crate::report::progress::Progress,
+    progress: &crate::run::progress::Progress,
 ) -> Result<calibrate::Rate> {
     if w.kind == crate::workload::WorkloadKind::Periodic {
         return Ok(calibrate::Rate {
@@ -341,6 +333,7 @@ pub fn workload_rate(
     }
     let key = calibrate::key(w);
     if let Some(r) = store
+        .as_deref()
         .map(|s| s.calibration(&key, kernel, cpu_model))
         .transpose()?
         .flatten()
@@ -372,12 +365,12 @@ pub fn antagonist_workload(cell: &Cell) -> crate::workload::Workload {
 
 /// CPU units per period of a periodic workload (0 for other workloads).
 pub fn run_units(
-    store: Option<&Store>,
+    store: Option<&mut dyn Sink>,
     w: &crate::workload::Workload,
     io_dir: &std::path::Path,
     kernel: &str,
     cpu_model: &str,
-    progress: &crate::report::progress::Progress,
+    progress: &crate::run::progress::Progress,
 ) -> Result<u64> {
     if w.kind != crate::workload::WorkloadKind::Periodic {
         return Ok(0);
@@ -442,7 +435,10 @@ fn sample_interval(spec: &Spec) -> Result<Option<std::time::Duration>> {
 }
 
 /// Stops the trace, reads it, and attaches per-task summaries and the timeline to the outcome.
-fn attach_trace(t: &mut trace::TraceSession, o: &mut trial::TrialOutcome) -> Result<(), String> {
+fn attach_trace(
+    t: &mut trace::TraceSession,
+    o: &mut crate::records::TrialOutcome,
+) -> Result<(), String> {
     t.stop()?;
     let raw = t.read()?;
     let (events, _) = trace::parse_lenient(&raw.text);
@@ -513,7 +509,7 @@ fn run_one(
     tag: &str,
     interrupted: &AtomicBool,
     observe: &Observe,
-) -> Result<trial::TrialOutcome> {
+) -> Result<crate::records::TrialOutcome> {
     let (sample_interval, trace_on) = (observe.sample_interval, observe.trace);
     let (units, run_units) = (state.units.unwrap_or(1), state.run_units);
     let needs_files = cell.workload.needs_trial_dir()

@@ -10,40 +10,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// One system-wide sample over the interval that ends at `t_ns`.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Sample {
-    /// End of the interval, ns after the sampler started.
-    pub t_ns: u64,
-    /// Length of the interval, ns.
-    pub interval_ns: u64,
-    /// Runnable tasks (procs_running).
-    pub r: u64,
-    /// Tasks blocked on I/O (procs_blocked).
-    pub b: u64,
-    /// Interrupts per second.
-    pub in_per_s: f64,
-    /// Context switches per second.
-    pub cs_per_s: f64,
-    /// User CPU (user + nice), percent of all CPU time.
-    pub us_pct: f64,
-    /// System CPU (system + irq + softirq), percent.
-    pub sy_pct: f64,
-    /// Idle, percent.
-    pub id_pct: f64,
-    /// Waiting for I/O, percent.
-    pub wa_pct: f64,
-    /// Stolen by the hypervisor, percent.
-    pub st_pct: f64,
-    /// Blocks read from disk, KiB per second.
-    pub bi_kib_s: f64,
-    /// Blocks written to disk, KiB per second.
-    pub bo_kib_s: f64,
-    /// PSI cpu/io/memory "some" and "full" stall, percent of the interval: [cpu some, cpu full, io some, io full, mem some, mem full].
-    pub psi_pct: [Option<f64>; 6],
-    /// 1-minute load average at the end of the interval.
-    pub load1: Option<f64>,
-}
+pub use crate::records::Sample;
 
 /// One reading of the counters the samples are computed from.
 #[derive(Debug, Clone, Default)]

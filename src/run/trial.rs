@@ -4,6 +4,7 @@
 use super::task::{self, Header, Slot, TaskPlan};
 use crate::policy::{self, PolicyKind};
 use crate::records::TaskKind;
+use crate::records::{TaskRecord, TrialOutcome, TrialStatus};
 use crate::sys::{self, SharedSlice};
 use crate::workload::periodic::{self, HIST_BYTES};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::SeqCst};
@@ -15,112 +16,6 @@ fn hist_chunk(hists: &[AtomicU8], i: usize) -> &[AtomicU8] {
         .unwrap_or(&[])
 }
 use std::time::Duration;
-
-/// How a trial ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TrialStatus {
-    /// Every task finished its work.
-    Ok,
-    /// The deadline passed; every task was killed.
-    Timeout,
-    /// The kernel refused the cell's policy; nothing was measured.
-    Skipped,
-    /// Something else went wrong (a task died, its work could not be prepared).
-    Failed,
-    /// Ctrl-C or SIGTERM arrived; the trial was killed and is not stored.
-    Interrupted,
-}
-
-impl TrialStatus {
-    /// The name stored in the database.
-    pub fn name(self) -> &'static str {
-        match self {
-            TrialStatus::Ok => "ok",
-            TrialStatus::Timeout => "timeout",
-            TrialStatus::Skipped => "skipped",
-            TrialStatus::Failed => "failed",
-            TrialStatus::Interrupted => "interrupted",
-        }
-    }
-}
-
-/// The per-task record of a trial (times in ns).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct TaskRecord {
-    /// Index of the task in its trial.
-    pub task_index: u32,
-    /// Process id.
-    pub pid: i32,
-    /// Thread id.
-    pub tid: i32,
-    /// Release time (CLOCK_MONOTONIC ns).
-    pub t_release_ns: u64,
-    /// First timestamp of the task (0 if it never started).
-    pub t_start_ns: u64,
-    /// Timestamp after its last unit (0 if it did not finish).
-    pub t_end_ns: u64,
-    /// t_start - t_release, ns.
-    pub response_ns: Option<i64>,
-    /// t_end - t_release, ns.
-    pub turnaround_ns: Option<i64>,
-    /// t_end - t_start, ns.
-    pub run_span_ns: Option<i64>,
-    /// User CPU time, ns.
-    pub utime_ns: u64,
-    /// System CPU time, ns.
-    pub stime_ns: u64,
-    /// Voluntary context switches.
-    pub nvcsw: u64,
-    /// Involuntary context switches.
-    pub nivcsw: u64,
-    /// Run-queue wait, ns.
-    pub run_delay_ns: u64,
-    /// Timeslices.
-    pub timeslices: u64,
-    /// CPU migrations.
-    pub migrations: u64,
-    /// Units of work done.
-    pub work_units: u64,
-    /// Raw wait status (processes), 0 for threads.
-    pub exit_status: i32,
-    /// Policy in force, read back from the kernel (None if the task never applied it).
-    pub policy: Option<PolicyKind>,
-    /// Nice in force.
-    pub nice: i32,
-    /// RT priority in force.
-    pub rt_priority: u32,
-    /// An antagonist (load sharing the machine), not a measured task.
-    pub antagonist: bool,
-    /// Wake-up latency summary and serialised histogram (periodic work).
-    pub latency: Option<(periodic::LatencySummary, Vec<u8>)>,
-    /// What the kernel's scheduler trace says about this task (--trace).
-    pub trace: Option<super::trace::TaskTrace>,
-}
-
-/// The result of one trial.
-#[derive(Debug, Clone)]
-pub struct TrialOutcome {
-    /// How it ended.
-    pub status: TrialStatus,
-    /// Why, when not ok.
-    pub reason: Option<String>,
-    /// Last t_end - first t_release, ns (ok trials).
-    pub makespan_ns: Option<u64>,
-    /// CPU time of the launcher's thread and the host's own thread during the trial, ns
-    /// (the tasks' setup is not included).
-    pub harness_cpu_ns: u64,
-    /// The tasks.
-    pub tasks: Vec<TaskRecord>,
-    /// Process group of the trial (the host's pid); 0 if none was created.
-    pub pgid: i32,
-    /// System-wide samples taken during the trial.
-    pub samples: Vec<super::sampler::Sample>,
-    /// Per-CPU intervals during which each task ran, from the scheduler trace (--trace), with
-    /// the task index: (task_index, slice).
-    pub trace_slices: Vec<(u32, super::trace::Slice)>,
-    /// Events the trace lost or overwrote (None without --trace).
-    pub trace_lost_events: Option<u64>,
-}
 
 /// Everything needed to run one trial.
 pub struct TrialSetup<'a> {

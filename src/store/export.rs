@@ -91,7 +91,7 @@ fn trials_sql() -> String {
 
 /// Writes `table` of run `run_id` to `out` in `format`; returns the number of rows.
 pub fn export(
-    conn: &rusqlite::Connection,
+    store: &super::Store,
     run_id: i64,
     table: Table,
     format: Format,
@@ -102,7 +102,7 @@ pub fn export(
         Table::Trials => trials_sql(),
         Table::Samples => samples_sql(),
     };
-    let mut stmt = conn.prepare(&sql)?;
+    let mut stmt = store.conn.prepare(&sql)?;
     let names: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();
     let mut rows = stmt.query([run_id])?;
     let mut count = 0;

@@ -1,18 +1,19 @@
-//! The SQLite results store: schema, one transaction per trial, queries used by export and reports.
+//! The SQLite results store: opening (read-write for runs, read-only for every reading command),
+//! the schema and its versions. The store is the only module that holds SQL.
 
 pub mod export;
+pub mod kernel;
 pub mod query;
+mod write;
 
-use crate::plan::{Cell, PlannedTrial};
-use crate::run::trial::TrialOutcome;
-use anyhow::{Context, Result};
-use rusqlite::{params, Connection, OptionalExtension};
+use anyhow::{bail, Context, Result};
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use std::path::Path;
 
 /// The schema, applied to every database opened.
 const SCHEMA: &str = include_str!("schema.sql");
 /// Schema version kept in `PRAGMA user_version` (0 = a new, empty database).
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 /// An open results database.
 pub struct Store {
@@ -36,396 +37,92 @@ pub struct NewRun<'a> {
     pub trials_planned: usize,
 }
 
-/// What is stored with a trial besides its outcome.
-#[derive(Debug, Clone, Default)]
-pub struct TrialMeta {
-    /// The trial's deadline, ns.
-    pub timeout_ns: u64,
-    /// Start, UTC RFC 3339.
-    pub started_at: String,
-    /// 1-minute load average before the trial.
-    pub load1: Option<f64>,
-    /// Non-idle CPU share in the settle window before the trial, percent.
-    pub busy_pct: Option<f64>,
-    /// Steal share in that window, percent.
-    pub steal_pct: Option<f64>,
-    /// PSI cpu "some" share of that window, percent.
-    pub psi_cpu_some_pct: Option<f64>,
-    /// I/O scheduler read back before the trial.
-    pub io_scheduler: Option<String>,
-}
+pub use crate::records::now_utc;
 
-/// The current UTC time as RFC 3339 (seconds).
-pub fn now_utc() -> String {
-    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
-}
+/// Tables every schedlab database has.
+const TABLES: [&str; 9] = [
+    "runs",
+    "cells",
+    "trials",
+    "tasks",
+    "histograms",
+    "samples",
+    "trace_slices",
+    "calibrations",
+    "warnings",
+];
+
+/// Schema changes from one version to the next: `MIGRATIONS[i]` takes version `i + 2` to `i + 3`.
+const MIGRATIONS: [&str; 1] = [
+    // 2 -> 3: who runs a run, to tell a dead run from a running one.
+    "ALTER TABLE runs ADD COLUMN runner_pid INTEGER;
+     ALTER TABLE runs ADD COLUMN runner_boot_id TEXT;
+     ALTER TABLE runs ADD COLUMN runner_start_ticks INTEGER;",
+];
+
+/// Oldest schema version this schedlab can read (and upgrade).
+const OLDEST_VERSION: i64 = SCHEMA_VERSION - MIGRATIONS.len() as i64;
 
 impl Store {
-    /// Opens (creating if needed) the database at `path` and applies the schema.
+    /// Opens the database at `path` for a run, creating it if needed, and brings its schema up
+    /// to date. A file that is not a schedlab database is refused, not changed.
     pub fn open(path: &Path) -> Result<Store> {
         let conn = Connection::open(path).with_context(|| {
             format!("cannot open the results database {}; check that its directory exists and is writable, or pass --db PATH", path.display())
         })?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        if version > SCHEMA_VERSION {
-            anyhow::bail!(
-                "{} was written by a newer schedlab (schema {version}, this one knows {SCHEMA_VERSION}); use a newer schedlab or another --db",
-                path.display()
-            );
+        let version = check_version(&conn, path)?;
+        if version == 0 {
+            conn.execute_batch(SCHEMA)
+                .with_context(|| format!("cannot create the schema in {}", path.display()))?;
+        } else {
+            upgrade(&conn, version)
+                .with_context(|| format!("cannot upgrade the schema of {}", path.display()))?;
         }
-        if (1..SCHEMA_VERSION).contains(&version) {
-            anyhow::bail!(
-                "{} was written by an older development version of schedlab (schema {version}, this one needs {SCHEMA_VERSION}); \
-                 pass a new --db, or read the old one with the schedlab that wrote it",
-                path.display()
-            );
-        }
-        conn.execute_batch(SCHEMA)
-            .with_context(|| format!("cannot create the schema in {}", path.display()))?;
         conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         Ok(Store { conn })
     }
 
-    /// The underlying connection, for queries.
-    pub fn conn(&self) -> &Connection {
-        &self.conn
-    }
-
-    /// Records a new run and all its cells in one transaction; returns the run id.
-    pub fn create_run(&mut self, run: &NewRun, cells: &[Cell]) -> Result<i64> {
-        let NewRun {
-            name,
-            seed,
-            spec_toml,
-            argv,
-            env_json,
-            trials_planned,
-        } = *run;
-        let tx = self.conn.transaction()?;
-        tx.execute(
-            "INSERT INTO runs (name, started_at, status, seed, spec_toml, argv, env_json, version, trials_planned)
-             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![name, now_utc(), seed as i64, spec_toml, argv, env_json, env!("CARGO_PKG_VERSION"), trials_planned as i64],
-        )?;
-        let run_id = tx.last_insert_rowid();
-        for (i, c) in cells.iter().enumerate() {
-            let (work_ns, units) = match c.size {
-                crate::records::WorkSize::WorkNs(ns) => (Some(ns as i64), None),
-                crate::records::WorkSize::Iterations(n) => (
-                    None,
-                    Some(if c.split {
-                        n.div_ceil(u64::from(c.tasks)).max(1)
-                    } else {
-                        n
-                    } as i64),
-                ),
-            };
-            tx.execute(
-                "INSERT INTO cells (run_id, cell_index, policy, priorities, workload, workload_json, kind, start, tasks, cpus,
-                                    nice, rt_priority, dl_runtime_ns, dl_deadline_ns, dl_period_ns, work_ns, units, split, antagonists, antagonist_policy, antagonist_workload, io_scheduler)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
-                params![
-                    run_id,
-                    i as i64,
-                    c.policy.name(),
-                    c.priorities.name(),
-                    c.workload.label(),
-                    serde_json::to_string(&c.workload)?,
-                    c.kind.name(),
-                    c.start.name(),
-                    c.tasks,
-                    c.cpus.as_deref().map(crate::procfs::format_cpu_list),
-                    c.nice,
-                    c.rt_priority,
-                    c.deadline.runtime_ns as i64,
-                    c.deadline.deadline_ns as i64,
-                    c.deadline.period_ns as i64,
-                    work_ns,
-                    units,
-                    c.split,
-                    c.antagonists,
-                    (c.antagonists > 0).then(|| c.antagonist_policy.name()),
-                    (c.antagonists > 0).then(|| c.antagonist_workload.name()),
-                    c.io_scheduler,
-                ],
-            )?;
+    /// Opens an existing database for reading only: the file is never changed (same bytes
+    /// before and after). An older schema is upgraded in a copy held in memory.
+    pub fn open_read(path: &Path) -> Result<Store> {
+        if !path.exists() {
+            bail!(
+                "no results database at {}; run `schedlab run` first or pass --db PATH",
+                path.display()
+            );
         }
-        tx.commit()?;
-        Ok(run_id)
-    }
-
-    /// Records the units of work per task a cell was run with (after calibration).
-    pub fn set_cell_units(&self, run_id: i64, cell_index: usize, units: u64) -> Result<()> {
-        self.conn.execute(
-            "UPDATE cells SET units = ?3 WHERE run_id = ?1 AND cell_index = ?2",
-            params![run_id, cell_index as i64, units as i64],
-        )?;
-        Ok(())
-    }
-
-    /// Stores one trial and all its tasks in one transaction; returns the trial id.
-    pub fn insert_trial(
-        &mut self,
-        run_id: i64,
-        planned: &PlannedTrial,
-        outcome: &TrialOutcome,
-        meta: &TrialMeta,
-    ) -> Result<i64> {
-        let tx = self.conn.transaction()?;
-        let cell_id: i64 = tx.query_row(
-            "SELECT cell_id FROM cells WHERE run_id = ?1 AND cell_index = ?2",
-            params![run_id, planned.cell as i64],
-            |r| r.get(0),
-        )?;
-        tx.execute(
-            "INSERT INTO trials (run_id, cell_id, trial_index, round, warmup, status, reason, makespan_ns, timeout_ns, harness_cpu_ns,
-                                 started_at, pgid, load1, busy_pct, steal_pct, psi_cpu_some_pct, io_scheduler, trace_lost_events)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
-            params![
-                run_id,
-                cell_id,
-                planned.trial_index,
-                planned.round,
-                planned.warmup,
-                outcome.status.name(),
-                outcome.reason,
-                outcome.makespan_ns.map(|v| v as i64),
-                meta.timeout_ns as i64,
-                outcome.harness_cpu_ns as i64,
-                meta.started_at,
-                outcome.pgid,
-                meta.load1,
-                meta.busy_pct,
-                meta.steal_pct,
-                meta.psi_cpu_some_pct,
-                meta.io_scheduler,
-                outcome.trace_lost_events.map(|v| v as i64),
-            ],
-        )?;
-        let trial_id = tx.last_insert_rowid();
-        {
-            let mut st = tx.prepare(
-                "INSERT INTO tasks (trial_id, task_index, pid, tid, policy_in_force, nice, rt_priority, t_release_ns, t_start_ns,
-                    t_end_ns, response_ns, turnaround_ns, run_span_ns, utime_ns, stime_ns, nvcsw, nivcsw, run_delay_ns,
-                    timeslices, migrations, work_units, exit_status, role, lat_count, lat_min_ns, lat_p50_ns, lat_p90_ns,
-                    lat_p99_ns, lat_p999_ns, lat_max_ns, trace_wakeups, trace_delay_p50_ns, trace_delay_max_ns,
-                    trace_preemptions, trace_migrations, trace_unseen_switch_ins)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-                         ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36)",
-            )?;
-            let mut hist = tx.prepare("INSERT INTO histograms (trial_id, task_index, metric, hdr_v2) VALUES (?1, ?2, ?3, ?4)")?;
-            let nz = |v: u64| (v != 0).then_some(v as i64);
-            for t in &outcome.tasks {
-                let lat = t.latency.as_ref().map(|(s, _)| s);
-                let tr = t.trace.as_ref();
-                let delay_stats = tr.map(|t| {
-                    let mut h = crate::workload::periodic::new_histogram();
-                    for &d in &t.wakeup_delays_ns {
-                        let _ = h.record(d.clamp(1, crate::workload::periodic::MAX_LATENCY_NS));
-                    }
-                    h
-                });
-                st.execute(params![
-                    trial_id,
-                    t.task_index,
-                    t.pid,
-                    t.tid,
-                    t.policy.map(|p| p.name()),
-                    t.nice,
-                    t.rt_priority,
-                    nz(t.t_release_ns),
-                    nz(t.t_start_ns),
-                    nz(t.t_end_ns),
-                    t.response_ns,
-                    t.turnaround_ns,
-                    t.run_span_ns,
-                    t.utime_ns as i64,
-                    t.stime_ns as i64,
-                    t.nvcsw as i64,
-                    t.nivcsw as i64,
-                    t.run_delay_ns as i64,
-                    t.timeslices as i64,
-                    t.migrations as i64,
-                    t.work_units as i64,
-                    t.exit_status,
-                    if t.antagonist { "antagonist" } else { "task" },
-                    lat.map(|l| l.count as i64),
-                    lat.map(|l| l.min_ns as i64),
-                    lat.map(|l| l.p50_ns as i64),
-                    lat.map(|l| l.p90_ns as i64),
-                    lat.map(|l| l.p99_ns as i64),
-                    lat.map(|l| l.p999_ns as i64),
-                    lat.map(|l| l.max_ns as i64),
-                    tr.map(|t| t.wakeup_delays_ns.len() as i64),
-                    tr.and_then(|t| delay_stats
-                        .as_ref()
-                        .map(|h| h.value_at_quantile(0.5) as i64)
-                        .filter(|_| !t.wakeup_delays_ns.is_empty())),
-                    tr.and_then(|t| t.wakeup_delays_ns.iter().max().map(|&v| v as i64)),
-                    tr.map(|t| t.preemptions as i64),
-                    tr.map(|t| t.migrations as i64),
-                    tr.map(|t| t.unseen_switch_ins as i64),
-                ])?;
-                if let Some(h) = &delay_stats {
-                    hist.execute(params![
-                        trial_id,
-                        t.task_index,
-                        "trace_wakeup_delay_ns",
-                        crate::workload::periodic::serialize(h)
-                    ])?;
-                }
-                if let Some((_, bytes)) = &t.latency {
-                    hist.execute(params![trial_id, t.task_index, "wakeup_latency_ns", bytes])?;
-                }
-            }
-        }
-        {
-            let mut st = tx.prepare(
-                "INSERT INTO samples (trial_id, t_ns, interval_ns, r, b, in_per_s, cs_per_s, us_pct, sy_pct, id_pct, wa_pct, st_pct,
-                    bi_kib_s, bo_kib_s, psi_cpu_some_pct, psi_cpu_full_pct, psi_io_some_pct, psi_io_full_pct, psi_mem_some_pct,
-                    psi_mem_full_pct, load1)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
-            )?;
-            for s in &outcome.samples {
-                let p = s.psi_pct;
-                st.execute(params![
-                    trial_id,
-                    s.t_ns as i64,
-                    s.interval_ns as i64,
-                    s.r as i64,
-                    s.b as i64,
-                    s.in_per_s,
-                    s.cs_per_s,
-                    s.us_pct,
-                    s.sy_pct,
-                    s.id_pct,
-                    s.wa_pct,
-                    s.st_pct,
-                    s.bi_kib_s,
-                    s.bo_kib_s,
-                    p[0],
-                    p[1],
-                    p[2],
-                    p[3],
-                    p[4],
-                    p[5],
-                    s.load1,
-                ])?;
-            }
-        }
-        {
-            let mut st = tx.prepare("INSERT INTO trace_slices (trial_id, task_index, cpu, start_ns, end_ns) VALUES (?1, ?2, ?3, ?4, ?5)")?;
-            for (i, sl) in &outcome.trace_slices {
-                st.execute(params![
-                    trial_id,
-                    i,
-                    sl.cpu,
-                    sl.start_ns as i64,
-                    sl.end_ns as i64
-                ])?;
-            }
-        }
-        tx.commit()?;
-        Ok(trial_id)
-    }
-
-    /// Marks a resumed run as running again.
-    pub fn mark_running(&self, run_id: i64) -> Result<()> {
-        self.conn.execute(
-            "UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = ?1",
-            [run_id],
-        )?;
-        Ok(())
-    }
-
-    /// (cell_index, trial_index) of every trial stored for a run.
-    pub fn stored_trials(&self, run_id: i64) -> Result<std::collections::HashSet<(usize, u32)>> {
-        let mut st = self.conn.prepare(
-            "SELECT c.cell_index, t.trial_index FROM trials t JOIN cells c ON c.cell_id = t.cell_id WHERE t.run_id = ?1",
-        )?;
-        let rows = st.query_map([run_id], |r| {
-            Ok((r.get::<_, i64>(0)? as usize, r.get::<_, i64>(1)? as u32))
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// (cell_index, units) of every cell of a run.
-    pub fn cell_units(&self, run_id: i64) -> Result<Vec<(usize, Option<u64>)>> {
-        let mut st = self
-            .conn
-            .prepare("SELECT cell_index, units FROM cells WHERE run_id = ?1")?;
-        let rows = st.query_map([run_id], |r| {
-            Ok((
-                r.get::<_, i64>(0)? as usize,
-                r.get::<_, Option<i64>>(1)?.map(|u| u as u64),
-            ))
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// The spec (TOML, as run) and seed of a stored run.
-    pub fn run_spec(&self, run_id: i64) -> Result<(String, u64)> {
-        self.require_run(run_id)?;
-        Ok(self.conn.query_row(
-            "SELECT spec_toml, seed FROM runs WHERE run_id = ?1",
-            [run_id],
-            |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)),
-        )?)
-    }
-
-    /// The most recent run that did not finish (status other than done), if any.
-    pub fn latest_unfinished_run(&self) -> Result<Option<i64>> {
-        Ok(self.conn.query_row(
-            "SELECT MAX(run_id) FROM runs WHERE status != 'done'",
-            [],
-            |r| r.get(0),
-        )?)
-    }
-
-    /// Marks a run finished with `status` (done, interrupted, failed).
-    pub fn finish_run(&self, run_id: i64, status: &str) -> Result<()> {
-        self.conn.execute(
-            "UPDATE runs SET status = ?2, finished_at = ?3 WHERE run_id = ?1",
-            params![run_id, status, now_utc()],
-        )?;
-        Ok(())
-    }
-
-    /// Stores a warning about a run (or one of its trials).
-    pub fn add_warning(&self, run_id: i64, trial_id: Option<i64>, message: &str) -> Result<()> {
-        self.conn.execute(
-            "INSERT INTO warnings (run_id, trial_id, message) VALUES (?1, ?2, ?3)",
-            params![run_id, trial_id, message],
-        )?;
-        Ok(())
-    }
-
-    /// A stored calibration for this workload key, kernel and CPU model.
-    pub fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT units_per_sec FROM calibrations WHERE key = ?1 AND kernel = ?2 AND cpu_model = ?3",
-                params![key, kernel, cpu_model],
-                |r| r.get(0),
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).with_context(|| {
+            format!(
+                "cannot open the results database {} for reading; check its permissions",
+                path.display()
             )
-            .optional()?)
-    }
-
-    /// Stores (replacing) a calibration.
-    pub fn save_calibration(
-        &self,
-        key: &str,
-        kernel: &str,
-        cpu_model: &str,
-        units_per_sec: f64,
-    ) -> Result<()> {
-        self.conn.execute(
-            "INSERT OR REPLACE INTO calibrations (key, kernel, cpu_model, units_per_sec, measured_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![key, kernel, cpu_model, units_per_sec, now_utc()],
-        )?;
-        Ok(())
+        })?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        let version = check_version(&conn, path)?;
+        if version == 0 {
+            bail!(
+                "{} is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote with --db PATH",
+                path.display()
+            );
+        }
+        if version == SCHEMA_VERSION {
+            return Ok(Store { conn });
+        }
+        let mut mem = Connection::open_in_memory()?;
+        {
+            let copy = rusqlite::backup::Backup::new(&conn, &mut mem)?;
+            copy.run_to_completion(1024, std::time::Duration::ZERO, None)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+        }
+        upgrade(&mem, version).with_context(|| {
+            format!(
+                "cannot read the schema of {} (version {version})",
+                path.display()
+            )
+        })?;
+        Ok(Store { conn: mem })
     }
 
     /// The id of the most recent run, if any.
@@ -450,4 +147,92 @@ impl Store {
             ),
         }
     }
+
+    /// The given run id if it exists, else the latest run; `db` names the file in errors.
+    pub fn resolve_run(&self, run: Option<i64>, db: &Path) -> Result<i64> {
+        match run {
+            Some(id) => {
+                self.require_run(id)
+                    .with_context(|| format!("in {}", db.display()))?;
+                Ok(id)
+            }
+            None => self.latest_run()?.ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{} holds no runs yet; run `schedlab run` first",
+                    db.display()
+                )
+            }),
+        }
+    }
+
+    /// The most recent run that did not finish (status other than done), if any.
+    pub fn latest_unfinished_run(&self) -> Result<Option<i64>> {
+        Ok(self.conn.query_row(
+            "SELECT MAX(run_id) FROM runs WHERE status != 'done'",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// The spec (TOML, as run) and seed of a stored run.
+    pub fn run_spec(&self, run_id: i64) -> Result<(String, u64)> {
+        self.require_run(run_id)?;
+        Ok(self.conn.query_row(
+            "SELECT spec_toml, seed FROM runs WHERE run_id = ?1",
+            [run_id],
+            |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)),
+        )?)
+    }
+}
+
+/// The schema version of `conn`'s database: 0 for a new, empty one. Refuses a file that is not
+/// SQLite, another program's database, and versions this schedlab cannot read.
+fn check_version(conn: &Connection, path: &Path) -> Result<i64> {
+    let not_sqlite = || {
+        format!(
+            "{} is not a SQLite database, so not a schedlab results database; pass the file `schedlab run` wrote with --db PATH",
+            path.display()
+        )
+    };
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .with_context(not_sqlite)?;
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+        .with_context(not_sqlite)?;
+    if version > SCHEMA_VERSION {
+        bail!(
+            "{} was written by a newer schedlab (schema {version}, this one knows up to {SCHEMA_VERSION}); use a newer schedlab or another --db",
+            path.display()
+        );
+    }
+    let missing: Vec<&str> = TABLES
+        .iter()
+        .filter(|t| !tables.iter().any(|x| x == *t))
+        .copied()
+        .collect();
+    if version == 0 && tables.is_empty() {
+        return Ok(0);
+    }
+    if version < OLDEST_VERSION || !missing.is_empty() {
+        bail!(
+            "{} is not a schedlab results database this schedlab can use (schema version {version}{}); pass the file `schedlab run` wrote with --db PATH, or a new file name",
+            path.display(),
+            if missing.is_empty() {
+                String::new()
+            } else {
+                format!(", no table {}", missing.join(", "))
+            }
+        );
+    }
+    Ok(version)
+}
+
+/// Applies the migrations from `version` to [`SCHEMA_VERSION`].
+fn upgrade(conn: &Connection, version: i64) -> Result<()> {
+    for m in &MIGRATIONS[(version - OLDEST_VERSION) as usize..] {
+        conn.execute_batch(m)?;
+    }
+    Ok(())
 }

@@ -1,7 +1,49 @@
-//! Read-side queries: the stored rows of a run grouped by cell, for summaries and reports.
+//! Read-side queries: a run, its cells with their rows, warnings and problems, for reports and listings.
 
+use super::Store;
 use anyhow::Result;
-use rusqlite::{params, Connection};
+use rusqlite::params;
+use serde::Serialize;
+
+/// The stored row of a run, as read for a report.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunInfo {
+    /// Run id.
+    pub run_id: i64,
+    /// Spec name.
+    pub name: String,
+    /// Start, UTC RFC 3339.
+    pub started_at: String,
+    /// End, UTC RFC 3339, if it ended.
+    pub finished_at: Option<String>,
+    /// running, done, interrupted or failed.
+    pub status: String,
+    /// Seed of the trial order; also seeds every bootstrap of the report.
+    pub seed: u64,
+    /// schedlab version that ran it.
+    pub version: String,
+    /// Command line of the run.
+    pub argv: String,
+    /// The spec as run (TOML).
+    pub spec_toml: String,
+    /// Environment record (JSON text), if captured.
+    pub env_json: Option<String>,
+    /// Trials in the plan.
+    pub trials_planned: i64,
+}
+
+/// A trial that did not end `ok` (timeout or failed), for the warnings.
+#[derive(Debug, Clone, Serialize)]
+pub struct TrialProblem {
+    /// Index of its cell in the run.
+    pub cell_index: i64,
+    /// Index of the trial in its cell.
+    pub trial_index: i64,
+    /// timeout or failed.
+    pub status: String,
+    /// Why, as stored.
+    pub reason: Option<String>,
+}
 
 /// The stored measurements of one task (ns, counts).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -66,7 +108,8 @@ impl CellView {
 }
 
 /// The cells of run `run_id` with their stored rows; warm-up trials only if `warmup`.
-pub fn cells(conn: &Connection, run_id: i64, warmup: bool) -> Result<Vec<CellView>> {
+pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> {
+    let conn = &store.conn;
     let mut out = Vec::new();
     let mut st = conn.prepare(
         "SELECT cell_id, cell_index, policy, priorities, workload, kind, start, tasks, cpus, antagonists, io_scheduler
@@ -158,19 +201,26 @@ pub struct RunRow {
 }
 
 /// Every stored run, oldest first.
-pub fn runs(conn: &Connection) -> Result<Vec<RunRow>> {
+pub fn runs(store: &Store) -> Result<Vec<RunRow>> {
+    let conn = &store.conn;
     let mut st = conn.prepare(
         "SELECT r.run_id, r.name, r.started_at, r.status, r.trials_planned,
                 (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.run_id),
-                (SELECT COUNT(*) FROM trials t WHERE t.run_id = r.run_id)
+                (SELECT COUNT(*) FROM trials t WHERE t.run_id = r.run_id),
+                r.runner_pid, r.runner_boot_id, r.runner_start_ticks
          FROM runs r ORDER BY r.run_id",
     )?;
     let rows = st.query_map([], |r| {
+        let runner = Runner {
+            pid: r.get(7)?,
+            boot_id: r.get(8)?,
+            start_ticks: r.get(9)?,
+        };
         Ok(RunRow {
             run_id: r.get(0)?,
             name: r.get(1)?,
             started_at: r.get(2)?,
-            status: r.get(3)?,
+            status: runner.status(&r.get::<_, String>(3)?),
             trials_planned: r.get(4)?,
             cells: r.get(5)?,
             trials_done: r.get(6)?,
@@ -180,8 +230,111 @@ pub fn runs(conn: &Connection) -> Result<Vec<RunRow>> {
 }
 
 /// The warnings stored for a run, in order.
-pub fn warnings(conn: &Connection, run_id: i64) -> Result<Vec<String>> {
+pub fn warnings(store: &Store, run_id: i64) -> Result<Vec<String>> {
+    let conn = &store.conn;
     let mut st = conn.prepare("SELECT message FROM warnings WHERE run_id = ?1 ORDER BY rowid")?;
     let rows = st.query_map([run_id], |r| r.get(0))?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The stored row of run `run_id`.
+pub fn run_info(store: &Store, run_id: i64) -> Result<RunInfo> {
+    store.require_run(run_id)?;
+    let mut info = store.conn.query_row(
+        "SELECT run_id, name, started_at, finished_at, status, seed, version, argv, spec_toml, env_json, trials_planned,
+                runner_pid, runner_boot_id, runner_start_ticks
+         FROM runs WHERE run_id = ?1",
+        [run_id],
+        |r| {
+            Ok((
+                RunInfo {
+                    run_id: r.get(0)?,
+                    name: r.get(1)?,
+                    started_at: r.get(2)?,
+                    finished_at: r.get(3)?,
+                    status: r.get(4)?,
+                    seed: r.get::<_, i64>(5)? as u64,
+                    version: r.get(6)?,
+                    argv: r.get(7)?,
+                    spec_toml: r.get(8)?,
+                    env_json: r.get(9)?,
+                    trials_planned: r.get(10)?,
+                },
+                Runner {
+                    pid: r.get(11)?,
+                    boot_id: r.get(12)?,
+                    start_ticks: r.get(13)?,
+                },
+            ))
+        },
+    )?;
+    info.0.status = info.1.status(&info.0.status);
+    Ok(info.0)
+}
+
+/// The trials of run `run_id` that timed out or failed; warm-up trials only if `warmup`.
+pub fn problems(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<TrialProblem>> {
+    let mut st = store.conn.prepare(
+        "SELECT c.cell_index, t.trial_index, t.status, t.reason FROM trials t JOIN cells c ON c.cell_id = t.cell_id
+         WHERE t.run_id = ?1 AND t.status IN ('timeout', 'failed') AND (t.warmup = 0 OR ?2)
+         ORDER BY c.cell_index, t.trial_index",
+    )?;
+    let rows = st.query_map(params![run_id, warmup], |r| {
+        Ok(TrialProblem {
+            cell_index: r.get(0)?,
+            trial_index: r.get(1)?,
+            status: r.get(2)?,
+            reason: r.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The process that ran (or runs) a run, as stored when it started.
+#[derive(Debug, Clone, Default)]
+pub struct Runner {
+    /// Its pid.
+    pub pid: Option<i64>,
+    /// The kernel's boot id when it started (`/proc/sys/kernel/random/boot_id`).
+    pub boot_id: Option<String>,
+    /// Its start time, clock ticks after boot (`/proc/PID/stat` field 22), which tells a
+    /// reused pid from the runner.
+    pub start_ticks: Option<i64>,
+}
+
+impl Runner {
+    /// The calling process, as a runner.
+    pub fn this_process() -> Runner {
+        let pid = std::process::id() as i32;
+        Runner {
+            pid: Some(i64::from(pid)),
+            boot_id: crate::env::boot_id(),
+            start_ticks: crate::env::process_start_ticks(pid).map(|t| t as i64),
+        }
+    }
+
+    /// The status to show for a run stored as `stored`: a run stored as `running` whose runner
+    /// is gone (another boot, or no process with its pid and start time) was `interrupted`.
+    pub fn status(&self, stored: &str) -> String {
+        if stored == "running" && !self.alive() {
+            "interrupted".into()
+        } else {
+            stored.into()
+        }
+    }
+
+    /// Whether the runner still exists.
+    pub fn alive(&self) -> bool {
+        let (Some(pid), Some(boot)) = (self.pid, self.boot_id.as_deref()) else {
+            // Stored without a runner record: nothing to tell, trust the stored status.
+            return true;
+        };
+        if crate::env::boot_id().as_deref() != Some(boot) {
+            return false;
+        }
+        match crate::env::process_start_ticks(pid as i32) {
+            Some(ticks) => self.start_ticks.is_none_or(|t| t == ticks as i64),
+            None => false,
+        }
+    }
 }

@@ -1,4 +1,4 @@
--- schedlab results store, schema version 1. Every time is an integer in nanoseconds (CLOCK_MONOTONIC
+-- schedlab results store, schema version 3 (see MIGRATIONS in mod.rs for what changed). Every time is an integer in nanoseconds (CLOCK_MONOTONIC
 -- for instants, durations as differences); every count is an integer.
 
 CREATE TABLE IF NOT EXISTS runs (
@@ -12,7 +12,10 @@ CREATE TABLE IF NOT EXISTS runs (
     argv            TEXT    NOT NULL,
     env_json        TEXT,                       -- environment record
     version         TEXT    NOT NULL,
-    trials_planned  INTEGER NOT NULL
+    trials_planned  INTEGER NOT NULL,
+    runner_pid      INTEGER,                    -- the process running it, to tell a dead run from a live one
+    runner_boot_id  TEXT,                       -- /proc/sys/kernel/random/boot_id when it started
+    runner_start_ticks INTEGER                  -- the runner's start time (/proc/PID/stat field 22)
 );
 
 CREATE TABLE IF NOT EXISTS cells (

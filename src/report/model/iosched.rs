@@ -6,8 +6,7 @@ use super::tables::Table;
 use super::Panel;
 use crate::analyze::{anova_oneway, kruskal_wallis, ALPHAS};
 use crate::report::plots::BoxGroup;
-use anyhow::Result;
-use rusqlite::{params, Connection};
+use crate::store::kernel::SchedulerSample;
 
 /// The sampled columns compared, with their labels (unit included).
 pub const COLUMNS: [(&str, &str); 11] = [
@@ -49,22 +48,12 @@ fn pooled_label(workload: &str) -> String {
     }
 }
 
-/// Reads the samples of the ok, non-warm-up trials of every cell with an I/O scheduler.
-pub fn load(conn: &Connection, run_id: i64, include_warmup: bool) -> Result<Vec<SchedulerSamples>> {
-    let cols: Vec<String> = COLUMNS.iter().map(|(c, _)| format!("s.{c}")).collect();
-    let sql = format!(
-        "SELECT c.workload, c.io_scheduler, {} FROM samples s JOIN trials t ON t.trial_id = s.trial_id
-         JOIN cells c ON c.cell_id = t.cell_id
-         WHERE t.run_id = ?1 AND t.status = 'ok' AND (t.warmup = 0 OR ?2) AND c.io_scheduler IS NOT NULL
-         ORDER BY c.cell_index, s.trial_id, s.t_ns",
-        cols.join(", ")
-    );
-    let mut st = conn.prepare(&sql)?;
-    let mut rows = st.query(params![run_id, include_warmup])?;
+/// Groups stored samples per (pooled) workload, scheduler and column; `rows` hold the
+/// [`COLUMNS`] in order.
+pub fn build(rows: &[SchedulerSample]) -> Vec<SchedulerSamples> {
     let mut out: Vec<SchedulerSamples> = Vec::new();
-    while let Some(r) = rows.next()? {
-        let (w, s): (String, String) = (r.get(0)?, r.get(1)?);
-        let w = pooled_label(&w);
+    for r in rows {
+        let w = pooled_label(&r.workload);
         let wi = match out.iter().position(|x| x.workload == w) {
             Some(i) => i,
             None => {
@@ -76,21 +65,26 @@ pub fn load(conn: &Connection, run_id: i64, include_warmup: bool) -> Result<Vec<
             }
         };
         let ws = &mut out[wi];
-        let si = match ws.schedulers.iter().position(|x| *x == s) {
+        let si = match ws.schedulers.iter().position(|x| *x == r.io_scheduler) {
             Some(i) => i,
             None => {
-                ws.schedulers.push(s);
+                ws.schedulers.push(r.io_scheduler.clone());
                 ws.values.push(vec![Vec::new(); COLUMNS.len()]);
                 ws.schedulers.len() - 1
             }
         };
-        for c in 0..COLUMNS.len() {
-            if let Some(v) = r.get::<_, Option<f64>>(2 + c)? {
-                ws.values[si][c].push(v);
+        for (c, v) in r.values.iter().enumerate().take(COLUMNS.len()) {
+            if let Some(v) = v {
+                ws.values[si][c].push(*v);
             }
         }
     }
-    Ok(out)
+    out
+}
+
+/// The names of [`COLUMNS`], to read them from the store.
+pub fn column_names() -> Vec<&'static str> {
+    COLUMNS.iter().map(|(c, _)| *c).collect()
 }
 
 /// Significance mark: `**` below 0.01, `*` below 0.05.

@@ -6,10 +6,9 @@ use super::figures::{Figure, Plot};
 use super::tables::Table;
 use super::Panel;
 use crate::report::plots::GanttBar;
+use crate::store::kernel::KernelCellRows;
 use crate::workload::periodic;
-use anyhow::Result;
 use hdrhistogram::Histogram;
-use rusqlite::{params, Connection};
 
 /// Points drawn per latency CDF (evenly spaced quantiles of the merged histogram).
 const CDF_POINTS: usize = 1000;
@@ -63,90 +62,46 @@ fn cell_label(policy: &str, tasks: i64, antagonists: i64) -> String {
     s
 }
 
-/// Reads the latency histograms and trace slices of `run_id`.
-pub fn load(conn: &Connection, run_id: i64, include_warmup: bool) -> Result<KernelView> {
+/// The kernel's view of a run from its stored rows: merged latency histograms per periodic
+/// cell, and one traced trial per traced cell.
+pub fn build(rows: &[KernelCellRows]) -> KernelView {
     let mut view = KernelView::default();
-    let mut cells = conn.prepare(
-        "SELECT cell_id, cell_index, policy, workload, tasks, antagonists FROM cells WHERE run_id = ?1 ORDER BY cell_index",
-    )?;
-    let cells: Vec<(i64, i64, String, String, i64, i64)> = cells
-        .query_map([run_id], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-            ))
-        })?
-        .collect::<Result<_, _>>()?;
-    let mut hists = conn.prepare(
-        "SELECT h.hdr_v2 FROM histograms h JOIN trials t ON t.trial_id = h.trial_id
-         JOIN tasks k ON k.trial_id = h.trial_id AND k.task_index = h.task_index
-         WHERE t.cell_id = ?1 AND t.status = 'ok' AND (t.warmup = 0 OR ?2) AND k.role = 'task'
-           AND h.metric = 'wakeup_latency_ns'",
-    )?;
-    let mut traced = conn.prepare(
-        "SELECT t.trial_id, MIN(k.t_release_ns) FROM trials t JOIN tasks k ON k.trial_id = t.trial_id
-         WHERE t.cell_id = ?1 AND t.status = 'ok' AND (t.warmup = 0 OR ?2)
-           AND EXISTS (SELECT 1 FROM trace_slices s WHERE s.trial_id = t.trial_id)
-         GROUP BY t.trial_id ORDER BY t.trial_id LIMIT 1",
-    )?;
-    let mut slices = conn.prepare(
-        "SELECT task_index, cpu, start_ns, end_ns FROM trace_slices WHERE trial_id = ?1 ORDER BY start_ns",
-    )?;
-    for (cell_id, cell_index, policy, workload, tasks, antagonists) in cells {
-        let label = cell_label(&policy, tasks, antagonists);
+    for c in rows {
+        let label = cell_label(&c.policy, c.tasks, c.antagonists);
         let mut merged: Option<Histogram<u64>> = None;
-        for blob in hists.query_map(params![cell_id, include_warmup], |r| r.get::<_, Vec<u8>>(0))? {
-            if let Some(h) = periodic::deserialize(&blob?) {
-                match merged.as_mut() {
-                    Some(m) => {
-                        let _ = m.add(&h);
-                    }
-                    None => merged = Some(h),
+        for h in c
+            .latency_hdr_v2
+            .iter()
+            .filter_map(|b| periodic::deserialize(b))
+        {
+            match merged.as_mut() {
+                Some(m) => {
+                    let _ = m.add(&h);
                 }
+                None => merged = Some(h),
             }
         }
         if let Some(hist) = merged.filter(|h| !h.is_empty()) {
             view.latency.push(LatencyCell {
-                cell_index,
-                policy: policy.clone(),
-                workload: workload.clone(),
+                cell_index: c.cell_index,
+                policy: c.policy.clone(),
+                workload: c.workload.clone(),
                 label: label.clone(),
                 hist,
             });
         }
-        let first: Option<(i64, i64)> = traced
-            .query_map(params![cell_id, include_warmup], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })?
-            .next()
-            .transpose()?;
-        if let Some((trial_id, release)) = first {
-            let rows = slices
-                .query_map([trial_id], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, i64>(1)?,
-                        r.get::<_, i64>(2)?,
-                        r.get::<_, i64>(3)?,
-                    ))
-                })?
-                .map(|r| r.map(|(t, c, s, e)| (t, c, s - release, e - release)))
-                .collect::<Result<Vec<_>, _>>()?;
+        if let Some(slices) = &c.trace_slices {
             view.traces.push(TraceTrial {
-                cell_index,
-                policy,
-                workload,
+                cell_index: c.cell_index,
+                policy: c.policy.clone(),
+                workload: c.workload.clone(),
                 label,
-                tasks,
-                slices: rows,
+                tasks: c.tasks,
+                slices: slices.clone(),
             });
         }
     }
-    Ok(view)
+    view
 }
 
 /// Microseconds with three significant figures.

@@ -17,42 +17,8 @@
 //! around it are then unknown, so they are left out and counted in `unseen_switch_ins`.
 
 use super::parser::{Event, EventKind};
-use serde::{Deserialize, Serialize};
+pub use crate::records::{Slice, TaskTrace};
 use std::collections::HashMap;
-
-/// What the trace says about one thread.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TaskTrace {
-    /// Thread id.
-    pub tid: i32,
-    /// Each wake-up delay in nanoseconds (sched_wakeup/sched_wakeup_new to sched_switch in),
-    /// in trace order; resolution 1 us (the text trace prints microseconds).
-    pub wakeup_delays_ns: Vec<u64>,
-    /// Times the thread was switched out while still runnable (`prev_state` R or R+).
-    pub preemptions: u64,
-    /// Moves to another CPU (`sched_migrate_task` with `orig_cpu` != `dest_cpu`), as the
-    /// kernel's `se.nr_migrations` counts them, but only within the trace.
-    pub migrations: u64,
-    /// Time on a CPU in nanoseconds: the sum of its [`Slice`]s.
-    pub run_ns: u64,
-    /// Times the thread left a CPU whose switch to it was not in the trace (lost, or never
-    /// emitted by the kernel); the wake-up delay and on-CPU time of those slices are missing.
-    pub unseen_switch_ins: u64,
-}
-
-/// An interval during which one traced thread ran on one CPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Slice {
-    /// The CPU.
-    pub cpu: u32,
-    /// Thread id.
-    pub tid: i32,
-    /// Switch-in time, trace-clock nanoseconds.
-    pub start_ns: u64,
-    /// Switch-out time, trace-clock nanoseconds; the last event of the trace for a thread
-    /// still running when the trace ends.
-    pub end_ns: u64,
-}
 
 /// Per-thread summaries for `tids`, in the order given (a tid of 0 or less gets an empty one:
 /// the idle tasks all have tid 0). Events are taken in time order (stable for ties).

@@ -1,6 +1,6 @@
 //! Progress of a run: a bar with ETA on a terminal, one line per trial otherwise, nothing with --quiet.
 
-use crate::run::trial::{TrialOutcome, TrialStatus};
+use crate::records::{TrialOutcome, TrialStatus};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 

@@ -1,0 +1,53 @@
+//! Dispatch of subcommands and the mapping of outcomes to exit codes (0 ok, 1 failure, 2 bad input, 130 interrupted).
+
+mod run;
+mod runs;
+mod sink;
+
+use crate::cli::{Cli, Command};
+use crate::spec::SpecError;
+use clap::Parser;
+
+/// Exit code for bad input (flags, spec).
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code for a run ended by Ctrl-C or SIGTERM.
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// Parses the command line, runs the subcommand, returns the exit code.
+pub fn main() -> i32 {
+    // Die quietly when a reader such as `head` closes the pipe, as other command-line tools do.
+    // SAFETY: restoring the default disposition of one signal.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run::cmd_run(&args),
+        Command::Export(args) => runs::cmd_export(&args).map(|_| 0),
+        Command::Plan(args) => run::cmd_plan(&args),
+        Command::Runs(args) => runs::cmd_runs(&args),
+        Command::Show(args) => runs::cmd_show(&args),
+        Command::Report(args) => crate::report::cmd::report(&args.options()),
+        Command::Stats(args) => crate::report::cmd::stats(&args.options()),
+        Command::Compare(args) => crate::report::cmd::compare(&args.options()),
+        Command::Policies => {
+            print!(
+                "{}",
+                crate::env::render_policy_report(
+                    &crate::env::policy_report(),
+                    &crate::env::EnvRecord::capture()
+                )
+            );
+            Ok(0)
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            if let Some(spec) = e.downcast_ref::<SpecError>() {
+                eprintln!("error: {spec}");
+                return EXIT_USAGE;
+            }
+            eprintln!("error: {e:#}");
+            1
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! The `run` and `plan` commands: spec and plan from the command line, then the run or its estimate.
+
+use super::sink::StoreSink;
+use super::EXIT_INTERRUPTED;
+use crate::cli::RunArgs;
+use crate::run::{self, RunOptions};
+use crate::spec::SpecError;
+use crate::store::{self, Store};
+use anyhow::{Context, Result};
+
+/// The spec, plan and (when resuming) run id that `run` and `plan` work on.
+fn spec_and_plan(args: &RunArgs) -> Result<(crate::spec::Spec, crate::plan::Plan, Option<i64>)> {
+    if let Some(which) = args.resume {
+        if args.spec.is_some() {
+            return Err(SpecError(
+                "--resume continues a stored run with its stored spec; do not give a spec file too"
+                    .into(),
+            )
+            .into());
+        }
+        if !args.db.exists() {
+            anyhow::bail!(
+                "no results database at {} to resume from; pass --db PATH",
+                args.db.display()
+            );
+        }
+        let store = Store::open_read(&args.db)?;
+        let run_id = match which {
+            Some(id) => id,
+            None => store.latest_unfinished_run()?.ok_or_else(|| {
+                anyhow::anyhow!(
+                    "every run in {} has finished; nothing to resume",
+                    args.db.display()
+                )
+            })?,
+        };
+        let info = store::query::run_info(&store, run_id)?;
+        if info.status == "running" {
+            anyhow::bail!(
+                "run {run_id} in {} is still running in another schedlab process; wait for it or stop it (Ctrl-C) before resuming",
+                args.db.display()
+            );
+        }
+        let (toml_text, seed) = store.run_spec(run_id)?;
+        let spec = crate::spec::Spec::from_toml(&toml_text)?;
+        let plan = spec.plan(seed)?;
+        return Ok((spec, plan, Some(run_id)));
+    }
+    let spec = args.to_spec()?;
+    let seed = spec.settings.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+    });
+    let plan = match &args.spec {
+        Some(path) => crate::spec::locate::plan_spec_file(path, &spec, seed)?,
+        None => spec.plan(seed)?,
+    };
+    Ok((spec, plan, None))
+}
+
+pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
+    let (spec, plan, _) = spec_and_plan(args)?;
+    let mut store = if args.db.exists() {
+        Some(Store::open(&args.db)?)
+    } else {
+        None
+    };
+    let mut sink = store.as_mut().map(|store| StoreSink {
+        store,
+        name: String::new(),
+        spec_toml: String::new(),
+    });
+    let io_dir = spec
+        .settings
+        .io_dir
+        .clone()
+        .unwrap_or_else(|| "/var/tmp".into());
+    let progress = crate::run::progress::Progress::new(0, true);
+    let (kernel, cpu_model) = (crate::env::kernel_release(), crate::env::cpu_model());
+    let per_cell = spec.settings.trials + spec.settings.warmup;
+    let mut b = tabled::builder::Builder::default();
+    b.push_record(["#", "cell", "units/task", "est. per trial"]);
+    let mut total_ns: u64 = 0;
+    let mut rates = std::collections::HashMap::new();
+    for (i, cell) in plan.cells.iter().enumerate() {
+        let key = crate::workload::calibrate::key(&cell.workload);
+        let rate = match rates.get(&key) {
+            Some(&r) => r,
+            None => {
+                let r = crate::run::workload_rate(
+                    sink.as_mut().map(|s| s as &mut dyn run::sink::Sink),
+                    &cell.workload,
+                    &io_dir,
+                    &kernel,
+                    &cpu_model,
+                    &progress,
+                )?;
+                rates.insert(key, r);
+                r
+            }
+        };
+        let units = crate::run::units_per_task(cell, rate);
+        let est = crate::run::estimate_trial_ns(cell, rate.ns_for(units));
+        total_ns += est * per_cell as u64;
+        b.push_record([
+            i.to_string(),
+            cell.label(),
+            units.to_string(),
+            crate::report::terminal::fmt_ns(est as f64),
+        ]);
+    }
+    println!("{} — {}", spec.name, spec.description);
+    print!("{}", b.build().with(tabled::settings::Style::sharp()));
+    println!();
+    println!(
+        "{} cells x {} trials ({} warm-up) = {} trials; estimated duration {} (seed {})",
+        plan.cells.len(),
+        per_cell,
+        spec.settings.warmup,
+        plan.trials.len(),
+        fmt_duration(total_ns),
+        plan.seed
+    );
+    Ok(0)
+}
+
+/// A long duration as `1 h 02 min`, `3 min 20 s` or `12 s`.
+fn fmt_duration(ns: u64) -> String {
+    let s = ns / 1_000_000_000;
+    match s {
+        0..=59 => format!("{s} s"),
+        60..=3599 => format!("{} min {:02} s", s / 60, s % 60),
+        _ => format!("{} h {:02} min", s / 3600, (s % 3600) / 60),
+    }
+}
+
+pub fn cmd_run(args: &RunArgs) -> Result<i32> {
+    let (spec, plan, resume) = spec_and_plan(args)?;
+    let opts = RunOptions {
+        quiet: args.quiet,
+        argv: std::env::args().collect::<Vec<_>>().join(" "),
+    };
+    if !args.quiet {
+        eprintln!(
+            "schedlab: {} — {} cells x {} trials = {} trials, results in {}",
+            spec.name,
+            plan.cells.len(),
+            spec.settings.trials + spec.settings.warmup,
+            plan.trials.len(),
+            args.db.display()
+        );
+    }
+    let mut as_run = spec.clone();
+    as_run.settings.seed = Some(plan.seed);
+    let mut store = Store::open(&args.db)?;
+    let mut sink = StoreSink {
+        store: &mut store,
+        name: spec.name.clone(),
+        spec_toml: toml::to_string(&as_run).context("cannot serialise the spec")?,
+    };
+    let summary = run::execute(&spec, &plan, &mut sink, &opts, resume)?;
+    let cells = store::query::cells(&store, summary.run_id, false)?;
+    println!("run {} ({})", summary.run_id, spec.name);
+    print!("{}", crate::report::terminal::render(&cells));
+    if summary.interrupted {
+        eprintln!(
+            "interrupted: {} finished trials are stored in run {}; no task was left running",
+            summary.ok + summary.skipped + summary.failed,
+            summary.run_id
+        );
+        return Ok(EXIT_INTERRUPTED);
+    }
+    if args.strict && summary.skipped > 0 {
+        eprintln!(
+            "error: {} trials were skipped and --strict is set",
+            summary.skipped
+        );
+        return Ok(1);
+    }
+    Ok(0)
+}

@@ -1,0 +1,204 @@
+//! What a trial produces: its status, the per-task records, system samples and trace slices.
+
+use crate::policy::PolicyKind;
+use crate::workload::periodic::LatencySummary;
+use serde::{Deserialize, Serialize};
+
+/// How a trial ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrialStatus {
+    /// Every task finished its work.
+    Ok,
+    /// The deadline passed; every task was killed.
+    Timeout,
+    /// The kernel refused the cell's policy; nothing was measured.
+    Skipped,
+    /// Something else went wrong (a task died, its work could not be prepared).
+    Failed,
+    /// Ctrl-C or SIGTERM arrived; the trial was killed and is not stored.
+    Interrupted,
+}
+
+impl TrialStatus {
+    /// The name stored in the database.
+    pub fn name(self) -> &'static str {
+        match self {
+            TrialStatus::Ok => "ok",
+            TrialStatus::Timeout => "timeout",
+            TrialStatus::Skipped => "skipped",
+            TrialStatus::Failed => "failed",
+            TrialStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// The per-task record of a trial (times in ns).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskRecord {
+    /// Index of the task in its trial.
+    pub task_index: u32,
+    /// Process id.
+    pub pid: i32,
+    /// Thread id.
+    pub tid: i32,
+    /// Release time (CLOCK_MONOTONIC ns).
+    pub t_release_ns: u64,
+    /// First timestamp of the task (0 if it never started).
+    pub t_start_ns: u64,
+    /// Timestamp after its last unit (0 if it did not finish).
+    pub t_end_ns: u64,
+    /// t_start - t_release, ns.
+    pub response_ns: Option<i64>,
+    /// t_end - t_release, ns.
+    pub turnaround_ns: Option<i64>,
+    /// t_end - t_start, ns.
+    pub run_span_ns: Option<i64>,
+    /// User CPU time, ns.
+    pub utime_ns: u64,
+    /// System CPU time, ns.
+    pub stime_ns: u64,
+    /// Voluntary context switches.
+    pub nvcsw: u64,
+    /// Involuntary context switches.
+    pub nivcsw: u64,
+    /// Run-queue wait, ns.
+    pub run_delay_ns: u64,
+    /// Timeslices.
+    pub timeslices: u64,
+    /// CPU migrations.
+    pub migrations: u64,
+    /// Units of work done.
+    pub work_units: u64,
+    /// Raw wait status (processes), 0 for threads.
+    pub exit_status: i32,
+    /// Policy in force, read back from the kernel (None if the task never applied it).
+    pub policy: Option<PolicyKind>,
+    /// Nice in force.
+    pub nice: i32,
+    /// RT priority in force.
+    pub rt_priority: u32,
+    /// An antagonist (load sharing the machine), not a measured task.
+    pub antagonist: bool,
+    /// Wake-up latency summary and serialised histogram (periodic work).
+    pub latency: Option<(LatencySummary, Vec<u8>)>,
+    /// What the kernel's scheduler trace says about this task (--trace).
+    pub trace: Option<TaskTrace>,
+}
+
+/// The result of one trial.
+#[derive(Debug, Clone)]
+pub struct TrialOutcome {
+    /// How it ended.
+    pub status: TrialStatus,
+    /// Why, when not ok.
+    pub reason: Option<String>,
+    /// Last t_end - first t_release, ns (ok trials).
+    pub makespan_ns: Option<u64>,
+    /// CPU time of the launcher's thread and the host's own thread during the trial, ns
+    /// (the tasks' setup is not included).
+    pub harness_cpu_ns: u64,
+    /// The tasks.
+    pub tasks: Vec<TaskRecord>,
+    /// Process group of the trial (the host's pid); 0 if none was created.
+    pub pgid: i32,
+    /// System-wide samples taken during the trial.
+    pub samples: Vec<Sample>,
+    /// Per-CPU intervals during which each task ran, from the scheduler trace (--trace), with
+    /// the task index: (task_index, slice).
+    pub trace_slices: Vec<(u32, Slice)>,
+    /// Events the trace lost or overwrote (None without --trace).
+    pub trace_lost_events: Option<u64>,
+}
+
+/// One system-wide sample over the interval that ends at `t_ns`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Sample {
+    /// End of the interval, ns after the sampler started.
+    pub t_ns: u64,
+    /// Length of the interval, ns.
+    pub interval_ns: u64,
+    /// Runnable tasks (procs_running).
+    pub r: u64,
+    /// Tasks blocked on I/O (procs_blocked).
+    pub b: u64,
+    /// Interrupts per second.
+    pub in_per_s: f64,
+    /// Context switches per second.
+    pub cs_per_s: f64,
+    /// User CPU (user + nice), percent of all CPU time.
+    pub us_pct: f64,
+    /// System CPU (system + irq + softirq), percent.
+    pub sy_pct: f64,
+    /// Idle, percent.
+    pub id_pct: f64,
+    /// Waiting for I/O, percent.
+    pub wa_pct: f64,
+    /// Stolen by the hypervisor, percent.
+    pub st_pct: f64,
+    /// Blocks read from disk, KiB per second.
+    pub bi_kib_s: f64,
+    /// Blocks written to disk, KiB per second.
+    pub bo_kib_s: f64,
+    /// PSI cpu/io/memory "some" and "full" stall, percent of the interval: [cpu some, cpu full, io some, io full, mem some, mem full].
+    pub psi_pct: [Option<f64>; 6],
+    /// 1-minute load average at the end of the interval.
+    pub load1: Option<f64>,
+}
+
+/// What the trace says about one thread.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskTrace {
+    /// Thread id.
+    pub tid: i32,
+    /// Each wake-up delay in nanoseconds (sched_wakeup/sched_wakeup_new to sched_switch in),
+    /// in trace order; resolution 1 us (the text trace prints microseconds).
+    pub wakeup_delays_ns: Vec<u64>,
+    /// Times the thread was switched out while still runnable (`prev_state` R or R+).
+    pub preemptions: u64,
+    /// Moves to another CPU (`sched_migrate_task` with `orig_cpu` != `dest_cpu`), as the
+    /// kernel's `se.nr_migrations` counts them, but only within the trace.
+    pub migrations: u64,
+    /// Time on a CPU in nanoseconds: the sum of its [`Slice`]s.
+    pub run_ns: u64,
+    /// Times the thread left a CPU whose switch to it was not in the trace (lost, or never
+    /// emitted by the kernel); the wake-up delay and on-CPU time of those slices are missing.
+    pub unseen_switch_ins: u64,
+}
+
+/// An interval during which one traced thread ran on one CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Slice {
+    /// The CPU.
+    pub cpu: u32,
+    /// Thread id.
+    pub tid: i32,
+    /// Switch-in time, trace-clock nanoseconds.
+    pub start_ns: u64,
+    /// Switch-out time, trace-clock nanoseconds; the last event of the trace for a thread
+    /// still running when the trace ends.
+    pub end_ns: u64,
+}
+
+/// What is stored with a trial besides its outcome.
+#[derive(Debug, Clone, Default)]
+pub struct TrialMeta {
+    /// The trial's deadline, ns.
+    pub timeout_ns: u64,
+    /// Start, UTC RFC 3339.
+    pub started_at: String,
+    /// 1-minute load average before the trial.
+    pub load1: Option<f64>,
+    /// Non-idle CPU share in the settle window before the trial, percent.
+    pub busy_pct: Option<f64>,
+    /// Steal share in that window, percent.
+    pub steal_pct: Option<f64>,
+    /// PSI cpu "some" share of that window, percent.
+    pub psi_cpu_some_pct: Option<f64>,
+    /// I/O scheduler read back before the trial.
+    pub io_scheduler: Option<String>,
+}
+
+/// The current UTC time as RFC 3339 (seconds), as times of day are recorded.
+pub fn now_utc() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}

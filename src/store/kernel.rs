@@ -1,0 +1,157 @@
+//! Read-side queries of what the kernel measured: latency histograms, trace slices, samples.
+
+use super::Store;
+use anyhow::{bail, Result};
+use rusqlite::params;
+
+/// The kernel's records of one cell: its latency histograms and one traced trial.
+#[derive(Debug, Clone, Default)]
+pub struct KernelCellRows {
+    /// Index of the cell in its run.
+    pub cell_index: i64,
+    /// Policy name.
+    pub policy: String,
+    /// Workload label.
+    pub workload: String,
+    /// Measured tasks per trial.
+    pub tasks: i64,
+    /// Antagonists per trial.
+    pub antagonists: i64,
+    /// Wake-up latency histograms (HdrHistogram V2) of every measured task of every ok trial.
+    pub latency_hdr_v2: Vec<Vec<u8>>,
+    /// The first traced ok trial: (task index, CPU, start, end), times in ns after its release.
+    pub trace_slices: Option<Vec<(i64, i64, i64, i64)>>,
+}
+
+/// The latency histograms and first traced trial of every cell of `run_id`; warm-up trials
+/// only if `warmup`.
+pub fn kernel_rows(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<KernelCellRows>> {
+    let conn = &store.conn;
+    let mut cells = conn.prepare(
+        "SELECT cell_id, cell_index, policy, workload, tasks, antagonists FROM cells WHERE run_id = ?1 ORDER BY cell_index",
+    )?;
+    let cells: Vec<(i64, KernelCellRows)> = cells
+        .query_map([run_id], |r| {
+            Ok((
+                r.get(0)?,
+                KernelCellRows {
+                    cell_index: r.get(1)?,
+                    policy: r.get(2)?,
+                    workload: r.get(3)?,
+                    tasks: r.get(4)?,
+                    antagonists: r.get(5)?,
+                    ..Default::default()
+                },
+            ))
+        })?
+        .collect::<Result<_, _>>()?;
+    let mut hists = conn.prepare(
+        "SELECT h.hdr_v2 FROM histograms h JOIN trials t ON t.trial_id = h.trial_id
+         JOIN tasks k ON k.trial_id = h.trial_id AND k.task_index = h.task_index
+         WHERE t.cell_id = ?1 AND t.status = 'ok' AND (t.warmup = 0 OR ?2) AND k.role = 'task'
+           AND h.metric = 'wakeup_latency_ns'",
+    )?;
+    let mut traced = conn.prepare(
+        "SELECT t.trial_id, MIN(k.t_release_ns) FROM trials t JOIN tasks k ON k.trial_id = t.trial_id
+         WHERE t.cell_id = ?1 AND t.status = 'ok' AND (t.warmup = 0 OR ?2)
+           AND EXISTS (SELECT 1 FROM trace_slices s WHERE s.trial_id = t.trial_id)
+         GROUP BY t.trial_id ORDER BY t.trial_id LIMIT 1",
+    )?;
+    let mut slices = conn.prepare(
+        "SELECT task_index, cpu, start_ns, end_ns FROM trace_slices WHERE trial_id = ?1 ORDER BY start_ns",
+    )?;
+    let mut out = Vec::with_capacity(cells.len());
+    for (cell_id, mut cell) in cells {
+        cell.latency_hdr_v2 = hists
+            .query_map(params![cell_id, warmup], |r| r.get::<_, Vec<u8>>(0))?
+            .collect::<Result<_, _>>()?;
+        let first: Option<(i64, i64)> = traced
+            .query_map(params![cell_id, warmup], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .next()
+            .transpose()?;
+        if let Some((trial_id, release)) = first {
+            cell.trace_slices = Some(
+                slices
+                    .query_map([trial_id], |r| {
+                        Ok((
+                            r.get::<_, i64>(0)?,
+                            r.get::<_, i64>(1)?,
+                            r.get::<_, i64>(2)? - release,
+                            r.get::<_, i64>(3)? - release,
+                        ))
+                    })?
+                    .collect::<Result<_, _>>()?,
+            );
+        }
+        out.push(cell);
+    }
+    Ok(out)
+}
+
+/// The columns of the `samples` table that [`scheduler_samples`] may read.
+pub const SAMPLE_COLUMNS: [&str; 19] = [
+    "r",
+    "b",
+    "in_per_s",
+    "cs_per_s",
+    "us_pct",
+    "sy_pct",
+    "id_pct",
+    "wa_pct",
+    "st_pct",
+    "bi_kib_s",
+    "bo_kib_s",
+    "psi_cpu_some_pct",
+    "psi_cpu_full_pct",
+    "psi_io_some_pct",
+    "psi_io_full_pct",
+    "psi_mem_some_pct",
+    "psi_mem_full_pct",
+    "load1",
+    "interval_ns",
+];
+
+/// One sample of a cell that varied the I/O scheduler.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedulerSample {
+    /// Workload label of the cell.
+    pub workload: String,
+    /// The cell's I/O scheduler.
+    pub io_scheduler: String,
+    /// The requested columns, in the order asked.
+    pub values: Vec<Option<f64>>,
+}
+
+/// `columns` (names from [`SAMPLE_COLUMNS`]) of every sample of the ok trials of the cells of
+/// `run_id` that set an I/O scheduler, in cell, trial and time order; warm-ups only if `warmup`.
+pub fn scheduler_samples(
+    store: &Store,
+    run_id: i64,
+    warmup: bool,
+    columns: &[&str],
+) -> Result<Vec<SchedulerSample>> {
+    if let Some(c) = columns.iter().find(|c| !SAMPLE_COLUMNS.contains(c)) {
+        bail!("no sample column {c}; known: {}", SAMPLE_COLUMNS.join(", "));
+    }
+    let cols: Vec<String> = columns.iter().map(|c| format!("s.{c}")).collect();
+    let sql = format!(
+        "SELECT c.workload, c.io_scheduler, {} FROM samples s JOIN trials t ON t.trial_id = s.trial_id
+         JOIN cells c ON c.cell_id = t.cell_id
+         WHERE t.run_id = ?1 AND t.status = 'ok' AND (t.warmup = 0 OR ?2) AND c.io_scheduler IS NOT NULL
+         ORDER BY c.cell_index, s.trial_id, s.t_ns",
+        cols.join(", ")
+    );
+    let mut st = store.conn.prepare(&sql)?;
+    let mut rows = st.query(params![run_id, warmup])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        out.push(SchedulerSample {
+            workload: r.get(0)?,
+            io_scheduler: r.get(1)?,
+            values: (0..columns.len())
+                .map(|c| r.get::<_, Option<f64>>(2 + c))
+                .collect::<Result<_, _>>()?,
+        });
+    }
+    Ok(out)
+}

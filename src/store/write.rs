@@ -1,0 +1,332 @@
+//! Write side of the store: a run and its cells, one transaction per trial, warnings, calibrations.
+
+use super::query::Runner;
+use super::{now_utc, NewRun, Store};
+use crate::plan::{Cell, PlannedTrial};
+use crate::records::{TrialMeta, TrialOutcome};
+use anyhow::Result;
+use rusqlite::{params, OptionalExtension};
+
+impl Store {
+    /// Records a new run and all its cells in one transaction; returns the run id.
+    pub fn create_run(&mut self, run: &NewRun, cells: &[Cell]) -> Result<i64> {
+        let NewRun {
+            name,
+            seed,
+            spec_toml,
+            argv,
+            env_json,
+            trials_planned,
+        } = *run;
+        let tx = self.conn.transaction()?;
+        let me = Runner::this_process();
+        tx.execute(
+            "INSERT INTO runs (name, started_at, status, seed, spec_toml, argv, env_json, version, trials_planned,
+                               runner_pid, runner_boot_id, runner_start_ticks)
+             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![name, now_utc(), seed as i64, spec_toml, argv, env_json, env!("CARGO_PKG_VERSION"), trials_planned as i64,
+                    me.pid, me.boot_id, me.start_ticks],
+        )?;
+        let run_id = tx.last_insert_rowid();
+        for (i, c) in cells.iter().enumerate() {
+            let (work_ns, units) = match c.size {
+                crate::records::WorkSize::WorkNs(ns) => (Some(ns as i64), None),
+                crate::records::WorkSize::Iterations(n) => (
+                    None,
+                    Some(if c.split {
+                        n.div_ceil(u64::from(c.tasks)).max(1)
+                    } else {
+                        n
+                    } as i64),
+                ),
+            };
+            tx.execute(
+                "INSERT INTO cells (run_id, cell_index, policy, priorities, workload, workload_json, kind, start, tasks, cpus,
+                                    nice, rt_priority, dl_runtime_ns, dl_deadline_ns, dl_period_ns, work_ns, units, split, antagonists, antagonist_policy, antagonist_workload, io_scheduler)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+                params![
+                    run_id,
+                    i as i64,
+                    c.policy.name(),
+                    c.priorities.name(),
+                    c.workload.label(),
+                    serde_json::to_string(&c.workload)?,
+                    c.kind.name(),
+                    c.start.name(),
+                    c.tasks,
+                    c.cpus.as_deref().map(crate::procfs::format_cpu_list),
+                    c.nice,
+                    c.rt_priority,
+                    c.deadline.runtime_ns as i64,
+                    c.deadline.deadline_ns as i64,
+                    c.deadline.period_ns as i64,
+                    work_ns,
+                    units,
+                    c.split,
+                    c.antagonists,
+                    (c.antagonists > 0).then(|| c.antagonist_policy.name()),
+                    (c.antagonists > 0).then(|| c.antagonist_workload.name()),
+                    c.io_scheduler,
+                ],
+            )?;
+        }
+        tx.commit()?;
+        Ok(run_id)
+    }
+
+    /// Records the units of work per task a cell was run with (after calibration).
+    pub fn set_cell_units(&self, run_id: i64, cell_index: usize, units: u64) -> Result<()> {
+        self.conn.execute(
+            "UPDATE cells SET units = ?3 WHERE run_id = ?1 AND cell_index = ?2",
+            params![run_id, cell_index as i64, units as i64],
+        )?;
+        Ok(())
+    }
+
+    /// Stores one trial and all its tasks in one transaction; returns the trial id.
+    pub fn insert_trial(
+        &mut self,
+        run_id: i64,
+        planned: &PlannedTrial,
+        outcome: &TrialOutcome,
+        meta: &TrialMeta,
+    ) -> Result<i64> {
+        let tx = self.conn.transaction()?;
+        let cell_id: i64 = tx.query_row(
+            "SELECT cell_id FROM cells WHERE run_id = ?1 AND cell_index = ?2",
+            params![run_id, planned.cell as i64],
+            |r| r.get(0),
+        )?;
+        tx.execute(
+            "INSERT INTO trials (run_id, cell_id, trial_index, round, warmup, status, reason, makespan_ns, timeout_ns, harness_cpu_ns,
+                                 started_at, pgid, load1, busy_pct, steal_pct, psi_cpu_some_pct, io_scheduler, trace_lost_events)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+            params![
+                run_id,
+                cell_id,
+                planned.trial_index,
+                planned.round,
+                planned.warmup,
+                outcome.status.name(),
+                outcome.reason,
+                outcome.makespan_ns.map(|v| v as i64),
+                meta.timeout_ns as i64,
+                outcome.harness_cpu_ns as i64,
+                meta.started_at,
+                outcome.pgid,
+                meta.load1,
+                meta.busy_pct,
+                meta.steal_pct,
+                meta.psi_cpu_some_pct,
+                meta.io_scheduler,
+                outcome.trace_lost_events.map(|v| v as i64),
+            ],
+        )?;
+        let trial_id = tx.last_insert_rowid();
+        {
+            let mut st = tx.prepare(
+                "INSERT INTO tasks (trial_id, task_index, pid, tid, policy_in_force, nice, rt_priority, t_release_ns, t_start_ns,
+                    t_end_ns, response_ns, turnaround_ns, run_span_ns, utime_ns, stime_ns, nvcsw, nivcsw, run_delay_ns,
+                    timeslices, migrations, work_units, exit_status, role, lat_count, lat_min_ns, lat_p50_ns, lat_p90_ns,
+                    lat_p99_ns, lat_p999_ns, lat_max_ns, trace_wakeups, trace_delay_p50_ns, trace_delay_max_ns,
+                    trace_preemptions, trace_migrations, trace_unseen_switch_ins)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
+                         ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36)",
+            )?;
+            let mut hist = tx.prepare("INSERT INTO histograms (trial_id, task_index, metric, hdr_v2) VALUES (?1, ?2, ?3, ?4)")?;
+            let nz = |v: u64| (v != 0).then_some(v as i64);
+            for t in &outcome.tasks {
+                let lat = t.latency.as_ref().map(|(s, _)| s);
+                let tr = t.trace.as_ref();
+                let delay_stats = tr.map(|t| {
+                    let mut h = crate::workload::periodic::new_histogram();
+                    for &d in &t.wakeup_delays_ns {
+                        let _ = h.record(d.clamp(1, crate::workload::periodic::MAX_LATENCY_NS));
+                    }
+                    h
+                });
+                st.execute(params![
+                    trial_id,
+                    t.task_index,
+                    t.pid,
+                    t.tid,
+                    t.policy.map(|p| p.name()),
+                    t.nice,
+                    t.rt_priority,
+                    nz(t.t_release_ns),
+                    nz(t.t_start_ns),
+                    nz(t.t_end_ns),
+                    t.response_ns,
+                    t.turnaround_ns,
+                    t.run_span_ns,
+                    t.utime_ns as i64,
+                    t.stime_ns as i64,
+                    t.nvcsw as i64,
+                    t.nivcsw as i64,
+                    t.run_delay_ns as i64,
+                    t.timeslices as i64,
+                    t.migrations as i64,
+                    t.work_units as i64,
+                    t.exit_status,
+                    if t.antagonist { "antagonist" } else { "task" },
+                    lat.map(|l| l.count as i64),
+                    lat.map(|l| l.min_ns as i64),
+                    lat.map(|l| l.p50_ns as i64),
+                    lat.map(|l| l.p90_ns as i64),
+                    lat.map(|l| l.p99_ns as i64),
+                    lat.map(|l| l.p999_ns as i64),
+                    lat.map(|l| l.max_ns as i64),
+                    tr.map(|t| t.wakeup_delays_ns.len() as i64),
+                    tr.and_then(|t| delay_stats
+                        .as_ref()
+                        .map(|h| h.value_at_quantile(0.5) as i64)
+                        .filter(|_| !t.wakeup_delays_ns.is_empty())),
+                    tr.and_then(|t| t.wakeup_delays_ns.iter().max().map(|&v| v as i64)),
+                    tr.map(|t| t.preemptions as i64),
+                    tr.map(|t| t.migrations as i64),
+                    tr.map(|t| t.unseen_switch_ins as i64),
+                ])?;
+                if let Some(h) = &delay_stats {
+                    hist.execute(params![
+                        trial_id,
+                        t.task_index,
+                        "trace_wakeup_delay_ns",
+                        crate::workload::periodic::serialize(h)
+                    ])?;
+                }
+                if let Some((_, bytes)) = &t.latency {
+                    hist.execute(params![trial_id, t.task_index, "wakeup_latency_ns", bytes])?;
+                }
+            }
+        }
+        {
+            let mut st = tx.prepare(
+                "INSERT INTO samples (trial_id, t_ns, interval_ns, r, b, in_per_s, cs_per_s, us_pct, sy_pct, id_pct, wa_pct, st_pct,
+                    bi_kib_s, bo_kib_s, psi_cpu_some_pct, psi_cpu_full_pct, psi_io_some_pct, psi_io_full_pct, psi_mem_some_pct,
+                    psi_mem_full_pct, load1)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+            )?;
+            for s in &outcome.samples {
+                let p = s.psi_pct;
+                st.execute(params![
+                    trial_id,
+                    s.t_ns as i64,
+                    s.interval_ns as i64,
+                    s.r as i64,
+                    s.b as i64,
+                    s.in_per_s,
+                    s.cs_per_s,
+                    s.us_pct,
+                    s.sy_pct,
+                    s.id_pct,
+                    s.wa_pct,
+                    s.st_pct,
+                    s.bi_kib_s,
+                    s.bo_kib_s,
+                    p[0],
+                    p[1],
+                    p[2],
+                    p[3],
+                    p[4],
+                    p[5],
+                    s.load1,
+                ])?;
+            }
+        }
+        {
+            let mut st = tx.prepare("INSERT INTO trace_slices (trial_id, task_index, cpu, start_ns, end_ns) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+            for (i, sl) in &outcome.trace_slices {
+                st.execute(params![
+                    trial_id,
+                    i,
+                    sl.cpu,
+                    sl.start_ns as i64,
+                    sl.end_ns as i64
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(trial_id)
+    }
+
+    /// Marks a resumed run as running again.
+    pub fn mark_running(&self, run_id: i64) -> Result<()> {
+        let me = Runner::this_process();
+        self.conn.execute(
+            "UPDATE runs SET status = 'running', finished_at = NULL, runner_pid = ?2, runner_boot_id = ?3,
+                             runner_start_ticks = ?4 WHERE run_id = ?1",
+            params![run_id, me.pid, me.boot_id, me.start_ticks],
+        )?;
+        Ok(())
+    }
+
+    /// (cell_index, trial_index) of every trial stored for a run.
+    pub fn stored_trials(&self, run_id: i64) -> Result<std::collections::HashSet<(usize, u32)>> {
+        let mut st = self.conn.prepare(
+            "SELECT c.cell_index, t.trial_index FROM trials t JOIN cells c ON c.cell_id = t.cell_id WHERE t.run_id = ?1",
+        )?;
+        let rows = st.query_map([run_id], |r| {
+            Ok((r.get::<_, i64>(0)? as usize, r.get::<_, i64>(1)? as u32))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// (cell_index, units) of every cell of a run.
+    pub fn cell_units(&self, run_id: i64) -> Result<Vec<(usize, Option<u64>)>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT cell_index, units FROM cells WHERE run_id = ?1")?;
+        let rows = st.query_map([run_id], |r| {
+            Ok((
+                r.get::<_, i64>(0)? as usize,
+                r.get::<_, Option<i64>>(1)?.map(|u| u as u64),
+            ))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Marks a run finished with `status` (done, interrupted, failed).
+    pub fn finish_run(&self, run_id: i64, status: &str) -> Result<()> {
+        self.conn.execute(
+            "UPDATE runs SET status = ?2, finished_at = ?3 WHERE run_id = ?1",
+            params![run_id, status, now_utc()],
+        )?;
+        Ok(())
+    }
+
+    /// Stores a warning about a run (or one of its trials).
+    pub fn add_warning(&self, run_id: i64, trial_id: Option<i64>, message: &str) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO warnings (run_id, trial_id, message) VALUES (?1, ?2, ?3)",
+            params![run_id, trial_id, message],
+        )?;
+        Ok(())
+    }
+
+    /// A stored calibration for this workload key, kernel and CPU model.
+    pub fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT units_per_sec FROM calibrations WHERE key = ?1 AND kernel = ?2 AND cpu_model = ?3",
+                params![key, kernel, cpu_model],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Stores (replacing) a calibration.
+    pub fn save_calibration(
+        &self,
+        key: &str,
+        kernel: &str,
+        cpu_model: &str,
+        units_per_sec: f64,
+    ) -> Result<()> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO calibrations (key, kernel, cpu_model, units_per_sec, measured_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![key, kernel, cpu_model, units_per_sec, now_utc()],
+        )?;
+        Ok(())
+    }
+}
