@@ -6,15 +6,21 @@
 //! There is no I/O. Degenerate input gives `None`, never NaN or a panic.
 
 mod bootstrap;
+#[cfg(test)]
+mod fixtures;
 pub mod hypothesis;
+pub mod mann_whitney;
 pub mod summary;
 
 pub use hypothesis::{
-    anova_oneway, cliff_delta, cohen_d, holm, kruskal_wallis, mann_whitney_u, welch_t, TestResult,
+    anova_oneway, cliff_delta, cohen_d, holm, kruskal_wallis, welch_t, PValueMethod, TestResult,
+};
+pub use mann_whitney::{
+    mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u, mann_whitney_u_asymptotic,
 };
 pub use summary::{
-    jain_index, mean, percentile, percentile_sorted, sample_variance, summarize, Summary, CI_LEVEL,
-    DEFAULT_RESAMPLES,
+    jain_index, mean, median, percentile, percentile_sorted, quantile_sorted, sample_variance,
+    summarize, Summary, CI_LEVEL, DEFAULT_RESAMPLES,
 };
 
 use serde::Serialize;
