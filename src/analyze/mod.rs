@@ -10,7 +10,9 @@ mod bootstrap;
 mod fixtures;
 pub mod hypothesis;
 pub mod mann_whitney;
+pub mod permutation;
 pub mod summary;
+pub mod trials;
 
 pub use hypothesis::{
     anova_oneway, cliff_delta, cohen_d, holm, kruskal_wallis, welch_t, PValueMethod, TestResult,
@@ -18,10 +20,15 @@ pub use hypothesis::{
 pub use mann_whitney::{
     mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u, mann_whitney_u_asymptotic,
 };
+pub use permutation::{
+    stratified_min_p, stratified_permutation_test, StratifiedTest, STRATIFIED_DEFAULT_RESAMPLES,
+    STRATIFIED_EXACT_MAX,
+};
 pub use summary::{
     jain_index, mean, median, percentile, percentile_sorted, quantile_sorted, sample_variance,
     summarize, Summary, CI_LEVEL, DEFAULT_RESAMPLES,
 };
+pub use trials::{per_trial, per_trial_by_key, Location};
 
 use serde::Serialize;
 
