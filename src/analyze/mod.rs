@@ -11,6 +11,9 @@ mod fixtures;
 pub mod hypothesis;
 pub mod mann_whitney;
 pub mod permutation;
+pub mod power;
+pub mod precision;
+pub mod ratio;
 pub mod summary;
 pub mod trials;
 
@@ -24,6 +27,11 @@ pub use permutation::{
     stratified_min_p, stratified_permutation_test, StratifiedTest, STRATIFIED_DEFAULT_RESAMPLES,
     STRATIFIED_EXACT_MAX,
 };
+pub use power::{
+    min_detectable_difference, min_detectable_difference_for, MinDetectable, MDD_ALPHA, MDD_POWER,
+};
+pub use precision::{precision, Decision, Precision, StoppingRule};
+pub use ratio::{median_ratio_ci, RatioCi};
 pub use summary::{
     jain_index, mean, median, percentile, percentile_sorted, quantile_sorted, sample_variance,
     summarize, Summary, CI_LEVEL, DEFAULT_RESAMPLES,
