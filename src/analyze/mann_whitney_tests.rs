@@ -193,3 +193,15 @@ fn degenerate_samples_get_no_test_and_the_order_of_samples_only_flips_u() {
         assert_eq!(a.method, b.method);
     }
 }
+
+#[test]
+fn a_tail_too_long_to_count_is_left_to_the_normal_approximation() {
+    // 8 values against 300 000: U in the middle has a lower tail of over 2^20 terms.
+    assert_eq!(exact_p(8, 300_000, 1_200_000.0), None);
+    assert_eq!(exact_p(8, 300_000, 0.0), Some(2.0 / binomial(300_008, 8)));
+    let x = [0.5, 1.5, 2.5];
+    let y: Vec<f64> = (3..2000).map(f64::from).collect();
+    let r = mann_whitney_u(&x, &y).expect("u");
+    assert_eq!(r.method, PValueMethod::Exact);
+    assert_eq!(r.p_value, 2.0 / binomial(2000, 3));
+}

@@ -4,6 +4,16 @@
 //! Everything here is unit-agnostic: functions take `f64` samples in whatever unit the
 //! caller measured (ns, ms, counts, ...) and report location and spread in that unit.
 //! There is no I/O. Degenerate input gives `None`, never NaN or a panic.
+//!
+//! Trials (rounds) are the replicates. The building blocks for testing on the trial unit:
+//! - [`per_trial`] / [`per_trial_by_key`]: per-task values to one value per trial;
+//! - [`mann_whitney_u`]: p exact for small samples as scipy's default, a permutation p with
+//!   ties, the method named in [`TestResult::method`];
+//! - [`stratified_permutation_test`]: two treatments compared within rounds;
+//! - [`mann_whitney_min_p`], [`mann_whitney_trials_needed`], [`stratified_min_p`] and
+//!   [`min_detectable_difference`]: what too few trials could have found;
+//! - [`median_ratio_ci`]: ratio to a baseline with a bootstrap CI over trials;
+//! - [`precision()`] and [`StoppingRule`]: adaptive trial counts.
 
 mod bootstrap;
 #[cfg(test)]
