@@ -197,7 +197,7 @@ fn fifo_is_found_significantly_faster_and_the_sentence_says_so() {
     assert!(f.better_at_01, "{f:?}");
     assert_eq!(
         f.sentence,
-        "For cpu:pi with 2 tasks, fifo has the lowest median makespan (20.5 ms vs 23.5 ms for other, 1.14x); better than other at alpha 0.01 (Holm-adjusted Mann-Whitney p = 0.005)."
+        "For cpu:pi with 2 tasks, fifo has the lowest median makespan (20.5 ms vs 23.5 ms for other, 1.14x); better than other at alpha 0.01 (Holm-adjusted Mann-Whitney p = 0.002)."
     );
 }
 

@@ -57,7 +57,7 @@ fn interval(stats: &mut [f64]) -> Option<(f64, f64)> {
 /// k-th order statistic of n uniforms is Beta(k, n + 1 - k). For even n the next order
 /// statistic, given `U_(k) = u`, is `u + (1 - u) * min of (n - k) uniforms`.
 /// This replaces O(n) work (fill + select) per resample by two gamma draws.
-fn bootstrap_median_draw(sorted: &[f64], rng: &mut fastrand::Rng) -> f64 {
+pub(super) fn bootstrap_median_draw(sorted: &[f64], rng: &mut fastrand::Rng) -> f64 {
     let n = sorted.len();
     let nf = n as f64;
     let index = |u: f64| ((u * nf) as usize).min(n - 1);

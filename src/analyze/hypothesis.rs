@@ -9,11 +9,45 @@
 //! statistics, ranking, Holm's adjustment and the effect sizes are hand-written here,
 //! following scipy.stats, and checked against scipy's answers in
 //! `tests/fixtures/stats/reference.json` (written by `make_fixtures.py` beside it).
+//! The Mann-Whitney U test is in `mann_whitney.rs` (re-exported here).
 
 use serde::Serialize;
-use statrs::distribution::{ChiSquared, ContinuousCDF, FisherSnedecor, Normal, StudentsT};
+use statrs::distribution::{ChiSquared, ContinuousCDF, FisherSnedecor, StudentsT};
 
 use super::summary::{mean, sample_variance};
+
+pub use super::mann_whitney::{mann_whitney_u, mann_whitney_u_asymptotic};
+
+/// How a test's p-value was obtained, for the report's methods section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PValueMethod {
+    /// From the test's reference distribution under its model's assumptions (F for ANOVA,
+    /// Student's t for Welch): exact when the data are normal.
+    Parametric,
+    /// A large-sample approximation (chi-squared for Kruskal-Wallis; the normal
+    /// approximation with tie and continuity corrections for Mann-Whitney).
+    Asymptotic,
+    /// The exact null distribution of the statistic (Mann-Whitney U without ties).
+    Exact,
+    /// The exact permutation distribution: every relabeling of the data counted.
+    Permutation,
+    /// Seeded random relabelings (Monte Carlo permutation test), p = (hits + 1) / (R + 1).
+    MonteCarlo,
+}
+
+impl PValueMethod {
+    /// A short phrase naming the method, e.g. "exact distribution of U".
+    pub fn label(self) -> &'static str {
+        match self {
+            PValueMethod::Parametric => "parametric reference distribution",
+            PValueMethod::Asymptotic => "large-sample approximation",
+            PValueMethod::Exact => "exact null distribution",
+            PValueMethod::Permutation => "exact permutation distribution",
+            PValueMethod::MonteCarlo => "Monte Carlo permutation",
+        }
+    }
+}
 
 /// Outcome of a hypothesis test.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -24,12 +58,14 @@ pub struct TestResult {
     /// Two-sided p-value, in 0..=1.
     pub p_value: f64,
     /// Degrees of freedom: (between, within) for ANOVA, (k - 1, 0) for Kruskal-Wallis,
-    /// (Welch-Satterthwaite df, 0) for Welch, (0, 0) for Mann-Whitney (normal approximation).
+    /// (Welch-Satterthwaite df, 0) for Welch, (0, 0) for Mann-Whitney.
     pub df: (f64, f64),
+    /// How `p_value` was obtained.
+    pub method: PValueMethod,
 }
 
 /// True when there are at least two groups, each with at least two values, all finite.
-fn usable(groups: &[&[f64]]) -> bool {
+pub(super) fn usable(groups: &[&[f64]]) -> bool {
     groups.len() >= 2
         && groups
             .iter()
@@ -37,7 +73,7 @@ fn usable(groups: &[&[f64]]) -> bool {
 }
 
 /// Keep a p-value computed as a tail probability inside 0..=1 (and NaN out).
-fn clamp_p(p: f64) -> Option<f64> {
+pub(super) fn clamp_p(p: f64) -> Option<f64> {
     if p.is_nan() {
         None
     } else {
@@ -75,12 +111,13 @@ pub fn anova_oneway(groups: &[&[f64]]) -> Option<TestResult> {
         statistic: f,
         p_value: clamp_p(dist.sf(f))?,
         df: (df_between, df_within),
+        method: PValueMethod::Parametric,
     })
 }
 
 /// Average ranks (1-based; ties share the mean of their positions) of the values of all
 /// groups pooled, in pooled order, plus Σ(t³ - t) over the sizes t of tied blocks.
-fn pooled_ranks(groups: &[&[f64]]) -> (Vec<f64>, f64) {
+pub(super) fn pooled_ranks(groups: &[&[f64]]) -> (Vec<f64>, f64) {
     // Hand-written: statrs 0.18 has no ranking (scipy.stats.rankdata, method "average").
     let pooled: Vec<f64> = groups.iter().flat_map(|g| g.iter().copied()).collect();
     let mut order: Vec<usize> = (0..pooled.len()).collect();
@@ -134,6 +171,7 @@ pub fn kruskal_wallis(groups: &[&[f64]]) -> Option<TestResult> {
         statistic: h,
         p_value: clamp_p(dist.sf(h))?,
         df: (df, 0.0),
+        method: PValueMethod::Asymptotic,
     })
 }
 
@@ -160,36 +198,7 @@ pub fn welch_t(x: &[f64], y: &[f64]) -> Option<TestResult> {
         statistic: t,
         p_value: clamp_p(2.0 * dist.sf(t.abs()))?,
         df: (df, 0.0),
-    })
-}
-
-/// Mann-Whitney U two-sided test by the normal approximation with tie and continuity
-/// corrections (as `scipy.stats.mannwhitneyu(x, y, method="asymptotic",
-/// use_continuity=True, alternative="two-sided")`). `statistic` is U of `x`: the number
-/// of pairs with x > y, plus half the ties.
-///
-/// `None` if degenerate, including when all values are equal.
-pub fn mann_whitney_u(x: &[f64], y: &[f64]) -> Option<TestResult> {
-    // Hand-written: statrs 0.18 has the normal distribution but no rank tests.
-    if !usable(&[x, y]) {
-        return None;
-    }
-    let (ranks, tie_term) = pooled_ranks(&[x, y]);
-    let (n1, n2) = (x.len() as f64, y.len() as f64);
-    let n = n1 + n2;
-    let r1: f64 = ranks[..x.len()].iter().sum();
-    let u1 = r1 - n1 * (n1 + 1.0) / 2.0;
-    let u = u1.max(n1 * n2 - u1);
-    let variance = n1 * n2 / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0)));
-    if variance <= 0.0 {
-        return None;
-    }
-    let z = (u - n1 * n2 / 2.0 - 0.5) / variance.sqrt();
-    let normal = Normal::new(0.0, 1.0).ok()?;
-    Some(TestResult {
-        statistic: u1,
-        p_value: clamp_p(2.0 * normal.sf(z))?,
-        df: (0.0, 0.0),
+        method: PValueMethod::Parametric,
     })
 }
 
@@ -369,7 +378,7 @@ mod tests {
     #[test]
     fn mann_whitney_matches_scipy_asymptotic_with_continuity_including_ties() {
         for_each_pair(|label, x, y, pair| {
-            let r = mann_whitney_u(x, y).expect("values are not all equal");
+            let r = mann_whitney_u_asymptotic(x, y).expect("values are not all equal");
             let want = &pair["mannwhitneyu"];
             assert_close(r.statistic, num(&want["statistic"]), STAT, label);
             assert_close(r.p_value, num(&want["pvalue"]), P, label);

@@ -4,18 +4,49 @@
 //! Everything here is unit-agnostic: functions take `f64` samples in whatever unit the
 //! caller measured (ns, ms, counts, ...) and report location and spread in that unit.
 //! There is no I/O. Degenerate input gives `None`, never NaN or a panic.
+//!
+//! Trials (rounds) are the replicates. The building blocks for testing on the trial unit:
+//! - [`per_trial`] / [`per_trial_by_key`]: per-task values to one value per trial;
+//! - [`mann_whitney_u`]: p exact for small samples as scipy's default, a permutation p with
+//!   ties, the method named in [`TestResult::method`];
+//! - [`stratified_permutation_test`]: two treatments compared within rounds;
+//! - [`mann_whitney_min_p`], [`mann_whitney_trials_needed`], [`stratified_min_p`] and
+//!   [`min_detectable_difference`]: what too few trials could have found;
+//! - [`median_ratio_ci`]: ratio to a baseline with a bootstrap CI over trials;
+//! - [`precision()`] and [`StoppingRule`]: adaptive trial counts.
 
 mod bootstrap;
+#[cfg(test)]
+mod fixtures;
 pub mod hypothesis;
+pub mod mann_whitney;
+pub mod permutation;
+pub mod power;
+pub mod precision;
+pub mod ratio;
 pub mod summary;
+pub mod trials;
 
 pub use hypothesis::{
-    anova_oneway, cliff_delta, cohen_d, holm, kruskal_wallis, mann_whitney_u, welch_t, TestResult,
+    anova_oneway, cliff_delta, cohen_d, holm, kruskal_wallis, welch_t, PValueMethod, TestResult,
 };
+pub use mann_whitney::{
+    mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u, mann_whitney_u_asymptotic,
+};
+pub use permutation::{
+    stratified_min_p, stratified_permutation_test, StratifiedTest, STRATIFIED_DEFAULT_RESAMPLES,
+    STRATIFIED_EXACT_MAX,
+};
+pub use power::{
+    min_detectable_difference, min_detectable_difference_for, MinDetectable, MDD_ALPHA, MDD_POWER,
+};
+pub use precision::{precision, Decision, Precision, StoppingRule};
+pub use ratio::{median_ratio_ci, RatioCi};
 pub use summary::{
-    jain_index, mean, percentile, percentile_sorted, sample_variance, summarize, Summary, CI_LEVEL,
-    DEFAULT_RESAMPLES,
+    jain_index, mean, median, percentile, percentile_sorted, quantile_sorted, sample_variance,
+    summarize, Summary, CI_LEVEL, DEFAULT_RESAMPLES,
 };
+pub use trials::{per_trial, per_trial_by_key, Location};
 
 use serde::Serialize;
 

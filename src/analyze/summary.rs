@@ -113,14 +113,33 @@ pub fn percentile(samples: &[f64], p: f64) -> Option<f64> {
     percentile_sorted(&sorted, p)
 }
 
+/// The median (50th percentile, linear interpolation: the mean of the two middle values
+/// for an even count); `None` if `samples` is empty or contains a non-finite value.
+pub fn median(samples: &[f64]) -> Option<f64> {
+    percentile(samples, 50.0)
+}
+
 /// Like [`percentile`] but for data already sorted ascending (not checked), without copying.
 pub fn percentile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
-    // Hand-written: statrs 0.18's `OrderStatistics::quantile` is type 8 (median-unbiased),
-    // not numpy's type 7, so it would not match `np.percentile`.
-    if sorted.is_empty() || !(0.0..=100.0).contains(&p) {
+    if !(0.0..=100.0).contains(&p) {
         return None;
     }
-    let h = (p / 100.0) * (sorted.len() - 1) as f64;
+    quantile_sorted(sorted, p / 100.0)
+}
+
+/// The `q`-quantile (`q` in 0..=1) of data sorted ascending (not checked), by linear
+/// interpolation between order statistics (numpy's default `method="linear"`, Hyndman &
+/// Fan type 7). The crate's one quantile: [`percentile`], [`percentile_sorted`] and the
+/// report's plots and tables all come here.
+///
+/// Returns `None` if `sorted` is empty or `q` is outside 0..=1 (or NaN).
+pub fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
+    // Hand-written: statrs 0.18's `OrderStatistics::quantile` is type 8 (median-unbiased),
+    // not numpy's type 7, so it would not match `np.percentile`.
+    if sorted.is_empty() || !(0.0..=1.0).contains(&q) {
+        return None;
+    }
+    let h = q * (sorted.len() - 1) as f64;
     let lo = h.floor();
     let i = lo as usize;
     let t = h - lo;

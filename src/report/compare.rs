@@ -6,16 +6,11 @@ use super::model::findings::fmt_ratio;
 use super::model::tables::Table;
 use super::model::{cell_samples, describe, fmt_p, fmt_value, CellKey, Metric, ReportInput};
 use super::terminal::terminal_table;
-use crate::analyze::{mann_whitney_u, percentile, CI_LEVEL};
+use crate::analyze::{mann_whitney_u, median_ratio_ci, percentile};
 use std::collections::HashMap;
 
 /// Bootstrap resamples per ratio CI.
 pub const RESAMPLES: usize = 2000;
-
-/// Up to this many values a bootstrap median is drawn by resampling every value; beyond, from
-/// the normal approximation of the median's order-statistic distribution (exact enough there,
-/// and O(1) per draw).
-const NAIVE_MAX_N: usize = 2000;
 
 /// One metric of one cell in both runs.
 #[derive(Debug, Clone)]
@@ -68,75 +63,10 @@ pub struct CompareReport {
     pub only_b: Vec<String>,
 }
 
-/// Median of one bootstrap resample of `sorted` (ascending, non-empty).
-fn boot_median(sorted: &[f64], rng: &mut fastrand::Rng, buf: &mut Vec<f64>) -> f64 {
-    let n = sorted.len();
-    if n <= NAIVE_MAX_N {
-        buf.clear();
-        buf.extend((0..n).map(|_| sorted[rng.usize(..n)]));
-        let (_, &mut hi, _) = buf.select_nth_unstable_by(n / 2, f64::total_cmp);
-        if n % 2 == 1 {
-            return hi;
-        }
-        let lo = buf[..n / 2]
-            .iter()
-            .copied()
-            .fold(f64::NEG_INFINITY, f64::max);
-        return 0.5 * (lo + hi);
-    }
-    // The k-th smallest of n uniforms is Beta(k, n + 1 - k); at this n it is normal to
-    // within far less than one rank.
-    let nf = n as f64;
-    let k = if n % 2 == 1 { n.div_ceil(2) } else { n / 2 } as f64;
-    let mean = k / (nf + 1.0);
-    let sd = (k * (nf + 1.0 - k) / ((nf + 1.0) * (nf + 1.0) * (nf + 2.0))).sqrt();
-    let u = (mean + sd * normal(rng)).clamp(0.0, 1.0);
-    let index = |u: f64| ((u * nf) as usize).min(n - 1);
-    if n % 2 == 1 {
-        return sorted[index(u)];
-    }
-    // The next order statistic: u plus the minimum of the n - k uniforms above it.
-    let gap = -((1.0 - rng.f64()).ln() / (nf - k)).exp_m1();
-    0.5 * (sorted[index(u)] + sorted[index(u + (1.0 - u) * gap)])
-}
-
-/// Standard normal draw (Box-Muller).
-fn normal(rng: &mut fastrand::Rng) -> f64 {
-    let u1 = 1.0 - rng.f64();
-    let u2 = rng.f64();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-}
-
-/// 95% percentile-bootstrap CI of median(b) / median(a), resampling both independently.
-/// `None` if fewer than half the resamples have a non-zero median of `a`.
+/// 95% percentile-bootstrap CI of median(b) / median(a), resampling each run's values
+/// ([`median_ratio_ci`] with [`RESAMPLES`] resamples). `None` when A's median is 0.
 pub fn ratio_ci(a: &[f64], b: &[f64], seed: u64) -> Option<(f64, f64)> {
-    if a.is_empty() || b.is_empty() {
-        return None;
-    }
-    let sort = |xs: &[f64]| {
-        let mut v = xs.to_vec();
-        v.sort_unstable_by(f64::total_cmp);
-        v
-    };
-    let (a, b) = (sort(a), sort(b));
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let mut buf = Vec::new();
-    let mut ratios = Vec::with_capacity(RESAMPLES);
-    for _ in 0..RESAMPLES {
-        let ma = boot_median(&a, &mut rng, &mut buf);
-        let mb = boot_median(&b, &mut rng, &mut buf);
-        if ma != 0.0 {
-            ratios.push(mb / ma);
-        }
-    }
-    if ratios.len() < RESAMPLES / 2 {
-        return None;
-    }
-    let tail = (1.0 - CI_LEVEL) / 2.0 * 100.0;
-    Some((
-        percentile(&ratios, tail)?,
-        percentile(&ratios, 100.0 - tail)?,
-    ))
+    median_ratio_ci(a, b, seed, RESAMPLES).map(|r| (r.lo, r.hi))
 }
 
 /// Matches the cells of two runs by axis values and compares every tested metric.

@@ -6,17 +6,8 @@ use tabled::settings::Style;
 
 /// Median of integers (mean of the two middle values for even counts); None when empty.
 fn median(values: impl IntoIterator<Item = i64>) -> Option<f64> {
-    let mut v: Vec<i64> = values.into_iter().collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_unstable();
-    let m = v.len() / 2;
-    Some(if v.len() % 2 == 1 {
-        v[m] as f64
-    } else {
-        (v[m - 1] as f64 + v[m] as f64) / 2.0
-    })
+    let v: Vec<f64> = values.into_iter().map(|x| x as f64).collect();
+    crate::analyze::median(&v)
 }
 
 /// A duration in ns, printed with a unit that keeps 3-4 significant digits.

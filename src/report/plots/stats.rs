@@ -8,18 +8,9 @@ pub fn sorted_finite(values: &[f64]) -> Vec<f64> {
 }
 
 /// Quantile `q` (0..=1) of ascending `sorted` data by linear interpolation between
-/// order statistics, as numpy's default (`method="linear"`, R type 7).
-/// `None` for empty data or `q` outside 0..=1.
-pub fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
-    if sorted.is_empty() || !(0.0..=1.0).contains(&q) {
-        return None;
-    }
-    let pos = q * (sorted.len() - 1) as f64;
-    let lo = pos.floor() as usize;
-    let hi = pos.ceil() as usize;
-    let frac = pos - lo as f64;
-    Some(sorted[lo] + (sorted[hi] - sorted[lo]) * frac)
-}
+/// order statistics, as numpy's default (`method="linear"`, R type 7): the crate's one
+/// quantile, [`crate::analyze::quantile_sorted`]. `None` for empty data or `q` outside 0..=1.
+pub use crate::analyze::quantile_sorted;
 
 /// A Tukey box: quartiles, whiskers and outliers, in the unit of the data.
 #[derive(Debug, Clone, PartialEq)]
