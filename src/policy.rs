@@ -179,7 +179,7 @@ pub const RT_WORKER_TOP: u32 = 98;
 pub const RT_LAUNCHER: u32 = 99;
 
 /// The exact scheduling attributes one task applies to itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskPolicy {
     /// The class.
     pub kind: PolicyKind,

@@ -5,7 +5,7 @@ use crate::workload::periodic::LatencySummary;
 use serde::{Deserialize, Serialize};
 
 /// How a trial ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TrialStatus {
     /// Every task finished its work.
     Ok,
@@ -33,7 +33,7 @@ impl TrialStatus {
 }
 
 /// The per-task record of a trial (times in ns).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TaskRecord {
     /// Index of the task in its trial.
     pub task_index: u32,
@@ -86,7 +86,7 @@ pub struct TaskRecord {
 }
 
 /// The result of one trial.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TrialOutcome {
     /// How it ended.
     pub status: TrialStatus,
@@ -111,7 +111,7 @@ pub struct TrialOutcome {
 }
 
 /// One system-wide sample over the interval that ends at `t_ns`.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Sample {
     /// End of the interval, ns after the sampler started.
     pub t_ns: u64,

@@ -94,6 +94,7 @@ pub struct Slot {
 }
 
 /// What every task of a trial needs to know, prepared before any task exists.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct TaskPlan {
     /// Policy and level of each task.
     pub policies: Vec<TaskPolicy>,

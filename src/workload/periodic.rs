@@ -69,7 +69,7 @@ pub fn run(
 }
 
 /// Latency percentiles of one histogram, in nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct LatencySummary {
     /// Number of wake-ups recorded.
     pub count: u64,
