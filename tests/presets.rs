@@ -2,6 +2,7 @@
 //! give, documents itself, and (quick.toml) equals the built-in quick experiment.
 
 use assert_cmd::Command;
+use schedlab::plan;
 use schedlab::spec::Spec;
 use std::path::{Path, PathBuf};
 
@@ -152,11 +153,10 @@ fn every_scaled_size_names_its_original_one_edit_away_and_the_original_still_pla
             let mut edited: Vec<&str> = lines.clone();
             edited[scaled_line.0] = original;
             let edited = edited.join("\n");
-            let as_run = Spec::from_toml(&text).unwrap().plan(1).unwrap();
+            let as_run = plan::build(&Spec::from_toml(&text).unwrap(), 1).unwrap();
             let original_spec = Spec::from_toml(&edited)
                 .unwrap_or_else(|e| panic!("{name}.toml with `{original}`: {e}"));
-            let original_plan = original_spec
-                .plan(1)
+            let original_plan = plan::build(&original_spec, 1)
                 .unwrap_or_else(|e| panic!("{name}.toml with `{original}`: {e}"));
             assert_eq!(original_plan.cells.len(), as_run.cells.len(), "{name}");
             assert_ne!(

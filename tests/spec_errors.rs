@@ -6,7 +6,7 @@ mod common;
 
 use common::schedlab;
 use proptest::prelude::*;
-use schedlab::spec::locate::check_text;
+use schedlab::plan::{build, build_from_text};
 use schedlab::spec::Spec;
 use std::path::{Path, PathBuf};
 
@@ -273,7 +273,7 @@ fn tomlish() -> impl Strategy<Value = String> {
 
 /// Checks one text: no panic, and any error is one line naming the file first.
 fn check_no_panic(text: &str) -> Result<(), TestCaseError> {
-    match check_text("f.toml", text, 7) {
+    match build_from_text("f.toml", text, 7) {
         Ok((spec, plan)) => {
             prop_assert!(
                 !plan.trials.is_empty(),
@@ -281,7 +281,7 @@ fn check_no_panic(text: &str) -> Result<(), TestCaseError> {
             );
             prop_assert!(Spec::from_toml(text).is_ok());
             prop_assert_eq!(
-                spec.plan(7).map(|p| p.trials.len()).ok(),
+                build(&spec, 7).map(|p| p.trials.len()).ok(),
                 Some(plan.trials.len())
             );
         }
@@ -291,7 +291,7 @@ fn check_no_panic(text: &str) -> Result<(), TestCaseError> {
         }
     }
     if let Ok(spec) = Spec::from_toml(text) {
-        let _ = spec.plan(7);
+        let _ = build(&spec, 7);
     }
     Ok(())
 }

@@ -43,7 +43,7 @@ fn spec_and_plan(args: &RunArgs) -> Result<(crate::spec::Spec, crate::plan::Plan
         }
         let (toml_text, seed) = store.run_spec(run_id)?;
         let spec = crate::spec::Spec::from_toml(&toml_text)?;
-        let plan = spec.plan(seed)?;
+        let plan = crate::plan::build(&spec, seed)?;
         return Ok((spec, plan, Some(run_id)));
     }
     let spec = args.to_spec()?;
@@ -53,8 +53,8 @@ fn spec_and_plan(args: &RunArgs) -> Result<(crate::spec::Spec, crate::plan::Plan
             .map_or(1, |d| d.as_nanos() as u64)
     });
     let plan = match &args.spec {
-        Some(path) => crate::spec::locate::plan_spec_file(path, &spec, seed)?,
-        None => spec.plan(seed)?,
+        Some(path) => crate::plan::build_for_file(path, &spec, seed)?,
+        None => crate::plan::build(&spec, seed)?,
     };
     Ok((spec, plan, None))
 }

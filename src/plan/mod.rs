@@ -1,0 +1,200 @@
+//! The plan: a checked spec expanded into cells and an ordered list of trials (seeded rounds,
+//! warm-ups first), with everything the run stage needs to run them. Built from a spec by
+//! [`build`]; the run stage needs nothing else.
+
+mod expand;
+
+pub use expand::order;
+
+use crate::policy::{DeadlineParams, PolicyKind, PriorityMode};
+use crate::records::{StartMode, TaskKind, WorkSize};
+use crate::spec::{Checked, Spec, SpecError};
+use crate::workload::Workload;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// One combination of axis values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// Scheduling class.
+    pub policy: PolicyKind,
+    /// Priority mode.
+    pub priorities: PriorityMode,
+    /// What each task does.
+    pub workload: Workload,
+    /// How much of it.
+    pub size: WorkSize,
+    /// The size is the whole trial's work, divided evenly among its tasks (study 003).
+    pub split: bool,
+    /// Number of tasks.
+    pub tasks: u32,
+    /// Processes or threads.
+    pub kind: TaskKind,
+    /// Barrier or staggered start.
+    pub start: StartMode,
+    /// CPUs every task is pinned to (None: not pinned).
+    pub cpus: Option<Vec<usize>>,
+    /// Nice override for every task.
+    pub nice: Option<i32>,
+    /// RT priority override for every task.
+    pub rt_priority: Option<u32>,
+    /// DEADLINE parameters.
+    pub deadline: DeadlineParams,
+    /// Number of antagonists sharing the machine with the measured tasks.
+    pub antagonists: u32,
+    /// Policy of the antagonists.
+    pub antagonist_policy: PolicyKind,
+    /// What the antagonists run (cpu or io).
+    pub antagonist_workload: crate::workload::WorkloadKind,
+    /// Block-device I/O scheduler set for the cell (None: left as it is).
+    pub io_scheduler: Option<String>,
+}
+
+impl Cell {
+    /// A one-line description, e.g. `fifo/same cpu:pi x10 process barrier cpus=0`.
+    pub fn label(&self) -> String {
+        let mut s = format!(
+            "{}/{} {} x{} {} {}",
+            self.policy,
+            self.priorities.name(),
+            self.workload.label(),
+            self.tasks,
+            self.kind.name(),
+            self.start.name()
+        );
+        if self.split {
+            s.push_str(" split");
+        }
+        if self.antagonists > 0 {
+            s.push_str(&format!(
+                " +{} {} antagonists ({})",
+                self.antagonists,
+                self.antagonist_workload.name(),
+                self.antagonist_policy
+            ));
+        }
+        if let Some(io) = &self.io_scheduler {
+            s.push_str(&format!(" io={io}"));
+        }
+        if let Some(c) = &self.cpus {
+            s.push_str(&format!(" cpus={}", crate::procfs::format_cpu_list(c)));
+        }
+        s
+    }
+}
+
+/// One trial to run: which cell, its index within the cell, its round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannedTrial {
+    /// Index into `Plan::cells`.
+    pub cell: usize,
+    /// Index of the trial within its cell (warm-ups first).
+    pub trial_index: u32,
+    /// Round number; every round runs each cell once.
+    pub round: u32,
+    /// A warm-up trial: stored, flagged, excluded from analysis by default.
+    pub warmup: bool,
+}
+
+/// How every trial of a plan is run: the spec's settings, checked and typed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunSettings {
+    /// Measured trials per cell.
+    pub trials: u32,
+    /// Warm-up trials per cell.
+    pub warmup: u32,
+    /// Per-trial timeout override, ns (None: derived per cell).
+    pub timeout_ns: Option<u64>,
+    /// Directory for I/O files (default /var/tmp).
+    pub io_dir: PathBuf,
+    /// Interval of the system-wide sampler, ns (None: off).
+    pub sample_interval_ns: Option<u64>,
+    /// Block device whose I/O scheduler is varied (None: the one holding io_dir).
+    pub device: Option<String>,
+    /// Record the kernel's scheduler trace.
+    pub trace: bool,
+}
+
+/// Cells, the order their trials run in, and how to run them: all the run stage needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Short name of the experiment.
+    pub name: String,
+    /// What the experiment is for.
+    pub description: String,
+    /// The spec as run (defaults filled in, the seed set), as TOML; stored with the run.
+    pub spec_toml: String,
+    /// How every trial is run.
+    pub settings: RunSettings,
+    /// The cells, in axis order.
+    pub cells: Vec<Cell>,
+    /// The trials, in run order.
+    pub trials: Vec<PlannedTrial>,
+    /// Seed of the shuffle.
+    pub seed: u64,
+}
+
+/// Checks `spec` and expands it into a plan whose trial order is shuffled with `seed`.
+pub fn build(spec: &Spec, seed: u64) -> Result<Plan, SpecError> {
+    let checked = spec.validate()?;
+    assemble(spec, &checked, seed)
+}
+
+/// [`build`] for `spec` read from file `path` and possibly changed by flags since: a mistake
+/// the file alone has reads `PATH:LINE:COL: KEY: message`, one the flags brought in
+/// `KEY: message`.
+pub fn build_for_file(path: &Path, spec: &Spec, seed: u64) -> Result<Plan, SpecError> {
+    let checked = crate::spec::locate::validate_file(path, spec)?;
+    assemble(spec, &checked, seed)
+}
+
+/// Parses, checks and plans spec `text` read from `origin`; every error names
+/// `origin:line:column`.
+pub fn build_from_text(origin: &str, text: &str, seed: u64) -> Result<(Spec, Plan), SpecError> {
+    let (spec, checked) = crate::spec::locate::check_text(origin, text)?;
+    let plan = assemble(&spec, &checked, seed)?;
+    Ok((spec, plan))
+}
+
+/// The plan of `spec`, already checked as `checked`.
+fn assemble(spec: &Spec, checked: &Checked, seed: u64) -> Result<Plan, SpecError> {
+    let cells = expand::cells(checked);
+    let trials = order(cells.len(), checked.trials, checked.warmup, seed);
+    Ok(Plan {
+        name: spec.name.clone(),
+        description: spec.description.clone(),
+        spec_toml: spec_as_run(spec, seed)?,
+        settings: run_settings(checked),
+        cells,
+        trials,
+        seed,
+    })
+}
+
+/// The spec as run, as TOML: defaults filled in and the seed set, so that it runs again alike.
+fn spec_as_run(spec: &Spec, seed: u64) -> Result<String, SpecError> {
+    let mut as_run = spec.clone();
+    as_run.settings.seed = Some(seed);
+    toml::to_string(&as_run).map_err(|e| {
+        SpecError(format!(
+            "cannot write the spec as TOML to store it with the run: {e}; \
+             a seed or size above 9223372036854775807 cannot be stored, give a smaller one"
+        ))
+    })
+}
+
+/// The settings of `c` the run stage reads.
+fn run_settings(c: &Checked) -> RunSettings {
+    RunSettings {
+        trials: c.trials,
+        warmup: c.warmup,
+        timeout_ns: c.timeout_ns,
+        io_dir: c.io_dir.clone(),
+        sample_interval_ns: c.sample_interval_ns,
+        device: c.device.clone(),
+        trace: c.trace,
+    }
+}
+
+#[cfg(test)]
+mod tests;

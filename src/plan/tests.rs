@@ -1,0 +1,185 @@
+//! Tests of expanding specs into plans.
+
+use super::*;
+use crate::spec::{Orders, WorkloadSpec};
+use crate::workload::{Command, WorkloadKind};
+
+#[test]
+fn every_cell_runs_once_per_round_and_warmups_come_first() {
+    let t = order(5, 3, 1, 42);
+    assert_eq!(t.len(), 20);
+    for round in 0..4 {
+        let mut cells: Vec<usize> = t
+            .iter()
+            .filter(|p| p.round == round)
+            .map(|p| p.cell)
+            .collect();
+        cells.sort();
+        assert_eq!(cells, vec![0, 1, 2, 3, 4]);
+    }
+    assert!(t[..5].iter().all(|p| p.warmup));
+    assert!(t[5..].iter().all(|p| !p.warmup));
+}
+
+#[test]
+fn the_order_depends_on_the_seed_only() {
+    assert_eq!(order(8, 4, 0, 7), order(8, 4, 0, 7));
+    assert_ne!(order(8, 4, 0, 7), order(8, 4, 0, 8));
+}
+
+#[test]
+fn axis_names_parse_and_reject_with_the_accepted_values() {
+    assert_eq!("thread".parse::<TaskKind>().unwrap(), TaskKind::Thread);
+    assert_eq!(
+        "staggered".parse::<StartMode>().unwrap(),
+        StartMode::Staggered
+    );
+    assert!("fiber"
+        .parse::<TaskKind>()
+        .unwrap_err()
+        .contains("process, thread"));
+    assert!("now"
+        .parse::<StartMode>()
+        .unwrap_err()
+        .contains("barrier, staggered"));
+}
+
+#[test]
+fn axes_multiply_into_cells() {
+    let spec = Spec::from_toml(
+        r#"
+        name = "t"
+        [axes]
+        policies = ["other", "fifo", "rr"]
+        priorities = ["same", "spread"]
+        tasks = [10, 50, 150]
+        workloads = [{ kind = "cpu" }, { kind = "io" }, { kind = "mixed" }]
+        [settings]
+        trials = 4
+        "#,
+    )
+    .unwrap();
+    let plan = build(&spec, 1).unwrap();
+    assert_eq!(plan.cells.len(), 54);
+    assert_eq!(plan.trials.len(), 54 * 4);
+}
+
+#[test]
+fn the_first_axis_varies_slowest_and_the_last_fastest() {
+    let spec = Spec::from_toml(
+        "[axes]\npolicies = [\"other\", \"batch\"]\ntasks = [1, 2]\n\
+         io_schedulers = [\"none\", \"bfq\"]\n",
+    )
+    .unwrap();
+    let cells = build(&spec, 1).unwrap().cells;
+    let got: Vec<(PolicyKind, u32, Option<&str>)> = cells
+        .iter()
+        .map(|c| (c.policy, c.tasks, c.io_scheduler.as_deref()))
+        .collect();
+    let (o, b) = (PolicyKind::Other, PolicyKind::Batch);
+    assert_eq!(
+        got,
+        vec![
+            (o, 1, Some("none")),
+            (o, 1, Some("bfq")),
+            (o, 2, Some("none")),
+            (o, 2, Some("bfq")),
+            (b, 1, Some("none")),
+            (b, 1, Some("bfq")),
+            (b, 2, Some("none")),
+            (b, 2, Some("bfq")),
+        ]
+    );
+    // Axes left empty vary nothing: not pinned, no antagonists.
+    assert!(cells.iter().all(|c| c.cpus.is_none() && c.antagonists == 0));
+}
+
+#[test]
+fn a_command_workload_is_one_cell_per_order_with_one_task_per_program() {
+    let mut spec = Spec::default_quick();
+    spec.axes.tasks = vec![4, 8];
+    spec.axes.workloads = vec![WorkloadSpec {
+        kind: WorkloadKind::Command,
+        commands: ["a", "b", "c"]
+            .iter()
+            .map(|p| Command {
+                name: None,
+                argv: vec![p.to_string()],
+                cwd: None,
+                env: Default::default(),
+            })
+            .collect(),
+        orders: Some(Orders::List(vec![vec![2, 0, 1], vec![0, 1, 2]])),
+        ..WorkloadSpec::default()
+    }];
+    spec.axes.policies = vec![PolicyKind::Other];
+    let cells = build(&spec, 1).unwrap().cells;
+    let programs: Vec<Vec<&str>> = cells
+        .iter()
+        .map(|c| c.workload.commands.iter().map(|c| c.name()).collect())
+        .collect();
+    assert_eq!(programs, vec![vec!["c", "a", "b"], vec!["a", "b", "c"]]);
+    assert!(cells
+        .iter()
+        .all(|c| c.tasks == 3 && c.size == WorkSize::Iterations(1)));
+}
+
+#[test]
+fn the_plan_carries_the_typed_settings_and_the_spec_as_run() {
+    let (spec, plan) = build_from_text(
+        "f.toml",
+        "name = \"s\"\n[axes]\ntasks = [1, 2]\n[settings]\ntrials = 2\nwarmup = 1\n\
+         timeout = \"2s\"\nsample_interval = \"250ms\"\ndevice = \"vda\"\ntrace = true\n",
+        9,
+    )
+    .unwrap();
+    assert_eq!(plan.cells.len(), 2);
+    assert_eq!(plan.trials.len(), 2 * 3);
+    assert_eq!(
+        plan.settings,
+        RunSettings {
+            trials: 2,
+            warmup: 1,
+            timeout_ns: Some(2_000_000_000),
+            io_dir: PathBuf::from("/var/tmp"),
+            sample_interval_ns: Some(250_000_000),
+            device: Some("vda".into()),
+            trace: true,
+        }
+    );
+    assert_eq!(plan.name, "s");
+    // The stored spec reads back as the spec with its seed set.
+    let stored = Spec::from_toml(&plan.spec_toml).unwrap();
+    assert_eq!(stored.settings.seed, Some(9));
+    assert_eq!(stored.axes, spec.axes);
+    assert_eq!(build(&stored, 9).unwrap(), plan);
+}
+
+#[test]
+fn a_file_mistake_is_positioned_and_a_flag_mistake_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.toml");
+    std::fs::write(&path, "[axes]\ntasks = [4, 0]\n").unwrap();
+    let spec = Spec::from_toml(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let e = build_for_file(&path, &spec, 1).unwrap_err().0;
+    assert_eq!(
+        e,
+        format!(
+            "{}:2:13: axes.tasks[1]: 0 is not a usable task count (accepted: 1..=100000)",
+            path.display()
+        )
+    );
+    let mut flagged = spec.clone();
+    flagged.axes.tasks = vec![0];
+    let e = build_for_file(&path, &flagged, 1).unwrap_err().0;
+    assert_eq!(
+        e,
+        "axes.tasks[0]: 0 is not a usable task count (accepted: 1..=100000)"
+    );
+}
+
+#[test]
+fn a_seed_toml_cannot_hold_is_a_usage_error() {
+    let e = build(&Spec::default_quick(), u64::MAX).unwrap_err().0;
+    assert!(e.starts_with("cannot write the spec as TOML"), "{e}");
+}

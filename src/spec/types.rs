@@ -1,0 +1,259 @@
+//! The serde types of an experiment file: what to vary (axes) and how to run it (settings),
+//! with their defaults. Values are checked in [`super::validate`].
+
+use crate::policy::{PolicyKind, PriorityMode};
+use crate::records::{StartMode, TaskKind};
+use crate::workload::{CpuKernel, IoMode, WorkloadKind};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// An experiment: what to vary (axes) and how to run it (settings).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    /// Short name of the experiment.
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// What the experiment is for.
+    #[serde(default)]
+    pub description: String,
+    /// The axes; every combination is a cell.
+    #[serde(default)]
+    pub axes: Axes,
+    /// How every cell is run.
+    #[serde(default)]
+    pub settings: Settings,
+}
+
+fn default_name() -> String {
+    "unnamed".into()
+}
+
+/// The axes of an experiment, each a list of values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Axes {
+    /// Scheduling classes.
+    pub policies: Vec<PolicyKind>,
+    /// Priority modes.
+    pub priorities: Vec<PriorityMode>,
+    /// Workloads with their parameters.
+    pub workloads: Vec<WorkloadSpec>,
+    /// Task counts.
+    pub tasks: Vec<u32>,
+    /// Processes and/or threads.
+    pub kind: Vec<TaskKind>,
+    /// Start modes.
+    pub start: Vec<StartMode>,
+    /// CPU lists to pin to (e.g. "0", "0-1"); empty = not pinned.
+    pub cpus: Vec<String>,
+    /// Numbers of antagonists: load tasks (settings.antagonist_workload under
+    /// settings.antagonist_policy) that share the machine until the measured tasks end.
+    pub antagonists: Vec<u32>,
+    /// Block-device I/O schedulers to compare (none, mq-deadline, bfq, kyber); empty = leave as is.
+    pub io_schedulers: Vec<String>,
+}
+
+impl Default for Axes {
+    fn default() -> Self {
+        Axes {
+            policies: vec![PolicyKind::Other],
+            priorities: vec![PriorityMode::Same],
+            workloads: vec![WorkloadSpec::default()],
+            tasks: vec![4],
+            kind: vec![TaskKind::Process],
+            start: vec![StartMode::Barrier],
+            cpus: vec![],
+            antagonists: vec![0],
+            io_schedulers: vec![],
+        }
+    }
+}
+
+/// One workload of the `workloads` axis.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    /// cpu, io or mixed.
+    pub kind: WorkloadKind,
+    /// CPU kernel for cpu and mixed (default pi).
+    #[serde(default)]
+    pub cpu_kernel: CpuKernel,
+    /// I/O operation for io and mixed (default sync-copy).
+    #[serde(default)]
+    pub io_mode: IoMode,
+    /// Bytes per I/O operation (default 1024).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_block: Option<u64>,
+    /// io: bytes copied per task (fixes the size exactly, as the studies did) and input file size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_bytes: Option<u64>,
+    /// mixed: one I/O operation every this many CPU units (default 1000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_every: Option<u64>,
+    /// Time one task needs alone (e.g. "50ms"), found by calibration; default `settings.work`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work: Option<String>,
+    /// Exact number of units (iterations, or I/O operations for io); overrides `work`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<u64>,
+    /// The size is the whole trial's work, divided evenly among its tasks (study 003).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub split: bool,
+    /// periodic: the period (default "1ms"); the size counts periods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period: Option<String>,
+    /// periodic: busy work per period, as CPU time alone (default "100us").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    /// command: the programs of one trial, one task each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<crate::workload::Command>,
+    /// command: start orders, "all" (every permutation, study 004's six) or a list of
+    /// permutations of command indices, e.g. [[0, 1, 2], [2, 1, 0]]; default: as listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orders: Option<Orders>,
+    /// command: delay between starting one program and the next (staggered start), e.g. "1s".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_gap: Option<String>,
+    /// command: stop every program this long after release, e.g. "100s"; default: run to completion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<String>,
+}
+
+/// Start orders of a command workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Orders {
+    /// "all": every permutation.
+    All(String),
+    /// Explicit permutations of command indices.
+    List(Vec<Vec<usize>>),
+}
+
+impl Default for WorkloadSpec {
+    fn default() -> Self {
+        WorkloadSpec {
+            kind: WorkloadKind::Cpu,
+            cpu_kernel: CpuKernel::Pi,
+            io_mode: IoMode::SyncCopy,
+            io_block: None,
+            io_bytes: None,
+            io_every: None,
+            work: None,
+            iterations: None,
+            split: false,
+            period: None,
+            run: None,
+            commands: Vec::new(),
+            orders: None,
+            start_gap: None,
+            duration: None,
+        }
+    }
+}
+
+/// Deadline parameters as durations ("5ms").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DeadlineSpec {
+    /// Runtime per period (default 5ms).
+    pub runtime: String,
+    /// Relative deadline (default 50ms).
+    pub deadline: String,
+    /// Period (default 50ms).
+    pub period: String,
+}
+
+impl Default for DeadlineSpec {
+    fn default() -> Self {
+        DeadlineSpec {
+            runtime: "5ms".into(),
+            deadline: "50ms".into(),
+            period: "50ms".into(),
+        }
+    }
+}
+
+/// How every cell is run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    /// Measured trials per cell.
+    pub trials: u32,
+    /// Warm-up trials per cell, run first, stored and flagged.
+    pub warmup: u32,
+    /// Default work per task (time alone), e.g. "50ms".
+    pub work: String,
+    /// Per-trial timeout (e.g. "60s"); default derived from work x tasks / CPUs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<String>,
+    /// Seed of the trial order (default: chosen at random and stored).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Nice for every task of the fair classes (overrides the priority mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nice: Option<i32>,
+    /// RT priority for every FIFO/RR task (overrides the priority mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rt_priority: Option<u32>,
+    /// SCHED_DEADLINE parameters.
+    pub deadline: DeadlineSpec,
+    /// Directory for I/O files (default /var/tmp; a disk-backed filesystem).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_dir: Option<PathBuf>,
+    /// Policy of the antagonists (default other, nice 0 / RT top).
+    pub antagonist_policy: PolicyKind,
+    /// What antagonists run: cpu (hogs) or io (default cpu).
+    pub antagonist_workload: WorkloadKind,
+    /// Interval of the system-wide sampler (e.g. "100ms"), or "off".
+    pub sample_interval: String,
+    /// Block device whose I/O scheduler is varied (default: the one holding io_dir), e.g. "vda".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// Record the kernel's scheduler events (tracefs) during every trial; root only.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub trace: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            trials: 3,
+            warmup: 0,
+            work: "50ms".into(),
+            timeout: None,
+            seed: None,
+            nice: None,
+            rt_priority: None,
+            deadline: DeadlineSpec::default(),
+            io_dir: None,
+            antagonist_policy: PolicyKind::Other,
+            antagonist_workload: WorkloadKind::Cpu,
+            sample_interval: "100ms".into(),
+            device: None,
+            trace: false,
+        }
+    }
+}
+
+impl Spec {
+    /// The built-in quick experiment: OTHER vs FIFO vs RR, CPU-bound, 4 tasks pinned to CPU 0.
+    pub fn default_quick() -> Spec {
+        Spec {
+            name: "quick".into(),
+            description: "Built-in quick experiment: other, fifo and rr on CPU-bound work, 4 tasks sharing CPU 0".into(),
+            axes: Axes {
+                policies: vec![PolicyKind::Other, PolicyKind::Fifo, PolicyKind::Rr],
+                tasks: vec![4],
+                cpus: vec!["0".into()],
+                ..Axes::default()
+            },
+            settings: Settings {
+                trials: 3,
+                work: "50ms".into(),
+                ..Settings::default()
+            },
+        }
+    }
+}

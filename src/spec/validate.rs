@@ -1,0 +1,341 @@
+//! Checks every value of a spec, in a fixed order, and returns them typed ([`Checked`]); the
+//! first mistake is a [`Problem`] naming its key. Expanding the axes into cells is the plan's job.
+
+use super::durations::duration_ns;
+use super::workloads::{check_workloads, CheckedWorkload};
+use super::{accepted_values, Axes, Problem, Settings, Spec};
+use crate::policy::{DeadlineParams, PolicyKind, PriorityMode};
+use crate::records::{StartMode, TaskKind};
+use crate::workload::WorkloadKind;
+use std::path::PathBuf;
+
+/// Most trials (cells x rounds) one experiment may plan.
+pub const MAX_TRIALS: u64 = 10_000_000;
+
+/// Most antagonists one cell may have.
+const MAX_ANTAGONISTS: u32 = 10_000;
+
+/// Shortest interval of the system-wide sampler, ns.
+const MIN_SAMPLE_INTERVAL_NS: u64 = 10_000_000;
+
+/// A spec whose every value was checked, typed: the axes still as lists, durations in ns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    /// Scheduling classes (not empty).
+    pub policies: Vec<PolicyKind>,
+    /// Priority modes (not empty).
+    pub priorities: Vec<PriorityMode>,
+    /// Workloads (not empty), with their sizes and start orders.
+    pub workloads: Vec<CheckedWorkload>,
+    /// Task counts, each 1..=100000 (not empty).
+    pub tasks: Vec<u32>,
+    /// Processes and/or threads (not empty).
+    pub kind: Vec<TaskKind>,
+    /// Start modes (not empty).
+    pub start: Vec<StartMode>,
+    /// CPU sets to pin to, each allowed to this process; empty = not pinned.
+    pub cpus: Vec<Vec<usize>>,
+    /// Antagonist counts, each 0..=10000; empty = none.
+    pub antagonists: Vec<u32>,
+    /// Block-device I/O scheduler names, trimmed; empty = left as they are.
+    pub io_schedulers: Vec<String>,
+    /// Nice override for every task of the fair classes.
+    pub nice: Option<i32>,
+    /// RT priority override for every FIFO/RR task, 1..=99.
+    pub rt_priority: Option<u32>,
+    /// SCHED_DEADLINE parameters (checked against each other when DEADLINE is a policy).
+    pub deadline: DeadlineParams,
+    /// Policy of the antagonists.
+    pub antagonist_policy: PolicyKind,
+    /// What the antagonists run: cpu or io.
+    pub antagonist_workload: WorkloadKind,
+    /// Measured trials per cell, 1 or more.
+    pub trials: u32,
+    /// Warm-up trials per cell.
+    pub warmup: u32,
+    /// Per-trial timeout override, ns, above 0 (None: derived per cell).
+    pub timeout_ns: Option<u64>,
+    /// Directory for I/O files (default /var/tmp).
+    pub io_dir: PathBuf,
+    /// Interval of the system-wide sampler, ns, 10 ms or more (None: off).
+    pub sample_interval_ns: Option<u64>,
+    /// Block device whose I/O scheduler is varied (None: the one holding io_dir).
+    pub device: Option<String>,
+    /// Record the kernel's scheduler trace.
+    pub trace: bool,
+}
+
+impl Spec {
+    /// Checks every value, in a fixed order, and returns them typed; the first mistake found is
+    /// tied to its key, so that it can be positioned in a file.
+    pub fn validate(&self) -> Result<Checked, Problem> {
+        let (a, s) = (&self.axes, &self.settings);
+        check_nonempty_axes(a)?;
+        check_task_counts(&a.tasks)?;
+        check_priorities(s)?;
+        let deadline = deadline_params(s, &a.policies)?;
+        let default_work_ns = duration_ns("settings.work", &s.work)?;
+        let timeout_ns = timeout_ns(s)?;
+        let cpus = cpu_sets(&a.cpus)?;
+        let workloads = check_workloads(a, default_work_ns)?;
+        check_trial_count(a, &workloads, s)?;
+        check_antagonists(a, s)?;
+        let sample_interval_ns = sample_interval_ns(s)?;
+        let io_schedulers = io_schedulers(&a.io_schedulers)?;
+        Ok(Checked {
+            policies: a.policies.clone(),
+            priorities: a.priorities.clone(),
+            workloads,
+            tasks: a.tasks.clone(),
+            kind: a.kind.clone(),
+            start: a.start.clone(),
+            cpus,
+            antagonists: a.antagonists.clone(),
+            io_schedulers,
+            nice: s.nice,
+            rt_priority: s.rt_priority,
+            deadline,
+            antagonist_policy: s.antagonist_policy,
+            antagonist_workload: s.antagonist_workload,
+            trials: s.trials,
+            warmup: s.warmup,
+            timeout_ns,
+            io_dir: s.io_dir.clone().unwrap_or_else(|| "/var/tmp".into()),
+            sample_interval_ns,
+            device: s.device.clone(),
+            trace: s.trace,
+        })
+    }
+}
+
+/// Every axis that needs a value has one.
+fn check_nonempty_axes(a: &Axes) -> Result<(), Problem> {
+    let axes = [
+        (
+            "policies",
+            a.policies.len(),
+            accepted_values::<PolicyKind>(),
+        ),
+        (
+            "priorities",
+            a.priorities.len(),
+            accepted_values::<PriorityMode>(),
+        ),
+        (
+            "workloads",
+            a.workloads.len(),
+            format!("tables with kind = {}", accepted_values::<WorkloadKind>()),
+        ),
+        ("tasks", a.tasks.len(), "task counts such as 10".into()),
+        ("kind", a.kind.len(), accepted_values::<TaskKind>()),
+        ("start", a.start.len(), accepted_values::<StartMode>()),
+    ];
+    match axes.into_iter().find(|(_, len, _)| *len == 0) {
+        Some((key, _, values)) => Err(Problem::new(
+            format!("axes.{key}"),
+            "is empty; give at least one value",
+        )
+        .accepting(values)),
+        None => Ok(()),
+    }
+}
+
+/// Every task count is 1..=100000.
+fn check_task_counts(tasks: &[u32]) -> Result<(), Problem> {
+    match tasks
+        .iter()
+        .enumerate()
+        .find(|(_, &t)| t == 0 || t > 100_000)
+    {
+        Some((i, t)) => Err(Problem::new(
+            format!("axes.tasks[{i}]"),
+            format!("{t} is not a usable task count"),
+        )
+        .accepting("1..=100000")),
+        None => Ok(()),
+    }
+}
+
+/// Trials, nice and RT priority are in range.
+fn check_priorities(s: &Settings) -> Result<(), Problem> {
+    if s.trials == 0 {
+        return Err(Problem::new("settings.trials", "must be at least 1")
+            .accepting("a whole number of 1 or more"));
+    }
+    if let Some(n) = s.nice.filter(|n| !(-20..=19).contains(n)) {
+        return Err(
+            Problem::new("settings.nice", format!("{n} is out of range")).accepting("-20..=19"),
+        );
+    }
+    if let Some(p) = s.rt_priority.filter(|p| !(1..=99).contains(p)) {
+        return Err(
+            Problem::new("settings.rt_priority", format!("{p} is out of range"))
+                .accepting("1..=99; 98 is the default top, 99 is kept for the launcher"),
+        );
+    }
+    Ok(())
+}
+
+/// The DEADLINE parameters, in ns; checked against each other when DEADLINE is one of `policies`.
+fn deadline_params(s: &Settings, policies: &[PolicyKind]) -> Result<DeadlineParams, Problem> {
+    let d = &s.deadline;
+    let deadline = DeadlineParams {
+        runtime_ns: duration_ns("settings.deadline.runtime", &d.runtime)?,
+        deadline_ns: duration_ns("settings.deadline.deadline", &d.deadline)?,
+        period_ns: duration_ns("settings.deadline.period", &d.period)?,
+    };
+    if !policies.contains(&PolicyKind::Deadline) {
+        return Ok(deadline);
+    }
+    deadline.validate().map_err(|e| {
+        let runtime_wrong =
+            deadline.runtime_ns < 1024 || deadline.runtime_ns > deadline.deadline_ns;
+        let key = if runtime_wrong {
+            "settings.deadline.runtime"
+        } else {
+            "settings.deadline.deadline"
+        };
+        Problem::new(key, e)
+            .accepting("runtime of at least 1024ns and runtime <= deadline <= period")
+    })?;
+    Ok(deadline)
+}
+
+/// The per-trial timeout override, ns, above 0.
+fn timeout_ns(s: &Settings) -> Result<Option<u64>, Problem> {
+    let Some(t) = &s.timeout else {
+        return Ok(None);
+    };
+    match duration_ns("settings.timeout", t)? {
+        0 => Err(Problem::new("settings.timeout", "must be above 0")
+            .accepting("a duration above 0 such as \"60s\"")),
+        ns => Ok(Some(ns)),
+    }
+}
+
+/// The CPU lists of the `cpus` axis, parsed; every CPU must be allowed to this process.
+fn cpu_sets(lists: &[String]) -> Result<Vec<Vec<usize>>, Problem> {
+    let online = crate::sys::allowed_cpus();
+    let mut sets = Vec::with_capacity(lists.len());
+    for (i, c) in lists.iter().enumerate() {
+        let key = format!("axes.cpus[{i}]");
+        let list = crate::procfs::parse_cpu_list(c).map_err(|e| {
+            // The list's own message ends with the format; keep that for `accepted`.
+            let message = e.split(": expected").next().unwrap_or(&e).to_string();
+            Problem::new(key.as_str(), message).accepting(
+                "CPU numbers and ranges separated by commas, like \"0\", \"0-3\", \"0-3,5\"",
+            )
+        })?;
+        if let Some(bad) = list.iter().find(|c| !online.contains(c)) {
+            return Err(
+                Problem::new(key, format!("CPU {bad} is not available to this process")).accepting(
+                    format!(
+                        "CPUs allowed to this process: {}",
+                        crate::procfs::format_cpu_list(&online)
+                    ),
+                ),
+            );
+        }
+        sets.push(list);
+    }
+    Ok(sets)
+}
+
+/// Cells an experiment may have, counted from the axes: the product of their lengths (the
+/// tasks axis counted in full, though a command workload ignores it).
+fn cell_count(a: &Axes, workloads: &[CheckedWorkload]) -> u64 {
+    let variants: usize = workloads.iter().map(CheckedWorkload::variants).sum();
+    [
+        a.policies.len(),
+        a.priorities.len(),
+        variants,
+        a.tasks.len(),
+        a.kind.len(),
+        a.start.len(),
+        a.cpus.len().max(1),
+        a.antagonists.len().max(1),
+        a.io_schedulers.len().max(1),
+    ]
+    .iter()
+    .fold(1u64, |n, &len| n.saturating_mul(len as u64))
+}
+
+/// The experiment has at most [`MAX_TRIALS`] trials.
+fn check_trial_count(a: &Axes, workloads: &[CheckedWorkload], s: &Settings) -> Result<(), Problem> {
+    let cells = cell_count(a, workloads);
+    let rounds = u64::from(s.trials) + u64::from(s.warmup);
+    let trials = cells.saturating_mul(rounds);
+    if trials <= MAX_TRIALS {
+        return Ok(());
+    }
+    let key = if cells > MAX_TRIALS {
+        "axes"
+    } else {
+        "settings.trials"
+    };
+    Err(Problem::new(
+        key,
+        format!("{cells} cells x {rounds} trials (with warm-up) = {trials} trials is too many"),
+    )
+    .accepting(format!("at most {MAX_TRIALS} trials in all")))
+}
+
+/// Antagonist counts are in range and antagonists run cpu or io work.
+fn check_antagonists(a: &Axes, s: &Settings) -> Result<(), Problem> {
+    if let Some((i, n)) = a
+        .antagonists
+        .iter()
+        .enumerate()
+        .find(|(_, &n)| n > MAX_ANTAGONISTS)
+    {
+        return Err(Problem::new(
+            format!("axes.antagonists[{i}]"),
+            format!("{n} antagonists is too many"),
+        )
+        .accepting("0..=10000"));
+    }
+    if !matches!(s.antagonist_workload, WorkloadKind::Cpu | WorkloadKind::Io) {
+        return Err(Problem::new(
+            "settings.antagonist_workload",
+            "antagonists run cpu or io work",
+        )
+        .accepting("cpu, io"));
+    }
+    Ok(())
+}
+
+/// The sampler interval, ns (None for "off"); at least 10 ms.
+fn sample_interval_ns(s: &Settings) -> Result<Option<u64>, Problem> {
+    if s.sample_interval.trim() == "off" {
+        return Ok(None);
+    }
+    let ns = duration_ns("settings.sample_interval", &s.sample_interval)?;
+    if ns < MIN_SAMPLE_INTERVAL_NS {
+        return Err(Problem::new(
+            "settings.sample_interval",
+            format!("{} is too short to sample /proc cheaply", s.sample_interval),
+        )
+        .accepting("\"off\" or a duration of 10ms or more, e.g. \"100ms\""));
+    }
+    Ok(Some(ns))
+}
+
+/// The I/O scheduler names, trimmed; each must be one word.
+fn io_schedulers(names: &[String]) -> Result<Vec<String>, Problem> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            if name.trim().is_empty() || name.contains(char::is_whitespace) {
+                return Err(Problem::new(
+                    format!("axes.io_schedulers[{i}]"),
+                    format!("'{name}' is not a scheduler name"),
+                )
+                .accepting(
+                    "names from /sys/block/DEV/queue/scheduler, e.g. none, mq-deadline, bfq, kyber",
+                ));
+            }
+            Ok(name.trim().to_string())
+        })
+        .collect()
+}
