@@ -6,10 +6,10 @@ use crate::cli::RunArgs;
 use crate::run::{self, RunOptions};
 use crate::spec::SpecError;
 use crate::store::{self, Store};
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 /// The spec, plan and (when resuming) run id that `run` and `plan` work on.
-fn spec_and_plan(args: &RunArgs) -> Result<(crate::spec::Spec, crate::plan::Plan, Option<i64>)> {
+fn spec_and_plan(args: &RunArgs) -> Result<(crate::plan::Plan, Option<i64>)> {
     if let Some(which) = args.resume {
         if args.spec.is_some() {
             return Err(SpecError(
@@ -44,7 +44,7 @@ fn spec_and_plan(args: &RunArgs) -> Result<(crate::spec::Spec, crate::plan::Plan
         let (toml_text, seed) = store.run_spec(run_id)?;
         let spec = crate::spec::Spec::from_toml(&toml_text)?;
         let plan = crate::plan::build(&spec, seed)?;
-        return Ok((spec, plan, Some(run_id)));
+        return Ok((plan, Some(run_id)));
     }
     let spec = args.to_spec()?;
     let seed = spec.settings.seed.unwrap_or_else(|| {
@@ -56,29 +56,21 @@ fn spec_and_plan(args: &RunArgs) -> Result<(crate::spec::Spec, crate::plan::Plan
         Some(path) => crate::plan::build_for_file(path, &spec, seed)?,
         None => crate::plan::build(&spec, seed)?,
     };
-    Ok((spec, plan, None))
+    Ok((plan, None))
 }
 
 pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
-    let (spec, plan, _) = spec_and_plan(args)?;
+    let (plan, _) = spec_and_plan(args)?;
     let mut store = if args.db.exists() {
         Some(Store::open(&args.db)?)
     } else {
         None
     };
-    let mut sink = store.as_mut().map(|store| StoreSink {
-        store,
-        name: String::new(),
-        spec_toml: String::new(),
-    });
-    let io_dir = spec
-        .settings
-        .io_dir
-        .clone()
-        .unwrap_or_else(|| "/var/tmp".into());
+    let mut sink = store.as_mut().map(StoreSink);
+    let io_dir = plan.settings.io_dir.clone();
     let progress = crate::run::progress::Progress::new(0, true);
     let (kernel, cpu_model) = (crate::env::kernel_release(), crate::env::cpu_model());
-    let per_cell = spec.settings.trials + spec.settings.warmup;
+    let per_cell = plan.settings.trials + plan.settings.warmup;
     let mut b = tabled::builder::Builder::default();
     b.push_record(["#", "cell", "units/task", "est. per trial"]);
     let mut total_ns: u64 = 0;
@@ -110,14 +102,14 @@ pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
             crate::report::terminal::fmt_ns(est as f64),
         ]);
     }
-    println!("{} — {}", spec.name, spec.description);
+    println!("{} — {}", plan.name, plan.description);
     print!("{}", b.build().with(tabled::settings::Style::sharp()));
     println!();
     println!(
         "{} cells x {} trials ({} warm-up) = {} trials; estimated duration {} (seed {})",
         plan.cells.len(),
         per_cell,
-        spec.settings.warmup,
+        plan.settings.warmup,
         plan.trials.len(),
         fmt_duration(total_ns),
         plan.seed
@@ -136,7 +128,7 @@ fn fmt_duration(ns: u64) -> String {
 }
 
 pub fn cmd_run(args: &RunArgs) -> Result<i32> {
-    let (spec, plan, resume) = spec_and_plan(args)?;
+    let (plan, resume) = spec_and_plan(args)?;
     let opts = RunOptions {
         quiet: args.quiet,
         argv: std::env::args().collect::<Vec<_>>().join(" "),
@@ -144,24 +136,17 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32> {
     if !args.quiet {
         eprintln!(
             "schedlab: {} — {} cells x {} trials = {} trials, results in {}",
-            spec.name,
+            plan.name,
             plan.cells.len(),
-            spec.settings.trials + spec.settings.warmup,
+            plan.settings.trials + plan.settings.warmup,
             plan.trials.len(),
             args.db.display()
         );
     }
-    let mut as_run = spec.clone();
-    as_run.settings.seed = Some(plan.seed);
     let mut store = Store::open(&args.db)?;
-    let mut sink = StoreSink {
-        store: &mut store,
-        name: spec.name.clone(),
-        spec_toml: toml::to_string(&as_run).context("cannot serialise the spec")?,
-    };
-    let summary = run::execute(&spec, &plan, &mut sink, &opts, resume)?;
+    let summary = run::execute(&plan, &mut StoreSink(&mut store), &opts, resume)?;
     let cells = store::query::cells(&store, summary.run_id, false)?;
-    println!("run {} ({})", summary.run_id, spec.name);
+    println!("run {} ({})", summary.run_id, plan.name);
     print!("{}", crate::report::terminal::render(&cells));
     if summary.interrupted {
         eprintln!(

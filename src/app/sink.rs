@@ -7,22 +7,15 @@ use crate::store::{NewRun, Store};
 use anyhow::Result;
 
 /// A [`Store`] seen by the run stage.
-pub struct StoreSink<'a> {
-    /// The open results store.
-    pub store: &'a mut Store,
-    /// Name of the experiment.
-    pub name: String,
-    /// The spec as run (defaults filled in, the seed set), as TOML.
-    pub spec_toml: String,
-}
+pub struct StoreSink<'a>(pub &'a mut Store);
 
 impl Sink for StoreSink<'_> {
     fn create_run(&mut self, plan: &Plan, argv: &str, env_json: &str) -> Result<i64> {
-        self.store.create_run(
+        self.0.create_run(
             &NewRun {
-                name: &self.name,
+                name: &plan.name,
                 seed: plan.seed,
-                spec_toml: &self.spec_toml,
+                spec_toml: &plan.spec_toml,
                 argv,
                 env_json: Some(env_json),
                 trials_planned: plan.trials.len(),
@@ -32,15 +25,15 @@ impl Sink for StoreSink<'_> {
     }
 
     fn resume_run(&mut self, run_id: i64) -> Result<Stored> {
-        self.store.mark_running(run_id)?;
+        self.0.mark_running(run_id)?;
         Ok(Stored {
-            trials: self.store.stored_trials(run_id)?,
-            units: self.store.cell_units(run_id)?,
+            trials: self.0.stored_trials(run_id)?,
+            units: self.0.cell_units(run_id)?,
         })
     }
 
     fn set_cell_units(&mut self, run_id: i64, cell_index: usize, units: u64) -> Result<()> {
-        self.store.set_cell_units(run_id, cell_index, units)
+        self.0.set_cell_units(run_id, cell_index, units)
     }
 
     fn insert_trial(
@@ -50,19 +43,19 @@ impl Sink for StoreSink<'_> {
         outcome: &TrialOutcome,
         meta: &TrialMeta,
     ) -> Result<i64> {
-        self.store.insert_trial(run_id, planned, outcome, meta)
+        self.0.insert_trial(run_id, planned, outcome, meta)
     }
 
     fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, message: &str) -> Result<()> {
-        self.store.add_warning(run_id, trial_id, message)
+        self.0.add_warning(run_id, trial_id, message)
     }
 
     fn finish_run(&mut self, run_id: i64, status: &str) -> Result<()> {
-        self.store.finish_run(run_id, status)
+        self.0.finish_run(run_id, status)
     }
 
     fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>> {
-        self.store.calibration(key, kernel, cpu_model)
+        self.0.calibration(key, kernel, cpu_model)
     }
 
     fn save_calibration(
@@ -72,7 +65,7 @@ impl Sink for StoreSink<'_> {
         cpu_model: &str,
         units_per_sec: f64,
     ) -> Result<()> {
-        self.store
+        self.0
             .save_calibration(key, kernel, cpu_model, units_per_sec)
     }
 }

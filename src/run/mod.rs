@@ -13,12 +13,10 @@ use crate::plan::{Cell, Plan};
 use crate::policy::{self, PolicyKind, PriorityMode, TaskPolicy};
 use crate::records::TrialStatus;
 use crate::records::WorkSize;
-use crate::spec::Spec;
 use crate::sys;
 use crate::workload::{calibrate, TrialDir};
 use anyhow::{Context, Result};
 use sink::Sink;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use task::TaskPlan;
@@ -61,22 +59,17 @@ struct CellState {
     skipped: Option<String>,
 }
 
-/// Runs `plan` (made from `spec`) and hands every trial to `sink` as it ends.
+/// Runs `plan` and hands every trial to `sink` as it ends.
 ///
 /// With `resume = Some(run_id)`, continues that stored run: trials already stored are skipped
 /// and cells keep the units they were given.
 pub fn execute(
-    spec: &Spec,
     plan: &Plan,
     sink: &mut dyn Sink,
     opts: &RunOptions,
     resume: Option<i64>,
 ) -> Result<RunSummary> {
-    let io_dir = spec
-        .settings
-        .io_dir
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("/var/tmp"));
+    let io_dir = plan.settings.io_dir.clone();
     if plan.cells.iter().any(|c| c.workload.needs_trial_dir()) && !io_dir.is_dir() {
         anyhow::bail!(
             "the I/O directory {} does not exist; create it or choose another with --io-dir (settings.io_dir)",
@@ -84,7 +77,7 @@ pub fn execute(
         );
     }
     remove_stale_trial_dirs(&io_dir);
-    if spec.settings.trace {
+    if plan.settings.trace {
         trace::TraceSession::available()
             .map_err(|e| anyhow::anyhow!("--trace is not available: {e}"))?;
     }
@@ -96,7 +89,7 @@ pub fn execute(
             (id, sink::Stored::default())
         }
     };
-    let summary = run_trials(sink, run_id, &stored, spec, plan, opts, &io_dir);
+    let summary = run_trials(sink, run_id, &stored, plan, opts, &io_dir);
     let status = match &summary {
         Ok(s) if s.interrupted => "interrupted",
         Ok(_) => "done",
@@ -110,7 +103,6 @@ fn run_trials(
     store: &mut dyn Sink,
     run_id: i64,
     stored: &sink::Stored,
-    spec: &Spec,
     plan: &Plan,
     opts: &RunOptions,
     io_dir: &std::path::Path,
@@ -132,19 +124,17 @@ fn run_trials(
         eprintln!("warning: {msg}");
         store.add_warning(run_id, None, &msg)?;
     }
-    let timeout_override = spec
-        .settings
-        .timeout
-        .as_deref()
-        .map(|t| crate::spec::parse_duration_ns("settings.timeout", t))
-        .transpose()?;
+    let timeout_override = plan.settings.timeout_ns;
     let observe = Observe {
-        sample_interval: sample_interval(spec)?,
-        trace: spec.settings.trace,
+        sample_interval: plan
+            .settings
+            .sample_interval_ns
+            .map(std::time::Duration::from_nanos),
+        trace: plan.settings.trace,
     };
     // Restores the device's original I/O scheduler when the run loop ends, however it ends.
     let mut io_guard = if plan.cells.iter().any(|c| c.io_scheduler.is_some()) {
-        let device = match &spec.settings.device {
+        let device = match &plan.settings.device {
             Some(d) => d.clone(),
             None => iosched::device_for(io_dir).map_err(anyhow::Error::msg)?,
         };
@@ -422,16 +412,6 @@ struct Observe {
     sample_interval: Option<std::time::Duration>,
     /// Record the kernel's scheduler trace.
     trace: bool,
-}
-
-/// The sampler interval of a spec (None for "off").
-fn sample_interval(spec: &Spec) -> Result<Option<std::time::Duration>> {
-    Ok(match spec.settings.sample_interval.trim() {
-        "off" => None,
-        d => Some(std::time::Duration::from_nanos(
-            crate::spec::parse_duration_ns("settings.sample_interval", d)?,
-        )),
-    })
 }
 
 /// Stops the trace, reads it, and attaches per-task summaries and the timeline to the outcome.

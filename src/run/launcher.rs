@@ -1,0 +1,200 @@
+//! The launcher: a small process forked before any thread exists, which forks trial hosts on request.
+//!
+//! Invariant: **a process forks only while it has one thread.** A child of a multithreaded
+//! process inherits locks that other threads held at the fork (the allocator's, stdio's) and can
+//! deadlock on its first allocation or print. schedlab's main process has threads (the sampler,
+//! calibration), so it never forks a host itself: at start-up, while it is still alone, it forks
+//! this launcher, and the launcher — single-threaded for its whole life — forks one host per
+//! trial. Hosts fork their tasks before creating any thread. `sys::fork` enforces the invariant
+//! by refusing to fork from a process with more than one thread.
+//!
+//! The two processes talk over a socket pair: the main process sends a [`Request`] (what the
+//! trial's tasks do, its deadline) and gets the trial's [`TrialOutcome`] back, both as
+//! length-prefixed JSON. Signals: Ctrl-C reaches both (same process group); a SIGTERM sent to
+//! the main process alone is passed on; the launcher dies with the main process
+//! (PR_SET_PDEATHSIG), its host with it, and the tasks with their host.
+
+use super::task::TaskPlan;
+use super::trial::{self, TrialSetup};
+use crate::records::{TaskKind, TrialOutcome};
+use crate::sys;
+use serde::{Deserialize, Serialize};
+use std::io::{self, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One trial to run, as the launcher receives it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Request {
+    /// Processes or threads.
+    pub kind: TaskKind,
+    /// What each task does and with which policy.
+    pub plan: TaskPlan,
+    /// Deadline of the whole trial, ns from its start.
+    pub timeout_ns: u64,
+    /// Whether the launcher and host take the RT guard priority (FIFO 99) for this trial.
+    pub guard: bool,
+}
+
+/// The running launcher process, seen from the main process.
+pub struct Launcher {
+    pid: i32,
+    sock: UnixStream,
+}
+
+impl Launcher {
+    /// Forks the launcher. Call it before the process creates any thread: the fork is refused
+    /// otherwise.
+    pub fn start() -> io::Result<Launcher> {
+        let (ours, theirs) = UnixStream::pair()?;
+        let parent = sys::getpid();
+        let pid = sys::fork()?;
+        if pid == 0 {
+            drop(ours);
+            launcher_main(theirs, parent);
+        }
+        drop(theirs);
+        Ok(Launcher { pid, sock: ours })
+    }
+
+    /// The launcher's pid.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Runs one trial in a new host and returns its outcome (without samples or trace, which
+    /// the main process records). While it waits, `interrupted` (set by the signal handler) is
+    /// passed on to the launcher as SIGTERM, so the trial in flight is killed and reported
+    /// interrupted.
+    pub fn run_trial(&mut self, req: &Request, interrupted: &AtomicBool) -> io::Result<TrialOutcome> {
+        write_frame(&mut self.sock, &serde_json::to_vec(req)?)?;
+        self.sock.set_read_timeout(Some(Duration::from_millis(100)))?;
+        let mut forwarded = false;
+        let bytes = loop {
+            match read_frame(&mut self.sock) {
+                Ok(Some(b)) => break b,
+                Ok(None) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the launcher process ended before reporting its trial",
+                    ))
+                }
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                    if interrupted.load(SeqCst) && !forwarded {
+                        sys::kill(self.pid, libc::SIGTERM);
+                        forwarded = true;
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        Ok(serde_json::from_slice(&bytes)?)
+    }
+}
+
+impl Drop for Launcher {
+    fn drop(&mut self) {
+        // Closing our end tells the launcher to exit; then reap it.
+        let _ = self.sock.shutdown(std::net::Shutdown::Both);
+        let _ = sys::wait4(self.pid, false);
+    }
+}
+
+/// The launcher's life: one trial per request until the main process closes the socket.
+fn launcher_main(mut sock: UnixStream, parent: i32) -> ! {
+    sys::die_with_parent(parent);
+    // Tasks orphaned by a dying host come back here, so every trial is reaped completely.
+    sys::set_child_subreaper();
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // Registering a flag creates no thread.
+        if signal_hook::flag::register(sig, interrupted.clone()).is_err() {
+            sys::exit_now(2);
+        }
+    }
+    loop {
+        let req: Request = match read_frame(&mut sock) {
+            Ok(Some(b)) => match serde_json::from_slice(&b) {
+                Ok(r) => r,
+                Err(_) => sys::exit_now(3),
+            },
+            _ => sys::exit_now(0),
+        };
+        let guard = req.guard && sys::set_guard_priority().is_ok();
+        let outcome = trial::run_trial(&TrialSetup {
+            kind: req.kind,
+            plan: &req.plan,
+            timeout_ns: req.timeout_ns,
+            guard,
+            interrupted: &interrupted,
+        });
+        if guard {
+            sys::reset_priority();
+        }
+        let reply = match outcome {
+            Ok(o) => serde_json::to_vec(&o),
+            Err(e) => serde_json::to_vec(&trial::failed_outcome(&format!(
+                "the trial could not start: {e}"
+            ))),
+        };
+        match reply {
+            Ok(bytes) if write_frame(&mut sock, &bytes).is_ok() => {}
+            _ => sys::exit_now(4),
+        }
+    }
+}
+
+/// Writes one frame: the length as 8 bytes little-endian, then the bytes.
+fn write_frame(w: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+    w.write_all(&(bytes.len() as u64).to_le_bytes())?;
+    w.write_all(bytes)?;
+    w.flush()
+}
+
+/// Reads one frame; None at a clean end of stream (before any byte of a frame).
+fn read_frame(r: &mut impl Read) -> io::Result<Option<Vec<u8>>> {
+    let mut len = [0u8; 8];
+    let mut got = 0;
+    while got < len.len() {
+        match r.read(&mut len[got..]) {
+            Ok(0) if got == 0 => return Ok(None),
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => got += n,
+            Err(e) if got > 0 && e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if got > 0 && matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let mut buf = vec![0u8; u64::from_le_bytes(len) as usize];
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => got += n,
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Some(buf))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip_and_a_clean_end_is_not_an_error() {
+        let mut buf = Vec::new();
+        write_frame(&mut buf, b"{\"a\":1}").unwrap();
+        write_frame(&mut buf, b"").unwrap();
+        assert_eq!(buf.len(), 8 + 7 + 8);
+        let mut r = &buf[..];
+        assert_eq!(read_frame(&mut r).unwrap().unwrap(), b"{\"a\":1}");
+        assert_eq!(read_frame(&mut r).unwrap().unwrap(), b"");
+        assert!(read_frame(&mut r).unwrap().is_none());
+        let mut cut = &buf[..10];
+        read_frame(&mut cut).unwrap_err();
+    }
+}
