@@ -55,6 +55,7 @@ fn schedlab_spawn_ns(kind: TaskKind, n: usize) -> u64 {
         timeout_ns: 60_000_000_000,
         guard: false,
         interrupted: &stop,
+        after_fork: &|| {},
     })
     .unwrap();
     assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);
@@ -73,6 +74,7 @@ fn schedlab_release_ns(kind: TaskKind, n: usize) -> u64 {
         timeout_ns: 60_000_000_000,
         guard: false,
         interrupted: &stop,
+        after_fork: &|| {},
     })
     .unwrap();
     assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);
@@ -85,8 +87,8 @@ fn minimal_fork_ns(n: usize) -> u64 {
     let stamps: SharedSlice<AtomicU64> = SharedSlice::new(n).unwrap();
     let t0 = sys::now_ns();
     for s in stamps.as_slice() {
-        // SAFETY: the bench is single-threaded here; the child only stores and exits.
-        if unsafe { sys::fork() }.unwrap() == 0 {
+        // The bench is single-threaded here; the child only stores and exits.
+        if sys::fork().unwrap() == 0 {
             s.store(sys::now_ns(), SeqCst);
             sys::exit_now(0);
         }
@@ -123,6 +125,7 @@ fn harness_pct(kind: TaskKind, n: usize, units: u64) -> f64 {
         timeout_ns: 600_000_000_000,
         guard: false,
         interrupted: &stop,
+        after_fork: &|| {},
     })
     .unwrap();
     assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);
@@ -137,8 +140,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn main() {
     // Orphans come back to us, as in `schedlab run`.
-    // SAFETY: prctl with integer arguments.
-    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) };
+    sys::become_child_subreaper().unwrap();
     let n = 1000;
     println!("launch cost, {n} trivial tasks, median of {REPEATS} (interleaved side by side)");
     for kind in [TaskKind::Process, TaskKind::Thread] {

@@ -5,13 +5,14 @@
 //! scheduling policies this process may use, probed).
 
 pub mod policy;
+// TEMPORARY allow(unsafe_code) until the sampler branch, which removes snapshot.rs's block, lands.
+#[allow(unsafe_code)]
 pub mod snapshot;
 
 pub use policy::{policy_report, render_policy_report, PolicyAvailability};
 pub use snapshot::{Idleness, SystemSnapshot};
 
 use std::collections::BTreeMap;
-use std::ffi::CStr;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -21,6 +22,7 @@ use crate::procfs::{
     cmdline_value, format_cpu_list, parse_cpu_list, parse_cpuinfo, parse_kernel_config,
     parse_preempt_mode, sched_config, SchedConfig,
 };
+use crate::sys::{soft_rlimit, uname, Resource};
 
 /// Everything schedlab records about the machine a run happened on.
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
@@ -128,8 +130,7 @@ pub struct Privileges {
 impl Privileges {
     /// Reads the effective uid, CAP_SYS_NICE and the scheduling rlimits of this process.
     pub fn capture() -> Privileges {
-        // SAFETY: geteuid has no arguments and cannot fail.
-        let euid = unsafe { libc::geteuid() };
+        let euid = crate::sys::euid();
         Privileges {
             euid,
             is_root: euid == 0,
@@ -139,9 +140,9 @@ impl Privileges {
                 caps::Capability::CAP_SYS_NICE,
             )
             .ok(),
-            rlimit_rtprio: soft_rlimit(libc::RLIMIT_RTPRIO),
-            rlimit_nice: soft_rlimit(libc::RLIMIT_NICE),
-            rlimit_rttime_us: soft_rlimit(libc::RLIMIT_RTTIME),
+            rlimit_rtprio: soft_rlimit(Resource::RLIMIT_RTPRIO),
+            rlimit_nice: soft_rlimit(Resource::RLIMIT_NICE),
+            rlimit_rttime_us: soft_rlimit(Resource::RLIMIT_RTTIME),
         }
     }
 
@@ -153,17 +154,6 @@ impl Privileges {
             Some(n) => 20 - n.min(40) as i32,
         }
     }
-}
-
-/// Soft limit of `resource`; `None` when unlimited or unreadable.
-fn soft_rlimit(resource: libc::__rlimit_resource_t) -> Option<u64> {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: lim is a valid out-pointer for the duration of the call.
-    let rc = unsafe { libc::getrlimit(resource, &mut lim) };
-    (rc == 0 && lim.rlim_cur != libc::RLIM_INFINITY).then_some(lim.rlim_cur)
 }
 
 /// The git commit schedlab was built from, set at build time through `SCHEDLAB_GIT_COMMIT`.
@@ -389,35 +379,6 @@ fn read_trim(path: impl AsRef<Path>) -> Option<String> {
 /// A small file holding one number; `None` if unreadable or not a number.
 fn read_parsed<T: std::str::FromStr>(path: impl AsRef<Path>) -> Option<T> {
     read_trim(path)?.parse().ok()
-}
-
-/// The `uname` fields schedlab records.
-struct Uname {
-    release: String,
-    version: String,
-    machine: String,
-    nodename: String,
-}
-
-fn uname() -> Option<Uname> {
-    // SAFETY: utsname is plain old data (arrays of c_char); all-zero is a valid value.
-    let mut uts: libc::utsname = unsafe { std::mem::zeroed() };
-    // SAFETY: uts is a valid out-pointer; the kernel NUL-terminates every field.
-    if unsafe { libc::uname(&mut uts) } != 0 {
-        return None;
-    }
-    let field = |chars: &[libc::c_char]| {
-        // SAFETY: the field is NUL-terminated within its array (zeroed, then filled by uname).
-        unsafe { CStr::from_ptr(chars.as_ptr()) }
-            .to_string_lossy()
-            .into_owned()
-    };
-    Some(Uname {
-        release: field(&uts.release),
-        version: field(&uts.version),
-        machine: field(&uts.machine),
-        nodename: field(&uts.nodename),
-    })
 }
 
 #[cfg(test)]

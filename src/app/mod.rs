@@ -16,8 +16,7 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 /// Parses the command line, runs the subcommand, returns the exit code.
 pub fn main() -> i32 {
     // Die quietly when a reader such as `head` closes the pipe, as other command-line tools do.
-    // SAFETY: restoring the default disposition of one signal.
-    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    let _ = crate::sys::restore_default_signal(crate::sys::Signal::SIGPIPE);
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::cmd_run(&args),

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::{EnvRecord, Privileges};
+use crate::sys::{self, SchedAttr};
 
 /// Whether this process may use one policy, why, and what to do if not.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
@@ -57,45 +58,20 @@ fn probe(policy: u32, nice: Option<i32>, priority: u32) -> (Outcome, i32) {
     let spawned = std::thread::Builder::new()
         .name("policy-probe".into())
         .spawn(move || {
-            // SAFETY: sched_attr is plain old data; all-zero is a valid value.
-            let mut attr: libc::sched_attr = unsafe { std::mem::zeroed() };
-            let size = std::mem::size_of::<libc::sched_attr>() as u32;
-            // SAFETY: valid out-pointer and its size; pid 0 is the calling thread.
-            let rc = unsafe {
-                libc::syscall(
-                    libc::SYS_sched_getattr,
-                    0,
-                    &mut attr as *mut libc::sched_attr,
-                    size,
-                    0,
-                )
+            let current_nice = sys::sched_getattr().map_or(0, |a| a.nice);
+            let mut attr = SchedAttr {
+                policy,
+                nice: nice.unwrap_or(current_nice),
+                priority,
+                ..Default::default()
             };
-            let current_nice = if rc == 0 { attr.sched_nice } else { 0 };
-            // SAFETY: as above.
-            let mut attr: libc::sched_attr = unsafe { std::mem::zeroed() };
-            attr.size = size;
-            attr.sched_policy = policy;
-            attr.sched_nice = nice.unwrap_or(current_nice);
-            attr.sched_priority = priority;
             if policy == SCHED_DEADLINE {
-                attr.sched_runtime = DL_RUNTIME_NS;
-                attr.sched_deadline = DL_PERIOD_NS;
-                attr.sched_period = DL_PERIOD_NS;
+                attr.runtime_ns = DL_RUNTIME_NS;
+                attr.deadline_ns = DL_PERIOD_NS;
+                attr.period_ns = DL_PERIOD_NS;
             }
-            // SAFETY: the pointer is valid for the call; pid 0 means this probe thread only.
-            let rc = unsafe {
-                libc::syscall(
-                    libc::SYS_sched_setattr,
-                    0,
-                    &attr as *const libc::sched_attr,
-                    0,
-                )
-            };
-            let outcome = if rc == 0 {
-                Ok(())
-            } else {
-                Err(std::io::Error::last_os_error().raw_os_error())
-            };
+            // Applies to this probe thread only.
+            let outcome = sys::sched_setattr(&attr).map_err(Some);
             (outcome, current_nice)
         });
     match spawned.map(|handle| handle.join()) {
@@ -477,8 +453,7 @@ mod tests {
 
     #[test]
     fn probing_this_process_covers_six_policies_and_allows_other() {
-        // SAFETY: sched_getscheduler(0) reads the calling thread's policy; no pointers.
-        let before = unsafe { libc::sched_getscheduler(0) };
+        let before = sys::sched_getattr().map(|a| a.policy);
         let report = policy_report();
         let names: Vec<&str> = report.iter().map(|p| p.policy.as_str()).collect();
         assert_eq!(names, ["other", "batch", "idle", "fifo", "rr", "deadline"]);
@@ -487,7 +462,6 @@ mod tests {
             .iter()
             .all(|p| p.allowed || p.remedy.is_some() || p.errno.is_some()));
         // The probes ran in other threads: this one keeps its policy.
-        // SAFETY: as above.
-        assert_eq!(unsafe { libc::sched_getscheduler(0) }, before);
+        assert_eq!(sys::sched_getattr().map(|a| a.policy), before);
     }
 }

@@ -185,8 +185,7 @@ mod tests {
 
     #[test]
     fn the_guard_restores_the_original_scheduler() {
-        // SAFETY: geteuid cannot fail.
-        if unsafe { libc::geteuid() } != 0 {
+        if !crate::sys::is_root() {
             eprintln!("skipping: switching I/O schedulers needs root");
             return;
         }

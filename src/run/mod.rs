@@ -113,8 +113,7 @@ fn run_trials(
         signal_hook::flag::register(libc::SIGTERM, interrupted.clone())?,
     ];
     // Orphaned tasks come back to us, so a killed trial can be reaped completely.
-    // SAFETY: prctl with integer arguments.
-    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) };
+    let _ = sys::become_child_subreaper();
     if plan.cells.iter().any(|c| c.workload.needs_files()) && crate::workload::io::is_tmpfs(io_dir)
     {
         let msg = format!(
@@ -449,8 +448,7 @@ fn remove_stale_trial_dirs(io_dir: &std::path::Path) {
         else {
             continue;
         };
-        // SAFETY: signal 0 only checks whether the process exists.
-        let alive = unsafe { libc::kill(pid, 0) } == 0 || sys::errno() == libc::EPERM;
+        let alive = sys::process_exists(pid);
         if !alive && e.path().is_dir() {
             let _ = std::fs::remove_dir_all(e.path());
         }
@@ -566,15 +564,22 @@ fn run_one(
     } else {
         None
     };
-    let sampler = sample_interval.map(|i| sampler::Sampler::start(i, guard));
+    // The sampler thread starts once the host is forked (a process with threads may not fork).
+    let sampler = std::cell::OnceCell::new();
+    let start_sampler = || {
+        if let Some(i) = sample_interval {
+            let _ = sampler.set(sampler::Sampler::start(i, guard));
+        }
+    };
     let outcome = trial::run_trial(&TrialSetup {
         kind: cell.kind,
         plan: &plan,
         timeout_ns,
         guard,
         interrupted,
+        after_fork: &start_sampler,
     });
-    let samples = sampler.map(|s| s.finish()).unwrap_or_default();
+    let samples = sampler.into_inner().map(|s| s.finish()).unwrap_or_default();
     let mut outcome = outcome.map(|mut o| {
         o.samples = samples;
         o

@@ -25,7 +25,7 @@ pub const STATE_EXEC_FAILED: u32 = 5;
 
 /// Trial-wide words shared by the launcher, the host and every task.
 #[repr(C)]
-#[derive(Default)]
+#[derive(Default, bytemuck::Zeroable)]
 pub struct Header {
     /// Number of tasks that reached the barrier (ready, refused or failed).
     pub ready: AtomicU32,
@@ -45,7 +45,7 @@ pub struct Header {
 
 /// What one task records (all times CLOCK_MONOTONIC ns, CPU times ns).
 #[repr(C)]
-#[derive(Default)]
+#[derive(Default, bytemuck::Zeroable)]
 pub struct Slot {
     /// One of the `STATE_*` values.
     pub state: AtomicU32,
@@ -152,7 +152,7 @@ pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, 
                 hdr,
                 slot,
                 STATE_SETUP_FAILED,
-                e.raw_os_error().unwrap_or(0),
+                e.raw_os_error().unwrap_or(libc::EINVAL),
                 measured,
             );
         }
@@ -277,11 +277,8 @@ fn prepare_exec(
         let out = std::fs::File::create(command_log(dir, index, "stdout")).map_err(errno)?;
         let err = std::fs::File::create(command_log(dir, index, "stderr")).map_err(errno)?;
         for (file, fd) in [(&null, 0), (&out, 1), (&err, 2)] {
-            use std::os::fd::AsRawFd;
-            // SAFETY: dup2 onto the standard descriptors of this single-threaded task.
-            if unsafe { libc::dup2(file.as_raw_fd(), fd) } < 0 {
-                return Err(errno(std::io::Error::last_os_error()));
-            }
+            use std::os::fd::AsFd;
+            sys::redirect_std_fd(file.as_fd(), fd).map_err(errno)?;
         }
         std::env::set_current_dir(dir).map_err(errno)?;
         // SAFETY of set_var: this process is a freshly forked, single-threaded task.

@@ -29,6 +29,9 @@ pub struct TrialSetup<'a> {
     pub guard: bool,
     /// Set by the SIGINT/SIGTERM handler.
     pub interrupted: &'a AtomicBool,
+    /// Runs in the launcher right after the host is forked: the place to start helper threads
+    /// (the sampler), as a process with other threads may not fork.
+    pub after_fork: &'a dyn Fn(),
 }
 
 /// Runs one trial and returns its outcome. Leaves no process behind.
@@ -44,13 +47,14 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
     let t0 = sys::now_ns();
     let deadline = t0 + setup.timeout_ns;
     let launcher = sys::getpid();
-    // SAFETY: the launcher is single-threaded while it runs trials.
-    let host = unsafe { sys::fork() }?;
+    // Refused if the launcher has other threads; they start after the fork (`after_fork`).
+    let host = sys::fork()?;
     if host == 0 {
         host_main(setup, h, slots.as_slice(), hists.as_slice(), launcher);
     }
     // Both sides set the group, so it exists before either goes on.
     let _ = sys::setpgid(host, host);
+    (setup.after_fork)();
     let mut status = TrialStatus::Ok;
     let mut reason = None;
     if setup.plan.barrier {
@@ -234,19 +238,7 @@ fn wait_word(
 
 /// Whether `pid` is still a running (not zombie) child.
 fn pid_alive(pid: i32) -> bool {
-    // SAFETY: siginfo_t is plain data; zeroed is valid.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    // SAFETY: valid out-pointer; WNOWAIT leaves the child reapable.
-    let rc = unsafe {
-        libc::waitid(
-            libc::P_PID,
-            pid as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        )
-    };
-    // SAFETY: si_pid is valid to read after waitid filled `info`.
-    rc == 0 && unsafe { info.si_pid() } == 0
+    sys::is_running_child(pid)
 }
 
 /// Stores the run-queue wait, timeslices and migrations of an exited, unreaped task (its main
@@ -349,9 +341,10 @@ fn describe_wait_status(status: i32) -> String {
         format!("exited with status {}", libc::WEXITSTATUS(status))
     } else if libc::WIFSIGNALED(status) {
         let sig = libc::WTERMSIG(status);
-        // SAFETY: strsignal returns a static or thread-local string for any number.
-        let name = unsafe { std::ffi::CStr::from_ptr(libc::strsignal(sig)) };
-        format!("was killed by signal {sig} ({})", name.to_string_lossy())
+        format!(
+            "was killed by signal {sig} ({})",
+            sys::signal_description(sig)
+        )
     } else {
         format!("ended with wait status {status:#x}")
     }
@@ -489,11 +482,8 @@ fn host_main(
     let _ = sys::setpgid(0, 0);
     sys::die_with_parent(launcher);
     // The launcher handles Ctrl-C and SIGTERM; the host dies with it or by SIGKILL.
-    // SAFETY: restoring default dispositions.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_DFL);
-        libc::signal(libc::SIGTERM, libc::SIG_DFL);
-    }
+    let _ = sys::restore_default_signal(sys::Signal::SIGINT);
+    let _ = sys::restore_default_signal(sys::Signal::SIGTERM);
     let plan = setup.plan;
     if setup.guard {
         // Above every RT worker, so creation and reaping are never starved; children reset.
@@ -523,21 +513,19 @@ fn host_main(
     }
     if plan.policies.iter().any(|p| p.kind.needs_guard()) {
         let us = setup.timeout_ns / 1000;
-        let _ = sys::set_rlimit(libc::RLIMIT_RTTIME, us, us);
+        let _ = sys::set_rlimit(sys::Resource::RLIMIT_RTTIME, us, us);
     }
     match setup.kind {
         TaskKind::Process => {
             let me = sys::getpid();
             let commands = plan.workload.kind == crate::workload::WorkloadKind::Command;
             for (i, slot) in slots.iter().enumerate() {
-                if !plan.barrier {
-                    if i > 0 && plan.workload.start_gap_ns > 0 {
-                        std::thread::sleep(Duration::from_nanos(plan.workload.start_gap_ns));
-                    }
-                    slot.t_release_ns.store(sys::now_ns(), SeqCst);
+                if !plan.barrier && i > 0 && plan.workload.start_gap_ns > 0 {
+                    std::thread::sleep(Duration::from_nanos(plan.workload.start_gap_ns));
                 }
-                // SAFETY: the host is single-threaded.
-                match unsafe { sys::fork() } {
+                // The host is single-threaded. Staggered: the release is stamped just before
+                // the fork (after fork's thread check).
+                match sys::fork_stamped((!plan.barrier).then_some(&slot.t_release_ns)) {
                     Ok(0) => {
                         sys::die_with_parent(me);
                         task::task_main(h, slot, hist_chunk(hists, i), plan, i);

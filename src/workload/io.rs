@@ -142,15 +142,7 @@ impl Drop for TrialDir {
 
 /// Whether `path` lies on a tmpfs (memory-backed, so O_SYNC does not reach a disk).
 pub fn is_tmpfs(path: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: statfs fills a plain struct; zeroed is valid.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: valid NUL-terminated path and out-pointer.
-    let rc = unsafe { libc::statfs(c.as_ptr(), &mut st) };
-    rc == 0 && st.f_type == libc::TMPFS_MAGIC
+    crate::sys::is_tmpfs(path)
 }
 
 #[cfg(test)]

@@ -24,28 +24,6 @@ pub fn new_histogram() -> Histogram<u64> {
     h
 }
 
-/// Sleeps until the absolute CLOCK_MONOTONIC time `t_ns`.
-fn sleep_until(t_ns: u64) {
-    let ts = libc::timespec {
-        tv_sec: (t_ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (t_ns % 1_000_000_000) as libc::c_long,
-    };
-    loop {
-        // SAFETY: valid timespec; TIMER_ABSTIME with a null remainder.
-        let rc = unsafe {
-            libc::clock_nanosleep(
-                libc::CLOCK_MONOTONIC,
-                libc::TIMER_ABSTIME,
-                &ts,
-                std::ptr::null_mut(),
-            )
-        };
-        if rc != libc::EINTR {
-            return;
-        }
-    }
-}
-
 /// Runs `periods` periods of `period_ns`: sleep to the next period boundary, record the
 /// wake-up latency, then do `run_units` of `kernel`. Returns the periods completed.
 pub fn run(
@@ -59,7 +37,7 @@ pub fn run(
     let start = sys::now_ns();
     for k in 1..=periods {
         let intended = start + k * period_ns;
-        sleep_until(intended);
+        sys::sleep_until_ns(intended);
         let late = sys::now_ns().saturating_sub(intended);
         // Within bounds by construction (clamped), so this never allocates or fails.
         let _ = hist.record(late.clamp(1, MAX_LATENCY_NS));

@@ -141,19 +141,7 @@ fn record_sleeper(cpu: usize) -> (usize, u64) {
     let before = monotonic_now_ns();
     let mut command = Command::new("perl");
     command.args(sleeper);
-    // SAFETY: pre_exec runs in the forked child before exec; sched_setaffinity is
-    // async-signal-safe and touches only the child.
-    unsafe {
-        use std::os::unix::process::CommandExt;
-        command.pre_exec(move || {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut set);
-            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    crate::sys::pin_command(&mut command, &[cpu]).unwrap();
     let mut child = command.spawn().unwrap();
     let pid = child.id() as i32;
     assert!(child.wait().unwrap().success());
