@@ -55,7 +55,6 @@ fn schedlab_spawn_ns(kind: TaskKind, n: usize) -> u64 {
         timeout_ns: 60_000_000_000,
         guard: false,
         interrupted: &stop,
-        after_fork: &|| {},
     })
     .unwrap();
     assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);
@@ -74,7 +73,6 @@ fn schedlab_release_ns(kind: TaskKind, n: usize) -> u64 {
         timeout_ns: 60_000_000_000,
         guard: false,
         interrupted: &stop,
-        after_fork: &|| {},
     })
     .unwrap();
     assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);
@@ -125,7 +123,6 @@ fn harness_pct(kind: TaskKind, n: usize, units: u64) -> f64 {
         timeout_ns: 600_000_000_000,
         guard: false,
         interrupted: &stop,
-        after_fork: &|| {},
     })
     .unwrap();
     assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);

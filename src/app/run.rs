@@ -67,9 +67,12 @@ pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
         None
     };
     let mut sink = store.as_mut().map(StoreSink);
-    let io_dir = plan.settings.io_dir.clone();
     let progress = crate::run::progress::Progress::new(0, true);
-    let (kernel, cpu_model) = (crate::env::kernel_release(), crate::env::cpu_model());
+    let mut cal = run::Calibrator::new(
+        sink.as_mut().map(|s| s as &mut dyn run::sink::Sink),
+        &plan.settings.io_dir,
+        &progress,
+    );
     let per_cell = plan.settings.trials + plan.settings.warmup;
     let mut b = tabled::builder::Builder::default();
     b.push_record(["#", "cell", "units/task", "est. per trial"]);
@@ -80,14 +83,7 @@ pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
         let rate = match rates.get(&key) {
             Some(&r) => r,
             None => {
-                let r = crate::run::workload_rate(
-                    sink.as_mut().map(|s| s as &mut dyn run::sink::Sink),
-                    &cell.workload,
-                    &io_dir,
-                    &kernel,
-                    &cpu_model,
-                    &progress,
-                )?;
+                let r = cal.rate(&cell.workload)?;
                 rates.insert(key, r);
                 r
             }

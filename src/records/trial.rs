@@ -108,6 +108,32 @@ pub struct TrialOutcome {
     pub trace_slices: Vec<(u32, Slice)>,
     /// Events the trace lost or overwrote (None without --trace).
     pub trace_lost_events: Option<u64>,
+    /// Threads of the process that forked the trial's host, counted just before the fork
+    /// (1: forks happen only in single-threaded processes; 0 when no host was forked).
+    #[serde(default)]
+    pub launcher_threads: u32,
+    /// Threads the host had when it started (1 after a fork; 0 when no host was forked).
+    #[serde(default)]
+    pub host_threads: u32,
+}
+
+impl TrialOutcome {
+    /// The outcome of a trial that did not run (skipped, or failed before its host existed).
+    pub fn not_run(status: TrialStatus, reason: impl Into<String>) -> TrialOutcome {
+        TrialOutcome {
+            status,
+            reason: Some(reason.into()),
+            makespan_ns: None,
+            harness_cpu_ns: 0,
+            tasks: Vec::new(),
+            pgid: 0,
+            samples: Vec::new(),
+            trace_slices: Vec::new(),
+            trace_lost_events: None,
+            launcher_threads: 0,
+            host_threads: 0,
+        }
+    }
 }
 
 /// One system-wide sample over the interval that ends at `t_ns`.

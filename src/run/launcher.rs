@@ -16,7 +16,8 @@
 
 use super::task::TaskPlan;
 use super::trial::{self, TrialSetup};
-use crate::records::{TaskKind, TrialOutcome};
+use crate::policy::{PolicyKind, RT_LAUNCHER};
+use crate::records::{TaskKind, TrialOutcome, TrialStatus};
 use crate::sys;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
@@ -68,9 +69,14 @@ impl Launcher {
     /// the main process records). While it waits, `interrupted` (set by the signal handler) is
     /// passed on to the launcher as SIGTERM, so the trial in flight is killed and reported
     /// interrupted.
-    pub fn run_trial(&mut self, req: &Request, interrupted: &AtomicBool) -> io::Result<TrialOutcome> {
+    pub fn run_trial(
+        &mut self,
+        req: &Request,
+        interrupted: &AtomicBool,
+    ) -> io::Result<TrialOutcome> {
         write_frame(&mut self.sock, &serde_json::to_vec(req)?)?;
-        self.sock.set_read_timeout(Some(Duration::from_millis(100)))?;
+        self.sock
+            .set_read_timeout(Some(Duration::from_millis(100)))?;
         let mut forwarded = false;
         let bytes = loop {
             match read_frame(&mut self.sock) {
@@ -81,9 +87,17 @@ impl Launcher {
                         "the launcher process ended before reporting its trial",
                     ))
                 }
-                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                // A timeout, or a signal (a socket with a receive timeout is not restarted).
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                    ) =>
+                {
                     if interrupted.load(SeqCst) && !forwarded {
-                        sys::kill(self.pid, libc::SIGTERM);
+                        sys::signal_process(self.pid, sys::Signal::SIGTERM);
                         forwarded = true;
                     }
                 }
@@ -106,7 +120,7 @@ impl Drop for Launcher {
 fn launcher_main(mut sock: UnixStream, parent: i32) -> ! {
     sys::die_with_parent(parent);
     // Tasks orphaned by a dying host come back here, so every trial is reaped completely.
-    sys::set_child_subreaper();
+    let _ = sys::become_child_subreaper();
     let interrupted = Arc::new(AtomicBool::new(false));
     for sig in [libc::SIGINT, libc::SIGTERM] {
         // Registering a flag creates no thread.
@@ -120,9 +134,11 @@ fn launcher_main(mut sock: UnixStream, parent: i32) -> ! {
                 Ok(r) => r,
                 Err(_) => sys::exit_now(3),
             },
+            // Ctrl-C while idle: the main process sends no more trials, or closes the socket.
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             _ => sys::exit_now(0),
         };
-        let guard = req.guard && sys::set_guard_priority().is_ok();
+        let guard = req.guard && take_guard();
         let outcome = trial::run_trial(&TrialSetup {
             kind: req.kind,
             plan: &req.plan,
@@ -131,19 +147,32 @@ fn launcher_main(mut sock: UnixStream, parent: i32) -> ! {
             interrupted: &interrupted,
         });
         if guard {
-            sys::reset_priority();
+            let _ = sys::sched_setattr(&sys::SchedAttr::default());
         }
         let reply = match outcome {
             Ok(o) => serde_json::to_vec(&o),
-            Err(e) => serde_json::to_vec(&trial::failed_outcome(&format!(
-                "the trial could not start: {e}"
-            ))),
+            Err(e) => serde_json::to_vec(&TrialOutcome::not_run(
+                TrialStatus::Failed,
+                format!("the trial's host could not be started: {e}"),
+            )),
         };
         match reply {
             Ok(bytes) if write_frame(&mut sock, &bytes).is_ok() => {}
             _ => sys::exit_now(4),
         }
     }
+}
+
+/// Puts the launcher above every RT worker (FIFO 99) where permitted, so that the deadline and
+/// Ctrl-C are handled while RT tasks spin; its children start reset to OTHER.
+fn take_guard() -> bool {
+    sys::sched_setattr(&sys::SchedAttr {
+        policy: PolicyKind::Fifo.number(),
+        priority: RT_LAUNCHER,
+        flags: sys::FLAG_RESET_ON_FORK,
+        ..Default::default()
+    })
+    .is_ok()
 }
 
 /// Writes one frame: the length as 8 bytes little-endian, then the bytes.
@@ -163,7 +192,12 @@ fn read_frame(r: &mut impl Read) -> io::Result<Option<Vec<u8>>> {
             Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
             Ok(n) => got += n,
             Err(e) if got > 0 && e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) if got > 0 && matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(e)
+                if got > 0
+                    && matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) => {}
             Err(e) => return Err(e),
         }
     }
@@ -173,7 +207,13 @@ fn read_frame(r: &mut impl Read) -> io::Result<Option<Vec<u8>>> {
         match r.read(&mut buf[got..]) {
             Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
             Ok(n) => got += n,
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) => {}
             Err(e) => return Err(e),
         }
     }

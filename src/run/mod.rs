@@ -1,6 +1,9 @@
 //! The run loop: calibrate, run every planned trial safely, store each as it ends, report progress.
 
+mod cells;
 pub mod iosched;
+pub mod launcher;
+mod one;
 pub mod progress;
 pub mod sampler;
 pub mod sink;
@@ -8,19 +11,17 @@ pub mod task;
 pub mod trace;
 pub mod trial;
 
+pub use cells::{default_timeout_ns, estimate_trial_ns, units_per_task, Calibrator, CellState};
+
 use crate::env::SystemSnapshot;
-use crate::plan::{Cell, Plan};
-use crate::policy::{self, PolicyKind, PriorityMode, TaskPolicy};
-use crate::records::TrialStatus;
-use crate::records::WorkSize;
-use crate::sys;
-use crate::workload::{calibrate, TrialDir};
+use crate::plan::Plan;
+use crate::records::{TrialOutcome, TrialStatus};
 use anyhow::{Context, Result};
+use launcher::Launcher;
+use one::{remove_stale_trial_dirs, run_one, Observe};
 use sink::Sink;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
-use task::TaskPlan;
-use trial::TrialSetup;
 
 /// Settle time before each trial, ns; the machine's idleness is judged over it.
 pub const SETTLE_NS: u64 = 100_000_000;
@@ -49,16 +50,6 @@ pub struct RunSummary {
     pub interrupted: bool,
 }
 
-/// Per-cell state during a run.
-#[derive(Default, Clone)]
-struct CellState {
-    units: Option<u64>,
-    run_units: u64,
-    antagonist_chunk: u64,
-    alone_ns: u64,
-    skipped: Option<String>,
-}
-
 /// Runs `plan` and hands every trial to `sink` as it ends.
 ///
 /// With `resume = Some(run_id)`, continues that stored run: trials already stored are skipped
@@ -69,6 +60,10 @@ pub fn execute(
     opts: &RunOptions,
     resume: Option<i64>,
 ) -> Result<RunSummary> {
+    // First, while this process has no thread: the launcher, which forks every trial's host.
+    let mut launcher = Launcher::start().context(
+        "cannot start the launcher process (it must be forked before any thread starts)",
+    )?;
     let io_dir = plan.settings.io_dir.clone();
     if plan.cells.iter().any(|c| c.workload.needs_trial_dir()) && !io_dir.is_dir() {
         anyhow::bail!(
@@ -89,7 +84,7 @@ pub fn execute(
             (id, sink::Stored::default())
         }
     };
-    let summary = run_trials(sink, run_id, &stored, plan, opts, &io_dir);
+    let summary = run_trials(&mut launcher, sink, run_id, &stored, plan, opts, &io_dir);
     let status = match &summary {
         Ok(s) if s.interrupted => "interrupted",
         Ok(_) => "done",
@@ -100,6 +95,7 @@ pub fn execute(
 }
 
 fn run_trials(
+    launcher: &mut Launcher,
     store: &mut dyn Sink,
     run_id: i64,
     stored: &sink::Stored,
@@ -112,8 +108,6 @@ fn run_trials(
         signal_hook::flag::register(libc::SIGINT, interrupted.clone())?,
         signal_hook::flag::register(libc::SIGTERM, interrupted.clone())?,
     ];
-    // Orphaned tasks come back to us, so a killed trial can be reaped completely.
-    let _ = sys::become_child_subreaper();
     if plan.cells.iter().any(|c| c.workload.needs_files()) && crate::workload::io::is_tmpfs(io_dir)
     {
         let msg = format!(
@@ -161,9 +155,8 @@ fn run_trials(
         run_id,
         ..Default::default()
     };
-    let progress = crate::run::progress::Progress::new(plan.trials.len(), opts.quiet);
-    let kernel = crate::env::kernel_release();
-    let cpu_model = crate::env::cpu_model();
+    let progress = progress::Progress::new(plan.trials.len(), opts.quiet);
+    let (kernel, cpu_model) = (crate::env::kernel_release(), crate::env::cpu_model());
     for (n, planned) in plan.trials.iter().enumerate() {
         if interrupted.load(SeqCst) {
             summary.interrupted = true;
@@ -174,39 +167,18 @@ fn run_trials(
         }
         let cell = &plan.cells[planned.cell];
         let state = &mut cells[planned.cell];
-        if state.alone_ns == 0 {
-            let rate = workload_rate(
-                Some(&mut *store),
-                &cell.workload,
-                io_dir,
-                &kernel,
-                &cpu_model,
-                &progress,
-            )?;
-            if cell.antagonists > 0 {
-                let w = antagonist_workload(cell);
-                state.antagonist_chunk = workload_rate(
-                    Some(&mut *store),
-                    &w,
+        if !state.prepared() {
+            state.prepare(
+                cell,
+                &mut Calibrator {
+                    sink: Some(&mut *store),
                     io_dir,
-                    &kernel,
-                    &cpu_model,
-                    &progress,
-                )?
-                .units_for(1_000_000);
-            }
-            state.run_units = run_units(
-                Some(&mut *store),
-                &cell.workload,
-                io_dir,
-                &kernel,
-                &cpu_model,
-                &progress,
+                    kernel: kernel.clone(),
+                    cpu_model: cpu_model.clone(),
+                    progress: &progress,
+                },
             )?;
-            let units = state.units.unwrap_or_else(|| units_per_task(cell, rate));
-            state.units = Some(units);
-            state.alone_ns = rate.ns_for(units);
-            store.set_cell_units(run_id, planned.cell, units)?;
+            store.set_cell_units(run_id, planned.cell, state.units.unwrap_or(1))?;
         }
         let timeout_ns =
             timeout_override.unwrap_or_else(|| default_timeout_ns(cell, state.alone_ns));
@@ -226,17 +198,7 @@ fn run_trials(
             }
         }
         let outcome = match &state.skipped {
-            Some(reason) => crate::records::TrialOutcome {
-                status: TrialStatus::Skipped,
-                reason: Some(reason.clone()),
-                makespan_ns: None,
-                harness_cpu_ns: 0,
-                tasks: vec![],
-                pgid: 0,
-                samples: vec![],
-                trace_slices: vec![],
-                trace_lost_events: None,
-            },
+            Some(reason) => TrialOutcome::not_run(TrialStatus::Skipped, reason.clone()),
             None => {
                 // A settle window before each trial, which also tells whether the machine is idle.
                 let before = SystemSnapshot::capture();
@@ -250,13 +212,14 @@ fn run_trials(
                 warning = idle.warning();
                 meta.started_at = crate::records::now_utc();
                 run_one(
+                    launcher,
                     cell,
                     state,
                     timeout_ns,
                     io_dir,
                     &format!("r{run_id}-t{n}"),
                     &interrupted,
-                    &observe,
+                    observe,
                 )?
             }
         };
@@ -299,298 +262,4 @@ fn run_trials(
         summary.interrupted = true;
     }
     Ok(summary)
-}
-
-/// The calibrated speed of a workload: stored for this machine, kernel and build, or
-/// measured now and stored. A periodic workload runs one unit (period) per period.
-pub fn workload_rate(
-    store: Option<&mut dyn Sink>,
-    w: &crate::workload::Workload,
-    io_dir: &std::path::Path,
-    kernel: &str,
-    cpu_model: &str,
-    progress: &crate::run::progress::Progress,
-) -> Result<calibrate::Rate> {
-    if w.kind == crate::workload::WorkloadKind::Periodic {
-        return Ok(calibrate::Rate {
-            units_per_sec: 1e9 / w.period_ns.max(1) as f64,
-        });
-    }
-    if w.kind == crate::workload::WorkloadKind::Command {
-        // A program is one unit; its length is unknown until it runs.
-        return Ok(calibrate::Rate { units_per_sec: 1.0 });
-    }
-    let key = calibrate::key(w);
-    if let Some(r) = store
-        .as_deref()
-        .map(|s| s.calibration(&key, kernel, cpu_model))
-        .transpose()?
-        .flatten()
-    {
-        return Ok(calibrate::Rate { units_per_sec: r });
-    }
-    progress.note(&format!("calibrating {}", w.label()));
-    let r = calibrate::measure(w, io_dir).with_context(|| {
-        format!(
-            "calibration of {} failed (I/O directory {})",
-            w.label(),
-            io_dir.display()
-        )
-    })?;
-    if let Some(s) = store {
-        s.save_calibration(&key, kernel, cpu_model, r.units_per_sec)?;
-    }
-    Ok(r)
-}
-
-/// The workload of `cell`'s antagonists: CPU hogs (spin) or I/O with the cell's I/O parameters.
-pub fn antagonist_workload(cell: &Cell) -> crate::workload::Workload {
-    crate::workload::Workload {
-        kind: cell.antagonist_workload,
-        cpu_kernel: crate::workload::CpuKernel::Spin,
-        ..cell.workload.clone()
-    }
-}
-
-/// CPU units per period of a periodic workload (0 for other workloads).
-pub fn run_units(
-    store: Option<&mut dyn Sink>,
-    w: &crate::workload::Workload,
-    io_dir: &std::path::Path,
-    kernel: &str,
-    cpu_model: &str,
-    progress: &crate::run::progress::Progress,
-) -> Result<u64> {
-    if w.kind != crate::workload::WorkloadKind::Periodic {
-        return Ok(0);
-    }
-    let cpu = crate::workload::Workload {
-        kind: crate::workload::WorkloadKind::Cpu,
-        ..w.clone()
-    };
-    Ok(workload_rate(store, &cpu, io_dir, kernel, cpu_model, progress)?.units_for(w.run_ns))
-}
-
-/// Units of work each task of `cell` does.
-pub fn units_per_task(cell: &Cell, rate: calibrate::Rate) -> u64 {
-    let units = match cell.size {
-        WorkSize::WorkNs(ns) => rate.units_for(ns),
-        WorkSize::Iterations(n) => n,
-    };
-    if cell.split {
-        units.div_ceil(cell.tasks as u64).max(1)
-    } else {
-        units
-    }
-}
-
-/// Rough wall time of one trial of `cell`, ns: the tasks' work spread over the CPUs they may
-/// use (a deadline task gets only runtime/period of a CPU), plus creation and settling.
-pub fn estimate_trial_ns(cell: &Cell, alone_ns: u64) -> u64 {
-    let cpus = cell
-        .cpus
-        .as_ref()
-        .map_or_else(|| sys::allowed_cpus().len(), |c| c.len())
-        .max(1) as u64;
-    let tasks = cell.tasks as u64;
-    if cell.workload.kind == crate::workload::WorkloadKind::Command && cell.workload.window_ns > 0 {
-        // Programs stopped by a window: the window is the trial.
-        return cell.workload.window_ns + tasks * 300_000 + SETTLE_NS;
-    }
-    let mut wall = (alone_ns.saturating_mul(tasks) / cpus).max(alone_ns);
-    if cell.policy == PolicyKind::Deadline {
-        let share = cell.deadline.runtime_ns as f64 / cell.deadline.period_ns.max(1) as f64;
-        wall = wall.max((alone_ns as f64 / share.max(1e-6)) as u64);
-    }
-    wall + tasks * 300_000 + SETTLE_NS
-}
-
-/// What is recorded next to the tasks during a trial.
-struct Observe {
-    /// Interval of the system-wide sampler; None = off.
-    sample_interval: Option<std::time::Duration>,
-    /// Record the kernel's scheduler trace.
-    trace: bool,
-}
-
-/// Stops the trace, reads it, and attaches per-task summaries and the timeline to the outcome.
-fn attach_trace(
-    t: &mut trace::TraceSession,
-    o: &mut crate::records::TrialOutcome,
-) -> Result<(), String> {
-    t.stop()?;
-    let raw = t.read()?;
-    let (events, _) = trace::parse_lenient(&raw.text);
-    let tids: Vec<i32> = o.tasks.iter().map(|r| r.tid).collect();
-    for (r, tt) in o.tasks.iter_mut().zip(trace::per_task(&events, &tids)) {
-        r.trace = Some(tt);
-    }
-    o.trace_slices = trace::timeline(&events, &tids)
-        .into_iter()
-        .filter_map(|s| tids.iter().position(|&t| t == s.tid).map(|i| (i as u32, s)))
-        .collect();
-    o.trace_lost_events = Some(raw.lost_events + raw.overruns);
-    Ok(())
-}
-
-/// Removes trial directories left under `io_dir` by schedlab processes that no longer exist
-/// (a launcher killed with SIGKILL cannot clean up after itself).
-fn remove_stale_trial_dirs(io_dir: &std::path::Path) {
-    let Ok(entries) = std::fs::read_dir(io_dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_prefix("schedlab-")
-            .and_then(|r| r.split('-').next())
-            .and_then(|p| p.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let alive = sys::process_exists(pid);
-        if !alive && e.path().is_dir() {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
-    }
-}
-
-/// Generous default deadline: ten times the ideal time of all tasks on the CPUs they may use, plus 10 s.
-pub fn default_timeout_ns(cell: &Cell, alone_ns: u64) -> u64 {
-    if cell.workload.kind == crate::workload::WorkloadKind::Command {
-        // Real programs: their window plus a minute, or ten minutes when they run to completion.
-        return match cell.workload.window_ns {
-            0 => 600_000_000_000,
-            w => w + 60_000_000_000,
-        };
-    }
-    let cpus = cell
-        .cpus
-        .as_ref()
-        .map_or_else(|| sys::allowed_cpus().len(), |c| c.len())
-        .max(1) as u64;
-    let mut ideal = alone_ns.saturating_mul(cell.tasks as u64) / cpus;
-    if cell.policy == PolicyKind::Deadline {
-        // A deadline task only gets runtime/period of a CPU.
-        let share = cell.deadline.runtime_ns as f64 / cell.deadline.period_ns.max(1) as f64;
-        ideal = (alone_ns as f64 / share.max(1e-6)) as u64;
-    }
-    ideal.saturating_mul(10).saturating_add(10_000_000_000)
-}
-
-/// Runs one trial of `cell`: files, policies, the launcher's guard priority, then the trial.
-fn run_one(
-    cell: &Cell,
-    state: &CellState,
-    timeout_ns: u64,
-    io_dir: &std::path::Path,
-    tag: &str,
-    interrupted: &AtomicBool,
-    observe: &Observe,
-) -> Result<crate::records::TrialOutcome> {
-    let (sample_interval, trace_on) = (observe.sample_interval, observe.trace);
-    let (units, run_units) = (state.units.unwrap_or(1), state.run_units);
-    let needs_files = cell.workload.needs_trial_dir()
-        || (cell.antagonists > 0 && antagonist_workload(cell).needs_files());
-    let dir = if needs_files {
-        Some(
-            TrialDir::create(io_dir, tag, cell.workload.io_input_bytes).with_context(|| {
-                format!(
-                    "cannot create the trial's I/O files under {}; choose a writable --io-dir",
-                    io_dir.display()
-                )
-            })?,
-        )
-    } else {
-        None
-    };
-    let n = cell.tasks as usize;
-    let a = cell.antagonists as usize;
-    let policies = (0..n)
-        .map(|i| {
-            TaskPolicy::for_task(
-                cell.policy,
-                cell.priorities,
-                i,
-                n,
-                cell.nice,
-                cell.rt_priority,
-                cell.deadline,
-            )
-        })
-        .chain((0..a).map(|i| {
-            TaskPolicy::for_task(
-                cell.antagonist_policy,
-                PriorityMode::Same,
-                i,
-                a,
-                None,
-                None,
-                cell.deadline,
-            )
-        }))
-        .collect();
-    let output = |i: usize| {
-        dir.as_ref()
-            .map_or_else(|| "/dev/null".into(), |d| d.output(i))
-    };
-    let plan = TaskPlan {
-        dir: dir.as_ref().map(|d| d.path().to_path_buf()),
-        policies,
-        workload: cell.workload.clone(),
-        units,
-        cpus: cell.cpus.clone(),
-        barrier: cell.start == crate::records::StartMode::Barrier,
-        input: dir
-            .as_ref()
-            .map_or_else(|| "/dev/null".into(), |d| d.input()),
-        outputs: (0..n + a).map(output).collect(),
-        run_units,
-        measured: n,
-        antagonist_workload: (a > 0).then(|| antagonist_workload(cell)),
-        antagonist_chunk: state.antagonist_chunk,
-    };
-    // The launcher stays above RT workers where permitted; its children start reset to OTHER.
-    let guard = cell.policy.needs_guard()
-        && sys::sched_setattr(&sys::SchedAttr {
-            policy: PolicyKind::Fifo.number(),
-            priority: policy::RT_LAUNCHER,
-            flags: sys::FLAG_RESET_ON_FORK,
-            ..Default::default()
-        })
-        .is_ok();
-    let mut tracer = if trace_on {
-        Some(trace::TraceSession::start(trace::DEFAULT_BUFFER_KB).map_err(anyhow::Error::msg)?)
-    } else {
-        None
-    };
-    // The sampler thread starts once the host is forked (a process with threads may not fork).
-    let sampler = std::cell::OnceCell::new();
-    let start_sampler = || {
-        if let Some(i) = sample_interval {
-            let _ = sampler.set(sampler::Sampler::start(i, guard));
-        }
-    };
-    let outcome = trial::run_trial(&TrialSetup {
-        kind: cell.kind,
-        plan: &plan,
-        timeout_ns,
-        guard,
-        interrupted,
-        after_fork: &start_sampler,
-    });
-    let samples = sampler.into_inner().map(|s| s.finish()).unwrap_or_default();
-    let mut outcome = outcome.map(|mut o| {
-        o.samples = samples;
-        o
-    });
-    if let (Some(t), Ok(o)) = (tracer.as_mut(), outcome.as_mut()) {
-        attach_trace(t, o).map_err(anyhow::Error::msg)?;
-    }
-    drop(tracer);
-    if guard {
-        let _ = sys::sched_setattr(&sys::SchedAttr::default());
-    }
-    drop(dir);
-    Ok(outcome?)
 }

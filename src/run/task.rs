@@ -41,6 +41,8 @@ pub struct Header {
     pub host_cpu_ns: AtomicU64,
     /// 1 once every measured task finished: antagonists stop.
     pub stop: AtomicU32,
+    /// Threads the host counted in /proc when it started (1 after a fork).
+    pub host_threads: AtomicU32,
 }
 
 /// What one task records (all times CLOCK_MONOTONIC ns, CPU times ns).

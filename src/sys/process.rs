@@ -129,6 +129,13 @@ pub fn kill_group(pgid: i32, sig: i32) {
     }
 }
 
+/// Sends `sig` to process `pid` (a single process: `pid` > 1); an ended process is not an error.
+pub fn signal_process(pid: i32, sig: Signal) {
+    if pid > 1 {
+        let _ = kill(Pid::from_raw(pid), sig);
+    }
+}
+
 /// Whether any process of group `pgid` still exists (zombies included).
 pub fn group_alive(pgid: i32) -> bool {
     pgid > 1 && killpg(Pid::from_raw(pgid), None).is_ok()

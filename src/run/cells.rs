@@ -1,0 +1,189 @@
+//! What each cell needs before its first trial: calibrated work per task, antagonists' chunks,
+//! and the deadline and estimated duration of its trials.
+
+use super::progress::Progress;
+use super::sink::Sink;
+use super::SETTLE_NS;
+use crate::plan::Cell;
+use crate::policy::PolicyKind;
+use crate::records::WorkSize;
+use crate::sys;
+use crate::workload::{calibrate, CpuKernel, Workload, WorkloadKind};
+use anyhow::{Context, Result};
+use std::path::Path;
+
+/// Where calibrations come from: stored ones for this kernel and CPU model (when there is a
+/// sink), or a measurement now, which is then stored.
+pub struct Calibrator<'a> {
+    /// The run's sink, which keeps calibrations (None: measure, keep nothing).
+    pub sink: Option<&'a mut dyn Sink>,
+    /// Directory for the I/O files of an I/O calibration.
+    pub io_dir: &'a Path,
+    /// Kernel release, part of a calibration's key.
+    pub kernel: String,
+    /// CPU model, part of a calibration's key.
+    pub cpu_model: String,
+    /// Where "calibrating ..." is noted.
+    pub progress: &'a Progress,
+}
+
+impl<'a> Calibrator<'a> {
+    /// A calibrator for this machine.
+    pub fn new(sink: Option<&'a mut dyn Sink>, io_dir: &'a Path, progress: &'a Progress) -> Self {
+        Calibrator {
+            sink,
+            io_dir,
+            kernel: crate::env::kernel_release(),
+            cpu_model: crate::env::cpu_model(),
+            progress,
+        }
+    }
+
+    /// The calibrated speed of a workload. A periodic workload runs one unit (period) per
+    /// period; a program is one unit.
+    pub fn rate(&mut self, w: &Workload) -> Result<calibrate::Rate> {
+        match w.kind {
+            WorkloadKind::Periodic => {
+                return Ok(calibrate::Rate {
+                    units_per_sec: 1e9 / w.period_ns.max(1) as f64,
+                })
+            }
+            // A program's length is unknown until it runs.
+            WorkloadKind::Command => return Ok(calibrate::Rate { units_per_sec: 1.0 }),
+            _ => {}
+        }
+        let key = calibrate::key(w);
+        if let Some(sink) = self.sink.as_deref() {
+            if let Some(r) = sink.calibration(&key, &self.kernel, &self.cpu_model)? {
+                return Ok(calibrate::Rate { units_per_sec: r });
+            }
+        }
+        self.progress.note(&format!("calibrating {}", w.label()));
+        let r = calibrate::measure(w, self.io_dir).with_context(|| {
+            format!(
+                "calibration of {} failed (I/O directory {})",
+                w.label(),
+                self.io_dir.display()
+            )
+        })?;
+        if let Some(sink) = self.sink.as_deref_mut() {
+            sink.save_calibration(&key, &self.kernel, &self.cpu_model, r.units_per_sec)?;
+        }
+        Ok(r)
+    }
+
+    /// CPU units per period of a periodic workload (0 for other workloads).
+    pub fn run_units(&mut self, w: &Workload) -> Result<u64> {
+        if w.kind != WorkloadKind::Periodic {
+            return Ok(0);
+        }
+        let cpu = Workload {
+            kind: WorkloadKind::Cpu,
+            ..w.clone()
+        };
+        Ok(self.rate(&cpu)?.units_for(w.run_ns))
+    }
+}
+
+/// A cell's state during a run.
+#[derive(Debug, Default, Clone)]
+pub struct CellState {
+    /// Units of work per task (stored with the cell once known).
+    pub units: Option<u64>,
+    /// CPU units per period (periodic work).
+    pub run_units: u64,
+    /// Units per antagonist chunk (about 1 ms of work).
+    pub antagonist_chunk: u64,
+    /// Time one task needs alone, ns (0: not prepared yet).
+    pub alone_ns: u64,
+    /// Why the cell is skipped, once it is.
+    pub skipped: Option<String>,
+}
+
+impl CellState {
+    /// Whether [`CellState::prepare`] has run.
+    pub fn prepared(&self) -> bool {
+        self.alone_ns > 0
+    }
+
+    /// Calibrates what `cell` needs; keeps units already given (a resumed run).
+    pub fn prepare(&mut self, cell: &Cell, cal: &mut Calibrator) -> Result<()> {
+        let rate = cal.rate(&cell.workload)?;
+        if cell.antagonists > 0 {
+            self.antagonist_chunk = cal.rate(&antagonist_workload(cell))?.units_for(1_000_000);
+        }
+        self.run_units = cal.run_units(&cell.workload)?;
+        let units = self.units.unwrap_or_else(|| units_per_task(cell, rate));
+        self.units = Some(units);
+        self.alone_ns = rate.ns_for(units).max(1);
+        Ok(())
+    }
+}
+
+/// The workload of `cell`'s antagonists: CPU hogs (spin) or I/O with the cell's I/O parameters.
+pub fn antagonist_workload(cell: &Cell) -> Workload {
+    Workload {
+        kind: cell.antagonist_workload,
+        cpu_kernel: CpuKernel::Spin,
+        ..cell.workload.clone()
+    }
+}
+
+/// Units of work each task of `cell` does.
+pub fn units_per_task(cell: &Cell, rate: calibrate::Rate) -> u64 {
+    let units = match cell.size {
+        WorkSize::WorkNs(ns) => rate.units_for(ns),
+        WorkSize::Iterations(n) => n,
+    };
+    if cell.split {
+        units.div_ceil(cell.tasks as u64).max(1)
+    } else {
+        units
+    }
+}
+
+/// CPUs the tasks of `cell` may use.
+fn cpus_of(cell: &Cell) -> u64 {
+    cell.cpus
+        .as_ref()
+        .map_or_else(|| sys::allowed_cpus().len(), |c| c.len())
+        .max(1) as u64
+}
+
+/// Share of a CPU a deadline task of `cell` gets (runtime / period).
+fn deadline_share(cell: &Cell) -> f64 {
+    (cell.deadline.runtime_ns as f64 / cell.deadline.period_ns.max(1) as f64).max(1e-6)
+}
+
+/// Rough wall time of one trial of `cell`, ns: the tasks' work spread over the CPUs they may
+/// use (a deadline task gets only runtime/period of a CPU), plus creation and settling.
+pub fn estimate_trial_ns(cell: &Cell, alone_ns: u64) -> u64 {
+    let tasks = cell.tasks as u64;
+    if cell.workload.kind == WorkloadKind::Command && cell.workload.window_ns > 0 {
+        // Programs stopped by a window: the window is the trial.
+        return cell.workload.window_ns + tasks * 300_000 + SETTLE_NS;
+    }
+    let mut wall = (alone_ns.saturating_mul(tasks) / cpus_of(cell)).max(alone_ns);
+    if cell.policy == PolicyKind::Deadline {
+        wall = wall.max((alone_ns as f64 / deadline_share(cell)) as u64);
+    }
+    wall + tasks * 300_000 + SETTLE_NS
+}
+
+/// Generous default deadline: ten times the ideal time of all tasks on the CPUs they may use,
+/// plus 10 s.
+pub fn default_timeout_ns(cell: &Cell, alone_ns: u64) -> u64 {
+    if cell.workload.kind == WorkloadKind::Command {
+        // Real programs: their window plus a minute, or ten minutes when they run to completion.
+        return match cell.workload.window_ns {
+            0 => 600_000_000_000,
+            w => w + 60_000_000_000,
+        };
+    }
+    let mut ideal = alone_ns.saturating_mul(cell.tasks as u64) / cpus_of(cell);
+    if cell.policy == PolicyKind::Deadline {
+        // A deadline task only gets runtime/period of a CPU.
+        ideal = (alone_ns as f64 / deadline_share(cell)) as u64;
+    }
+    ideal.saturating_mul(10).saturating_add(10_000_000_000)
+}

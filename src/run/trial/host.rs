@@ -1,0 +1,129 @@
+//! The trial's host process: its own process group; creates the tasks, reaps them, exits.
+
+use super::super::task::{self, Header, Slot};
+use super::reap::{read_zombie_counters, store_reaped};
+use super::{hist_chunk, TrialSetup};
+use crate::policy::{self, PolicyKind};
+use crate::records::TaskKind;
+use crate::sys;
+use std::sync::atomic::{AtomicU8, Ordering::SeqCst};
+use std::time::Duration;
+
+/// Reaps the next task. For commands (exec'd programs that cannot record their own end), the
+/// host records it: the end time, and the main thread's run-queue wait, timeslices and
+/// migrations read from /proc while the program is a zombie; then it counts the task out.
+fn reap_next(h: &Header, slots: &[Slot], commands: bool) -> std::io::Result<Option<sys::Reaped>> {
+    if !commands {
+        return sys::wait4(-1, false);
+    }
+    let Some(pid) = sys::wait_exited_nowait()? else {
+        return Ok(None);
+    };
+    let t_end = sys::now_ns();
+    if let Some(slot) = slots.iter().find(|s| s.pid.load(SeqCst) == pid) {
+        read_zombie_counters(pid, slot);
+        let state = slot.state.load(SeqCst);
+        if state == task::STATE_NEW || state == task::STATE_READY {
+            slot.t_end_ns.store(t_end, SeqCst);
+            slot.work_units.store(1, SeqCst);
+            slot.state.store(task::STATE_DONE, SeqCst);
+            h.remaining.fetch_sub(1, SeqCst);
+            sys::futex_wake(&h.remaining, 1);
+        }
+    }
+    sys::wait4(pid, false)
+}
+
+/// The host process: its own process group; creates the tasks, reaps them, exits.
+pub(super) fn host_main(
+    setup: &TrialSetup,
+    h: &Header,
+    slots: &[Slot],
+    hists: &[AtomicU8],
+    launcher: i32,
+) -> ! {
+    h.host_threads
+        .store(sys::thread_count().unwrap_or(0) as u32, SeqCst);
+    let _ = sys::setpgid(0, 0);
+    sys::die_with_parent(launcher);
+    // The launcher handles Ctrl-C and SIGTERM; the host dies with it or by SIGKILL.
+    let _ = sys::restore_default_signal(sys::Signal::SIGINT);
+    let _ = sys::restore_default_signal(sys::Signal::SIGTERM);
+    let plan = setup.plan;
+    if setup.guard {
+        // Above every RT worker, so creation and reaping are never starved; children reset.
+        let _ = sys::sched_setattr(&sys::SchedAttr {
+            policy: PolicyKind::Fifo.number(),
+            priority: policy::RT_LAUNCHER,
+            flags: sys::FLAG_RESET_ON_FORK,
+            ..Default::default()
+        });
+    }
+    if !plan.barrier {
+        // Staggered, as the studies did: the spawner runs at the cell's policy (at the level of
+        // its highest task) and the tasks inherit it through fork/clone, so a task waits for its
+        // first run under its own policy and that wait counts in its response. DEADLINE tasks
+        // cannot be forked from, so the spawner keeps the guard for them.
+        if let Some(top) = plan
+            .policies
+            .first()
+            .filter(|p| p.kind != PolicyKind::Deadline)
+        {
+            let _ = top.apply();
+        }
+        // Tasks are born on their CPUs, as they inherit the spawner's affinity.
+        if let Some(cpus) = &plan.cpus {
+            let _ = sys::set_affinity(cpus);
+        }
+    }
+    if plan.policies.iter().any(|p| p.kind.needs_guard()) {
+        let us = setup.timeout_ns / 1000;
+        let _ = sys::set_rlimit(sys::Resource::RLIMIT_RTTIME, us, us);
+    }
+    match setup.kind {
+        TaskKind::Process => {
+            let me = sys::getpid();
+            let commands = plan.workload.kind == crate::workload::WorkloadKind::Command;
+            for (i, slot) in slots.iter().enumerate() {
+                if !plan.barrier && i > 0 && plan.workload.start_gap_ns > 0 {
+                    std::thread::sleep(Duration::from_nanos(plan.workload.start_gap_ns));
+                }
+                // The host is single-threaded. Staggered: the release is stamped just before
+                // the fork (after fork's thread check).
+                match sys::fork_stamped((!plan.barrier).then_some(&slot.t_release_ns)) {
+                    Ok(0) => {
+                        sys::die_with_parent(me);
+                        task::task_main(h, slot, hist_chunk(hists, i), plan, i);
+                        sys::exit_now(0);
+                    }
+                    Ok(pid) => slot.pid.store(pid, SeqCst),
+                    Err(_) => sys::exit_now(3),
+                }
+            }
+            while let Ok(Some(r)) = reap_next(h, slots, commands) {
+                store_reaped(slots, &r);
+            }
+        }
+        TaskKind::Thread => {
+            std::thread::scope(|s| {
+                for (i, slot) in slots.iter().enumerate() {
+                    if !plan.barrier {
+                        slot.t_release_ns.store(sys::now_ns(), SeqCst);
+                    }
+                    if std::thread::Builder::new()
+                        .stack_size(256 * 1024)
+                        .spawn_scoped(s, move || {
+                            task::task_main(h, slot, hist_chunk(hists, i), plan, i)
+                        })
+                        .is_err()
+                    {
+                        sys::exit_now(3);
+                    }
+                }
+            });
+        }
+    }
+    let (ut, st, _, _) = sys::rusage_thread();
+    h.host_cpu_ns.store(ut + st, SeqCst);
+    sys::exit_now(0)
+}

@@ -1,0 +1,163 @@
+//! A trial's verdict: each slot turned into a task record, and the trial's status with its reason.
+
+use super::super::task::{self, Header, Slot, TaskPlan};
+use crate::policy::{self, PolicyKind};
+use crate::records::{TaskRecord, TrialStatus};
+use crate::sys;
+use std::sync::atomic::Ordering::SeqCst;
+
+fn since_base(total: &std::sync::atomic::AtomicU64, base: &std::sync::atomic::AtomicU64) -> u64 {
+    total.load(SeqCst).saturating_sub(base.load(SeqCst))
+}
+
+pub(super) fn record(i: usize, s: &Slot, h: &Header) -> TaskRecord {
+    let t_release = match s.t_release_ns.load(SeqCst) {
+        0 => h.t_release_ns.load(SeqCst),
+        t => t,
+    };
+    let t_start = s.t_start_ns.load(SeqCst);
+    let t_end = s.t_end_ns.load(SeqCst);
+    let done = s.state.load(SeqCst) == task::STATE_DONE;
+    let diff = |a: u64, b: u64| (a != 0 && b != 0).then(|| a as i64 - b as i64);
+    TaskRecord {
+        task_index: i as u32,
+        pid: s.pid.load(SeqCst),
+        tid: s.tid.load(SeqCst),
+        t_release_ns: t_release,
+        t_start_ns: t_start,
+        t_end_ns: t_end,
+        response_ns: diff(t_start, t_release),
+        turnaround_ns: if done { diff(t_end, t_release) } else { None },
+        run_span_ns: if done { diff(t_end, t_start) } else { None },
+        utime_ns: since_base(&s.utime_ns, &s.base[0]),
+        stime_ns: since_base(&s.stime_ns, &s.base[1]),
+        nvcsw: since_base(&s.nvcsw, &s.base[2]),
+        nivcsw: since_base(&s.nivcsw, &s.base[3]),
+        run_delay_ns: since_base(&s.run_delay_ns, &s.base[4]),
+        timeslices: since_base(&s.timeslices, &s.base[5]),
+        migrations: since_base(&s.migrations, &s.base[6]),
+        work_units: s.work_units.load(SeqCst),
+        exit_status: s.exit_status.load(SeqCst),
+        policy: if s.state.load(SeqCst) == task::STATE_REFUSED {
+            None
+        } else {
+            PolicyKind::from_number(s.policy_read.load(SeqCst))
+        },
+        nice: s.nice_read.load(SeqCst),
+        rt_priority: s.prio_read.load(SeqCst),
+        antagonist: false,
+        latency: None,
+        trace: None,
+    }
+}
+
+/// A wait status in words: "exited with status 3", "was killed by signal 9 (SIGKILL)".
+fn describe_wait_status(status: i32) -> String {
+    if libc::WIFEXITED(status) {
+        format!("exited with status {}", libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        let sig = libc::WTERMSIG(status);
+        format!(
+            "was killed by signal {sig} ({})",
+            sys::signal_description(sig)
+        )
+    } else {
+        format!("ended with wait status {status:#x}")
+    }
+}
+
+/// Decides the status of a trial whose tasks all reported back.
+pub(super) fn judge(
+    tasks: &mut [TaskRecord],
+    slots: &[Slot],
+    plan: &TaskPlan,
+    host: Option<sys::Reaped>,
+    window_hit: bool,
+) -> (TrialStatus, Option<String>) {
+    let policies = &plan.policies;
+    if let Some((i, s)) = slots
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.state.load(SeqCst) == task::STATE_EXEC_FAILED)
+    {
+        let e = s.errno.load(SeqCst) as i32;
+        let argv = plan
+            .workload
+            .commands
+            .get(i)
+            .map(|c| c.argv.join(" "))
+            .unwrap_or_default();
+        return (
+            TrialStatus::Failed,
+            Some(format!(
+                "task {i}: the command `{argv}` could not start ({}: {}); check the program name, PATH and cwd",
+                sys::errno_name(e),
+                std::io::Error::from_raw_os_error(e)
+            )),
+        );
+    }
+    if let Some((i, s)) = slots
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.state.load(SeqCst) == task::STATE_REFUSED)
+    {
+        let p = &policies[i];
+        let reason = policy::refusal_reason(p.kind, p.nice, s.errno.load(SeqCst) as i32);
+        return (TrialStatus::Skipped, Some(format!("task {i}: {reason}")));
+    }
+    if let Some((i, s)) = slots
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.state.load(SeqCst) != task::STATE_DONE)
+    {
+        let e = s.errno.load(SeqCst) as i32;
+        return (
+            TrialStatus::Failed,
+            Some(format!(
+                "task {i} could not prepare its work ({}: {}); check --io-dir and its free space",
+                sys::errno_name(e),
+                std::io::Error::from_raw_os_error(e)
+            )),
+        );
+    }
+    // Programs stopped by the window end with SIGKILL; that is how the window ends them.
+    let stopped = |s: i32| window_hit && libc::WIFSIGNALED(s) && libc::WTERMSIG(s) == libc::SIGKILL;
+    if let Some(t) = tasks
+        .iter()
+        .find(|t| t.exit_status != 0 && !stopped(t.exit_status))
+    {
+        let i = t.task_index as usize;
+        let how = describe_wait_status(t.exit_status);
+        let reason = match (plan.workload.commands.get(i), &plan.dir) {
+            (Some(c), Some(dir)) => {
+                let log = task::command_log(dir, i, "stderr");
+                let last = std::fs::read_to_string(&log).ok().and_then(|s| {
+                    s.lines()
+                        .rev()
+                        .find(|l| !l.trim().is_empty())
+                        .map(str::to_string)
+                });
+                format!(
+                    "task {i}: the command `{}` {how}{}",
+                    c.argv.join(" "),
+                    last.map_or_else(String::new, |l| format!(
+                        "; its last stderr line: {}",
+                        l.trim()
+                    ))
+                )
+            }
+            _ => format!("task {i} {how}"),
+        };
+        return (TrialStatus::Failed, Some(reason));
+    }
+    if host.is_some_and(|h| h.status != 0) {
+        return (
+            TrialStatus::Failed,
+            Some(format!(
+                "the host process ended with wait status {:#x}",
+                host.unwrap().status
+            )),
+        );
+    }
+    (TrialStatus::Ok, None)
+}
