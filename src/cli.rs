@@ -5,6 +5,7 @@ use crate::records::{StartMode, TaskKind};
 use crate::report::cmd::{CompareOptions, ReportFormat, ReportOptions, StatsOptions};
 use crate::spec::{Spec, SpecError, WorkloadSpec};
 use crate::store::export::{Format, Table};
+use crate::store::Location;
 use crate::workload::{CpuKernel, IoMode, WorkloadKind};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -151,9 +152,14 @@ pub struct RunArgs {
     /// Seed of the trial order (default: random, stored).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Results database.
-    #[arg(long, default_value = "schedlab.db")]
-    pub db: PathBuf,
+    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
+    #[arg(
+        long,
+        env = "SCHEDLAB_DB",
+        hide_env_values = true,
+        default_value = "schedlab.db"
+    )]
+    pub db: Location,
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
@@ -168,9 +174,14 @@ pub struct RunArgs {
 /// Only the database.
 #[derive(Debug, Args)]
 pub struct DbArgs {
-    /// Results database.
-    #[arg(long, default_value = "schedlab.db")]
-    pub db: PathBuf,
+    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
+    #[arg(
+        long,
+        env = "SCHEDLAB_DB",
+        hide_env_values = true,
+        default_value = "schedlab.db"
+    )]
+    pub db: Location,
 }
 
 /// Flags of `schedlab show`.
@@ -178,9 +189,14 @@ pub struct DbArgs {
 pub struct ShowArgs {
     /// Run id (default: the latest run).
     pub run: Option<i64>,
-    /// Results database.
-    #[arg(long, default_value = "schedlab.db")]
-    pub db: PathBuf,
+    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
+    #[arg(
+        long,
+        env = "SCHEDLAB_DB",
+        hide_env_values = true,
+        default_value = "schedlab.db"
+    )]
+    pub db: Location,
 }
 
 /// Flags of `schedlab export`.
@@ -189,9 +205,14 @@ pub struct ExportArgs {
     /// Run id (default: the latest run).
     #[arg(long)]
     pub run: Option<i64>,
-    /// Results database.
-    #[arg(long, default_value = "schedlab.db")]
-    pub db: PathBuf,
+    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
+    #[arg(
+        long,
+        env = "SCHEDLAB_DB",
+        hide_env_values = true,
+        default_value = "schedlab.db"
+    )]
+    pub db: Location,
     /// csv or json.
     #[arg(long, default_value = "csv")]
     pub format: Format,
@@ -408,9 +429,14 @@ pub struct ReportArgs {
     /// Run id (default: the latest run).
     #[arg(long)]
     pub run: Option<i64>,
-    /// Results database.
-    #[arg(long, default_value = "schedlab.db")]
-    pub db: PathBuf,
+    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
+    #[arg(
+        long,
+        env = "SCHEDLAB_DB",
+        hide_env_values = true,
+        default_value = "schedlab.db"
+    )]
+    pub db: Location,
     /// Output formats, comma-separated: html, latex, markdown, csv.
     #[arg(long, value_delimiter = ',', default_value = "html,latex,markdown,csv")]
     pub format: Vec<ReportFormatArg>,
@@ -428,9 +454,14 @@ pub struct StatsArgs {
     /// Run id (default: the latest run).
     #[arg(long)]
     pub run: Option<i64>,
-    /// Results database.
-    #[arg(long, default_value = "schedlab.db")]
-    pub db: PathBuf,
+    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
+    #[arg(
+        long,
+        env = "SCHEDLAB_DB",
+        hide_env_values = true,
+        default_value = "schedlab.db"
+    )]
+    pub db: Location,
     /// Include warm-up trials (excluded by default).
     #[arg(long)]
     pub include_warmup: bool,
@@ -443,12 +474,17 @@ pub struct CompareArgs {
     pub a: i64,
     /// Run B, compared with A (ratios are B/A).
     pub b: i64,
-    /// Results database (of both runs, or of run A with --db-b).
-    #[arg(long, default_value = "schedlab.db")]
-    pub db: PathBuf,
-    /// Results database of run B, when it is another file (e.g. another machine's).
+    /// Results database (of both runs, or of run A with --db-b); a path or a postgres:// URL.
+    #[arg(
+        long,
+        env = "SCHEDLAB_DB",
+        hide_env_values = true,
+        default_value = "schedlab.db"
+    )]
+    pub db: Location,
+    /// Results database of run B, when it is another one (e.g. another machine's).
     #[arg(long)]
-    pub db_b: Option<PathBuf>,
+    pub db_b: Option<Location>,
     /// Include warm-up trials (excluded by default).
     #[arg(long)]
     pub include_warmup: bool,

@@ -4,11 +4,13 @@
 //! Submodules: [`snapshot`] (is the machine idle before a trial?) and [`policy`] (which
 //! scheduling policies this process may use, probed).
 
+pub mod host;
 pub mod policy;
 // TEMPORARY allow(unsafe_code) until the sampler branch, which removes snapshot.rs's block, lands.
 #[allow(unsafe_code)]
 pub mod snapshot;
 
+pub use host::HostIdentity;
 pub use policy::{policy_report, render_policy_report, PolicyAvailability};
 pub use snapshot::{Idleness, SystemSnapshot};
 

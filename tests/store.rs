@@ -102,11 +102,19 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
     let s = Scratch::new();
     tiny_run(&s);
     let db = s.db();
-    // Make it a schema-2 file: the runs table without the runner columns.
+    // Make it a schema-2 file: the runs table without the runner and identity columns, trials
+    // without their host, warnings without their id, no queue.
     let c = s.conn();
     c.execute_batch(
         "ALTER TABLE runs DROP COLUMN runner_pid; ALTER TABLE runs DROP COLUMN runner_boot_id;
-         ALTER TABLE runs DROP COLUMN runner_start_ticks; PRAGMA user_version = 2; VACUUM;",
+         ALTER TABLE runs DROP COLUMN runner_start_ticks; DROP INDEX runs_by_uuid;
+         ALTER TABLE runs DROP COLUMN uuid; ALTER TABLE runs DROP COLUMN host; ALTER TABLE runs DROP COLUMN machine_id;
+         ALTER TABLE runs DROP COLUMN kernel; ALTER TABLE runs DROP COLUMN cpu_model; ALTER TABLE runs DROP COLUMN git_commit;
+         ALTER TABLE trials DROP COLUMN host; DROP TABLE queue;
+         CREATE TABLE w2 (run_id INTEGER NOT NULL REFERENCES runs(run_id), trial_id INTEGER, message TEXT NOT NULL);
+         INSERT INTO w2 VALUES (1, NULL, 'second'); INSERT INTO w2 VALUES (1, NULL, 'first');
+         DROP TABLE warnings; ALTER TABLE w2 RENAME TO warnings;
+         PRAGMA user_version = 2; VACUUM;",
     )
     .unwrap();
     drop(c);
@@ -118,9 +126,43 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("done"));
     assert!(std::fs::read(&db).unwrap() == before);
-    // A run upgrades it in place and adds its run.
+    // Warnings keep their stored order; the run's host and kernel come from its environment
+    // record.
+    let o = schedlab()
+        .args(["show", "1", "--db", db.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    let (second, first) = (
+        text.find("- second").unwrap(),
+        text.find("- first").unwrap(),
+    );
+    assert!(second < first, "{text}");
+    // A run upgrades it in place and adds its run; the old run gets a UUID, its host and kernel.
     tiny_run(&s);
     let c = s.conn();
     assert_eq!(ints(&c, "PRAGMA user_version")[0], 3);
     assert_eq!(ints(&c, "SELECT COUNT(*) FROM runs")[0], 2);
+    assert_eq!(
+        ints(
+            &c,
+            "SELECT COUNT(DISTINCT uuid) FROM runs WHERE length(uuid) = 36"
+        )[0],
+        2
+    );
+    let (host, kernel): (String, String) = c
+        .query_row("SELECT host, kernel FROM runs WHERE run_id = 1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    let uname = nix::sys::utsname::uname().unwrap();
+    assert_eq!(host, uname.nodename().to_string_lossy());
+    assert_eq!(kernel, uname.release().to_string_lossy());
+    assert_eq!(
+        ints(
+            &c,
+            "SELECT COUNT(*) FROM warnings WHERE run_id = 1 AND warning_id IS NOT NULL"
+        )[0],
+        2
+    );
 }

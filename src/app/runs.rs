@@ -16,7 +16,7 @@ pub fn cmd_runs(args: &DbArgs) -> Result<i32> {
         "trials done/planned",
         "status",
     ]);
-    for r in query::runs(&store)? {
+    for r in query::runs(&store, None)? {
         b.push_record([
             r.run_id.to_string(),
             r.name,

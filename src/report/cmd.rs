@@ -6,7 +6,7 @@ use super::model::tables;
 use super::model::{self, Metric, Report, ReportInput};
 use super::terminal::terminal_table;
 use super::{compare, csv_tables, html, latex, markdown};
-use crate::store::{kernel, query, Store};
+use crate::store::{kernel, query, Location, Store};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -27,7 +27,7 @@ pub enum ReportFormat {
 #[derive(Debug, Clone)]
 pub struct ReportOptions {
     /// Results database.
-    pub db: PathBuf,
+    pub db: Location,
     /// Run id (None: the latest run).
     pub run: Option<i64>,
     /// Formats to write.
@@ -42,7 +42,7 @@ pub struct ReportOptions {
 #[derive(Debug, Clone)]
 pub struct StatsOptions {
     /// Results database.
-    pub db: PathBuf,
+    pub db: Location,
     /// Run id (None: the latest run).
     pub run: Option<i64>,
     /// Include warm-up trials.
@@ -57,9 +57,9 @@ pub struct CompareOptions {
     /// Run B (ratios are B/A).
     pub b: i64,
     /// Database of both runs, or of run A when `db_b` is given.
-    pub db: PathBuf,
-    /// Database of run B, when it is another file.
-    pub db_b: Option<PathBuf>,
+    pub db: Location,
+    /// Database of run B, when it is another one.
+    pub db_b: Option<Location>,
     /// Include warm-up trials.
     pub include_warmup: bool,
 }
@@ -271,7 +271,7 @@ pub fn compare(args: &CompareOptions) -> Result<i32> {
         .require_run(args.a)
         .with_context(|| format!("run A, in {}", args.db.display()))?;
     let input_a = load_input(&store_a, args.a, args.include_warmup)?;
-    let db_b: PathBuf = args.db_b.clone().unwrap_or_else(|| args.db.clone());
+    let db_b: Location = args.db_b.clone().unwrap_or_else(|| args.db.clone());
     let store_b = Store::open_read(&db_b)?;
     store_b
         .require_run(args.b)

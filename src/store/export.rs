@@ -1,7 +1,7 @@
 //! Export of stored rows as CSV or JSON, with stable, documented column names.
 
+use super::db::{params, Value};
 use anyhow::{bail, Result};
-use rusqlite::types::ValueRef;
 use std::io::Write;
 use std::str::FromStr;
 
@@ -102,41 +102,41 @@ pub fn export(
         Table::Trials => trials_sql(),
         Table::Samples => samples_sql(),
     };
-    let mut stmt = store.conn.prepare(&sql)?;
-    let names: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();
-    let mut rows = stmt.query([run_id])?;
+    let names = store.db.columns(&sql)?;
     let mut count = 0;
     match format {
         Format::Csv => {
             let mut w = csv::Writer::from_writer(out);
             w.write_record(&names)?;
-            while let Some(row) = rows.next()? {
-                let mut rec = Vec::with_capacity(names.len());
+            let mut rec = Vec::with_capacity(names.len());
+            store.db.for_each(&sql, params![run_id], |row| {
+                rec.clear();
                 for (i, name) in names.iter().enumerate() {
-                    rec.push(match row.get_ref(i)? {
-                        ValueRef::Null => String::new(),
-                        ValueRef::Integer(v) => v.to_string(),
-                        ValueRef::Real(v) => v.to_string(),
-                        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-                        ValueRef::Blob(_) => bail!("unexpected binary column {name}"),
+                    rec.push(match row.value(i)? {
+                        Value::Null => String::new(),
+                        Value::Int(v) => v.to_string(),
+                        Value::Real(v) => v.to_string(),
+                        Value::Text(t) => t,
+                        Value::Blob(_) => bail!("unexpected binary column {name}"),
                     });
                 }
                 w.write_record(&rec)?;
                 count += 1;
-            }
+                Ok(())
+            })?;
             w.flush()?;
         }
         Format::Json => {
             out.write_all(b"[")?;
-            while let Some(row) = rows.next()? {
+            store.db.for_each(&sql, params![run_id], |row| {
                 let mut obj = serde_json::Map::new();
                 for (i, name) in names.iter().enumerate() {
-                    let v = match row.get_ref(i)? {
-                        ValueRef::Null => serde_json::Value::Null,
-                        ValueRef::Integer(v) => v.into(),
-                        ValueRef::Real(v) => v.into(),
-                        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned().into(),
-                        ValueRef::Blob(_) => bail!("unexpected binary column {name}"),
+                    let v = match row.value(i)? {
+                        Value::Null => serde_json::Value::Null,
+                        Value::Int(v) => v.into(),
+                        Value::Real(v) => v.into(),
+                        Value::Text(t) => t.into(),
+                        Value::Blob(_) => bail!("unexpected binary column {name}"),
                     };
                     obj.insert(name.clone(), v);
                 }
@@ -146,7 +146,8 @@ pub fn export(
                 out.write_all(b"\n")?;
                 serde_json::to_writer(&mut *out, &obj)?;
                 count += 1;
-            }
+                Ok(())
+            })?;
             out.write_all(b"\n]\n")?;
         }
     }

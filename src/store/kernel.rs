@@ -1,8 +1,8 @@
 //! Read-side queries of what the kernel measured: latency histograms, trace slices, samples.
 
+use super::db::params;
 use super::Store;
 use anyhow::{bail, Result};
-use rusqlite::params;
 
 /// The kernel's records of one cell: its latency histograms and one traced trial.
 #[derive(Debug, Clone, Default)]
@@ -26,12 +26,11 @@ pub struct KernelCellRows {
 /// The latency histograms and first traced trial of every cell of `run_id`; warm-up trials
 /// only if `warmup`.
 pub fn kernel_rows(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<KernelCellRows>> {
-    let conn = &store.conn;
-    let mut cells = conn.prepare(
+    let db = &store.db;
+    let cells: Vec<(i64, KernelCellRows)> = db.query(
         "SELECT cell_id, cell_index, policy, workload, tasks, antagonists FROM cells WHERE run_id = ?1 ORDER BY cell_index",
-    )?;
-    let cells: Vec<(i64, KernelCellRows)> = cells
-        .query_map([run_id], |r| {
+        params![run_id],
+        |r| {
             Ok((
                 r.get(0)?,
                 KernelCellRows {
@@ -43,45 +42,40 @@ pub fn kernel_rows(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<Kerne
                     ..Default::default()
                 },
             ))
-        })?
-        .collect::<Result<_, _>>()?;
-    let mut hists = conn.prepare(
-        "SELECT h.hdr_v2 FROM histograms h JOIN trials t ON t.trial_id = h.trial_id
-         JOIN tasks k ON k.trial_id = h.trial_id AND k.task_index = h.task_index
-         WHERE t.cell_id = ?1 AND t.status = 'ok' AND (t.warmup = 0 OR ?2) AND k.role = 'task'
-           AND h.metric = 'wakeup_latency_ns'",
-    )?;
-    let mut traced = conn.prepare(
-        "SELECT t.trial_id, MIN(k.t_release_ns) FROM trials t JOIN tasks k ON k.trial_id = t.trial_id
-         WHERE t.cell_id = ?1 AND t.status = 'ok' AND (t.warmup = 0 OR ?2)
-           AND EXISTS (SELECT 1 FROM trace_slices s WHERE s.trial_id = t.trial_id)
-         GROUP BY t.trial_id ORDER BY t.trial_id LIMIT 1",
-    )?;
-    let mut slices = conn.prepare(
-        "SELECT task_index, cpu, start_ns, end_ns FROM trace_slices WHERE trial_id = ?1 ORDER BY start_ns",
+        },
     )?;
     let mut out = Vec::with_capacity(cells.len());
     for (cell_id, mut cell) in cells {
-        cell.latency_hdr_v2 = hists
-            .query_map(params![cell_id, warmup], |r| r.get::<_, Vec<u8>>(0))?
-            .collect::<Result<_, _>>()?;
-        let first: Option<(i64, i64)> = traced
-            .query_map(params![cell_id, warmup], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .next()
-            .transpose()?;
+        cell.latency_hdr_v2 = db.query(
+            "SELECT h.hdr_v2 FROM histograms h JOIN trials t ON t.trial_id = h.trial_id
+             JOIN tasks k ON k.trial_id = h.trial_id AND k.task_index = h.task_index
+             WHERE t.cell_id = ?1 AND t.status = 'ok' AND (t.warmup = 0 OR ?2) AND k.role = 'task'
+               AND h.metric = 'wakeup_latency_ns'
+             ORDER BY h.trial_id, h.task_index",
+            params![cell_id, warmup],
+            |r| r.get::<Vec<u8>>(0),
+        )?;
+        let first: Option<(i64, i64)> = db.query_opt(
+            "SELECT t.trial_id, MIN(k.t_release_ns) FROM trials t JOIN tasks k ON k.trial_id = t.trial_id
+             WHERE t.cell_id = ?1 AND t.status = 'ok' AND (t.warmup = 0 OR ?2)
+               AND EXISTS (SELECT 1 FROM trace_slices s WHERE s.trial_id = t.trial_id)
+             GROUP BY t.trial_id ORDER BY t.trial_id LIMIT 1",
+            params![cell_id, warmup],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
         if let Some((trial_id, release)) = first {
-            cell.trace_slices = Some(
-                slices
-                    .query_map([trial_id], |r| {
-                        Ok((
-                            r.get::<_, i64>(0)?,
-                            r.get::<_, i64>(1)?,
-                            r.get::<_, i64>(2)? - release,
-                            r.get::<_, i64>(3)? - release,
-                        ))
-                    })?
-                    .collect::<Result<_, _>>()?,
-            );
+            cell.trace_slices = Some(db.query(
+                "SELECT task_index, cpu, start_ns, end_ns FROM trace_slices WHERE trial_id = ?1 ORDER BY start_ns, task_index",
+                params![trial_id],
+                |r| {
+                    Ok((
+                        r.get::<i64>(0)?,
+                        r.get::<i64>(1)?,
+                        r.get::<i64>(2)? - release,
+                        r.get::<i64>(3)? - release,
+                    ))
+                },
+            )?);
         }
         out.push(cell);
     }
@@ -141,17 +135,13 @@ pub fn scheduler_samples(
          ORDER BY c.cell_index, s.trial_id, s.t_ns",
         cols.join(", ")
     );
-    let mut st = store.conn.prepare(&sql)?;
-    let mut rows = st.query(params![run_id, warmup])?;
-    let mut out = Vec::new();
-    while let Some(r) = rows.next()? {
-        out.push(SchedulerSample {
+    store.db.query(&sql, params![run_id, warmup], |r| {
+        Ok(SchedulerSample {
             workload: r.get(0)?,
             io_scheduler: r.get(1)?,
             values: (0..columns.len())
-                .map(|c| r.get::<_, Option<f64>>(2 + c))
-                .collect::<Result<_, _>>()?,
-        });
-    }
-    Ok(out)
+                .map(|c| r.get::<Option<f64>>(2 + c))
+                .collect::<Result<_>>()?,
+        })
+    })
 }

@@ -1,23 +1,37 @@
-//! The SQLite results store: opening (read-write for runs, read-only for every reading command),
-//! the schema and its versions. The store is the only module that holds SQL.
+//! The results store: an SQLite file or a PostgreSQL server behind one type, [`Store`].
+//! Opening (read-write for runs, read-only for every reading command), the schema and its
+//! versions. The store is the only module that holds SQL; [`db`] runs each query on either
+//! engine.
 
+mod db;
 pub mod export;
 pub mod kernel;
+mod location;
+mod pg;
+pub mod push;
 pub mod query;
+pub mod queue;
 mod write;
 
-use anyhow::{bail, Context, Result};
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
-use std::path::Path;
+pub use location::{hide_password, Location};
+pub use pg::is_unreachable;
 
-/// The schema, applied to every database opened.
+use anyhow::{bail, Context, Result};
+use db::{params, Db, Engine};
+use rusqlite::{Connection, OpenFlags};
+use std::fmt::Display;
+
+/// The schema, applied to every database opened (written for SQLite; PostgreSQL gets it
+/// through [`db::translate_ddl`]).
 const SCHEMA: &str = include_str!("schema.sql");
-/// Schema version kept in `PRAGMA user_version` (0 = a new, empty database).
+/// Schema version (SQLite: `PRAGMA user_version`, 0 = a new, empty database; PostgreSQL: the
+/// `schedlab_meta` table).
 const SCHEMA_VERSION: i64 = 3;
 
 /// An open results database.
 pub struct Store {
-    conn: Connection,
+    db: Db,
+    location: Location,
 }
 
 /// What is stored about a run when it starts.
@@ -39,7 +53,7 @@ pub struct NewRun<'a> {
 
 pub use crate::records::now_utc;
 
-/// Tables every schedlab database has.
+/// Tables every schedlab database has (since schema 2).
 const TABLES: [&str; 9] = [
     "runs",
     "cells",
@@ -54,92 +68,100 @@ const TABLES: [&str; 9] = [
 
 /// Schema changes from one version to the next: `MIGRATIONS[i]` takes version `i + 2` to `i + 3`.
 const MIGRATIONS: [&str; 1] = [
-    // 2 -> 3: who runs a run, to tell a dead run from a running one.
+    // 2 -> 3: who runs a run, to tell a dead run from a running one; which machine ran a run
+    // and its trials, and the run's UUID (legacy runs get one here; host, kernel, CPU and
+    // commit come from their environment record); warnings get an id to keep their order on
+    // every engine; the work queue.
     "ALTER TABLE runs ADD COLUMN runner_pid INTEGER;
      ALTER TABLE runs ADD COLUMN runner_boot_id TEXT;
-     ALTER TABLE runs ADD COLUMN runner_start_ticks INTEGER;",
+     ALTER TABLE runs ADD COLUMN runner_start_ticks INTEGER;
+     ALTER TABLE runs ADD COLUMN uuid TEXT;
+     ALTER TABLE runs ADD COLUMN host TEXT;
+     ALTER TABLE runs ADD COLUMN machine_id TEXT;
+     ALTER TABLE runs ADD COLUMN kernel TEXT;
+     ALTER TABLE runs ADD COLUMN cpu_model TEXT;
+     ALTER TABLE runs ADD COLUMN git_commit TEXT;
+     UPDATE runs SET uuid = lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2)
+                     || '-' || substr('89ab', 1 + abs(random()) % 4, 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)));
+     UPDATE runs SET host = json_extract(env_json, '$.hostname'), kernel = json_extract(env_json, '$.kernel_release'),
+                     cpu_model = json_extract(env_json, '$.cpu_model'), git_commit = json_extract(env_json, '$.git_commit')
+               WHERE json_valid(env_json);
+     ALTER TABLE trials ADD COLUMN host TEXT;
+     CREATE TABLE warnings_3 (warning_id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(run_id),
+                              trial_id INTEGER, message TEXT NOT NULL);
+     INSERT INTO warnings_3 (warning_id, run_id, trial_id, message) SELECT rowid, run_id, trial_id, message FROM warnings;
+     DROP TABLE warnings;
+     ALTER TABLE warnings_3 RENAME TO warnings;",
 ];
 
 /// Oldest schema version this schedlab can read (and upgrade).
 const OLDEST_VERSION: i64 = SCHEMA_VERSION - MIGRATIONS.len() as i64;
+/// Oldest schema a PostgreSQL store can have (the first version with PostgreSQL support).
+const OLDEST_PG_VERSION: i64 = 3;
+
+/// How a store is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Read-write; the schema is created or upgraded.
+    Write,
+    /// Read-write, but the schema must already be there (a worker, a push's source).
+    Existing,
+    /// Read only: nothing is ever written.
+    Read,
+}
 
 impl Store {
-    /// Opens the database at `path` for a run, creating it if needed, and brings its schema up
-    /// to date. A file that is not a schedlab database is refused, not changed.
-    pub fn open(path: &Path) -> Result<Store> {
-        let conn = Connection::open(path).with_context(|| {
-            format!("cannot open the results database {}; check that its directory exists and is writable, or pass --db PATH", path.display())
-        })?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        let version = check_version(&conn, path)?;
-        if version == 0 {
-            conn.execute_batch(SCHEMA)
-                .with_context(|| format!("cannot create the schema in {}", path.display()))?;
-        } else {
-            upgrade(&conn, version)
-                .with_context(|| format!("cannot upgrade the schema of {}", path.display()))?;
-        }
-        conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
-        Ok(Store { conn })
+    /// Opens the store at `db` (a file path or a postgres:// URL) for a run, creating it if
+    /// needed, and brings its schema up to date. A database that is not a schedlab database is
+    /// refused, not changed.
+    pub fn open(db: impl Into<Location>) -> Result<Store> {
+        Self::open_as(db.into(), Mode::Write)
     }
 
-    /// Opens an existing database for reading only: the file is never changed (same bytes
-    /// before and after). An older schema is upgraded in a copy held in memory.
-    pub fn open_read(path: &Path) -> Result<Store> {
-        if !path.exists() {
-            bail!(
-                "no results database at {}; run `schedlab run` first or pass --db PATH",
-                path.display()
-            );
-        }
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).with_context(|| {
-            format!(
-                "cannot open the results database {} for reading; check its permissions",
-                path.display()
-            )
-        })?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        let version = check_version(&conn, path)?;
-        if version == 0 {
-            bail!(
-                "{} is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote with --db PATH",
-                path.display()
-            );
-        }
-        if version == SCHEMA_VERSION {
-            return Ok(Store { conn });
-        }
-        let mut mem = Connection::open_in_memory()?;
-        {
-            let copy = rusqlite::backup::Backup::new(&conn, &mut mem)?;
-            copy.run_to_completion(1024, std::time::Duration::ZERO, None)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-        }
-        upgrade(&mem, version).with_context(|| {
-            format!(
-                "cannot read the schema of {} (version {version})",
-                path.display()
-            )
-        })?;
-        Ok(Store { conn: mem })
+    /// Opens an existing store for writing: a database without the schedlab schema is refused
+    /// and left as it was.
+    pub fn open_existing(db: impl Into<Location>) -> Result<Store> {
+        Self::open_as(db.into(), Mode::Existing)
+    }
+
+    /// Opens an existing store for reading only: it is never changed (an SQLite file keeps the
+    /// same bytes; a PostgreSQL session is read-only). An older SQLite schema is upgraded in a
+    /// copy held in memory.
+    pub fn open_read(db: impl Into<Location>) -> Result<Store> {
+        Self::open_as(db.into(), Mode::Read)
+    }
+
+    fn open_as(location: Location, mode: Mode) -> Result<Store> {
+        let db = match &location {
+            Location::File(path) => open_sqlite(path, &location, mode)?,
+            Location::Server(url) => open_pg(url, &location, mode)?,
+        };
+        Ok(Store { db, location })
+    }
+
+    /// Where the store is.
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
+    /// Whether the store is a PostgreSQL server.
+    pub fn is_server(&self) -> bool {
+        self.db.engine() == Engine::Postgres
     }
 
     /// The id of the most recent run, if any.
     pub fn latest_run(&self) -> Result<Option<i64>> {
-        Ok(self
-            .conn
-            .query_row("SELECT MAX(run_id) FROM runs", [], |r| r.get(0))?)
+        self.db
+            .query_one("SELECT MAX(run_id) FROM runs", &[], |r| r.get(0))
     }
 
     /// Checks that run `id` exists; the error lists how to find valid ids.
     pub fn require_run(&self, id: i64) -> Result<()> {
-        let found: Option<i64> = self
-            .conn
-            .query_row("SELECT run_id FROM runs WHERE run_id = ?1", [id], |r| {
-                r.get(0)
-            })
-            .optional()?;
+        let found: Option<i64> = self.db.query_opt(
+            "SELECT run_id FROM runs WHERE run_id = ?1",
+            params![id],
+            |r| r.get(0),
+        )?;
         match found {
             Some(_) => Ok(()),
             None => anyhow::bail!(
@@ -148,50 +170,97 @@ impl Store {
         }
     }
 
-    /// The given run id if it exists, else the latest run; `db` names the file in errors.
-    pub fn resolve_run(&self, run: Option<i64>, db: &Path) -> Result<i64> {
+    /// The given run id if it exists, else the latest run; `db` names the store in errors.
+    pub fn resolve_run(&self, run: Option<i64>, db: &dyn Display) -> Result<i64> {
         match run {
             Some(id) => {
-                self.require_run(id)
-                    .with_context(|| format!("in {}", db.display()))?;
+                self.require_run(id).with_context(|| format!("in {db}"))?;
                 Ok(id)
             }
-            None => self.latest_run()?.ok_or_else(|| {
-                anyhow::anyhow!(
-                    "{} holds no runs yet; run `schedlab run` first",
-                    db.display()
-                )
-            }),
+            None => self
+                .latest_run()?
+                .ok_or_else(|| anyhow::anyhow!("{db} holds no runs yet; run `schedlab run` first")),
         }
     }
 
-    /// The most recent run that did not finish (status other than done), if any.
+    /// The most recent run that did not finish (status other than done, not a queued run), if
+    /// any.
     pub fn latest_unfinished_run(&self) -> Result<Option<i64>> {
-        Ok(self.conn.query_row(
-            "SELECT MAX(run_id) FROM runs WHERE status != 'done'",
-            [],
+        self.db.query_one(
+            "SELECT MAX(run_id) FROM runs WHERE status NOT IN ('done', 'queued')",
+            &[],
             |r| r.get(0),
-        )?)
+        )
     }
 
     /// The spec (TOML, as run) and seed of a stored run.
     pub fn run_spec(&self, run_id: i64) -> Result<(String, u64)> {
         self.require_run(run_id)?;
-        Ok(self.conn.query_row(
+        self.db.query_one(
             "SELECT spec_toml, seed FROM runs WHERE run_id = ?1",
-            [run_id],
-            |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)),
-        )?)
+            params![run_id],
+            |r| Ok((r.get(0)?, r.get::<i64>(1)? as u64)),
+        )
     }
+}
+
+/// Opens an SQLite file in `mode`.
+fn open_sqlite(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<Db> {
+    if mode != Mode::Write && !path.exists() {
+        bail!("no results database at {shown}; run `schedlab run` first or pass --db PATH");
+    }
+    if mode != Mode::Read {
+        let conn = Connection::open(path).with_context(|| {
+            format!("cannot open the results database {shown}; check that its directory exists and is writable, or pass --db PATH")
+        })?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.set_prepared_statement_cache_capacity(64);
+        let version = check_version(&conn, shown)?;
+        if version == 0 {
+            if mode == Mode::Existing {
+                bail!("{shown} is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote");
+            }
+            conn.execute_batch(SCHEMA)
+                .with_context(|| format!("cannot create the schema in {shown}"))?;
+        } else {
+            upgrade(&conn, version)
+                .with_context(|| format!("cannot upgrade the schema of {shown}"))?;
+        }
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        return Ok(Db::Sqlite(conn));
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).with_context(|| {
+        format!("cannot open the results database {shown} for reading; check its permissions")
+    })?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.set_prepared_statement_cache_capacity(64);
+    let version = check_version(&conn, shown)?;
+    if version == 0 {
+        bail!(
+            "{shown} is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote with --db PATH"
+        );
+    }
+    if version == SCHEMA_VERSION {
+        return Ok(Db::Sqlite(conn));
+    }
+    let mut mem = Connection::open_in_memory()?;
+    {
+        let copy = rusqlite::backup::Backup::new(&conn, &mut mem)?;
+        copy.run_to_completion(1024, std::time::Duration::ZERO, None)
+            .with_context(|| format!("cannot read {shown}"))?;
+    }
+    upgrade(&mem, version)
+        .with_context(|| format!("cannot read the schema of {shown} (version {version})"))?;
+    Ok(Db::Sqlite(mem))
 }
 
 /// The schema version of `conn`'s database: 0 for a new, empty one. Refuses a file that is not
 /// SQLite, another program's database, and versions this schedlab cannot read.
-fn check_version(conn: &Connection, path: &Path) -> Result<i64> {
+fn check_version(conn: &Connection, shown: &Location) -> Result<i64> {
     let not_sqlite = || {
         format!(
-            "{} is not a SQLite database, so not a schedlab results database; pass the file `schedlab run` wrote with --db PATH",
-            path.display()
+            "{shown} is not a SQLite database, so not a schedlab results database; pass the file `schedlab run` wrote with --db PATH"
         )
     };
     let version: i64 = conn
@@ -201,10 +270,14 @@ fn check_version(conn: &Connection, path: &Path) -> Result<i64> {
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
         .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
         .with_context(not_sqlite)?;
+    check_tables(shown, version, &tables, OLDEST_VERSION)
+}
+
+/// Checks a database's version and tables: 0 for a new, empty one, else its version.
+fn check_tables(shown: &Location, version: i64, tables: &[String], oldest: i64) -> Result<i64> {
     if version > SCHEMA_VERSION {
         bail!(
-            "{} was written by a newer schedlab (schema {version}, this one knows up to {SCHEMA_VERSION}); use a newer schedlab or another --db",
-            path.display()
+            "{shown} was written by a newer schedlab (schema {version}, this one knows up to {SCHEMA_VERSION}); use a newer schedlab or another --db"
         );
     }
     let missing: Vec<&str> = TABLES
@@ -212,13 +285,12 @@ fn check_version(conn: &Connection, path: &Path) -> Result<i64> {
         .filter(|t| !tables.iter().any(|x| x == *t))
         .copied()
         .collect();
-    if version == 0 && tables.is_empty() {
+    if version == 0 && missing.len() == TABLES.len() && (shown.is_server() || tables.is_empty()) {
         return Ok(0);
     }
-    if version < OLDEST_VERSION || !missing.is_empty() {
+    if version < oldest || !missing.is_empty() {
         bail!(
-            "{} is not a schedlab results database this schedlab can use (schema version {version}{}); pass the file `schedlab run` wrote with --db PATH, or a new file name",
-            path.display(),
+            "{shown} is not a schedlab results database this schedlab can use (schema version {version}{}); pass the database `schedlab run` wrote with --db, or a new one",
             if missing.is_empty() {
                 String::new()
             } else {
@@ -235,4 +307,75 @@ fn upgrade(conn: &Connection, version: i64) -> Result<()> {
         conn.execute_batch(m)?;
     }
     Ok(())
+}
+
+/// Key of the advisory lock that serialises schema changes on a PostgreSQL server.
+const PG_SCHEMA_LOCK: i64 = 0x5343_4845_444c_4142; // "SCHEDLAB"
+
+/// Opens a PostgreSQL store in `mode`.
+fn open_pg(url: &str, shown: &Location, mode: Mode) -> Result<Db> {
+    let db = Db::Postgres(db::Pg::new(pg::connect(url, mode == Mode::Read)?));
+    if mode == Mode::Read {
+        let version = pg_version(&db, shown)?;
+        if version == 0 {
+            bail!(
+                "{shown} has no schedlab schema (no runs stored there yet); run `schedlab run --db URL` or `schedlab submit` first, or check the database name"
+            );
+        }
+        if version != SCHEMA_VERSION {
+            bail!(
+                "{shown} has schedlab schema {version}; a writing command (run, submit, push) of this schedlab upgrades it to {SCHEMA_VERSION}"
+            );
+        }
+        return Ok(db);
+    }
+    db.transaction(|| {
+        db.execute("SELECT pg_advisory_xact_lock(?1)", params![PG_SCHEMA_LOCK])?;
+        let version = pg_version(&db, shown)?;
+        if version == 0 {
+            if mode == Mode::Existing {
+                bail!(
+                    "{shown} has no schedlab schema; `schedlab submit SPEC --db URL` or `schedlab run --db URL` creates it"
+                );
+            }
+            db.batch(&db::translate_ddl(SCHEMA))
+                .with_context(|| format!("cannot create the schema in {shown}; does the user own the database or have CREATE on its schema?"))?;
+            db.batch("CREATE TABLE schedlab_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")?;
+            db.execute(
+                "INSERT INTO schedlab_meta (key, value) VALUES ('schema_version', ?1)",
+                params![SCHEMA_VERSION.to_string()],
+            )?;
+        } else if version < SCHEMA_VERSION {
+            for m in &MIGRATIONS[(version - OLDEST_VERSION) as usize..] {
+                db.batch(&db::translate_ddl(m))?;
+            }
+            db.execute(
+                "UPDATE schedlab_meta SET value = ?1 WHERE key = 'schema_version'",
+                params![SCHEMA_VERSION.to_string()],
+            )?;
+        }
+        Ok(())
+    })?;
+    Ok(db)
+}
+
+/// The schema version of a PostgreSQL store: 0 when it has none of schedlab's tables.
+fn pg_version(db: &Db, shown: &Location) -> Result<i64> {
+    let tables: Vec<String> = db.query(
+        "SELECT CAST(tablename AS TEXT) FROM pg_tables WHERE schemaname = current_schema()",
+        &[],
+        |r| r.get(0),
+    )?;
+    let version = if tables.iter().any(|t| t == "schedlab_meta") {
+        db.query_opt(
+            "SELECT value FROM schedlab_meta WHERE key = 'schema_version'",
+            &[],
+            |r| r.get::<String>(0),
+        )?
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(-1)
+    } else {
+        0
+    };
+    check_tables(shown, version, &tables, OLDEST_PG_VERSION)
 }

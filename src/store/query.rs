@@ -1,8 +1,8 @@
 //! Read-side queries: a run, its cells with their rows, warnings and problems, for reports and listings.
 
+use super::db::params;
 use super::Store;
 use anyhow::Result;
-use rusqlite::params;
 use serde::Serialize;
 
 /// The stored row of a run, as read for a report.
@@ -30,6 +30,18 @@ pub struct RunInfo {
     pub env_json: Option<String>,
     /// Trials in the plan.
     pub trials_planned: i64,
+    /// The run's UUID (the same in every database it is pushed to).
+    pub uuid: Option<String>,
+    /// Host name of the machine that ran it.
+    pub host: Option<String>,
+    /// That machine's /etc/machine-id.
+    pub machine_id: Option<String>,
+    /// Its kernel release.
+    pub kernel: Option<String>,
+    /// Its CPU model.
+    pub cpu_model: Option<String>,
+    /// Commit of the schedlab that ran it.
+    pub git_commit: Option<String>,
 }
 
 /// A trial that did not end `ok` (timeout or failed), for the warnings.
@@ -109,73 +121,72 @@ impl CellView {
 
 /// The cells of run `run_id` with their stored rows; warm-up trials only if `warmup`.
 pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> {
-    let conn = &store.conn;
-    let mut out = Vec::new();
-    let mut st = conn.prepare(
+    let db = &store.db;
+    let cells = db.query(
         "SELECT cell_id, cell_index, policy, priorities, workload, kind, start, tasks, cpus, antagonists, io_scheduler
          FROM cells WHERE run_id = ?1 ORDER BY cell_index",
-    )?;
-    let rows = st.query_map([run_id], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            CellView {
-                cell_index: r.get(1)?,
-                policy: r.get(2)?,
-                priorities: r.get(3)?,
-                workload: r.get(4)?,
-                kind: r.get(5)?,
-                start: r.get(6)?,
-                tasks: r.get(7)?,
-                cpus: r.get(8)?,
-                antagonists: r.get(9)?,
-                io_scheduler: r.get(10)?,
-                ..CellView::default()
-            },
-        ))
-    })?;
-    let mut statuses = conn.prepare(
-        "SELECT status, COUNT(*), MIN(reason) FROM trials WHERE cell_id = ?1 AND (warmup = 0 OR ?2) GROUP BY status ORDER BY status",
-    )?;
-    let mut makespans = conn.prepare(
-        "SELECT makespan_ns FROM trials WHERE cell_id = ?1 AND status = 'ok' AND (warmup = 0 OR ?2) ORDER BY trial_id",
-    )?;
-    let mut tasks = conn.prepare(
-        "SELECT t.trial_id, t.response_ns, t.turnaround_ns, COALESCE(t.utime_ns,0) + COALESCE(t.stime_ns,0), t.nvcsw, t.nivcsw, t.run_delay_ns
-         FROM tasks t JOIN trials tr ON tr.trial_id = t.trial_id
-         WHERE tr.cell_id = ?1 AND tr.status = 'ok' AND (tr.warmup = 0 OR ?2) AND t.role = 'task'
-         ORDER BY t.trial_id, t.task_index",
-    )?;
-    for row in rows {
-        let (cell_id, mut view) = row?;
-        for s in statuses.query_map(params![cell_id, warmup], |r| {
+        params![run_id],
+        |r| {
             Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, Option<String>>(2)?,
+                r.get::<i64>(0)?,
+                CellView {
+                    cell_index: r.get(1)?,
+                    policy: r.get(2)?,
+                    priorities: r.get(3)?,
+                    workload: r.get(4)?,
+                    kind: r.get(5)?,
+                    start: r.get(6)?,
+                    tasks: r.get(7)?,
+                    cpus: r.get(8)?,
+                    antagonists: r.get(9)?,
+                    io_scheduler: r.get(10)?,
+                    ..CellView::default()
+                },
             ))
-        })? {
-            let (status, n, reason) = s?;
+        },
+    )?;
+    let mut out = Vec::with_capacity(cells.len());
+    for (cell_id, mut view) in cells {
+        let statuses = db.query(
+            "SELECT status, COUNT(*), MIN(reason) FROM trials WHERE cell_id = ?1 AND (warmup = 0 OR ?2) GROUP BY status ORDER BY status",
+            params![cell_id, warmup],
+            |r| {
+                Ok((
+                    r.get::<String>(0)?,
+                    r.get::<i64>(1)?,
+                    r.get::<Option<String>>(2)?,
+                ))
+            },
+        )?;
+        for (status, n, reason) in statuses {
             if status != "ok" && view.reason.is_none() {
                 view.reason = reason;
             }
             view.statuses.push((status, n));
         }
-        view.makespans_ns = makespans
-            .query_map(params![cell_id, warmup], |r| r.get(0))?
-            .collect::<Result<_, _>>()?;
-        view.task_rows = tasks
-            .query_map(params![cell_id, warmup], |r| {
+        view.makespans_ns = db.query(
+            "SELECT makespan_ns FROM trials WHERE cell_id = ?1 AND status = 'ok' AND (warmup = 0 OR ?2) ORDER BY trial_id",
+            params![cell_id, warmup],
+            |r| r.get(0),
+        )?;
+        view.task_rows = db.query(
+            "SELECT t.trial_id, t.response_ns, t.turnaround_ns, COALESCE(t.utime_ns,0) + COALESCE(t.stime_ns,0), t.nvcsw, t.nivcsw, t.run_delay_ns
+             FROM tasks t JOIN trials tr ON tr.trial_id = t.trial_id
+             WHERE tr.cell_id = ?1 AND tr.status = 'ok' AND (tr.warmup = 0 OR ?2) AND t.role = 'task'
+             ORDER BY t.trial_id, t.task_index",
+            params![cell_id, warmup],
+            |r| {
                 Ok(TaskRow {
                     trial_id: r.get(0)?,
                     response_ns: r.get(1)?,
                     turnaround_ns: r.get(2)?,
                     cpu_ns: r.get(3)?,
-                    nvcsw: r.get::<_, Option<i64>>(4)?.unwrap_or(0),
-                    nivcsw: r.get::<_, Option<i64>>(5)?.unwrap_or(0),
-                    run_delay_ns: r.get::<_, Option<i64>>(6)?.unwrap_or(0),
+                    nvcsw: r.get::<Option<i64>>(4)?.unwrap_or(0),
+                    nivcsw: r.get::<Option<i64>>(5)?.unwrap_or(0),
+                    run_delay_ns: r.get::<Option<i64>>(6)?.unwrap_or(0),
                 })
-            })?
-            .collect::<Result<_, _>>()?;
+            },
+        )?;
         out.push(view);
     }
     Ok(out)
@@ -190,7 +201,7 @@ pub struct RunRow {
     pub name: String,
     /// Start, UTC.
     pub started_at: String,
-    /// running, done, interrupted or failed.
+    /// queued, running, done, interrupted or failed.
     pub status: String,
     /// Number of cells.
     pub cells: i64,
@@ -198,53 +209,105 @@ pub struct RunRow {
     pub trials_done: i64,
     /// Trials planned.
     pub trials_planned: i64,
+    /// Host name of the machine that ran it, if known.
+    pub host: Option<String>,
+    /// Its kernel release, if known.
+    pub kernel: Option<String>,
+    /// The run's UUID, if it has one.
+    pub uuid: Option<String>,
+    /// Hash of its spec as run (seed aside), see [`spec_hash`].
+    pub spec_hash: String,
 }
 
-/// Every stored run, oldest first.
-pub fn runs(store: &Store) -> Result<Vec<RunRow>> {
-    let conn = &store.conn;
-    let mut st = conn.prepare(
+/// Every stored run, oldest first; with `host`, only the runs of that host name.
+pub fn runs(store: &Store, host: Option<&str>) -> Result<Vec<RunRow>> {
+    let rows = store.db.query(
         "SELECT r.run_id, r.name, r.started_at, r.status, r.trials_planned,
                 (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.run_id),
                 (SELECT COUNT(*) FROM trials t WHERE t.run_id = r.run_id),
-                r.runner_pid, r.runner_boot_id, r.runner_start_ticks
+                r.runner_pid, r.runner_boot_id, r.runner_start_ticks, r.host, r.kernel, r.uuid, r.spec_toml
          FROM runs r ORDER BY r.run_id",
+        &[],
+        |r| {
+            let runner = Runner {
+                pid: r.get(7)?,
+                boot_id: r.get(8)?,
+                start_ticks: r.get(9)?,
+            };
+            Ok(RunRow {
+                run_id: r.get(0)?,
+                name: r.get(1)?,
+                started_at: r.get(2)?,
+                status: runner.status(&r.get::<String>(3)?),
+                trials_planned: r.get(4)?,
+                cells: r.get(5)?,
+                trials_done: r.get(6)?,
+                host: r.get(10)?,
+                kernel: r.get(11)?,
+                uuid: r.get(12)?,
+                spec_hash: spec_hash(&r.get::<String>(13)?),
+            })
+        },
     )?;
-    let rows = st.query_map([], |r| {
-        let runner = Runner {
-            pid: r.get(7)?,
-            boot_id: r.get(8)?,
-            start_ticks: r.get(9)?,
-        };
-        Ok(RunRow {
-            run_id: r.get(0)?,
-            name: r.get(1)?,
-            started_at: r.get(2)?,
-            status: runner.status(&r.get::<_, String>(3)?),
-            trials_planned: r.get(4)?,
-            cells: r.get(5)?,
-            trials_done: r.get(6)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    Ok(rows
+        .into_iter()
+        .filter(|r| host.is_none_or(|h| r.host.as_deref() == Some(h)))
+        .collect())
+}
+
+/// A short hash (16 hex digits, FNV-1a 64) of a spec as run with its seed left out: runs of
+/// the same experiment share it whatever their seed and wherever they ran. Text that is not
+/// TOML is hashed as it is.
+pub fn spec_hash(spec_toml: &str) -> String {
+    use std::hash::Hasher;
+    let text = match spec_toml.parse::<toml::Table>() {
+        Ok(mut t) => {
+            if let Some(toml::Value::Table(s)) = t.get_mut("settings") {
+                s.remove("seed");
+            }
+            t.to_string()
+        }
+        Err(_) => spec_toml.to_string(),
+    };
+    let mut h = fnv::FnvHasher::default();
+    h.write(text.as_bytes());
+    format!("{:016x}", h.finish())
+}
+
+/// The ids of the runs whose spec hash starts with `prefix` (at least 4 hex digits), oldest first.
+pub fn runs_of_spec(store: &Store, prefix: &str) -> Result<Vec<i64>> {
+    if prefix.len() < 4 {
+        anyhow::bail!("--spec-hash needs at least 4 hex digits of the hash `schedlab runs` shows");
+    }
+    let rows = store.db.query(
+        "SELECT run_id, spec_toml FROM runs ORDER BY run_id",
+        &[],
+        |r| Ok((r.get::<i64>(0)?, r.get::<String>(1)?)),
+    )?;
+    Ok(rows
+        .into_iter()
+        .filter(|(_, spec)| spec_hash(spec).starts_with(&prefix.to_ascii_lowercase()))
+        .map(|(id, _)| id)
+        .collect())
 }
 
 /// The warnings stored for a run, in order.
 pub fn warnings(store: &Store, run_id: i64) -> Result<Vec<String>> {
-    let conn = &store.conn;
-    let mut st = conn.prepare("SELECT message FROM warnings WHERE run_id = ?1 ORDER BY rowid")?;
-    let rows = st.query_map([run_id], |r| r.get(0))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    store.db.query(
+        "SELECT message FROM warnings WHERE run_id = ?1 ORDER BY warning_id",
+        params![run_id],
+        |r| r.get(0),
+    )
 }
 
 /// The stored row of run `run_id`.
 pub fn run_info(store: &Store, run_id: i64) -> Result<RunInfo> {
     store.require_run(run_id)?;
-    let mut info = store.conn.query_row(
+    let (mut info, runner) = store.db.query_one(
         "SELECT run_id, name, started_at, finished_at, status, seed, version, argv, spec_toml, env_json, trials_planned,
-                runner_pid, runner_boot_id, runner_start_ticks
+                runner_pid, runner_boot_id, runner_start_ticks, uuid, host, machine_id, kernel, cpu_model, git_commit
          FROM runs WHERE run_id = ?1",
-        [run_id],
+        params![run_id],
         |r| {
             Ok((
                 RunInfo {
@@ -253,12 +316,18 @@ pub fn run_info(store: &Store, run_id: i64) -> Result<RunInfo> {
                     started_at: r.get(2)?,
                     finished_at: r.get(3)?,
                     status: r.get(4)?,
-                    seed: r.get::<_, i64>(5)? as u64,
+                    seed: r.get::<i64>(5)? as u64,
                     version: r.get(6)?,
                     argv: r.get(7)?,
                     spec_toml: r.get(8)?,
                     env_json: r.get(9)?,
                     trials_planned: r.get(10)?,
+                    uuid: r.get(14)?,
+                    host: r.get(15)?,
+                    machine_id: r.get(16)?,
+                    kernel: r.get(17)?,
+                    cpu_model: r.get(18)?,
+                    git_commit: r.get(19)?,
                 },
                 Runner {
                     pid: r.get(11)?,
@@ -268,26 +337,26 @@ pub fn run_info(store: &Store, run_id: i64) -> Result<RunInfo> {
             ))
         },
     )?;
-    info.0.status = info.1.status(&info.0.status);
-    Ok(info.0)
+    info.status = runner.status(&info.status);
+    Ok(info)
 }
 
 /// The trials of run `run_id` that timed out or failed; warm-up trials only if `warmup`.
 pub fn problems(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<TrialProblem>> {
-    let mut st = store.conn.prepare(
+    store.db.query(
         "SELECT c.cell_index, t.trial_index, t.status, t.reason FROM trials t JOIN cells c ON c.cell_id = t.cell_id
          WHERE t.run_id = ?1 AND t.status IN ('timeout', 'failed') AND (t.warmup = 0 OR ?2)
          ORDER BY c.cell_index, t.trial_index",
-    )?;
-    let rows = st.query_map(params![run_id, warmup], |r| {
-        Ok(TrialProblem {
-            cell_index: r.get(0)?,
-            trial_index: r.get(1)?,
-            status: r.get(2)?,
-            reason: r.get(3)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        params![run_id, warmup],
+        |r| {
+            Ok(TrialProblem {
+                cell_index: r.get(0)?,
+                trial_index: r.get(1)?,
+                status: r.get(2)?,
+                reason: r.get(3)?,
+            })
+        },
+    )
 }
 
 /// The process that ran (or runs) a run, as stored when it started.

@@ -6,7 +6,7 @@ CREATE TABLE IF NOT EXISTS runs (
     name            TEXT    NOT NULL,
     started_at      TEXT    NOT NULL,           -- UTC, RFC 3339
     finished_at     TEXT,
-    status          TEXT    NOT NULL,           -- running | done | interrupted | failed
+    status          TEXT    NOT NULL,           -- queued | running | done | interrupted | failed
     seed            INTEGER NOT NULL,
     spec_toml       TEXT    NOT NULL,           -- the spec as run, defaults filled in
     argv            TEXT    NOT NULL,
@@ -15,7 +15,13 @@ CREATE TABLE IF NOT EXISTS runs (
     trials_planned  INTEGER NOT NULL,
     runner_pid      INTEGER,                    -- the process running it, to tell a dead run from a live one
     runner_boot_id  TEXT,                       -- /proc/sys/kernel/random/boot_id when it started
-    runner_start_ticks INTEGER                  -- the runner's start time (/proc/PID/stat field 22)
+    runner_start_ticks INTEGER,                 -- the runner's start time (/proc/PID/stat field 22)
+    uuid            TEXT,                       -- identity across databases (push copies a run once)
+    host            TEXT,                       -- host name of the machine that ran it
+    machine_id      TEXT,                       -- /etc/machine-id of that machine
+    kernel          TEXT,                       -- its kernel release
+    cpu_model       TEXT,                       -- its CPU model
+    git_commit      TEXT                        -- commit of the schedlab that ran it (version: its version)
 );
 
 CREATE TABLE IF NOT EXISTS cells (
@@ -65,6 +71,7 @@ CREATE TABLE IF NOT EXISTS trials (
     io_scheduler    TEXT,                       -- I/O scheduler read back before the trial (device: runs.env_json)
     trace_lost_events INTEGER,                  -- --trace: events lost or overwritten
     started_at      TEXT    NOT NULL,
+    host            TEXT,                       -- host name of the machine that ran the trial
     UNIQUE (cell_id, trial_index)
 );
 
@@ -158,10 +165,32 @@ CREATE TABLE IF NOT EXISTS calibrations (
 );
 
 CREATE TABLE IF NOT EXISTS warnings (
+    warning_id      INTEGER PRIMARY KEY,
     run_id          INTEGER NOT NULL REFERENCES runs(run_id),
     trial_id        INTEGER,
     message         TEXT    NOT NULL
 );
 
+-- The work queue (`schedlab submit`, `schedlab worker`): one row per trial of a submitted run.
+CREATE TABLE IF NOT EXISTS queue (
+    queue_id        INTEGER PRIMARY KEY,
+    run_id          INTEGER NOT NULL REFERENCES runs(run_id),
+    cell_index      INTEGER NOT NULL,
+    trial_index     INTEGER NOT NULL,
+    position        INTEGER NOT NULL,           -- index of the trial in the run's order
+    label           TEXT,                       -- host label of the workers that may run it; NULL: any
+    state           TEXT    NOT NULL,           -- pending | claimed | done | failed
+    attempts        INTEGER NOT NULL DEFAULT 0, -- claims so far (the claim's token)
+    worker          TEXT,                       -- host:pid of the last claimer
+    lease_until_ms  INTEGER,                    -- a claim lapses then (ms since the epoch, server clock)
+    trial_id        INTEGER,                    -- the stored trial, once done
+    reason          TEXT,                       -- why it failed
+    UNIQUE (run_id, cell_index, trial_index)
+);
+
 CREATE INDEX IF NOT EXISTS trials_by_run ON trials(run_id);
 CREATE INDEX IF NOT EXISTS cells_by_run ON cells(run_id);
+CREATE INDEX IF NOT EXISTS samples_by_trial ON samples(trial_id);
+CREATE INDEX IF NOT EXISTS slices_by_trial ON trace_slices(trial_id);
+CREATE INDEX IF NOT EXISTS queue_by_state ON queue(state, label);
+CREATE UNIQUE INDEX IF NOT EXISTS runs_by_uuid ON runs(uuid);

@@ -1,15 +1,131 @@
-//! Write side of the store: a run and its cells, one transaction per trial, warnings, calibrations.
+//! Write side of the store: a run and its cells, one transaction per trial (its rows written
+//! in bulk), warnings, calibrations.
 
+use super::db::{params, Value};
 use super::query::Runner;
 use super::{now_utc, NewRun, Store};
+use crate::env::HostIdentity;
 use crate::plan::{Cell, PlannedTrial};
 use crate::records::{TrialMeta, TrialOutcome};
 use anyhow::Result;
-use rusqlite::{params, OptionalExtension};
+
+/// Columns of a `tasks` row, in the order [`task_rows`] gives them.
+const TASK_COLUMNS: [&str; 36] = [
+    "trial_id",
+    "task_index",
+    "pid",
+    "tid",
+    "policy_in_force",
+    "nice",
+    "rt_priority",
+    "t_release_ns",
+    "t_start_ns",
+    "t_end_ns",
+    "response_ns",
+    "turnaround_ns",
+    "run_span_ns",
+    "utime_ns",
+    "stime_ns",
+    "nvcsw",
+    "nivcsw",
+    "run_delay_ns",
+    "timeslices",
+    "migrations",
+    "work_units",
+    "exit_status",
+    "role",
+    "lat_count",
+    "lat_min_ns",
+    "lat_p50_ns",
+    "lat_p90_ns",
+    "lat_p99_ns",
+    "lat_p999_ns",
+    "lat_max_ns",
+    "trace_wakeups",
+    "trace_delay_p50_ns",
+    "trace_delay_max_ns",
+    "trace_preemptions",
+    "trace_migrations",
+    "trace_unseen_switch_ins",
+];
+
+/// Columns of a `samples` row.
+const SAMPLE_COLUMNS: [&str; 21] = [
+    "trial_id",
+    "t_ns",
+    "interval_ns",
+    "r",
+    "b",
+    "in_per_s",
+    "cs_per_s",
+    "us_pct",
+    "sy_pct",
+    "id_pct",
+    "wa_pct",
+    "st_pct",
+    "bi_kib_s",
+    "bo_kib_s",
+    "psi_cpu_some_pct",
+    "psi_cpu_full_pct",
+    "psi_io_some_pct",
+    "psi_io_full_pct",
+    "psi_mem_some_pct",
+    "psi_mem_full_pct",
+    "load1",
+];
+
+/// Columns of a `cells` row.
+const CELL_COLUMNS: [&str; 22] = [
+    "run_id",
+    "cell_index",
+    "policy",
+    "priorities",
+    "workload",
+    "workload_json",
+    "kind",
+    "start",
+    "tasks",
+    "cpus",
+    "nice",
+    "rt_priority",
+    "dl_runtime_ns",
+    "dl_deadline_ns",
+    "dl_period_ns",
+    "work_ns",
+    "units",
+    "split",
+    "antagonists",
+    "antagonist_policy",
+    "antagonist_workload",
+    "io_scheduler",
+];
+
+/// Who a new run is recorded as, and in which state it starts.
+#[derive(Debug, Clone, Default)]
+pub struct RunIdentity {
+    /// The run's UUID; None: a new one.
+    pub uuid: Option<String>,
+    /// The machine that runs it; None: not known yet (a queued run: its first worker's).
+    pub host: Option<HostIdentity>,
+    /// `running`, or `queued` for a submitted run.
+    pub status: &'static str,
+}
 
 impl Store {
-    /// Records a new run and all its cells in one transaction; returns the run id.
+    /// Records a new run of this process on this machine and all its cells in one
+    /// transaction; returns the run id.
     pub fn create_run(&mut self, run: &NewRun, cells: &[Cell]) -> Result<i64> {
+        let id = RunIdentity {
+            uuid: None,
+            host: Some(HostIdentity::capture()),
+            status: "running",
+        };
+        self.create_run_as(run, cells, &id)
+    }
+
+    /// Records a new run with the given identity and all its cells in one transaction; returns
+    /// the run id. A `running` run records this process as its runner.
+    pub fn create_run_as(&mut self, run: &NewRun, cells: &[Cell], id: &RunIdentity) -> Result<i64> {
         let NewRun {
             name,
             seed,
@@ -18,72 +134,51 @@ impl Store {
             env_json,
             trials_planned,
         } = *run;
-        let tx = self.conn.transaction()?;
-        let me = Runner::this_process();
-        tx.execute(
-            "INSERT INTO runs (name, started_at, status, seed, spec_toml, argv, env_json, version, trials_planned,
-                               runner_pid, runner_boot_id, runner_start_ticks)
-             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            params![name, now_utc(), seed as i64, spec_toml, argv, env_json, env!("CARGO_PKG_VERSION"), trials_planned as i64,
-                    me.pid, me.boot_id, me.start_ticks],
-        )?;
-        let run_id = tx.last_insert_rowid();
-        for (i, c) in cells.iter().enumerate() {
-            let (work_ns, units) = match c.size {
-                crate::records::WorkSize::WorkNs(ns) => (Some(ns as i64), None),
-                crate::records::WorkSize::Iterations(n) => (
-                    None,
-                    Some(if c.split {
-                        n.div_ceil(u64::from(c.tasks)).max(1)
-                    } else {
-                        n
-                    } as i64),
-                ),
-            };
-            tx.execute(
-                "INSERT INTO cells (run_id, cell_index, policy, priorities, workload, workload_json, kind, start, tasks, cpus,
-                                    nice, rt_priority, dl_runtime_ns, dl_deadline_ns, dl_period_ns, work_ns, units, split, antagonists, antagonist_policy, antagonist_workload, io_scheduler)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
-                params![
-                    run_id,
-                    i as i64,
-                    c.policy.name(),
-                    c.priorities.name(),
-                    c.workload.label(),
-                    serde_json::to_string(&c.workload)?,
-                    c.kind.name(),
-                    c.start.name(),
-                    c.tasks,
-                    c.cpus.as_deref().map(crate::procfs::format_cpu_list),
-                    c.nice,
-                    c.rt_priority,
-                    c.deadline.runtime_ns as i64,
-                    c.deadline.deadline_ns as i64,
-                    c.deadline.period_ns as i64,
-                    work_ns,
-                    units,
-                    c.split,
-                    c.antagonists,
-                    (c.antagonists > 0).then(|| c.antagonist_policy.name()),
-                    (c.antagonists > 0).then(|| c.antagonist_workload.name()),
-                    c.io_scheduler,
-                ],
+        let me = if id.status == "running" {
+            Runner::this_process()
+        } else {
+            Runner::default()
+        };
+        let uuid = id
+            .uuid
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let h = id.host.as_ref();
+        let db = &self.db;
+        db.transaction(|| {
+            let run_id: i64 = db.query_one(
+                "INSERT INTO runs (name, started_at, status, seed, spec_toml, argv, env_json, version, trials_planned,
+                                   runner_pid, runner_boot_id, runner_start_ticks, uuid, host, machine_id, kernel, cpu_model, git_commit)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) RETURNING run_id",
+                params![name, now_utc(), id.status, seed as i64, spec_toml, argv, env_json,
+                        h.map_or(env!("CARGO_PKG_VERSION"), |h| h.version.as_str()), trials_planned as i64,
+                        me.pid, me.boot_id, me.start_ticks, uuid, h.map(|h| h.hostname.as_str()),
+                        h.and_then(|h| h.machine_id.as_deref()), h.map(|h| h.kernel.as_str()),
+                        h.map(|h| h.cpu_model.as_str()), h.and_then(|h| h.git_commit.as_deref())],
+                |r| r.get(0),
             )?;
-        }
-        tx.commit()?;
-        Ok(run_id)
+            let rows = cells
+                .iter()
+                .enumerate()
+                .map(|(i, c)| cell_row(run_id, i, c))
+                .collect::<Result<Vec<_>>>()?;
+            db.insert_rows("cells", &CELL_COLUMNS, &rows)?;
+            Ok(run_id)
+        })
     }
 
     /// Records the units of work per task a cell was run with (after calibration).
     pub fn set_cell_units(&self, run_id: i64, cell_index: usize, units: u64) -> Result<()> {
-        self.conn.execute(
+        self.db.execute(
             "UPDATE cells SET units = ?3 WHERE run_id = ?1 AND cell_index = ?2",
             params![run_id, cell_index as i64, units as i64],
         )?;
         Ok(())
     }
 
-    /// Stores one trial and all its tasks in one transaction; returns the trial id.
+    /// Stores one trial and all its tasks in one transaction; returns the trial id. A trial
+    /// stored already (same run, cell and trial index) is kept as it is and its id returned:
+    /// every trial is stored once.
     pub fn insert_trial(
         &mut self,
         run_id: i64,
@@ -91,16 +186,29 @@ impl Store {
         outcome: &TrialOutcome,
         meta: &TrialMeta,
     ) -> Result<i64> {
-        let tx = self.conn.transaction()?;
-        let cell_id: i64 = tx.query_row(
+        let db = &self.db;
+        db.transaction(|| Ok(self.insert_trial_rows(run_id, planned, outcome, meta)?.0))
+    }
+
+    /// The rows of one trial, inside the caller's transaction: (trial id, whether it is new).
+    pub(super) fn insert_trial_rows(
+        &self,
+        run_id: i64,
+        planned: &PlannedTrial,
+        outcome: &TrialOutcome,
+        meta: &TrialMeta,
+    ) -> Result<(i64, bool)> {
+        let db = &self.db;
+        let cell_id: i64 = db.query_one(
             "SELECT cell_id FROM cells WHERE run_id = ?1 AND cell_index = ?2",
             params![run_id, planned.cell as i64],
             |r| r.get(0),
         )?;
-        tx.execute(
+        let inserted: Option<i64> = db.query_opt(
             "INSERT INTO trials (run_id, cell_id, trial_index, round, warmup, status, reason, makespan_ns, timeout_ns, harness_cpu_ns,
-                                 started_at, pgid, load1, busy_pct, steal_pct, psi_cpu_some_pct, io_scheduler, trace_lost_events)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                                 started_at, pgid, load1, busy_pct, steal_pct, psi_cpu_some_pct, io_scheduler, trace_lost_events, host)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+             ON CONFLICT (cell_id, trial_index) DO NOTHING RETURNING trial_id",
             params![
                 run_id,
                 cell_id,
@@ -108,107 +216,43 @@ impl Store {
                 planned.round,
                 planned.warmup,
                 outcome.status.name(),
-                outcome.reason,
+                outcome.reason.as_deref(),
                 outcome.makespan_ns.map(|v| v as i64),
                 meta.timeout_ns as i64,
                 outcome.harness_cpu_ns as i64,
-                meta.started_at,
+                meta.started_at.as_str(),
                 outcome.pgid,
                 meta.load1,
                 meta.busy_pct,
                 meta.steal_pct,
                 meta.psi_cpu_some_pct,
-                meta.io_scheduler,
+                meta.io_scheduler.as_deref(),
                 outcome.trace_lost_events.map(|v| v as i64),
+                crate::env::host::hostname(),
             ],
+            |r| r.get(0),
         )?;
-        let trial_id = tx.last_insert_rowid();
-        {
-            let mut st = tx.prepare(
-                "INSERT INTO tasks (trial_id, task_index, pid, tid, policy_in_force, nice, rt_priority, t_release_ns, t_start_ns,
-                    t_end_ns, response_ns, turnaround_ns, run_span_ns, utime_ns, stime_ns, nvcsw, nivcsw, run_delay_ns,
-                    timeslices, migrations, work_units, exit_status, role, lat_count, lat_min_ns, lat_p50_ns, lat_p90_ns,
-                    lat_p99_ns, lat_p999_ns, lat_max_ns, trace_wakeups, trace_delay_p50_ns, trace_delay_max_ns,
-                    trace_preemptions, trace_migrations, trace_unseen_switch_ins)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-                         ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36)",
+        let Some(trial_id) = inserted else {
+            let existing = db.query_one(
+                "SELECT trial_id FROM trials WHERE cell_id = ?1 AND trial_index = ?2",
+                params![cell_id, planned.trial_index],
+                |r| r.get(0),
             )?;
-            let mut hist = tx.prepare("INSERT INTO histograms (trial_id, task_index, metric, hdr_v2) VALUES (?1, ?2, ?3, ?4)")?;
-            let nz = |v: u64| (v != 0).then_some(v as i64);
-            for t in &outcome.tasks {
-                let lat = t.latency.as_ref().map(|(s, _)| s);
-                let tr = t.trace.as_ref();
-                let delay_stats = tr.map(|t| {
-                    let mut h = crate::workload::periodic::new_histogram();
-                    for &d in &t.wakeup_delays_ns {
-                        let _ = h.record(d.clamp(1, crate::workload::periodic::MAX_LATENCY_NS));
-                    }
-                    h
-                });
-                st.execute(params![
-                    trial_id,
-                    t.task_index,
-                    t.pid,
-                    t.tid,
-                    t.policy.map(|p| p.name()),
-                    t.nice,
-                    t.rt_priority,
-                    nz(t.t_release_ns),
-                    nz(t.t_start_ns),
-                    nz(t.t_end_ns),
-                    t.response_ns,
-                    t.turnaround_ns,
-                    t.run_span_ns,
-                    t.utime_ns as i64,
-                    t.stime_ns as i64,
-                    t.nvcsw as i64,
-                    t.nivcsw as i64,
-                    t.run_delay_ns as i64,
-                    t.timeslices as i64,
-                    t.migrations as i64,
-                    t.work_units as i64,
-                    t.exit_status,
-                    if t.antagonist { "antagonist" } else { "task" },
-                    lat.map(|l| l.count as i64),
-                    lat.map(|l| l.min_ns as i64),
-                    lat.map(|l| l.p50_ns as i64),
-                    lat.map(|l| l.p90_ns as i64),
-                    lat.map(|l| l.p99_ns as i64),
-                    lat.map(|l| l.p999_ns as i64),
-                    lat.map(|l| l.max_ns as i64),
-                    tr.map(|t| t.wakeup_delays_ns.len() as i64),
-                    tr.and_then(|t| delay_stats
-                        .as_ref()
-                        .map(|h| h.value_at_quantile(0.5) as i64)
-                        .filter(|_| !t.wakeup_delays_ns.is_empty())),
-                    tr.and_then(|t| t.wakeup_delays_ns.iter().max().map(|&v| v as i64)),
-                    tr.map(|t| t.preemptions as i64),
-                    tr.map(|t| t.migrations as i64),
-                    tr.map(|t| t.unseen_switch_ins as i64),
-                ])?;
-                if let Some(h) = &delay_stats {
-                    hist.execute(params![
-                        trial_id,
-                        t.task_index,
-                        "trace_wakeup_delay_ns",
-                        crate::workload::periodic::serialize(h)
-                    ])?;
-                }
-                if let Some((_, bytes)) = &t.latency {
-                    hist.execute(params![trial_id, t.task_index, "wakeup_latency_ns", bytes])?;
-                }
-            }
-        }
-        {
-            let mut st = tx.prepare(
-                "INSERT INTO samples (trial_id, t_ns, interval_ns, r, b, in_per_s, cs_per_s, us_pct, sy_pct, id_pct, wa_pct, st_pct,
-                    bi_kib_s, bo_kib_s, psi_cpu_some_pct, psi_cpu_full_pct, psi_io_some_pct, psi_io_full_pct, psi_mem_some_pct,
-                    psi_mem_full_pct, load1)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
-            )?;
-            for s in &outcome.samples {
+            return Ok((existing, false));
+        };
+        let (tasks, hists) = task_rows(trial_id, outcome);
+        db.insert_rows("tasks", &TASK_COLUMNS, &tasks)?;
+        db.insert_rows(
+            "histograms",
+            &["trial_id", "task_index", "metric", "hdr_v2"],
+            &hists,
+        )?;
+        let samples: Vec<Vec<Value>> = outcome
+            .samples
+            .iter()
+            .map(|s| {
                 let p = s.psi_pct;
-                st.execute(params![
+                params![
                     trial_id,
                     s.t_ns as i64,
                     s.interval_ns as i64,
@@ -230,29 +274,37 @@ impl Store {
                     p[4],
                     p[5],
                     s.load1,
-                ])?;
-            }
-        }
-        {
-            let mut st = tx.prepare("INSERT INTO trace_slices (trial_id, task_index, cpu, start_ns, end_ns) VALUES (?1, ?2, ?3, ?4, ?5)")?;
-            for (i, sl) in &outcome.trace_slices {
-                st.execute(params![
+                ]
+                .to_vec()
+            })
+            .collect();
+        db.insert_rows("samples", &SAMPLE_COLUMNS, &samples)?;
+        let slices: Vec<Vec<Value>> = outcome
+            .trace_slices
+            .iter()
+            .map(|(i, sl)| {
+                params![
                     trial_id,
-                    i,
-                    sl.cpu,
+                    *i as i64,
+                    sl.cpu as i64,
                     sl.start_ns as i64,
                     sl.end_ns as i64
-                ])?;
-            }
-        }
-        tx.commit()?;
-        Ok(trial_id)
+                ]
+                .to_vec()
+            })
+            .collect();
+        db.insert_rows(
+            "trace_slices",
+            &["trial_id", "task_index", "cpu", "start_ns", "end_ns"],
+            &slices,
+        )?;
+        Ok((trial_id, true))
     }
 
     /// Marks a resumed run as running again.
     pub fn mark_running(&self, run_id: i64) -> Result<()> {
         let me = Runner::this_process();
-        self.conn.execute(
+        self.db.execute(
             "UPDATE runs SET status = 'running', finished_at = NULL, runner_pid = ?2, runner_boot_id = ?3,
                              runner_start_ticks = ?4 WHERE run_id = ?1",
             params![run_id, me.pid, me.boot_id, me.start_ticks],
@@ -262,32 +314,31 @@ impl Store {
 
     /// (cell_index, trial_index) of every trial stored for a run.
     pub fn stored_trials(&self, run_id: i64) -> Result<std::collections::HashSet<(usize, u32)>> {
-        let mut st = self.conn.prepare(
+        let rows = self.db.query(
             "SELECT c.cell_index, t.trial_index FROM trials t JOIN cells c ON c.cell_id = t.cell_id WHERE t.run_id = ?1",
+            params![run_id],
+            |r| Ok((r.get::<i64>(0)? as usize, r.get::<i64>(1)? as u32)),
         )?;
-        let rows = st.query_map([run_id], |r| {
-            Ok((r.get::<_, i64>(0)? as usize, r.get::<_, i64>(1)? as u32))
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        Ok(rows.into_iter().collect())
     }
 
     /// (cell_index, units) of every cell of a run.
     pub fn cell_units(&self, run_id: i64) -> Result<Vec<(usize, Option<u64>)>> {
-        let mut st = self
-            .conn
-            .prepare("SELECT cell_index, units FROM cells WHERE run_id = ?1")?;
-        let rows = st.query_map([run_id], |r| {
-            Ok((
-                r.get::<_, i64>(0)? as usize,
-                r.get::<_, Option<i64>>(1)?.map(|u| u as u64),
-            ))
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.db.query(
+            "SELECT cell_index, units FROM cells WHERE run_id = ?1 ORDER BY cell_index",
+            params![run_id],
+            |r| {
+                Ok((
+                    r.get::<i64>(0)? as usize,
+                    r.get::<Option<i64>>(1)?.map(|u| u as u64),
+                ))
+            },
+        )
     }
 
     /// Marks a run finished with `status` (done, interrupted, failed).
     pub fn finish_run(&self, run_id: i64, status: &str) -> Result<()> {
-        self.conn.execute(
+        self.db.execute(
             "UPDATE runs SET status = ?2, finished_at = ?3 WHERE run_id = ?1",
             params![run_id, status, now_utc()],
         )?;
@@ -296,7 +347,7 @@ impl Store {
 
     /// Stores a warning about a run (or one of its trials).
     pub fn add_warning(&self, run_id: i64, trial_id: Option<i64>, message: &str) -> Result<()> {
-        self.conn.execute(
+        self.db.execute(
             "INSERT INTO warnings (run_id, trial_id, message) VALUES (?1, ?2, ?3)",
             params![run_id, trial_id, message],
         )?;
@@ -305,14 +356,11 @@ impl Store {
 
     /// A stored calibration for this workload key, kernel and CPU model.
     pub fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT units_per_sec FROM calibrations WHERE key = ?1 AND kernel = ?2 AND cpu_model = ?3",
-                params![key, kernel, cpu_model],
-                |r| r.get(0),
-            )
-            .optional()?)
+        self.db.query_opt(
+            "SELECT units_per_sec FROM calibrations WHERE key = ?1 AND kernel = ?2 AND cpu_model = ?3",
+            params![key, kernel, cpu_model],
+            |r| r.get(0),
+        )
     }
 
     /// Stores (replacing) a calibration.
@@ -323,10 +371,128 @@ impl Store {
         cpu_model: &str,
         units_per_sec: f64,
     ) -> Result<()> {
-        self.conn.execute(
-            "INSERT OR REPLACE INTO calibrations (key, kernel, cpu_model, units_per_sec, measured_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        self.db.execute(
+            "INSERT INTO calibrations (key, kernel, cpu_model, units_per_sec, measured_at) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (key, kernel, cpu_model) DO UPDATE SET units_per_sec = excluded.units_per_sec, measured_at = excluded.measured_at",
             params![key, kernel, cpu_model, units_per_sec, now_utc()],
         )?;
         Ok(())
     }
+}
+
+/// The `cells` row of cell `i` of a new run.
+fn cell_row(run_id: i64, i: usize, c: &Cell) -> Result<Vec<Value>> {
+    let (work_ns, units) = match c.size {
+        crate::records::WorkSize::WorkNs(ns) => (Some(ns as i64), None),
+        crate::records::WorkSize::Iterations(n) => (
+            None,
+            Some(if c.split {
+                n.div_ceil(u64::from(c.tasks)).max(1)
+            } else {
+                n
+            } as i64),
+        ),
+    };
+    Ok(params![
+        run_id,
+        i as i64,
+        c.policy.name(),
+        c.priorities.name(),
+        c.workload.label(),
+        serde_json::to_string(&c.workload)?,
+        c.kind.name(),
+        c.start.name(),
+        c.tasks,
+        c.cpus.as_deref().map(crate::procfs::format_cpu_list),
+        c.nice,
+        c.rt_priority,
+        c.deadline.runtime_ns as i64,
+        c.deadline.deadline_ns as i64,
+        c.deadline.period_ns as i64,
+        work_ns,
+        units,
+        c.split,
+        c.antagonists,
+        (c.antagonists > 0).then(|| c.antagonist_policy.name()),
+        (c.antagonists > 0).then(|| c.antagonist_workload.name()),
+        c.io_scheduler.as_deref(),
+    ]
+    .to_vec())
+}
+
+/// The `tasks` rows of a trial, and its `histograms` rows.
+fn task_rows(trial_id: i64, outcome: &TrialOutcome) -> (Vec<Vec<Value>>, Vec<Vec<Value>>) {
+    let nz = |v: u64| (v != 0).then_some(v as i64);
+    let mut tasks = Vec::with_capacity(outcome.tasks.len());
+    let mut hists = Vec::new();
+    for t in &outcome.tasks {
+        let lat = t.latency.as_ref().map(|(s, _)| s);
+        let tr = t.trace.as_ref();
+        let delay_stats = tr.map(|t| {
+            let mut h = crate::workload::periodic::new_histogram();
+            for &d in &t.wakeup_delays_ns {
+                let _ = h.record(d.clamp(1, crate::workload::periodic::MAX_LATENCY_NS));
+            }
+            h
+        });
+        tasks.push(
+            params![
+                trial_id,
+                t.task_index,
+                t.pid,
+                t.tid,
+                t.policy.map(|p| p.name()),
+                t.nice,
+                t.rt_priority,
+                nz(t.t_release_ns),
+                nz(t.t_start_ns),
+                nz(t.t_end_ns),
+                t.response_ns,
+                t.turnaround_ns,
+                t.run_span_ns,
+                t.utime_ns as i64,
+                t.stime_ns as i64,
+                t.nvcsw as i64,
+                t.nivcsw as i64,
+                t.run_delay_ns as i64,
+                t.timeslices as i64,
+                t.migrations as i64,
+                t.work_units as i64,
+                t.exit_status,
+                if t.antagonist { "antagonist" } else { "task" },
+                lat.map(|l| l.count as i64),
+                lat.map(|l| l.min_ns as i64),
+                lat.map(|l| l.p50_ns as i64),
+                lat.map(|l| l.p90_ns as i64),
+                lat.map(|l| l.p99_ns as i64),
+                lat.map(|l| l.p999_ns as i64),
+                lat.map(|l| l.max_ns as i64),
+                tr.map(|t| t.wakeup_delays_ns.len() as i64),
+                tr.and_then(|t| delay_stats
+                    .as_ref()
+                    .map(|h| h.value_at_quantile(0.5) as i64)
+                    .filter(|_| !t.wakeup_delays_ns.is_empty())),
+                tr.and_then(|t| t.wakeup_delays_ns.iter().max().map(|&v| v as i64)),
+                tr.map(|t| t.preemptions as i64),
+                tr.map(|t| t.migrations as i64),
+                tr.map(|t| t.unseen_switch_ins as i64),
+            ]
+            .to_vec(),
+        );
+        if let Some(h) = &delay_stats {
+            hists.push(
+                params![
+                    trial_id,
+                    t.task_index,
+                    "trace_wakeup_delay_ns",
+                    crate::workload::periodic::serialize(h)
+                ]
+                .to_vec(),
+            );
+        }
+        if let Some((_, bytes)) = &t.latency {
+            hists.push(params![trial_id, t.task_index, "wakeup_latency_ns", bytes].to_vec());
+        }
+    }
+    (tasks, hists)
 }

@@ -1,0 +1,681 @@
+//! One interface over the two database engines (SQLite, PostgreSQL), so that every query of
+//! the store is written once: SQL with numbered placeholders `?1`, `?2` (rewritten to `$1` for
+//! PostgreSQL), values of five kinds ([`Value`]) and rows read by column index ([`Row`]).
+//!
+//! The portable subset the store keeps to: BIGINT/INTEGER, DOUBLE PRECISION/REAL, TEXT,
+//! BYTEA/BLOB, flags as integers 0/1, `INSERT ... RETURNING`, `ON CONFLICT ... DO`, no
+//! `rowid`. What differs lives here: the engine-specific snippets `{now_ms}` (the server's
+//! clock, ms since the epoch) and `{skip_locked}` (row locks PostgreSQL takes and SQLite, which
+//! locks the whole file, does not need), transactions, and bulk inserts.
+
+use anyhow::{anyhow, bail, Context, Result};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+
+/// A value passed to or read from a database.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// SQL NULL.
+    Null,
+    /// An integer (also flags, 0 or 1).
+    Int(i64),
+    /// A floating-point number.
+    Real(f64),
+    /// Text.
+    Text(String),
+    /// Bytes.
+    Blob(Vec<u8>),
+}
+
+macro_rules! value_from {
+    ($($t:ty => $e:expr),* $(,)?) => {
+        $(impl From<$t> for Value {
+            fn from(v: $t) -> Value {
+                let f: fn($t) -> Value = $e;
+                f(v)
+            }
+        })*
+    };
+}
+
+value_from! {
+    i64 => Value::Int,
+    i32 => |v| Value::Int(v.into()),
+    u32 => |v| Value::Int(v.into()),
+    bool => |v| Value::Int(v.into()),
+    f64 => Value::Real,
+    String => Value::Text,
+    &str => |v| Value::Text(v.to_string()),
+    &String => |v| Value::Text(v.clone()),
+    Vec<u8> => Value::Blob,
+    &[u8] => |v| Value::Blob(v.to_vec()),
+    &Vec<u8> => |v| Value::Blob(v.clone()),
+}
+
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(v: Option<T>) -> Value {
+        v.map_or(Value::Null, Into::into)
+    }
+}
+
+/// The parameters of a statement, as a slice of [`Value`]s: `params![a, b]`.
+macro_rules! params {
+    ($($x:expr),* $(,)?) => {
+        &[$($crate::store::db::Value::from($x)),*] as &[$crate::store::db::Value]
+    };
+}
+pub(crate) use params;
+
+/// Conversion of a column's value into a Rust type.
+pub trait FromValue: Sized {
+    /// The value as `Self`, or why not.
+    fn from_value(v: Value) -> Result<Self, String>;
+}
+
+impl FromValue for Value {
+    fn from_value(v: Value) -> Result<Self, String> {
+        Ok(v)
+    }
+}
+
+impl FromValue for i64 {
+    fn from_value(v: Value) -> Result<Self, String> {
+        match v {
+            Value::Int(i) => Ok(i),
+            other => Err(format!("expected an integer, found {other:?}")),
+        }
+    }
+}
+
+impl FromValue for f64 {
+    fn from_value(v: Value) -> Result<Self, String> {
+        match v {
+            Value::Real(x) => Ok(x),
+            Value::Int(i) => Ok(i as f64),
+            other => Err(format!("expected a number, found {other:?}")),
+        }
+    }
+}
+
+impl FromValue for String {
+    fn from_value(v: Value) -> Result<Self, String> {
+        match v {
+            Value::Text(s) => Ok(s),
+            other => Err(format!("expected text, found {other:?}")),
+        }
+    }
+}
+
+impl FromValue for Vec<u8> {
+    fn from_value(v: Value) -> Result<Self, String> {
+        match v {
+            Value::Blob(b) => Ok(b),
+            other => Err(format!("expected bytes, found {other:?}")),
+        }
+    }
+}
+
+impl FromValue for bool {
+    fn from_value(v: Value) -> Result<Self, String> {
+        i64::from_value(v).map(|i| i != 0)
+    }
+}
+
+impl<T: FromValue> FromValue for Option<T> {
+    fn from_value(v: Value) -> Result<Self, String> {
+        match v {
+            Value::Null => Ok(None),
+            v => T::from_value(v).map(Some),
+        }
+    }
+}
+
+impl rusqlite::ToSql for Value {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::{ToSqlOutput, ValueRef};
+        Ok(ToSqlOutput::Borrowed(match self {
+            Value::Null => ValueRef::Null,
+            Value::Int(i) => ValueRef::Integer(*i),
+            Value::Real(x) => ValueRef::Real(*x),
+            Value::Text(s) => ValueRef::Text(s.as_bytes()),
+            Value::Blob(b) => ValueRef::Blob(b),
+        }))
+    }
+}
+
+type BoxError = Box<dyn std::error::Error + Sync + Send>;
+
+/// Values take the type PostgreSQL inferred for their placeholder (an integer bound where a
+/// boolean or a float is expected becomes one), since the two engines type values differently.
+impl postgres::types::ToSql for Value {
+    fn to_sql(
+        &self,
+        ty: &postgres::types::Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<postgres::types::IsNull, BoxError> {
+        use postgres::types::{IsNull, Type};
+        match self {
+            Value::Null => Ok(IsNull::Yes),
+            Value::Int(i) => match *ty {
+                Type::INT8 => i.to_sql(ty, out),
+                Type::INT4 => i32::try_from(*i)?.to_sql(ty, out),
+                Type::INT2 => i16::try_from(*i)?.to_sql(ty, out),
+                Type::BOOL => (*i != 0).to_sql(ty, out),
+                Type::FLOAT8 => (*i as f64).to_sql(ty, out),
+                Type::FLOAT4 => (*i as f32).to_sql(ty, out),
+                Type::TEXT | Type::VARCHAR => i.to_string().to_sql(ty, out),
+                _ => Err(format!("cannot pass an integer as {ty}").into()),
+            },
+            Value::Real(x) => match *ty {
+                Type::FLOAT8 => x.to_sql(ty, out),
+                Type::FLOAT4 => (*x as f32).to_sql(ty, out),
+                _ => Err(format!("cannot pass a number as {ty}").into()),
+            },
+            Value::Text(s) => match *ty {
+                Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN => {
+                    s.as_str().to_sql(ty, out)
+                }
+                _ => Err(format!("cannot pass text as {ty}").into()),
+            },
+            Value::Blob(b) => match *ty {
+                Type::BYTEA => b.as_slice().to_sql(ty, out),
+                _ => Err(format!("cannot pass bytes as {ty}").into()),
+            },
+        }
+    }
+
+    fn accepts(_: &postgres::types::Type) -> bool {
+        true
+    }
+
+    postgres::types::to_sql_checked!();
+}
+
+impl<'a> postgres::types::FromSql<'a> for Value {
+    fn from_sql(ty: &postgres::types::Type, raw: &'a [u8]) -> Result<Value, BoxError> {
+        use postgres::types::Type;
+        Ok(match *ty {
+            Type::INT8 => Value::Int(i64::from_sql(ty, raw)?),
+            Type::INT4 => Value::Int(i32::from_sql(ty, raw)?.into()),
+            Type::INT2 => Value::Int(i16::from_sql(ty, raw)?.into()),
+            Type::OID => Value::Int(u32::from_sql(ty, raw)?.into()),
+            Type::BOOL => Value::Int(bool::from_sql(ty, raw)?.into()),
+            Type::FLOAT8 => Value::Real(f64::from_sql(ty, raw)?),
+            Type::FLOAT4 => Value::Real(f32::from_sql(ty, raw)?.into()),
+            Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN => {
+                Value::Text(String::from_sql(ty, raw)?)
+            }
+            Type::BYTEA => Value::Blob(Vec::<u8>::from_sql(ty, raw)?),
+            _ => return Err(format!("the store reads no column of type {ty}").into()),
+        })
+    }
+
+    fn from_sql_null(_: &postgres::types::Type) -> Result<Value, BoxError> {
+        Ok(Value::Null)
+    }
+
+    fn accepts(_: &postgres::types::Type) -> bool {
+        true
+    }
+}
+
+/// The database engine behind a store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// An SQLite file.
+    Sqlite,
+    /// A PostgreSQL server.
+    Postgres,
+}
+
+/// A row of a result, read by column index.
+pub enum Row<'a> {
+    /// A row of an SQLite statement.
+    Sqlite(&'a rusqlite::Row<'a>),
+    /// A row of a PostgreSQL query.
+    Postgres(&'a postgres::Row),
+}
+
+impl Row<'_> {
+    /// Column `i` as a [`Value`].
+    pub fn value(&self, i: usize) -> Result<Value> {
+        Ok(match self {
+            Row::Sqlite(r) => {
+                use rusqlite::types::ValueRef;
+                match r.get_ref(i)? {
+                    ValueRef::Null => Value::Null,
+                    ValueRef::Integer(v) => Value::Int(v),
+                    ValueRef::Real(v) => Value::Real(v),
+                    ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+                    ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+                }
+            }
+            Row::Postgres(r) => r.try_get::<_, Value>(i)?,
+        })
+    }
+
+    /// Column `i` as a `T`.
+    pub fn get<T: FromValue>(&self, i: usize) -> Result<T> {
+        T::from_value(self.value(i)?).map_err(|e| anyhow!("column {i}: {e}"))
+    }
+}
+
+/// A PostgreSQL connection with its prepared statements.
+pub struct Pg {
+    client: RefCell<postgres::Client>,
+    statements: RefCell<HashMap<String, postgres::Statement>>,
+}
+
+/// Prepared statements kept per PostgreSQL connection before the cache starts over.
+const STATEMENT_CACHE: usize = 256;
+
+impl Pg {
+    /// Wraps a connected client.
+    pub fn new(client: postgres::Client) -> Pg {
+        Pg {
+            client: RefCell::new(client),
+            statements: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// The prepared statement of `sql` (portable text), prepared once.
+    fn statement(&self, sql: &str) -> Result<postgres::Statement> {
+        if let Some(st) = self.statements.borrow().get(sql) {
+            return Ok(st.clone());
+        }
+        let st = self
+            .client
+            .borrow_mut()
+            .prepare(&translate(sql, Engine::Postgres))?;
+        let mut cache = self.statements.borrow_mut();
+        if cache.len() >= STATEMENT_CACHE {
+            cache.clear();
+        }
+        cache.insert(sql.to_string(), st.clone());
+        Ok(st)
+    }
+}
+
+/// An open database of either engine.
+pub enum Db {
+    /// SQLite.
+    Sqlite(rusqlite::Connection),
+    /// PostgreSQL.
+    Postgres(Pg),
+}
+
+/// Rewrites portable SQL for `engine`: `?N` placeholders become `$N` for PostgreSQL, and the
+/// engine-specific snippets are filled in. Quoted text is left alone.
+pub fn translate(sql: &str, engine: Engine) -> String {
+    let (now_ms, skip_locked) = match engine {
+        Engine::Sqlite => (
+            "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)",
+            "",
+        ),
+        Engine::Postgres => (
+            "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)",
+            "FOR UPDATE SKIP LOCKED",
+        ),
+    };
+    let sql = sql
+        .replace("{now_ms}", now_ms)
+        .replace("{skip_locked}", skip_locked);
+    if engine == Engine::Sqlite {
+        return sql;
+    }
+    let mut out = String::with_capacity(sql.len());
+    let mut quoted = false;
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\'' {
+            quoted = !quoted;
+        }
+        if c == '?' && !quoted && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+            out.push('$');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Rewrites schema DDL written for SQLite into PostgreSQL's types: `INTEGER PRIMARY KEY`
+/// becomes an identity column, `INTEGER` BIGINT, `REAL` DOUBLE PRECISION, `BLOB` BYTEA.
+/// Comments (after `--`) are left alone.
+pub fn translate_ddl(ddl: &str) -> String {
+    let mut out = String::with_capacity(ddl.len() + 512);
+    for line in ddl.lines() {
+        let (code, comment) = match line.find("--") {
+            Some(i) => line.split_at(i),
+            None => (line, ""),
+        };
+        let code = code.replace(
+            "INTEGER PRIMARY KEY",
+            "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY",
+        );
+        let mut words = String::with_capacity(code.len());
+        let mut word = String::new();
+        let flush = |word: &mut String, words: &mut String| {
+            words.push_str(match word.as_str() {
+                "INTEGER" => "BIGINT",
+                "REAL" => "DOUBLE PRECISION",
+                "BLOB" => "BYTEA",
+                w => w,
+            });
+            word.clear();
+        };
+        for c in code.chars() {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                word.push(c);
+            } else {
+                flush(&mut word, &mut words);
+                words.push(c);
+            }
+        }
+        flush(&mut word, &mut words);
+        out.push_str(&words);
+        out.push_str(comment);
+        out.push('\n');
+    }
+    out
+}
+
+thread_local! {
+    /// Whether this thread is inside [`Db::transaction`] (they do not nest).
+    static IN_TRANSACTION: Cell<bool> = const { Cell::new(false) };
+}
+
+impl Db {
+    /// The engine.
+    pub fn engine(&self) -> Engine {
+        match self {
+            Db::Sqlite(_) => Engine::Sqlite,
+            Db::Postgres(_) => Engine::Postgres,
+        }
+    }
+
+    /// Runs one statement; returns the number of rows it changed.
+    pub fn execute(&self, sql: &str, params: &[Value]) -> Result<u64> {
+        match self {
+            Db::Sqlite(c) => {
+                let mut st = c.prepare_cached(sql)?;
+                Ok(st.execute(rusqlite::params_from_iter(params))? as u64)
+            }
+            Db::Postgres(pg) => {
+                let st = pg.statement(sql)?;
+                Ok(pg.client.borrow_mut().execute(&st, &refs(params))?)
+            }
+        }
+    }
+
+    /// Runs several statements without parameters, in the engine's own dialect.
+    pub fn batch(&self, sql: &str) -> Result<()> {
+        match self {
+            Db::Sqlite(c) => c.execute_batch(sql)?,
+            Db::Postgres(pg) => pg.client.borrow_mut().batch_execute(sql)?,
+        }
+        Ok(())
+    }
+
+    /// Calls `f` on every row of a query, in order, as the rows arrive.
+    pub fn for_each(
+        &self,
+        sql: &str,
+        params: &[Value],
+        mut f: impl FnMut(&Row) -> Result<()>,
+    ) -> Result<()> {
+        match self {
+            Db::Sqlite(c) => {
+                let mut st = c.prepare_cached(sql)?;
+                let mut rows = st.query(rusqlite::params_from_iter(params))?;
+                while let Some(r) = rows.next()? {
+                    f(&Row::Sqlite(r))?;
+                }
+            }
+            Db::Postgres(pg) => {
+                use postgres::fallible_iterator::FallibleIterator;
+                let st = pg.statement(sql)?;
+                let mut client = pg.client.borrow_mut();
+                let mut rows = client.query_raw(&st, params.iter())?;
+                while let Some(r) = rows.next()? {
+                    f(&Row::Postgres(&r))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every row of a query, each turned into a `T` by `f`.
+    pub fn query<T>(
+        &self,
+        sql: &str,
+        params: &[Value],
+        mut f: impl FnMut(&Row) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let mut out = Vec::new();
+        self.for_each(sql, params, |r| {
+            out.push(f(r)?);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// The first row of a query, if any.
+    pub fn query_opt<T>(
+        &self,
+        sql: &str,
+        params: &[Value],
+        f: impl FnOnce(&Row) -> Result<T>,
+    ) -> Result<Option<T>> {
+        let mut f = Some(f);
+        let mut out = None;
+        self.for_each(sql, params, |r| {
+            if let Some(f) = f.take() {
+                out = Some(f(r)?);
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// The first row of a query, which must exist.
+    pub fn query_one<T>(
+        &self,
+        sql: &str,
+        params: &[Value],
+        f: impl FnOnce(&Row) -> Result<T>,
+    ) -> Result<T> {
+        self.query_opt(sql, params, f)?
+            .ok_or_else(|| anyhow!("the query returned no row"))
+    }
+
+    /// The column names of a query's result.
+    pub fn columns(&self, sql: &str) -> Result<Vec<String>> {
+        Ok(match self {
+            Db::Sqlite(c) => c
+                .prepare_cached(sql)?
+                .column_names()
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            Db::Postgres(pg) => pg
+                .statement(sql)?
+                .columns()
+                .iter()
+                .map(|c| c.name().to_string())
+                .collect(),
+        })
+    }
+
+    /// Runs `f` in one transaction: committed if `f` succeeds, rolled back if it fails.
+    /// SQLite takes the write lock at once (BEGIN IMMEDIATE), so two writers queue up rather
+    /// than fail when a read inside the transaction would have to become a write.
+    pub fn transaction<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        if IN_TRANSACTION.with(|t| t.replace(true)) {
+            IN_TRANSACTION.with(|t| t.set(false));
+            bail!("internal error: nested store transaction");
+        }
+        let result = (|| {
+            self.batch(match self.engine() {
+                Engine::Sqlite => "BEGIN IMMEDIATE",
+                Engine::Postgres => "BEGIN",
+            })?;
+            match f() {
+                Ok(v) => {
+                    self.batch("COMMIT")?;
+                    Ok(v)
+                }
+                Err(e) => {
+                    let _ = self.batch("ROLLBACK");
+                    Err(e)
+                }
+            }
+        })();
+        IN_TRANSACTION.with(|t| t.set(false));
+        result
+    }
+
+    /// Inserts `rows` (each with one value per column of `columns`) into `table`: one prepared
+    /// statement per row for SQLite, multi-row statements of up to 1000 rows for PostgreSQL
+    /// (one round trip each).
+    pub fn insert_rows(&self, table: &str, columns: &[&str], rows: &[Vec<Value>]) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let head = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
+        let row_sql = |first: usize| {
+            let marks: Vec<String> = (0..columns.len())
+                .map(|c| format!("?{}", first + c + 1))
+                .collect();
+            format!("({})", marks.join(", "))
+        };
+        match self {
+            Db::Sqlite(_) => {
+                let sql = head + &row_sql(0);
+                for r in rows {
+                    self.execute(&sql, r)
+                        .with_context(|| format!("cannot insert into {table}"))?;
+                }
+            }
+            Db::Postgres(_) => {
+                // 65535 parameters at most per statement.
+                let per = (65_535 / columns.len().max(1)).clamp(1, 1000);
+                for chunk in rows.chunks(per) {
+                    let values: Vec<String> = (0..chunk.len())
+                        .map(|i| row_sql(i * columns.len()))
+                        .collect();
+                    let sql = format!("{head}{}", values.join(", "));
+                    let flat: Vec<Value> = chunk.iter().flatten().cloned().collect();
+                    self.execute(&sql, &flat)
+                        .with_context(|| format!("cannot insert into {table}"))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Parameters as postgres wants them.
+fn refs(params: &[Value]) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
+    params
+        .iter()
+        .map(|p| p as &(dyn postgres::types::ToSql + Sync))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_become_dollars_for_postgres_outside_quotes_only() {
+        let sql = "SELECT a FROM t WHERE b = ?1 AND c = '?2' AND d IN (?2, ?10)";
+        assert_eq!(translate(sql, Engine::Sqlite), sql);
+        assert_eq!(
+            translate(sql, Engine::Postgres),
+            "SELECT a FROM t WHERE b = $1 AND c = '?2' AND d IN ($2, $10)"
+        );
+        assert!(translate("{skip_locked}", Engine::Postgres).contains("SKIP LOCKED"));
+        assert_eq!(translate("x {skip_locked}", Engine::Sqlite), "x ");
+    }
+
+    #[test]
+    fn ddl_types_become_postgres_types_but_comments_stay() {
+        let ddl = "CREATE TABLE t (\n  id INTEGER PRIMARY KEY,\n  n INTEGER NOT NULL, -- an INTEGER count\n  x REAL, b BLOB, realm TEXT\n);";
+        let pg = translate_ddl(ddl);
+        assert!(pg.contains("id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,"));
+        assert!(pg.contains("n BIGINT NOT NULL, -- an INTEGER count"));
+        assert!(pg.contains("x DOUBLE PRECISION, b BYTEA, realm TEXT"));
+    }
+
+    #[test]
+    fn the_schema_has_no_sqlite_type_left_after_translation() {
+        let pg = translate_ddl(include_str!("schema.sql"));
+        for line in pg.lines() {
+            let code = line.split("--").next().unwrap();
+            for w in ["INTEGER", "REAL", "BLOB", "rowid", "AUTOINCREMENT"] {
+                assert!(
+                    !code.split(|c: char| !c.is_alphanumeric()).any(|x| x == w),
+                    "{w} in {line}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn values_convert_as_the_store_reads_them() {
+        assert_eq!(i64::from_value(Value::Int(3)), Ok(3));
+        assert_eq!(f64::from_value(Value::Int(3)), Ok(3.0));
+        assert_eq!(Option::<i64>::from_value(Value::Null), Ok(None));
+        assert!(i64::from_value(Value::Null).is_err());
+        assert_eq!(Value::from(Some("a")), Value::Text("a".into()));
+        assert_eq!(Value::from(None::<i64>), Value::Null);
+        assert_eq!(Value::from(true), Value::Int(1));
+    }
+
+    #[test]
+    fn sqlite_round_trip_through_the_common_interface() {
+        let db = Db::Sqlite(rusqlite::Connection::open_in_memory().unwrap());
+        db.batch("CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER, x REAL, s TEXT, b BLOB)")
+            .unwrap();
+        db.transaction(|| {
+            db.insert_rows(
+                "t",
+                &["n", "x", "s", "b"],
+                &[
+                    vec![1.into(), 0.5.into(), "a".into(), vec![1u8, 2].into()],
+                    vec![Value::Null, Value::Null, Value::Null, Value::Null],
+                ],
+            )
+        })
+        .unwrap();
+        let rows = db
+            .query("SELECT n, x, s, b FROM t ORDER BY id", &[], |r| {
+                Ok((
+                    r.get::<Option<i64>>(0)?,
+                    r.get::<Option<f64>>(1)?,
+                    r.get::<Option<String>>(2)?,
+                    r.get::<Option<Vec<u8>>>(3)?,
+                ))
+            })
+            .unwrap();
+        assert_eq!(
+            rows,
+            vec![
+                (Some(1), Some(0.5), Some("a".into()), Some(vec![1, 2])),
+                (None, None, None, None)
+            ]
+        );
+        let failed: Result<()> = db.transaction(|| {
+            db.execute("INSERT INTO t (n) VALUES (?1)", params![7])?;
+            bail!("no")
+        });
+        assert!(failed.is_err());
+        assert_eq!(
+            db.query_one("SELECT COUNT(*) FROM t", &[], |r| r.get::<i64>(0))
+                .unwrap(),
+            2,
+            "the failed transaction was rolled back"
+        );
+    }
+}

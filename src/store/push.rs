@@ -1,0 +1,1 @@
+//! Copying runs between stores (`schedlab push`).
