@@ -1,0 +1,93 @@
+//! schedlab against a real PostgreSQL server: the whole CLI, the work queue, push, the spool
+//! and the errors. One server (see `server.rs`) is started for the whole binary and stopped at
+//! the end; the tests run one after another, each in a database of its own. Skipped, with the
+//! reason printed, where PostgreSQL's server binaries are missing.
+//!
+//! `cargo test --test pg [NAME]` runs the tests whose name contains NAME.
+
+mod cli;
+mod server;
+
+use assert_cmd::cargo::CommandCargoExt;
+use server::Server;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::process::{Command, Output};
+
+/// The schedlab binary under test.
+pub fn schedlab() -> Command {
+    Command::cargo_bin("schedlab").expect("binary built")
+}
+
+/// Runs schedlab with `args`; panics with its output unless it succeeds; returns stdout.
+pub fn ok(args: &[&str]) -> String {
+    let o = schedlab().args(args).output().unwrap();
+    assert!(
+        o.status.success(),
+        "schedlab {args:?} failed: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Runs schedlab with `args` and returns its output, whatever the exit.
+pub fn out(args: &[&str]) -> Output {
+    schedlab().args(args).output().unwrap()
+}
+
+/// One integer from a query on PostgreSQL.
+pub fn pg_int(c: &mut postgres::Client, sql: &str) -> i64 {
+    c.query_one(sql, &[]).unwrap().get(0)
+}
+
+type Test = (&'static str, fn(&Server));
+
+const TESTS: &[Test] = &[
+    ("cli_runs_and_reads_on_postgres", cli::cli_runs_and_reads_on_postgres),
+];
+
+fn main() {
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let chosen: Vec<&Test> = TESTS
+        .iter()
+        .filter(|(name, _)| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str())))
+        .collect();
+    if chosen.is_empty() {
+        println!("no PostgreSQL test matches {filter:?}");
+        return;
+    }
+    let server = match Server::start() {
+        Ok(s) => s,
+        Err(reason) => {
+            println!("skipping {} PostgreSQL tests: {reason}", chosen.len());
+            return;
+        }
+    };
+    let mut failed = Vec::new();
+    for (name, test) in &chosen {
+        let t = std::time::Instant::now();
+        let result = catch_unwind(AssertUnwindSafe(|| test(&server)));
+        let secs = t.elapsed().as_secs_f64();
+        match result {
+            Ok(()) => println!("test {name} ... ok ({secs:.1} s)"),
+            Err(_) => {
+                println!("test {name} ... FAILED ({secs:.1} s)");
+                failed.push(*name);
+            }
+        }
+    }
+    drop(server);
+    println!(
+        "\ntest result: {}. {} passed; {} failed",
+        if failed.is_empty() { "ok" } else { "FAILED" },
+        chosen.len() - failed.len(),
+        failed.len()
+    );
+    if !failed.is_empty() {
+        println!("failed: {}", failed.join(", "));
+        std::process::exit(1);
+    }
+}
