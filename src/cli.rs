@@ -33,7 +33,7 @@ pub enum Command {
     /// Show the cells, trial count and estimated duration of an experiment; runs nothing.
     Plan(RunArgs),
     /// List the stored runs.
-    Runs(DbArgs),
+    Runs(RunsArgs),
     /// Show a run's spec as run (defaults filled in), its environment record and warnings.
     Show(ShowArgs),
     /// Write a run's report: HTML page with plots, LaTeX and Markdown tables, CSV (default: latest run).
@@ -42,6 +42,30 @@ pub enum Command {
     Stats(StatsArgs),
     /// Compare the same cells in two runs (A/B), e.g. two kernels or two machines.
     Compare(CompareArgs),
+    /// Copy runs to another store, e.g. a file written offline to the shared PostgreSQL
+    /// server; runs it has already (same UUID) are completed, never copied twice.
+    Push(PushArgs),
+}
+
+/// Flags of `schedlab push`.
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The results database to copy from (a file written offline, or any store).
+    #[arg(required_unless_present = "spool")]
+    pub from: Option<Location>,
+    /// The store to copy to (default: SCHEDLAB_DB), e.g. postgres://USER@HOST:PORT/DATABASE.
+    #[arg(long, env = "SCHEDLAB_DB", hide_env_values = true)]
+    pub to: Location,
+    /// Push the spool: the trials kept while the server could not be reached; the spool keeps
+    /// only what the server does not have afterwards.
+    #[arg(long, conflicts_with = "from")]
+    pub spool: bool,
+    /// The spool (default: ~/.local/state/schedlab/spool.db, or SCHEDLAB_SPOOL).
+    #[arg(long, value_name = "PATH")]
+    pub spool_file: Option<PathBuf>,
+    /// Only these runs of the source, e.g. 3,4.
+    #[arg(long, value_delimiter = ',')]
+    pub runs: Vec<i64>,
 }
 
 /// Flags of `schedlab run`. Lists are comma-separated; every flag overrides the spec file.
@@ -169,6 +193,10 @@ pub struct RunArgs {
     /// Continue an interrupted run (default: the latest unfinished one) with its stored spec and seed.
     #[arg(long, num_args = 0..=1, value_name = "RUN")]
     pub resume: Option<Option<i64>>,
+    /// Where trials wait while a PostgreSQL --db cannot be reached
+    /// (default: ~/.local/state/schedlab/spool.db, or SCHEDLAB_SPOOL).
+    #[arg(long, value_name = "PATH")]
+    pub spool_file: Option<PathBuf>,
 }
 
 /// Only the database.
@@ -182,6 +210,22 @@ pub struct DbArgs {
         default_value = "schedlab.db"
     )]
     pub db: Location,
+}
+
+/// Flags of `schedlab runs`.
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
+    #[arg(
+        long,
+        env = "SCHEDLAB_DB",
+        hide_env_values = true,
+        default_value = "schedlab.db"
+    )]
+    pub db: Location,
+    /// Only the runs of this host (its host name, as the `host` column shows).
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
 }
 
 /// Flags of `schedlab show`.

@@ -1,5 +1,7 @@
 //! Dispatch of subcommands and the mapping of outcomes to exit codes (0 ok, 1 failure, 2 bad input, 130 interrupted).
 
+mod push;
+pub mod remote;
 mod run;
 mod runs;
 mod sink;
@@ -27,6 +29,7 @@ pub fn main() -> i32 {
         Command::Report(args) => crate::report::cmd::report(&args.options()),
         Command::Stats(args) => crate::report::cmd::stats(&args.options()),
         Command::Compare(args) => crate::report::cmd::compare(&args.options()),
+        Command::Push(args) => push::cmd_push(&args),
         Command::Policies => {
             print!(
                 "{}",

@@ -1,5 +1,6 @@
 //! The `run` and `plan` commands: spec and plan from the command line, then the run or its estimate.
 
+use super::remote::{Remote, RemoteSink};
 use super::sink::StoreSink;
 use super::EXIT_INTERRUPTED;
 use crate::cli::RunArgs;
@@ -113,6 +114,14 @@ pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
     Ok(0)
 }
 
+/// The table of a run's cells printed after it.
+fn print_cells(store: &Store, run_id: i64, name: &str) -> Result<()> {
+    let cells = store::query::cells(store, run_id, false)?;
+    println!("run {run_id} ({name})");
+    print!("{}", crate::report::terminal::render(&cells));
+    Ok(())
+}
+
 /// A long duration as `1 h 02 min`, `3 min 20 s` or `12 s`.
 fn fmt_duration(ns: u64) -> String {
     let s = ns / 1_000_000_000;
@@ -139,11 +148,40 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32> {
             args.db.display()
         );
     }
-    let mut store = Store::open(&args.db)?;
-    let summary = run::execute(&plan, &mut StoreSink(&mut store), &opts, resume)?;
-    let cells = store::query::cells(&store, summary.run_id, false)?;
-    println!("run {} ({})", summary.run_id, plan.name);
-    print!("{}", crate::report::terminal::render(&cells));
+    let summary = if args.db.is_server() {
+        let spool = args
+            .spool_file
+            .clone()
+            .unwrap_or_else(super::remote::default_spool);
+        let mut sink = RemoteSink::new(Remote::connect(&args.db, &spool, false)?);
+        let summary = run::execute(&plan, &mut sink, &opts, resume)?;
+        let remote = &mut sink.remote;
+        if remote.spooled > 0 {
+            // One more try, so that a server back by now gets everything.
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
+        let reachable = remote.server().is_some();
+        if reachable && remote.spooled == 0 {
+            let store = remote.server().expect("reachable");
+            print_cells(store, summary.run_id, &plan.name)?;
+        } else {
+            eprintln!(
+                "run {} ({}): the server at {} cannot be reached; {} finished trials and the run's end are kept in the spool {}, and \
+                 `schedlab push --spool --to URL` sends them when the server is back (a later run or worker does it too)",
+                summary.run_id,
+                plan.name,
+                args.db,
+                remote.spooled,
+                remote.spool_path().display()
+            );
+        }
+        summary
+    } else {
+        let mut store = Store::open(&args.db)?;
+        let summary = run::execute(&plan, &mut StoreSink(&mut store), &opts, resume)?;
+        print_cells(&store, summary.run_id, &plan.name)?;
+        summary
+    };
     if summary.interrupted {
         eprintln!(
             "interrupted: {} finished trials are stored in run {}; no task was left running",

@@ -1,25 +1,31 @@
 //! The reading commands about stored runs: `runs`, `show` and `export` (read-only).
 
-use crate::cli::{DbArgs, ExportArgs, ShowArgs};
+use crate::cli::{ExportArgs, RunsArgs, ShowArgs};
 use crate::store::{export, query, Store};
 use anyhow::Result;
 
-/// `schedlab runs`: one line per stored run.
-pub fn cmd_runs(args: &DbArgs) -> Result<i32> {
+/// `schedlab runs`: one line per stored run (of one host with `--host`).
+pub fn cmd_runs(args: &RunsArgs) -> Result<i32> {
     let store = Store::open_read(&args.db)?;
     let mut b = tabled::builder::Builder::default();
     b.push_record([
         "run",
         "spec",
+        "spec hash",
+        "host",
+        "kernel",
         "started (UTC)",
         "cells",
         "trials done/planned",
         "status",
     ]);
-    for r in query::runs(&store, None)? {
+    for r in query::runs(&store, args.host.as_deref())? {
         b.push_record([
             r.run_id.to_string(),
             r.name,
+            r.spec_hash[..8].to_string(),
+            r.host.unwrap_or_else(|| "-".into()),
+            r.kernel.unwrap_or_else(|| "-".into()),
             r.started_at,
             r.cells.to_string(),
             format!("{}/{}", r.trials_done, r.trials_planned),
@@ -35,9 +41,21 @@ pub fn cmd_show(args: &ShowArgs) -> Result<i32> {
     let store = Store::open_read(&args.db)?;
     let run_id = store.resolve_run(args.run, &args.db)?;
     let info = query::run_info(&store, run_id)?;
+    println!("# run {run_id} ({})\n# command: {}", info.status, info.argv);
     println!(
-        "# run {run_id} ({})\n# command: {}\n",
-        info.status, info.argv
+        "# host: {} ({}), kernel {}, CPU {}",
+        info.host.as_deref().unwrap_or("unknown"),
+        info.machine_id.as_deref().unwrap_or("no machine id"),
+        info.kernel.as_deref().unwrap_or("unknown"),
+        info.cpu_model.as_deref().unwrap_or("unknown")
+    );
+    println!(
+        "# schedlab {}{}; run UUID {}\n",
+        info.version,
+        info.git_commit
+            .as_deref()
+            .map_or(String::new(), |c| format!(" ({c})")),
+        info.uuid.as_deref().unwrap_or("none")
     );
     println!("# spec as run\n{}", info.spec_toml);
     if let Some(env) = info.env_json {

@@ -11,10 +11,13 @@ mod pg;
 pub mod push;
 pub mod query;
 pub mod queue;
+mod spool;
 mod write;
 
 pub use location::{hide_password, Location};
 pub use pg::is_unreachable;
+pub use spool::SpooledRun;
+pub use write::RunIdentity;
 
 use anyhow::{bail, Context, Result};
 use db::{params, Db, Engine};

@@ -41,6 +41,11 @@ pub fn connect(url: &str, read_only: bool) -> Result<postgres::Client> {
     if cfg.get_connect_timeout().is_none() {
         cfg.connect_timeout(CONNECT_TIMEOUT);
     }
+    // A server that vanishes mid-query (network loss) is noticed within a minute, not hours.
+    cfg.keepalives_idle(Duration::from_secs(30));
+    if cfg.get_tcp_user_timeout().is_none() {
+        cfg.tcp_user_timeout(Duration::from_secs(60));
+    }
     if cfg.get_hosts().is_empty() {
         cfg.host("localhost");
     }

@@ -1,1 +1,435 @@
-//! Copying runs between stores (`schedlab push`).
+//! Copying runs from one store to another (`schedlab push`, the spool), idempotently: a run is
+//! known by its UUID and a trial by its run, cell and trial index, so what the target already
+//! has is never copied twice. Rows are copied column by column by name, so every column of the
+//! schema travels, whatever its position in either database.
+
+use super::db::{params, Db, Value};
+use super::Store;
+use anyhow::{bail, Context, Result};
+use std::collections::{HashMap, HashSet};
+
+/// What a push did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PushSummary {
+    /// Runs the target did not have.
+    pub runs_added: usize,
+    /// Runs the target had (same UUID), completed with the trials it lacked.
+    pub runs_merged: usize,
+    /// Trials copied.
+    pub trials_added: usize,
+    /// Trials the target had already (left as they were).
+    pub trials_present: usize,
+    /// Runs of the source without a UUID, which cannot be pushed idempotently (left out).
+    pub runs_without_uuid: Vec<i64>,
+}
+
+/// Which runs to push and what to do with the source afterwards.
+#[derive(Debug, Clone, Default)]
+pub struct PushOptions {
+    /// Only these runs (source ids); None: every run.
+    pub runs: Option<Vec<i64>>,
+    /// Delete from the source what the target holds now (a spool empties itself).
+    pub remove_pushed: bool,
+}
+
+/// Tables whose rows belong to a trial, copied with it.
+const TRIAL_TABLES: [&str; 4] = ["tasks", "histograms", "samples", "trace_slices"];
+
+/// Terminal run states: a pushed run in one of them finishes a target run that is still open.
+const FINISHED: [&str; 3] = ["done", "interrupted", "failed"];
+
+/// Copies the runs of `src` into `dst`, one transaction per run in `dst`.
+pub fn push(src: &Store, dst: &Store, opts: &PushOptions) -> Result<PushSummary> {
+    let mut summary = PushSummary::default();
+    let runs: Vec<(i64, Option<String>)> =
+        src.db
+            .query("SELECT run_id, uuid FROM runs ORDER BY run_id", &[], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
+    for (run_id, uuid) in runs {
+        if opts
+            .runs
+            .as_ref()
+            .is_some_and(|only| !only.contains(&run_id))
+        {
+            continue;
+        }
+        let Some(uuid) = uuid else {
+            summary.runs_without_uuid.push(run_id);
+            continue;
+        };
+        let copied = dst
+            .db
+            .transaction(|| push_run(&src.db, &dst.db, run_id, &uuid, &mut summary))
+            .with_context(|| format!("cannot push run {run_id} ({uuid}) to {}", dst.location))?;
+        if opts.remove_pushed {
+            src.db
+                .transaction(|| remove_trials(&src.db, run_id, &copied))
+                .with_context(|| {
+                    format!(
+                        "run {run_id} is pushed, but cannot be removed from {}",
+                        src.location
+                    )
+                })?;
+        }
+    }
+    if opts.runs.is_none() {
+        copy_calibrations(&src.db, &dst.db)?;
+    }
+    Ok(summary)
+}
+
+/// A row read whole: its column names and values.
+struct Rows {
+    names: Vec<String>,
+    rows: Vec<Vec<Value>>,
+}
+
+impl Rows {
+    fn read(db: &Db, sql: &str, p: &[Value]) -> Result<Rows> {
+        let names = db.columns(sql)?;
+        let n = names.len();
+        let rows = db.query(sql, p, |r| (0..n).map(|i| r.value(i)).collect())?;
+        Ok(Rows { names, rows })
+    }
+
+    fn col(&self, name: &str) -> Result<usize> {
+        self.names
+            .iter()
+            .position(|c| c == name)
+            .with_context(|| format!("no column {name}"))
+    }
+
+    /// Column names and rows without column `skip`, with `set` columns replaced.
+    fn without(
+        &self,
+        skip: &str,
+        row: &[Value],
+        set: &[(&str, Value)],
+    ) -> (Vec<String>, Vec<Value>) {
+        let mut names = Vec::with_capacity(self.names.len());
+        let mut values = Vec::with_capacity(self.names.len());
+        for (name, v) in self.names.iter().zip(row) {
+            if name == skip {
+                continue;
+            }
+            names.push(name.clone());
+            values.push(match set.iter().find(|(n, _)| n == name) {
+                Some((_, v)) => v.clone(),
+                None => v.clone(),
+            });
+        }
+        (names, values)
+    }
+}
+
+/// `INSERT INTO table (names) VALUES (?1 ...) suffix`.
+fn insert_sql(table: &str, names: &[String], suffix: &str) -> String {
+    let marks: Vec<String> = (1..=names.len()).map(|i| format!("?{i}")).collect();
+    format!(
+        "INSERT INTO {table} ({}) VALUES ({}) {suffix}",
+        names.join(", "),
+        marks.join(", ")
+    )
+}
+
+/// Copies run `run_id` (UUID `uuid`) of `src` into `dst`, inside `dst`'s transaction; returns
+/// the source ids of the trials `dst` now has.
+fn push_run(
+    src: &Db,
+    dst: &Db,
+    run_id: i64,
+    uuid: &str,
+    summary: &mut PushSummary,
+) -> Result<Vec<i64>> {
+    let run = Rows::read(src, "SELECT * FROM runs WHERE run_id = ?1", params![run_id])?;
+    let Some(run_row) = run.rows.first() else {
+        bail!("run {run_id} vanished while being pushed");
+    };
+    let existing: Option<(i64, String)> = dst.query_opt(
+        "SELECT run_id, status FROM runs WHERE uuid = ?1",
+        params![uuid],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let src_status = match &run_row[run.col("status")?] {
+        Value::Text(s) => s.clone(),
+        _ => String::new(),
+    };
+    let dst_run = match &existing {
+        Some((id, status)) => {
+            summary.runs_merged += 1;
+            if FINISHED.contains(&src_status.as_str()) && !FINISHED.contains(&status.as_str()) {
+                let finished = run_row[run.col("finished_at")?].clone();
+                dst.execute(
+                    "UPDATE runs SET status = ?2, finished_at = ?3 WHERE run_id = ?1",
+                    params![*id, src_status.as_str(), finished],
+                )?;
+            }
+            *id
+        }
+        None => {
+            summary.runs_added += 1;
+            let (names, values) = run.without("run_id", run_row, &[]);
+            dst.query_one(
+                &insert_sql("runs", &names, "RETURNING run_id"),
+                &values,
+                |r| r.get(0),
+            )?
+        }
+    };
+    // Cells, by index.
+    let cells = Rows::read(
+        src,
+        "SELECT * FROM cells WHERE run_id = ?1 ORDER BY cell_index",
+        params![run_id],
+    )?;
+    let mut dst_cells: HashMap<i64, (i64, Option<i64>)> = dst
+        .query(
+            "SELECT cell_index, cell_id, units FROM cells WHERE run_id = ?1",
+            params![dst_run],
+            |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))),
+        )?
+        .into_iter()
+        .collect();
+    let (ci, cid, cu) = (
+        cells.col("cell_index")?,
+        cells.col("cell_id")?,
+        cells.col("units")?,
+    );
+    let mut cell_map: HashMap<i64, (i64, i64)> = HashMap::new(); // src cell id -> (dst cell id, index)
+    for row in &cells.rows {
+        let index = i64_of(&row[ci])?;
+        let dst_cell = match dst_cells.get(&index) {
+            Some(&(id, units)) => {
+                if units.is_none() && row[cu] != Value::Null {
+                    dst.execute(
+                        "UPDATE cells SET units = ?2 WHERE cell_id = ?1",
+                        &[Value::Int(id), row[cu].clone()],
+                    )?;
+                }
+                id
+            }
+            None => {
+                let (names, values) =
+                    cells.without("cell_id", row, &[("run_id", Value::Int(dst_run))]);
+                let id = dst.query_one(
+                    &insert_sql("cells", &names, "RETURNING cell_id"),
+                    &values,
+                    |r| r.get(0),
+                )?;
+                dst_cells.insert(index, (id, None));
+                id
+            }
+        };
+        cell_map.insert(i64_of(&row[cid])?, (dst_cell, index));
+    }
+    // Trials the target lacks, with their rows.
+    let have: HashSet<(i64, i64)> = dst
+        .query(
+            "SELECT c.cell_index, t.trial_index FROM trials t JOIN cells c ON c.cell_id = t.cell_id WHERE t.run_id = ?1",
+            params![dst_run],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?
+        .into_iter()
+        .collect();
+    let trials = Rows::read(
+        src,
+        "SELECT * FROM trials WHERE run_id = ?1 ORDER BY trial_id",
+        params![run_id],
+    )?;
+    let (tid, tcell, tindex, tstatus) = (
+        trials.col("trial_id")?,
+        trials.col("cell_id")?,
+        trials.col("trial_index")?,
+        trials.col("status")?,
+    );
+    let mut present = Vec::new();
+    let mut trial_map: HashMap<i64, i64> = HashMap::new();
+    for row in &trials.rows {
+        let src_trial = i64_of(&row[tid])?;
+        let (dst_cell, cell_index) = *cell_map
+            .get(&i64_of(&row[tcell])?)
+            .context("a trial of a cell that is not in its run")?;
+        let trial_index = i64_of(&row[tindex])?;
+        present.push(src_trial);
+        if have.contains(&(cell_index, trial_index)) {
+            summary.trials_present += 1;
+            continue;
+        }
+        let (names, values) = trials.without(
+            "trial_id",
+            row,
+            &[
+                ("run_id", Value::Int(dst_run)),
+                ("cell_id", Value::Int(dst_cell)),
+            ],
+        );
+        let new_id: Option<i64> = dst.query_opt(
+            &insert_sql(
+                "trials",
+                &names,
+                "ON CONFLICT (cell_id, trial_index) DO NOTHING RETURNING trial_id",
+            ),
+            &values,
+            |r| r.get(0),
+        )?;
+        let Some(new_id) = new_id else {
+            summary.trials_present += 1;
+            continue;
+        };
+        summary.trials_added += 1;
+        trial_map.insert(src_trial, new_id);
+        for table in TRIAL_TABLES {
+            let rows = Rows::read(
+                src,
+                &format!("SELECT * FROM {table} WHERE trial_id = ?1"),
+                params![src_trial],
+            )?;
+            let t = rows.col("trial_id")?;
+            let names: Vec<&str> = rows.names.iter().map(String::as_str).collect();
+            let moved: Vec<Vec<Value>> = rows
+                .rows
+                .into_iter()
+                .map(|mut r| {
+                    r[t] = Value::Int(new_id);
+                    r
+                })
+                .collect();
+            dst.insert_rows(table, &names, &moved)?;
+        }
+        let state = match &row[tstatus] {
+            Value::Text(s) if s == "timeout" || s == "failed" => "failed",
+            _ => "done",
+        };
+        dst.execute(
+            "UPDATE queue SET state = ?4, trial_id = ?5, lease_until_ms = NULL
+             WHERE run_id = ?1 AND cell_index = ?2 AND trial_index = ?3 AND state IN ('pending', 'claimed')",
+            params![dst_run, cell_index, trial_index, state, new_id],
+        )?;
+    }
+    copy_warnings(src, dst, run_id, dst_run, &trial_map, existing.is_some())?;
+    Ok(present)
+}
+
+/// The warnings of a pushed run: those of the trials copied, and the run's own ones the target
+/// lacks (by text, for a run it had already).
+fn copy_warnings(
+    src: &Db,
+    dst: &Db,
+    run_id: i64,
+    dst_run: i64,
+    trial_map: &HashMap<i64, i64>,
+    merged: bool,
+) -> Result<()> {
+    let known: HashSet<String> = if merged {
+        dst.query(
+            "SELECT message FROM warnings WHERE run_id = ?1 AND trial_id IS NULL",
+            params![dst_run],
+            |r| r.get(0),
+        )?
+        .into_iter()
+        .collect()
+    } else {
+        HashSet::new()
+    };
+    let warnings: Vec<(Option<i64>, String)> = src.query(
+        "SELECT trial_id, message FROM warnings WHERE run_id = ?1 ORDER BY warning_id",
+        params![run_id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    for (trial, message) in warnings {
+        let target = match trial {
+            Some(t) => match trial_map.get(&t) {
+                Some(&id) => Some(id),
+                None => continue,
+            },
+            None if known.contains(&message) => continue,
+            None => None,
+        };
+        dst.execute(
+            "INSERT INTO warnings (run_id, trial_id, message) VALUES (?1, ?2, ?3)",
+            params![dst_run, target, message],
+        )?;
+    }
+    Ok(())
+}
+
+/// Calibrations the target lacks (speeds per workload, kernel and CPU model).
+fn copy_calibrations(src: &Db, dst: &Db) -> Result<()> {
+    let rows = Rows::read(src, "SELECT * FROM calibrations", &[])?;
+    if rows.rows.is_empty() {
+        return Ok(());
+    }
+    let sql = insert_sql(
+        "calibrations",
+        &rows.names,
+        "ON CONFLICT (key, kernel, cpu_model) DO NOTHING",
+    );
+    dst.transaction(|| {
+        for r in &rows.rows {
+            dst.execute(&sql, r)?;
+        }
+        Ok(())
+    })
+}
+
+/// Removes `trials` (source ids) of run `run_id` with their rows, and the run itself once it
+/// has no trial left.
+fn remove_trials(db: &Db, run_id: i64, trials: &[i64]) -> Result<()> {
+    for &t in trials {
+        for table in TRIAL_TABLES.iter().chain(&["warnings"]) {
+            db.execute(
+                &format!("DELETE FROM {table} WHERE trial_id = ?1"),
+                params![t],
+            )?;
+        }
+        db.execute("DELETE FROM trials WHERE trial_id = ?1", params![t])?;
+    }
+    let left: i64 = db.query_one(
+        "SELECT COUNT(*) FROM trials WHERE run_id = ?1",
+        params![run_id],
+        |r| r.get(0),
+    )?;
+    if left == 0 {
+        for table in ["warnings", "queue", "cells", "runs"] {
+            db.execute(
+                &format!("DELETE FROM {table} WHERE run_id = ?1"),
+                params![run_id],
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn i64_of(v: &Value) -> Result<i64> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        other => bail!("expected an id, found {other:?}"),
+    }
+}
+
+impl Store {
+    /// The id of the run with UUID `uuid`, if this store has it.
+    pub fn run_by_uuid(&self, uuid: &str) -> Result<Option<i64>> {
+        self.db.query_opt(
+            "SELECT run_id FROM runs WHERE uuid = ?1",
+            params![uuid],
+            |r| r.get(0),
+        )
+    }
+
+    /// The UUID of run `run_id`.
+    pub fn run_uuid(&self, run_id: i64) -> Result<Option<String>> {
+        self.db.query_one(
+            "SELECT uuid FROM runs WHERE run_id = ?1",
+            params![run_id],
+            |r| r.get(0),
+        )
+    }
+
+    /// Number of trials stored, all runs together.
+    pub fn trial_count(&self) -> Result<i64> {
+        self.db
+            .query_one("SELECT COUNT(*) FROM trials", &[], |r| r.get(0))
+    }
+}

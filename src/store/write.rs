@@ -126,6 +126,16 @@ impl Store {
     /// Records a new run with the given identity and all its cells in one transaction; returns
     /// the run id. A `running` run records this process as its runner.
     pub fn create_run_as(&mut self, run: &NewRun, cells: &[Cell], id: &RunIdentity) -> Result<i64> {
+        self.db.transaction(|| self.create_run_rows(run, cells, id))
+    }
+
+    /// The rows of a new run, inside the caller's transaction; returns the run id.
+    pub(super) fn create_run_rows(
+        &self,
+        run: &NewRun,
+        cells: &[Cell],
+        id: &RunIdentity,
+    ) -> Result<i64> {
         let NewRun {
             name,
             seed,
@@ -145,26 +155,24 @@ impl Store {
             .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
         let h = id.host.as_ref();
         let db = &self.db;
-        db.transaction(|| {
-            let run_id: i64 = db.query_one(
-                "INSERT INTO runs (name, started_at, status, seed, spec_toml, argv, env_json, version, trials_planned,
-                                   runner_pid, runner_boot_id, runner_start_ticks, uuid, host, machine_id, kernel, cpu_model, git_commit)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) RETURNING run_id",
-                params![name, now_utc(), id.status, seed as i64, spec_toml, argv, env_json,
-                        h.map_or(env!("CARGO_PKG_VERSION"), |h| h.version.as_str()), trials_planned as i64,
-                        me.pid, me.boot_id, me.start_ticks, uuid, h.map(|h| h.hostname.as_str()),
-                        h.and_then(|h| h.machine_id.as_deref()), h.map(|h| h.kernel.as_str()),
-                        h.map(|h| h.cpu_model.as_str()), h.and_then(|h| h.git_commit.as_deref())],
-                |r| r.get(0),
-            )?;
-            let rows = cells
-                .iter()
-                .enumerate()
-                .map(|(i, c)| cell_row(run_id, i, c))
-                .collect::<Result<Vec<_>>>()?;
-            db.insert_rows("cells", &CELL_COLUMNS, &rows)?;
-            Ok(run_id)
-        })
+        let run_id: i64 = db.query_one(
+            "INSERT INTO runs (name, started_at, status, seed, spec_toml, argv, env_json, version, trials_planned,
+                               runner_pid, runner_boot_id, runner_start_ticks, uuid, host, machine_id, kernel, cpu_model, git_commit)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) RETURNING run_id",
+            params![name, now_utc(), id.status, seed as i64, spec_toml, argv, env_json,
+                    h.map_or(env!("CARGO_PKG_VERSION"), |h| h.version.as_str()), trials_planned as i64,
+                    me.pid, me.boot_id, me.start_ticks, uuid, h.map(|h| h.hostname.as_str()),
+                    h.and_then(|h| h.machine_id.as_deref()), h.map(|h| h.kernel.as_str()),
+                    h.map(|h| h.cpu_model.as_str()), h.and_then(|h| h.git_commit.as_deref())],
+            |r| r.get(0),
+        )?;
+        let rows = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| cell_row(run_id, i, c))
+            .collect::<Result<Vec<_>>>()?;
+        db.insert_rows("cells", &CELL_COLUMNS, &rows)?;
+        Ok(run_id)
     }
 
     /// Records the units of work per task a cell was run with (after calibration).

@@ -5,16 +5,34 @@ use super::{ok, pg_int};
 
 /// A tiny experiment: one task of 2 ms, two policies, two trials each.
 const TINY: &[&str] = &[
-    "--policy", "other,batch", "--tasks", "1", "--work", "2ms", "--trials", "2", "--seed", "7",
+    "--policy",
+    "other,batch",
+    "--tasks",
+    "1",
+    "--work",
+    "2ms",
+    "--trials",
+    "2",
+    "--seed",
+    "7",
     "--quiet",
 ];
 
 /// Row counts of every table, to tell whether anything was written.
 fn counts(c: &mut postgres::Client) -> Vec<i64> {
-    ["runs", "cells", "trials", "tasks", "samples", "warnings", "calibrations", "queue"]
-        .iter()
-        .map(|t| pg_int(c, &format!("SELECT COUNT(*) FROM {t}")))
-        .collect()
+    [
+        "runs",
+        "cells",
+        "trials",
+        "tasks",
+        "samples",
+        "warnings",
+        "calibrations",
+        "queue",
+    ]
+    .iter()
+    .map(|t| pg_int(c, &format!("SELECT COUNT(*) FROM {t}")))
+    .collect()
 }
 
 pub fn cli_runs_and_reads_on_postgres(s: &Server) {
@@ -38,7 +56,13 @@ pub fn cli_runs_and_reads_on_postgres(s: &Server) {
         .query_one("SELECT host FROM runs WHERE run_id = 1", &[])
         .unwrap()
         .get(0);
-    assert_eq!(host, nix::sys::utsname::uname().unwrap().nodename().to_string_lossy());
+    assert_eq!(
+        host,
+        nix::sys::utsname::uname()
+            .unwrap()
+            .nodename()
+            .to_string_lossy()
+    );
     let before = counts(&mut c);
     // Every reading command works and writes nothing.
     let report_dir = dir.path().join("report");
@@ -51,7 +75,15 @@ pub fn cli_runs_and_reads_on_postgres(s: &Server) {
         let stats = ok(&["stats", "--db", db]);
         assert!(stats.contains("Findings"), "{stats}");
         let out = format!("{report_dir}{i}");
-        ok(&["report", "--format", "csv,markdown", "--out", &out, "--db", db]);
+        ok(&[
+            "report",
+            "--format",
+            "csv,markdown",
+            "--out",
+            &out,
+            "--db",
+            db,
+        ]);
         assert!(std::path::Path::new(&out).join("1/report.md").exists());
         let cmp = ok(&["compare", "1", "1", "--db", db]);
         assert!(cmp.contains("other"), "{cmp}");

@@ -7,6 +7,7 @@
 
 mod cli;
 mod server;
+mod spool;
 
 use assert_cmd::cargo::CommandCargoExt;
 use server::Server;
@@ -43,7 +44,18 @@ pub fn pg_int(c: &mut postgres::Client, sql: &str) -> i64 {
 type Test = (&'static str, fn(&Server));
 
 const TESTS: &[Test] = &[
-    ("cli_runs_and_reads_on_postgres", cli::cli_runs_and_reads_on_postgres),
+    (
+        "cli_runs_and_reads_on_postgres",
+        cli::cli_runs_and_reads_on_postgres,
+    ),
+    (
+        "pushing_twice_stores_each_run_once_with_the_same_rows",
+        spool::pushing_twice_stores_each_run_once_with_the_same_rows,
+    ),
+    (
+        "server_stopped_mid_run_loses_no_trial_and_stores_none_twice",
+        spool::server_stopped_mid_run_loses_no_trial_and_stores_none_twice,
+    ),
 ];
 
 fn main() {

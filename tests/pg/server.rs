@@ -35,7 +35,11 @@ fn find_bin() -> Option<PathBuf> {
         })
         .collect();
     dirs.sort();
-    let has_all = |d: &Path| ["initdb", "pg_ctl", "postgres"].iter().all(|b| d.join(b).exists());
+    let has_all = |d: &Path| {
+        ["initdb", "pg_ctl", "postgres"]
+            .iter()
+            .all(|b| d.join(b).exists())
+    };
     if let Some((_, d)) = dirs.into_iter().rev().find(|(_, d)| has_all(d)) {
         return Some(d);
     }
@@ -94,7 +98,12 @@ impl Server {
             .command("initdb")
             .arg("-D")
             .arg(&data)
-            .args(["-U", USER, "--auth-local=trust", "--auth-host=scram-sha-256"])
+            .args([
+                "-U",
+                USER,
+                "--auth-local=trust",
+                "--auth-host=scram-sha-256",
+            ])
             .args(["--locale=C", "--encoding=UTF8", "-N"])
             .arg(format!("--pwfile={}", pwfile.display()))
             .output()

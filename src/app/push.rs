@@ -1,0 +1,55 @@
+//! `schedlab push`: a results database (or the spool) copied into another store, idempotently.
+
+use super::remote::default_spool;
+use crate::cli::PushArgs;
+use crate::store::push::{push, PushOptions};
+use crate::store::Store;
+use anyhow::{bail, Context, Result};
+
+/// `schedlab push FILE --to URL`, or `schedlab push --spool --to URL`.
+pub fn cmd_push(args: &PushArgs) -> Result<i32> {
+    let (src, remove_pushed) = if args.spool {
+        let path = args.spool_file.clone().unwrap_or_else(default_spool);
+        if !path.exists() {
+            println!("the spool {} is empty: nothing to push", path.display());
+            return Ok(0);
+        }
+        (Store::open_existing(&path)?, true)
+    } else {
+        let Some(from) = &args.from else {
+            bail!("give the database to push, or --spool");
+        };
+        // Opened for writing: an older file is upgraded in place, which gives its runs their
+        // UUIDs once and for all (a read-only copy would give new ones at every push).
+        (Store::open_existing(from)?, false)
+    };
+    if src.location() == &args.to {
+        bail!("{} is both the source and the target of the push", args.to);
+    }
+    let dst = Store::open(&args.to)?;
+    let s = push(
+        &src,
+        &dst,
+        &PushOptions {
+            runs: (!args.runs.is_empty()).then(|| args.runs.clone()),
+            remove_pushed,
+        },
+    )
+    .with_context(|| format!("push from {} stopped; what was pushed before stays pushed, and pushing again completes it", src.location()))?;
+    println!(
+        "pushed {} to {}: {} runs added, {} runs already there ({} trials added, {} already there)",
+        src.location(),
+        dst.location(),
+        s.runs_added,
+        s.runs_merged,
+        s.trials_added,
+        s.trials_present
+    );
+    if !s.runs_without_uuid.is_empty() {
+        eprintln!(
+            "warning: runs {:?} have no UUID and were left out; they come from a database written outside schedlab",
+            s.runs_without_uuid
+        );
+    }
+    Ok(0)
+}
