@@ -45,6 +45,60 @@ pub enum Command {
     /// Copy runs to another store, e.g. a file written offline to the shared PostgreSQL
     /// server; runs it has already (same UUID) are completed, never copied twice.
     Push(PushArgs),
+    /// Put an experiment's trials in the work queue of a shared store, for `schedlab worker`s
+    /// on other machines: one run per host label (and per repeat).
+    Submit(SubmitArgs),
+    /// Run queued trials on this machine (claimed one at a time, under a lease) until none is
+    /// left for this worker's labels.
+    Worker(WorkerArgs),
+    /// Show the work queue: pending, claimed, done and failed trials per run and host.
+    Queue(DbArgs),
+}
+
+/// Flags of `schedlab submit`.
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    /// Experiment file (TOML).
+    pub spec: PathBuf,
+    /// The shared store: postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
+    #[arg(long, env = "SCHEDLAB_DB", hide_env_values = true)]
+    pub db: Location,
+    /// Host labels, e.g. web1,web2: one run per label, run only by workers with that label
+    /// (a worker's label is its host name unless it says otherwise). Default: one run, any worker.
+    #[arg(long, value_delimiter = ',')]
+    pub hosts: Vec<String>,
+    /// Runs per host label (each the whole experiment).
+    #[arg(long, default_value_t = 1)]
+    pub repeat: u32,
+    /// Seed of the trial order, the same for every run submitted (default: random, stored).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// Flags of `schedlab worker`.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// The shared store: postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
+    #[arg(long, env = "SCHEDLAB_DB", hide_env_values = true)]
+    pub db: Location,
+    /// The host labels this worker runs trials for, e.g. web1,fast (default: its host name).
+    /// Trials submitted without --hosts are anyone's.
+    #[arg(long, value_delimiter = ',')]
+    pub labels: Vec<String>,
+    /// How long a claim outlives its trial's deadline (and lasts before the trial starts):
+    /// when a worker dies, its trial goes back to the queue that long after.
+    #[arg(long, default_value = "60s")]
+    pub lease: String,
+    /// When the queue is empty, wait for more trials instead of exiting.
+    #[arg(long)]
+    pub wait: bool,
+    /// Where trials wait while the server cannot be reached
+    /// (default: ~/.local/state/schedlab/spool.db, or SCHEDLAB_SPOOL).
+    #[arg(long, value_name = "PATH")]
+    pub spool_file: Option<PathBuf>,
+    /// No line per trial.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Flags of `schedlab push`.

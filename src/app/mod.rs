@@ -1,10 +1,12 @@
 //! Dispatch of subcommands and the mapping of outcomes to exit codes (0 ok, 1 failure, 2 bad input, 130 interrupted).
 
 mod push;
+mod queue;
 pub mod remote;
 mod run;
 mod runs;
 mod sink;
+mod worker;
 
 use crate::cli::{Cli, Command};
 use crate::spec::SpecError;
@@ -30,6 +32,9 @@ pub fn main() -> i32 {
         Command::Stats(args) => crate::report::cmd::stats(&args.options()),
         Command::Compare(args) => crate::report::cmd::compare(&args.options()),
         Command::Push(args) => push::cmd_push(&args),
+        Command::Submit(args) => queue::cmd_submit(&args),
+        Command::Worker(args) => worker::cmd_worker(&args),
+        Command::Queue(args) => queue::cmd_queue(&args),
         Command::Policies => {
             print!(
                 "{}",

@@ -8,6 +8,11 @@ use anyhow::{bail, Context, Result};
 
 /// `schedlab push FILE --to URL`, or `schedlab push --spool --to URL`.
 pub fn cmd_push(args: &PushArgs) -> Result<i32> {
+    if args.from.as_ref() == Some(&args.to) {
+        bail!("{} is both the source and the target of the push", args.to);
+    }
+    // The target first: if it cannot be reached, the source is not even opened.
+    let dst = Store::open(&args.to)?;
     let (src, remove_pushed) = if args.spool {
         let path = args.spool_file.clone().unwrap_or_else(default_spool);
         if !path.exists() {
@@ -23,10 +28,6 @@ pub fn cmd_push(args: &PushArgs) -> Result<i32> {
         // UUIDs once and for all (a read-only copy would give new ones at every push).
         (Store::open_existing(from)?, false)
     };
-    if src.location() == &args.to {
-        bail!("{} is both the source and the target of the push", args.to);
-    }
-    let dst = Store::open(&args.to)?;
     let s = push(
         &src,
         &dst,

@@ -81,6 +81,11 @@ impl Remote {
         self.server.as_mut()
     }
 
+    /// The server if connected now (no attempt to reconnect).
+    pub fn current(&self) -> Option<&Store> {
+        self.server.as_ref()
+    }
+
     /// Notes that the server was lost (`e` said so).
     pub fn lost(&mut self, e: &anyhow::Error) {
         self.server = None;

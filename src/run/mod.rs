@@ -10,6 +10,7 @@ pub mod sink;
 pub mod task;
 pub mod trace;
 pub mod trial;
+pub mod work;
 
 pub use cells::{default_timeout_ns, estimate_trial_ns, units_per_task, Calibrator, CellState};
 
@@ -84,7 +85,7 @@ pub fn execute(
             (id, sink::Stored::default())
         }
     };
-    let summary = run_trials(&mut launcher, sink, run_id, &stored, plan, opts, &io_dir);
+    let summary = run_trials(&mut launcher, sink, run_id, &stored, plan, opts);
     let status = match &summary {
         Ok(s) if s.interrupted => "interrupted",
         Ok(_) => "done",
@@ -94,6 +95,241 @@ pub fn execute(
     summary
 }
 
+/// What every trial of a run (or of a worker's session) shares.
+pub(crate) struct Session<'a> {
+    /// The launcher, which forks every trial's host.
+    pub launcher: &'a mut Launcher,
+    /// Set by SIGINT or SIGTERM.
+    pub interrupted: Arc<AtomicBool>,
+    /// Progress output.
+    pub progress: &'a progress::Progress,
+    /// Kernel release and CPU model, the key of stored calibrations.
+    pub kernel: String,
+    pub cpu_model: String,
+}
+
+/// How the trials of a run are kept: a sink, and (for a worker) the queue the trial came from.
+pub trait Keeper {
+    /// Where the trial and its warnings are stored.
+    fn sink(&mut self) -> &mut dyn Sink;
+    /// Records that cell `cell` of run `run_id` runs with `units` units of work per task, unless
+    /// it has units already; returns the units in force.
+    fn cell_units(&mut self, run_id: i64, cell: usize, units: u64) -> Result<u64>;
+    /// The trial is about to start and will be over (killed at its deadline if need be)
+    /// within `within_ns`.
+    fn starting(&mut self, within_ns: u64) -> Result<()>;
+}
+
+/// The keeper of a local run: its sink alone.
+struct Local<'a>(&'a mut dyn Sink);
+
+impl Keeper for Local<'_> {
+    fn sink(&mut self) -> &mut dyn Sink {
+        self.0
+    }
+
+    fn cell_units(&mut self, run_id: i64, cell: usize, units: u64) -> Result<u64> {
+        self.0.set_cell_units(run_id, cell, units)?;
+        Ok(units)
+    }
+
+    fn starting(&mut self, _within_ns: u64) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A run's state across its trials: its cells, and the device whose I/O scheduler it varies.
+pub(crate) struct RunState {
+    pub cells: Vec<CellState>,
+    pub io_guard: Option<iosched::IoSchedGuard>,
+    pub observe: Observe,
+}
+
+impl RunState {
+    /// The state of `plan` before its first trial (with the units already stored); warns about
+    /// what the run's results will need to be read with.
+    pub fn new(
+        plan: &Plan,
+        run_id: i64,
+        units: &[(usize, Option<u64>)],
+        sink: &mut dyn Sink,
+    ) -> Result<RunState> {
+        let io_dir = &plan.settings.io_dir;
+        if plan.cells.iter().any(|c| c.workload.needs_files())
+            && crate::workload::io::is_tmpfs(io_dir)
+        {
+            let msg = format!(
+                "{} is a tmpfs: O_SYNC writes do not reach a disk there, so io results are not disk I/O; use --io-dir on a disk-backed filesystem",
+                io_dir.display()
+            );
+            eprintln!("warning: {msg}");
+            sink.add_warning(run_id, None, &msg)?;
+        }
+        // Restores the device's original I/O scheduler when the run's state is dropped.
+        let io_guard = if plan.cells.iter().any(|c| c.io_scheduler.is_some()) {
+            let device = match &plan.settings.device {
+                Some(d) => d.clone(),
+                None => iosched::device_for(io_dir).map_err(anyhow::Error::msg)?,
+            };
+            let g = iosched::IoSchedGuard::new(&device).map_err(anyhow::Error::msg)?;
+            sink.add_warning(
+                run_id,
+                None,
+                &format!(
+                    "I/O scheduler of {} varied; it was {} and is restored after the run",
+                    g.device(),
+                    g.original()
+                ),
+            )?;
+            Some(g)
+        } else {
+            None
+        };
+        let mut cells = vec![CellState::default(); plan.cells.len()];
+        for &(cell, units) in units {
+            if let Some(state) = cells.get_mut(cell) {
+                state.units = units;
+            }
+        }
+        Ok(RunState {
+            cells,
+            io_guard,
+            observe: Observe {
+                sample_interval: plan
+                    .settings
+                    .sample_interval_ns
+                    .map(std::time::Duration::from_nanos),
+                trace: plan.settings.trace,
+            },
+        })
+    }
+}
+
+/// Runs trial `n` of `plan` (run `run_id`) and hands it to `keeper`; returns its status, or
+/// None when it was interrupted (nothing stored).
+pub(crate) fn one_trial(
+    s: &mut Session,
+    keeper: &mut dyn Keeper,
+    run_id: i64,
+    plan: &Plan,
+    state: &mut RunState,
+    n: usize,
+) -> Result<Option<TrialStatus>> {
+    let planned = &plan.trials[n];
+    let io_dir = plan.settings.io_dir.as_path();
+    let cell = &plan.cells[planned.cell];
+    let cs = &mut state.cells[planned.cell];
+    if !cs.prepared() {
+        cs.prepare(
+            cell,
+            &mut Calibrator {
+                sink: Some(keeper.sink()),
+                io_dir,
+                kernel: s.kernel.clone(),
+                cpu_model: s.cpu_model.clone(),
+                progress: s.progress,
+            },
+        )?;
+        let units = keeper.cell_units(run_id, planned.cell, cs.units.unwrap_or(1))?;
+        if cs.units != Some(units) {
+            // Another worker calibrated the cell first: its units hold for every trial.
+            cs.units = Some(units);
+            cs.alone_ns = 0;
+            cs.prepare(
+                cell,
+                &mut Calibrator {
+                    sink: Some(keeper.sink()),
+                    io_dir,
+                    kernel: s.kernel.clone(),
+                    cpu_model: s.cpu_model.clone(),
+                    progress: s.progress,
+                },
+            )?;
+        }
+    }
+    let timeout_ns = plan
+        .settings
+        .timeout_ns
+        .unwrap_or_else(|| default_timeout_ns(cell, cs.alone_ns));
+    let mut meta = crate::records::TrialMeta {
+        timeout_ns,
+        ..Default::default()
+    };
+    let mut warning = None;
+    if let (Some(g), Some(name), None) = (state.io_guard.as_mut(), &cell.io_scheduler, &cs.skipped)
+    {
+        match g.set(name) {
+            Ok(()) => meta.io_scheduler = Some(name.clone()),
+            Err(reason) => {
+                eprintln!("skipped: {}: {reason}", cell.label());
+                cs.skipped = Some(reason);
+            }
+        }
+    }
+    let outcome = match &cs.skipped {
+        Some(reason) => TrialOutcome::not_run(TrialStatus::Skipped, reason.clone()),
+        None => {
+            keeper.starting(SETTLE_NS + timeout_ns)?;
+            // A settle window before each trial, which also tells whether the machine is idle.
+            let before = SystemSnapshot::capture();
+            std::thread::sleep(std::time::Duration::from_nanos(SETTLE_NS));
+            let after = SystemSnapshot::capture();
+            let idle = after.busy_since(&before);
+            meta.load1 = after.load1;
+            meta.busy_pct = idle.busy_pct;
+            meta.steal_pct = idle.steal_pct;
+            meta.psi_cpu_some_pct = idle.psi_cpu_some_pct;
+            warning = idle.warning();
+            meta.started_at = crate::records::now_utc();
+            run_one(
+                s.launcher,
+                cell,
+                cs,
+                timeout_ns,
+                io_dir,
+                &format!("r{run_id}-t{n}"),
+                &s.interrupted,
+                state.observe,
+            )?
+        }
+    };
+    if meta.started_at.is_empty() {
+        meta.started_at = crate::records::now_utc();
+    }
+    if outcome.status == TrialStatus::Interrupted {
+        return Ok(None);
+    }
+    if outcome.status == TrialStatus::Skipped && cs.skipped.is_none() {
+        cs.skipped = outcome.reason.clone();
+        eprintln!(
+            "skipped: {}: {}",
+            cell.label(),
+            outcome.reason.as_deref().unwrap_or("")
+        );
+    }
+    let sink = keeper.sink();
+    let trial_id = sink.insert_trial(run_id, planned, &outcome, &meta)?;
+    if let Some(w) = warning {
+        sink.add_warning(
+            run_id,
+            Some(trial_id),
+            &format!("before trial {}: {w}", n + 1),
+        )?;
+        s.progress.note(&format!("warning: {w}"));
+    }
+    s.progress
+        .trial_done(n + 1, &cell.label(), planned.warmup, &outcome);
+    Ok(Some(outcome.status))
+}
+
+/// SIGINT and SIGTERM set `flag` until the returned ids are unregistered.
+pub(crate) fn catch_signals(flag: &Arc<AtomicBool>) -> Result<[signal_hook::SigId; 2]> {
+    Ok([
+        signal_hook::flag::register(libc::SIGINT, flag.clone())?,
+        signal_hook::flag::register(libc::SIGTERM, flag.clone())?,
+    ])
+}
+
 fn run_trials(
     launcher: &mut Launcher,
     store: &mut dyn Sink,
@@ -101,62 +337,23 @@ fn run_trials(
     stored: &sink::Stored,
     plan: &Plan,
     opts: &RunOptions,
-    io_dir: &std::path::Path,
 ) -> Result<RunSummary> {
     let interrupted = Arc::new(AtomicBool::new(false));
-    let sig_ids = [
-        signal_hook::flag::register(libc::SIGINT, interrupted.clone())?,
-        signal_hook::flag::register(libc::SIGTERM, interrupted.clone())?,
-    ];
-    if plan.cells.iter().any(|c| c.workload.needs_files()) && crate::workload::io::is_tmpfs(io_dir)
-    {
-        let msg = format!(
-            "{} is a tmpfs: O_SYNC writes do not reach a disk there, so io results are not disk I/O; use --io-dir on a disk-backed filesystem",
-            io_dir.display()
-        );
-        eprintln!("warning: {msg}");
-        store.add_warning(run_id, None, &msg)?;
-    }
-    let timeout_override = plan.settings.timeout_ns;
-    let observe = Observe {
-        sample_interval: plan
-            .settings
-            .sample_interval_ns
-            .map(std::time::Duration::from_nanos),
-        trace: plan.settings.trace,
-    };
-    // Restores the device's original I/O scheduler when the run loop ends, however it ends.
-    let mut io_guard = if plan.cells.iter().any(|c| c.io_scheduler.is_some()) {
-        let device = match &plan.settings.device {
-            Some(d) => d.clone(),
-            None => iosched::device_for(io_dir).map_err(anyhow::Error::msg)?,
-        };
-        let g = iosched::IoSchedGuard::new(&device).map_err(anyhow::Error::msg)?;
-        store.add_warning(
-            run_id,
-            None,
-            &format!(
-                "I/O scheduler of {} varied; it was {} and is restored after the run",
-                g.device(),
-                g.original()
-            ),
-        )?;
-        Some(g)
-    } else {
-        None
-    };
-    let mut cells = vec![CellState::default(); plan.cells.len()];
-    for &(cell, units) in &stored.units {
-        if let Some(state) = cells.get_mut(cell) {
-            state.units = units;
-        }
-    }
+    let sig_ids = catch_signals(&interrupted)?;
+    let mut state = RunState::new(plan, run_id, &stored.units, store)?;
     let mut summary = RunSummary {
         run_id,
         ..Default::default()
     };
     let progress = progress::Progress::new(plan.trials.len(), opts.quiet);
-    let (kernel, cpu_model) = (crate::env::kernel_release(), crate::env::cpu_model());
+    let mut session = Session {
+        launcher,
+        interrupted: interrupted.clone(),
+        progress: &progress,
+        kernel: crate::env::kernel_release(),
+        cpu_model: crate::env::cpu_model(),
+    };
+    let mut keeper = Local(store);
     for (n, planned) in plan.trials.iter().enumerate() {
         if interrupted.load(SeqCst) {
             summary.interrupted = true;
@@ -165,94 +362,15 @@ fn run_trials(
         if stored.trials.contains(&(planned.cell, planned.trial_index)) {
             continue;
         }
-        let cell = &plan.cells[planned.cell];
-        let state = &mut cells[planned.cell];
-        if !state.prepared() {
-            state.prepare(
-                cell,
-                &mut Calibrator {
-                    sink: Some(&mut *store),
-                    io_dir,
-                    kernel: kernel.clone(),
-                    cpu_model: cpu_model.clone(),
-                    progress: &progress,
-                },
-            )?;
-            store.set_cell_units(run_id, planned.cell, state.units.unwrap_or(1))?;
-        }
-        let timeout_ns =
-            timeout_override.unwrap_or_else(|| default_timeout_ns(cell, state.alone_ns));
-        let mut meta = crate::records::TrialMeta {
-            timeout_ns,
-            ..Default::default()
-        };
-        let mut warning = None;
-        if let (Some(g), Some(name), None) = (io_guard.as_mut(), &cell.io_scheduler, &state.skipped)
-        {
-            match g.set(name) {
-                Ok(()) => meta.io_scheduler = Some(name.clone()),
-                Err(reason) => {
-                    eprintln!("skipped: {}: {reason}", cell.label());
-                    state.skipped = Some(reason);
-                }
-            }
-        }
-        let outcome = match &state.skipped {
-            Some(reason) => TrialOutcome::not_run(TrialStatus::Skipped, reason.clone()),
+        match one_trial(&mut session, &mut keeper, run_id, plan, &mut state, n)? {
             None => {
-                // A settle window before each trial, which also tells whether the machine is idle.
-                let before = SystemSnapshot::capture();
-                std::thread::sleep(std::time::Duration::from_nanos(SETTLE_NS));
-                let after = SystemSnapshot::capture();
-                let idle = after.busy_since(&before);
-                meta.load1 = after.load1;
-                meta.busy_pct = idle.busy_pct;
-                meta.steal_pct = idle.steal_pct;
-                meta.psi_cpu_some_pct = idle.psi_cpu_some_pct;
-                warning = idle.warning();
-                meta.started_at = crate::records::now_utc();
-                run_one(
-                    launcher,
-                    cell,
-                    state,
-                    timeout_ns,
-                    io_dir,
-                    &format!("r{run_id}-t{n}"),
-                    &interrupted,
-                    observe,
-                )?
+                summary.interrupted = true;
+                break;
             }
-        };
-        if meta.started_at.is_empty() {
-            meta.started_at = crate::records::now_utc();
+            Some(TrialStatus::Ok) => summary.ok += 1,
+            Some(TrialStatus::Skipped) => summary.skipped += 1,
+            Some(_) => summary.failed += 1,
         }
-        if outcome.status == TrialStatus::Interrupted {
-            summary.interrupted = true;
-            break;
-        }
-        if outcome.status == TrialStatus::Skipped && state.skipped.is_none() {
-            state.skipped = outcome.reason.clone();
-            eprintln!(
-                "skipped: {}: {}",
-                cell.label(),
-                outcome.reason.as_deref().unwrap_or("")
-            );
-        }
-        let trial_id = store.insert_trial(run_id, planned, &outcome, &meta)?;
-        if let Some(w) = warning {
-            store.add_warning(
-                run_id,
-                Some(trial_id),
-                &format!("before trial {}: {w}", n + 1),
-            )?;
-            progress.note(&format!("warning: {w}"));
-        }
-        match outcome.status {
-            TrialStatus::Ok => summary.ok += 1,
-            TrialStatus::Skipped => summary.skipped += 1,
-            _ => summary.failed += 1,
-        }
-        progress.trial_done(n + 1, &cell.label(), planned.warmup, &outcome);
     }
     progress.finish();
     for id in sig_ids {

@@ -229,7 +229,9 @@ fn open_sqlite(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<D
             upgrade(&conn, version)
                 .with_context(|| format!("cannot upgrade the schema of {shown}"))?;
         }
-        conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        if version != SCHEMA_VERSION {
+            conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        }
         return Ok(Db::Sqlite(conn));
     }
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;

@@ -6,6 +6,7 @@
 //! `cargo test --test pg [NAME]` runs the tests whose name contains NAME.
 
 mod cli;
+mod queue;
 mod server;
 mod spool;
 
@@ -47,6 +48,14 @@ const TESTS: &[Test] = &[
     (
         "cli_runs_and_reads_on_postgres",
         cli::cli_runs_and_reads_on_postgres,
+    ),
+    (
+        "four_workers_store_each_of_40_trials_once",
+        queue::four_workers_store_each_of_40_trials_once,
+    ),
+    (
+        "a_killed_workers_trial_is_rerun_by_another_once",
+        queue::a_killed_workers_trial_is_rerun_by_another_once,
     ),
     (
         "pushing_twice_stores_each_run_once_with_the_same_rows",

@@ -1,0 +1,179 @@
+//! A worker's loop: trials claimed one at a time from a queue (trials of any run, planned by
+//! whoever submitted it), each run under the same safety as a local run's trials (launcher
+//! forked before any thread, deadlines, restored I/O schedulers), until the queue has nothing
+//! left for this worker or it is stopped.
+//!
+//! The run stage still sees no database: the queue is a [`Queue`] that `app` implements on
+//! the store.
+
+use super::launcher::Launcher;
+use super::{catch_signals, one_trial, progress, Keeper, RunState, Session};
+use crate::plan::Plan;
+use crate::records::TrialStatus;
+use anyhow::{Context, Result};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A trial claimed from the queue.
+#[derive(Debug, Clone)]
+pub struct Claimed {
+    /// The run it belongs to.
+    pub run_id: i64,
+    /// The run's plan (rebuilt from its stored spec and seed).
+    pub plan: Rc<Plan>,
+    /// Index of the trial in `plan.trials`.
+    pub position: usize,
+    /// Units per task the run's cells have so far: (cell index, units).
+    pub units: Vec<(usize, Option<u64>)>,
+}
+
+/// What the queue has for this worker.
+#[derive(Debug)]
+pub enum Next {
+    /// A trial, now claimed by this worker.
+    Trial(Claimed),
+    /// Nothing now, but trials claimed by other workers may come back (their lease may lapse)
+    /// or the server is away: ask again after this long.
+    Wait(Duration),
+    /// Nothing left.
+    Done,
+}
+
+/// Where a worker's trials come from and go to.
+pub trait Queue {
+    /// Claims the next trial.
+    fn next(&mut self) -> Result<Next>;
+    /// How the claimed trial is kept: storing it completes the claim.
+    fn keeper(&mut self) -> &mut dyn Keeper;
+    /// Gives the claimed trial back to the queue (it was interrupted; nothing was stored).
+    fn release(&mut self) -> Result<()>;
+}
+
+/// Options of a worker.
+#[derive(Debug, Clone, Default)]
+pub struct WorkOptions {
+    /// No line per trial.
+    pub quiet: bool,
+}
+
+/// What a worker did.
+#[derive(Debug, Clone, Default)]
+pub struct WorkSummary {
+    /// Trials stored as ok.
+    pub ok: usize,
+    /// Trials stored as skipped.
+    pub skipped: usize,
+    /// Trials stored as timeout or failed.
+    pub failed: usize,
+    /// Whether Ctrl-C or SIGTERM stopped the worker.
+    pub interrupted: bool,
+}
+
+/// Runs claimed trials until the queue has nothing left or a signal stops the worker.
+pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
+    // First, while this process has no thread: the launcher.
+    let mut launcher = Launcher::start().context(
+        "cannot start the launcher process (it must be forked before any thread starts)",
+    )?;
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let sig_ids = catch_signals(&interrupted)?;
+    let progress = progress::Progress::new(0, true);
+    let mut session = Session {
+        launcher: &mut launcher,
+        interrupted: interrupted.clone(),
+        progress: &progress,
+        kernel: crate::env::kernel_release(),
+        cpu_model: crate::env::cpu_model(),
+    };
+    let mut runs: HashMap<i64, RunState> = HashMap::new();
+    let mut summary = WorkSummary::default();
+    let result = (|| -> Result<()> {
+        while !interrupted.load(SeqCst) {
+            let claimed = match queue.next()? {
+                Next::Done => break,
+                Next::Wait(d) => {
+                    let until = Instant::now() + d;
+                    while Instant::now() < until && !interrupted.load(SeqCst) {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    continue;
+                }
+                Next::Trial(c) => c,
+            };
+            let status = match run_claimed(&mut session, queue, &mut runs, &claimed) {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = queue.release();
+                    return Err(e);
+                }
+            };
+            let Some(status) = status else {
+                queue.release()?;
+                summary.interrupted = true;
+                break;
+            };
+            match status {
+                TrialStatus::Ok => summary.ok += 1,
+                TrialStatus::Skipped => summary.skipped += 1,
+                _ => summary.failed += 1,
+            }
+            if !opts.quiet {
+                let planned = &claimed.plan.trials[claimed.position];
+                eprintln!(
+                    "run {}, trial {}/{} ({}{}): {}",
+                    claimed.run_id,
+                    claimed.position + 1,
+                    claimed.plan.trials.len(),
+                    claimed.plan.cells[planned.cell].label(),
+                    if planned.warmup { ", warm-up" } else { "" },
+                    status.name()
+                );
+            }
+        }
+        Ok(())
+    })();
+    for id in sig_ids {
+        signal_hook::low_level::unregister(id);
+    }
+    drop(runs);
+    result?;
+    if interrupted.load(SeqCst) {
+        summary.interrupted = true;
+    }
+    Ok(summary)
+}
+
+/// Runs one claimed trial; None when it was interrupted.
+fn run_claimed(
+    session: &mut Session,
+    queue: &mut dyn Queue,
+    runs: &mut HashMap<i64, RunState>,
+    c: &Claimed,
+) -> Result<Option<TrialStatus>> {
+    let plan = &c.plan;
+    if !runs.contains_key(&c.run_id) {
+        let io_dir = &plan.settings.io_dir;
+        if plan.cells.iter().any(|c| c.workload.needs_trial_dir()) && !io_dir.is_dir() {
+            anyhow::bail!(
+                "run {} needs the I/O directory {}, which does not exist on this machine; create it",
+                c.run_id,
+                io_dir.display()
+            );
+        }
+        if plan.settings.trace {
+            super::trace::TraceSession::available().map_err(|e| {
+                anyhow::anyhow!(
+                    "run {} records a trace, which is not available here: {e}",
+                    c.run_id
+                )
+            })?;
+        }
+        let state = RunState::new(plan, c.run_id, &c.units, queue.keeper().sink())?;
+        runs.insert(c.run_id, state);
+    }
+    let state = runs.get_mut(&c.run_id).expect("inserted above");
+    one_trial(session, queue.keeper(), c.run_id, plan, state, c.position)
+}

@@ -1,0 +1,172 @@
+//! The work queue on a real server: concurrent workers, a worker killed mid-trial, `queue`.
+
+use super::server::Server;
+use super::{ok, pg_int, schedlab};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// A spec file of one cell with `trials` trials of one task of `work`, deadline `timeout`.
+fn spec(dir: &std::path::Path, trials: u32, work: &str, timeout: &str) -> String {
+    let path = dir.join("queued.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"queued\"\ndescription = \"queue test\"\n[axes]\npolicies = [\"other\"]\ntasks = [1]\n\
+             [[axes.workloads]]\nkind = \"cpu\"\ncpu_kernel = \"spin\"\n\
+             [settings]\ntrials = {trials}\nwarmup = 0\nwork = \"{work}\"\ntimeout = \"{timeout}\"\nsample_interval = \"off\"\n"
+        ),
+    )
+    .unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+fn worker(url: &str, spool: &std::path::Path, lease: &str) -> Child {
+    schedlab()
+        .args(["worker", "--db", url, "--quiet", "--lease", lease])
+        .arg("--spool-file")
+        .arg(spool)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn finish(child: Child) {
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "worker failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+pub fn four_workers_store_each_of_40_trials_once(s: &Server) {
+    let db = s.fresh_db("queue");
+    let url = s.url(&db);
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(dir.path(), 40, "2ms", "10s");
+    let submitted = ok(&["submit", &spec, "--db", &url, "--seed", "5"]);
+    assert!(submitted.contains("run 1: 40 trials"), "{submitted}");
+    let mut c = s.client(&db);
+    assert_eq!(
+        pg_int(&mut c, "SELECT COUNT(*) FROM queue WHERE state = 'pending'"),
+        40
+    );
+    let queue = ok(&["queue", "--db", &url]);
+    let line = queue.lines().find(|l| l.contains("(any)")).unwrap();
+    assert!(line.contains("│ 40 "), "40 pending: {queue}");
+    let workers: Vec<Child> = (0..4)
+        .map(|i| worker(&url, &dir.path().join(format!("spool{i}.db")), "60s"))
+        .collect();
+    for w in workers {
+        finish(w);
+    }
+    assert_eq!(pg_int(&mut c, "SELECT COUNT(*) FROM trials"), 40);
+    assert_eq!(
+        pg_int(
+            &mut c,
+            "SELECT COUNT(DISTINCT (cell_id, trial_index)) FROM trials"
+        ),
+        40
+    );
+    assert_eq!(pg_int(&mut c, "SELECT COUNT(*) FROM tasks"), 40);
+    assert_eq!(
+        pg_int(&mut c, "SELECT COUNT(*) FROM queue WHERE state = 'done'"),
+        40
+    );
+    assert_eq!(
+        pg_int(
+            &mut c,
+            "SELECT COUNT(*) FROM queue q JOIN trials t ON t.trial_id = q.trial_id
+                        JOIN cells c ON c.cell_id = t.cell_id
+                        WHERE c.cell_index = q.cell_index AND t.trial_index = q.trial_index"
+        ),
+        40,
+        "every queue row points at its trial"
+    );
+    assert!(
+        pg_int(&mut c, "SELECT COUNT(DISTINCT worker) FROM queue") >= 2,
+        "the workers shared the queue"
+    );
+    let status: String = c.query_one("SELECT status FROM runs", &[]).unwrap().get(0);
+    assert_eq!(status, "done");
+    let host: Option<String> = c.query_one("SELECT host FROM runs", &[]).unwrap().get(0);
+    assert!(host.is_some(), "the run took its workers' host");
+    let queue = ok(&["queue", "--db", &url]);
+    let line = queue.lines().find(|l| l.contains("(any)")).unwrap();
+    let cols: Vec<&str> = line.split('│').map(str::trim).collect();
+    assert_eq!(
+        cols[4..8],
+        ["0", "0", "40", "0"],
+        "pending, claimed, done, failed: {queue}"
+    );
+    // The run reads like any other.
+    let stats = ok(&["stats", "--db", &url]);
+    assert!(stats.contains("queued"), "{stats}");
+}
+
+pub fn a_killed_workers_trial_is_rerun_by_another_once(s: &Server) {
+    let db = s.fresh_db("kill");
+    let url = s.url(&db);
+    let dir = tempfile::tempdir().unwrap();
+    // Trials of ~1 s with a 3 s deadline: a lease of 1 s lapses ~4 s after the trial started.
+    let spec = spec(dir.path(), 3, "1s", "3s");
+    ok(&["submit", &spec, "--db", &url, "--seed", "9"]);
+    let mut a = worker(&url, &dir.path().join("a.db"), "1s");
+    let mut c = s.client(&db);
+    let t = Instant::now();
+    // Mid-trial: the claim's lease was extended to the trial's deadline.
+    while pg_int(
+        &mut c,
+        "SELECT COUNT(*) FROM queue WHERE state = 'claimed'
+         AND lease_until_ms > CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT) + 2000",
+    ) == 0
+    {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "worker A never started a trial"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    a.kill().unwrap();
+    a.wait().unwrap();
+    let killed: i64 = pg_int(&mut c, "SELECT queue_id FROM queue WHERE state = 'claimed'");
+    assert_eq!(
+        pg_int(&mut c, "SELECT COUNT(*) FROM trials"),
+        0,
+        "A stored nothing"
+    );
+    let b = worker(&url, &dir.path().join("b.db"), "1s");
+    finish(b);
+    assert_eq!(pg_int(&mut c, "SELECT COUNT(*) FROM trials"), 3);
+    assert_eq!(
+        pg_int(
+            &mut c,
+            "SELECT COUNT(DISTINCT (cell_id, trial_index)) FROM trials"
+        ),
+        3
+    );
+    assert_eq!(
+        pg_int(&mut c, "SELECT COUNT(*) FROM queue WHERE state = 'done'"),
+        3
+    );
+    assert_eq!(
+        pg_int(
+            &mut c,
+            &format!("SELECT attempts FROM queue WHERE queue_id = {killed}")
+        ),
+        2,
+        "the killed trial was claimed twice and stored once"
+    );
+    // No process of worker A is left (its launcher and trial die with it).
+    std::thread::sleep(Duration::from_millis(200));
+    let left = std::process::Command::new("pgrep")
+        .args([
+            "-f",
+            &format!("--spool-file {}", dir.path().join("a.db").display()),
+        ])
+        .output()
+        .unwrap();
+    assert!(left.stdout.is_empty(), "worker A left processes behind");
+}
