@@ -123,7 +123,9 @@ fn measure(db: &Path, out: &Path) {
     let start = Instant::now();
     let args = ReportOptions {
         run: None,
-        db: db.to_path_buf(),
+        runs: Vec::new(),
+        spec_hash: None,
+        db: db.into(),
         formats: vec![
             ReportFormat::Html,
             ReportFormat::Latex,

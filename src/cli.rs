@@ -527,6 +527,13 @@ pub struct ReportArgs {
     /// Run id (default: the latest run).
     #[arg(long)]
     pub run: Option<i64>,
+    /// Several runs of one spec in one report, e.g. 3,4,5 (the same experiment on several
+    /// hosts or kernels): host and kernel are compared like policies.
+    #[arg(long, value_delimiter = ',', conflicts_with = "run")]
+    pub runs: Vec<i64>,
+    /// Every run whose spec hash (`schedlab runs`) starts with this, in one report.
+    #[arg(long, conflicts_with_all = ["run", "runs"])]
+    pub spec_hash: Option<String>,
     /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
     #[arg(
         long,
@@ -552,6 +559,13 @@ pub struct StatsArgs {
     /// Run id (default: the latest run).
     #[arg(long)]
     pub run: Option<i64>,
+    /// Several runs of one spec in one report, e.g. 3,4,5 (the same experiment on several
+    /// hosts or kernels): host and kernel are compared like policies.
+    #[arg(long, value_delimiter = ',', conflicts_with = "run")]
+    pub runs: Vec<i64>,
+    /// Every run whose spec hash (`schedlab runs`) starts with this, in one report.
+    #[arg(long, conflicts_with_all = ["run", "runs"])]
+    pub spec_hash: Option<String>,
     /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
     #[arg(
         long,
@@ -594,6 +608,8 @@ impl ReportArgs {
         ReportOptions {
             db: self.db.clone(),
             run: self.run,
+            runs: self.runs.clone(),
+            spec_hash: self.spec_hash.clone(),
             formats: self.format.iter().map(|&f| f.into()).collect(),
             out: self.out.clone(),
             include_warmup: self.include_warmup,
@@ -607,6 +623,8 @@ impl StatsArgs {
         StatsOptions {
             db: self.db.clone(),
             run: self.run,
+            runs: self.runs.clone(),
+            spec_hash: self.spec_hash.clone(),
             include_warmup: self.include_warmup,
         }
     }

@@ -426,3 +426,164 @@ fn the_compare_output_matches_its_snapshot() {
     );
     insta::assert_snapshot!("compare", compare::render(&c));
 }
+
+/// Runs a.db (as built) and b.db (FIFO turnaround x1.5) pushed into one database, run 1 on
+/// host web1 with kernel 6.1.0 and run 2 on `host_b` with `kernel_b`.
+fn two_runs_db(dir: &Path, host_b: &str, kernel_b: &str) -> PathBuf {
+    let all = dir.join("all.db");
+    let target = Store::open(&all).unwrap();
+    for (name, slow, host, kernel) in [
+        ("a.db", 1.0, "web1", "6.1.0"),
+        ("b.db", 1.5, host_b, kernel_b),
+    ] {
+        let path = synthetic_db(dir, name, slow);
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute(
+                "UPDATE runs SET uuid = ?1, host = ?2, kernel = ?3",
+                params![format!("uuid-of-{name}"), host, kernel],
+            )
+            .unwrap();
+        let source = Store::open(&path).unwrap();
+        schedlab::store::push::push(&source, &target, &Default::default()).unwrap();
+    }
+    all
+}
+
+/// The median turnaround (ms) of the cell whose treatment is `treatment`, with 2 tasks.
+fn turnaround(r: &Report, treatment: &str) -> (f64, usize) {
+    let c = r
+        .cells
+        .iter()
+        .find(|c| c.key.policy == treatment && c.key.tasks == 2)
+        .unwrap_or_else(|| {
+            panic!(
+                "no cell {treatment}: {:?}",
+                r.cells.iter().map(|c| &c.key.policy).collect::<Vec<_>>()
+            )
+        });
+    let s = &c.summary(Metric::Turnaround).expect("turnaround").summary;
+    (s.median, s.n)
+}
+
+#[test]
+fn runs_of_one_spec_on_two_hosts_compare_the_hosts_like_policies() {
+    use schedlab::report::pool;
+    let dir = tempfile::tempdir().unwrap();
+    let db = two_runs_db(dir.path(), "web2", "6.1.0");
+    let store = Store::open_read(&db).unwrap();
+    let r = model::build(&pool::load(&store, &[1, 2], false).unwrap());
+    // By hand: FIFO's two tasks end at 20 ms + 0.15 ms x trial + 0.01 ms x task (trials 1-6),
+    // whose median is (20.46 + 20.60) / 2 = 20.53 ms; run 2 scales that by 1.5.
+    let (web1, n1) = turnaround(&r, "fifo @ web1");
+    let (web2, n2) = turnaround(&r, "fifo @ web2");
+    assert!((web1 - 20.53).abs() < 1e-9, "{web1}");
+    assert!((web2 - 1.5 * 20.53).abs() < 1e-9, "{web2}");
+    assert_eq!((n1, n2), (12, 12));
+    // One group holds both hosts' cells, and the test across them finds web1's FIFO best.
+    let g = r
+        .groups
+        .iter()
+        .position(|g| g.tasks == 2)
+        .expect("group of 2 tasks");
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.group == g && f.metric == Metric::Turnaround)
+        .expect("a turnaround finding");
+    assert_eq!(
+        f.policies, 4,
+        "other and fifo on each host (rr has no data)"
+    );
+    assert_eq!(f.best, "fifo @ web1");
+    assert!(f.better_at_01, "{f:?}");
+    let note = r
+        .warnings
+        .iter()
+        .find(|w| w.contains("pools runs 1, 2"))
+        .expect("a note");
+    assert!(
+        note.contains("from hosts web1, web2") && note.contains("host is compared"),
+        "{note}"
+    );
+    // Through the binary, by run ids and by spec hash.
+    let out = dir.path().join("out");
+    Command::cargo_bin("schedlab")
+        .unwrap()
+        .args(["report", "--runs", "1,2", "--format", "markdown", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("report of runs 1, 2"));
+    let md = std::fs::read_to_string(out.join("runs-1-2/report.md")).unwrap();
+    assert!(
+        md.contains("fifo @ web1") && md.contains("fifo @ web2"),
+        "{md}"
+    );
+    let hash = schedlab::store::query::spec_hash("name = \"synthetic\"");
+    Command::cargo_bin("schedlab")
+        .unwrap()
+        .args(["stats", "--spec-hash", &hash[..6], "--db"])
+        .arg(&db)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("fifo @ web2"));
+}
+
+#[test]
+fn kernels_are_treatments_too_and_repeats_on_one_host_pool_their_trials() {
+    use schedlab::report::pool;
+    let dir = tempfile::tempdir().unwrap();
+    let db = two_runs_db(dir.path(), "web1", "6.2.0");
+    let store = Store::open_read(&db).unwrap();
+    let r = model::build(&pool::load(&store, &[1, 2], false).unwrap());
+    assert!((turnaround(&r, "fifo @ 6.2.0").0 - 1.5 * 20.53).abs() < 1e-9);
+    let note = r
+        .warnings
+        .iter()
+        .find(|w| w.contains("pools runs"))
+        .expect("a note");
+    assert!(
+        note.contains("kernel is compared") && !note.contains("host is"),
+        "{note}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = two_runs_db(dir.path(), "web1", "6.1.0");
+    let store = Store::open_read(&db).unwrap();
+    let r = model::build(&pool::load(&store, &[1, 2], false).unwrap());
+    assert_eq!(
+        r.cells.len(),
+        5,
+        "the same host and kernel: one cell per cell of the spec"
+    );
+    let (median, n) = turnaround(&r, "fifo");
+    assert_eq!(n, 24, "both runs' tasks");
+    // The 12 values of run 1 all lie below run 2's (x1.5): the median is between the largest
+    // of run 1 (20.91 ms) and the smallest of run 2 (1.5 x 20.15 ms).
+    assert!(
+        (median - (20.91 + 1.5 * 20.15) / 2.0).abs() < 1e-9,
+        "{median}"
+    );
+}
+
+#[test]
+fn runs_of_different_specs_are_not_reported_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = two_runs_db(dir.path(), "web2", "6.1.0");
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE runs SET spec_toml = 'name = \"other\"' WHERE run_id = 2",
+            [],
+        )
+        .unwrap();
+    Command::cargo_bin("schedlab")
+        .unwrap()
+        .args(["stats", "--runs", "1,2", "--db"])
+        .arg(&db)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("different experiments"));
+}

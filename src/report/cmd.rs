@@ -5,7 +5,7 @@ use super::model::figures::{self, Figure};
 use super::model::tables;
 use super::model::{self, Metric, Report, ReportInput};
 use super::terminal::terminal_table;
-use super::{compare, csv_tables, html, latex, markdown};
+use super::{compare, csv_tables, html, latex, markdown, pool};
 use crate::store::{kernel, query, Location, Store};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -30,6 +30,10 @@ pub struct ReportOptions {
     pub db: Location,
     /// Run id (None: the latest run).
     pub run: Option<i64>,
+    /// Several runs of one spec, reported together (host and kernel become treatments).
+    pub runs: Vec<i64>,
+    /// Every run whose spec hash starts with this, reported together.
+    pub spec_hash: Option<String>,
     /// Formats to write.
     pub formats: Vec<ReportFormat>,
     /// Output directory; the report goes into `out/RUN/`.
@@ -45,6 +49,10 @@ pub struct StatsOptions {
     pub db: Location,
     /// Run id (None: the latest run).
     pub run: Option<i64>,
+    /// Several runs of one spec, reported together (host and kernel become treatments).
+    pub runs: Vec<i64>,
+    /// Every run whose spec hash starts with this, reported together.
+    pub spec_hash: Option<String>,
     /// Include warm-up trials.
     pub include_warmup: bool,
 }
@@ -96,12 +104,22 @@ pub fn load_input(store: &Store, run_id: i64, include_warmup: bool) -> Result<Re
 /// `schedlab report`: writes the chosen formats into `OUT/RUN/`.
 pub fn report(args: &ReportOptions) -> Result<i32> {
     let store = Store::open_read(&args.db)?;
-    let run_id = store.resolve_run(args.run, &args.db)?;
-    let input = load_input(&store, run_id, args.include_warmup)?;
+    let ids = pool::chosen_runs(&store, args.run, &args.runs, args.spec_hash.as_deref())?;
+    let input = pool::load(&store, &ids, args.include_warmup)?;
     let report = model::build(&input);
-    let dir = args.out.join(run_id.to_string());
+    let dir = args.out.join(pool::dir_name(&ids));
     let written = write_report(&report, &args.formats, &dir)?;
-    println!("report of run {run_id} in {}:", dir.display());
+    match ids.as_slice() {
+        [one] => println!("report of run {one} in {}:", dir.display()),
+        _ => println!(
+            "report of runs {} in {}:",
+            ids.iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            dir.display()
+        ),
+    }
     for w in written {
         println!("  {w}");
     }
@@ -195,8 +213,8 @@ fn render_one(fig: &Figure, plot_dir: &Path) -> Result<String> {
 /// `schedlab stats`: the report's findings and summaries as terminal tables.
 pub fn stats(args: &StatsOptions) -> Result<i32> {
     let store = Store::open_read(&args.db)?;
-    let run_id = store.resolve_run(args.run, &args.db)?;
-    let input = load_input(&store, run_id, args.include_warmup)?;
+    let ids = pool::chosen_runs(&store, args.run, &args.runs, args.spec_hash.as_deref())?;
+    let input = pool::load(&store, &ids, args.include_warmup)?;
     print!("{}", render_stats(&model::build(&input)));
     Ok(0)
 }

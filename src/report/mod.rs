@@ -8,4 +8,5 @@ pub mod latex;
 pub mod markdown;
 pub mod model;
 pub mod plots;
+pub mod pool;
 pub mod terminal;

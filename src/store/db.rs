@@ -398,7 +398,7 @@ impl Db {
     pub fn execute(&self, sql: &str, params: &[Value]) -> Result<u64> {
         match self {
             Db::Sqlite(c) => {
-                let mut st = c.prepare_cached(sql)?;
+                let mut st = c.prepare_cached(&lite(sql))?;
                 Ok(st.execute(rusqlite::params_from_iter(params))? as u64)
             }
             Db::Postgres(pg) => {
@@ -426,7 +426,7 @@ impl Db {
     ) -> Result<()> {
         match self {
             Db::Sqlite(c) => {
-                let mut st = c.prepare_cached(sql)?;
+                let mut st = c.prepare_cached(&lite(sql))?;
                 let mut rows = st.query(rusqlite::params_from_iter(params))?;
                 while let Some(r) = rows.next()? {
                     f(&Row::Sqlite(r))?;
@@ -493,7 +493,7 @@ impl Db {
     pub fn columns(&self, sql: &str) -> Result<Vec<String>> {
         Ok(match self {
             Db::Sqlite(c) => c
-                .prepare_cached(sql)?
+                .prepare_cached(&lite(sql))?
                 .column_names()
                 .iter()
                 .map(|s| s.to_string())
@@ -572,6 +572,15 @@ impl Db {
             }
         }
         Ok(())
+    }
+}
+
+/// `sql` for SQLite: unchanged unless it holds an engine-specific snippet.
+fn lite(sql: &str) -> std::borrow::Cow<'_, str> {
+    if sql.contains('{') {
+        std::borrow::Cow::Owned(translate(sql, Engine::Sqlite))
+    } else {
+        std::borrow::Cow::Borrowed(sql)
     }
 }
 

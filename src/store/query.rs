@@ -99,6 +99,11 @@ pub struct CellView {
     pub antagonists: i64,
     /// Block-device I/O scheduler of the cell.
     pub io_scheduler: Option<String>,
+    /// Host name of the machine its run ran on, when a report pools several runs (None in a
+    /// report of one run).
+    pub host: Option<String>,
+    /// Kernel release of that machine, likewise.
+    pub kernel: Option<String>,
     /// Trials stored per status: (status, count).
     pub statuses: Vec<(String, i64)>,
     /// First reason given for a trial that was not ok.

@@ -6,6 +6,7 @@
 //! `cargo test --test pg [NAME]` runs the tests whose name contains NAME.
 
 mod cli;
+mod errors;
 mod queue;
 mod server;
 mod spool;
@@ -50,12 +51,20 @@ const TESTS: &[Test] = &[
         cli::cli_runs_and_reads_on_postgres,
     ),
     (
+        "bad_urls_wrong_passwords_and_missing_schemas_are_clear_and_write_nothing",
+        errors::bad_urls_wrong_passwords_and_missing_schemas_are_clear_and_write_nothing,
+    ),
+    (
         "four_workers_store_each_of_40_trials_once",
         queue::four_workers_store_each_of_40_trials_once,
     ),
     (
         "a_killed_workers_trial_is_rerun_by_another_once",
         queue::a_killed_workers_trial_is_rerun_by_another_once,
+    ),
+    (
+        "host_labels_route_trials_and_the_runs_report_together",
+        queue::host_labels_route_trials_and_the_runs_report_together,
     ),
     (
         "pushing_twice_stores_each_run_once_with_the_same_rows",

@@ -170,3 +170,88 @@ pub fn a_killed_workers_trial_is_rerun_by_another_once(s: &Server) {
         .unwrap();
     assert!(left.stdout.is_empty(), "worker A left processes behind");
 }
+
+pub fn host_labels_route_trials_and_the_runs_report_together(s: &Server) {
+    let db = s.fresh_db("labels");
+    let url = s.url(&db);
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(dir.path(), 2, "2ms", "10s");
+    let out = ok(&[
+        "submit",
+        &spec,
+        "--db",
+        &url,
+        "--hosts",
+        "alpha,beta",
+        "--repeat",
+        "2",
+    ]);
+    assert!(out.contains("--runs 1,2,3,4"), "{out}");
+    let mut c = s.client(&db);
+    assert_eq!(
+        pg_int(&mut c, "SELECT COUNT(DISTINCT seed) FROM runs"),
+        1,
+        "every submitted run has the same trial order"
+    );
+    let alpha = schedlab()
+        .args(["worker", "--db", &url, "--quiet", "--labels", "alpha"])
+        .arg("--spool-file")
+        .arg(dir.path().join("spool.db"))
+        .output()
+        .unwrap();
+    assert!(
+        alpha.status.success(),
+        "{}",
+        String::from_utf8_lossy(&alpha.stderr)
+    );
+    assert_eq!(
+        pg_int(
+            &mut c,
+            "SELECT COUNT(*) FROM queue WHERE label = 'alpha' AND state = 'done'"
+        ),
+        4
+    );
+    assert_eq!(
+        pg_int(
+            &mut c,
+            "SELECT COUNT(*) FROM queue WHERE label = 'beta' AND state = 'pending'"
+        ),
+        4,
+        "a worker takes only its labels' trials"
+    );
+    let runs = ok(&["runs", "--db", &url]);
+    assert!(runs.contains("queued"), "{runs}");
+    ok(&["worker", "--db", &url, "--quiet", "--labels", "beta,gamma"]);
+    assert_eq!(
+        pg_int(&mut c, "SELECT COUNT(*) FROM runs WHERE status = 'done'"),
+        4
+    );
+    let host = nix::sys::utsname::uname()
+        .unwrap()
+        .nodename()
+        .to_string_lossy()
+        .into_owned();
+    let mine = ok(&["runs", "--db", &url, "--host", &host]);
+    assert_eq!(mine.matches("queued").count(), 4, "{mine}");
+    let none = ok(&["runs", "--db", &url, "--host", "no-such-host"]);
+    assert!(!none.contains("queued"), "{none}");
+    let report = dir.path().join("report");
+    let printed = ok(&[
+        "report",
+        "--runs",
+        "1,2,3,4",
+        "--format",
+        "csv",
+        "--db",
+        &url,
+        "--out",
+        report.to_str().unwrap(),
+    ]);
+    assert!(printed.contains("report of runs 1, 2, 3, 4"), "{printed}");
+    let cells = std::fs::read_to_string(report.join("runs-1-2-3-4/csv/cells.csv")).unwrap();
+    assert_eq!(
+        cells.lines().count(),
+        2,
+        "one host, one kernel: the runs pool into one cell: {cells}"
+    );
+}

@@ -217,11 +217,6 @@ impl Server {
             .expect("create database");
         name
     }
-
-    /// The server's directory (its log is `log` there).
-    pub fn dir(&self) -> &Path {
-        self.dir.path()
-    }
 }
 
 impl Drop for Server {

@@ -1,0 +1,203 @@
+//! Several runs of one spec in one report (`--runs 3,4,5`, `--spec-hash H`): the runs' cells
+//! side by side, with the host and the kernel they ran on as treatments compared like policies
+//! (see [`super::model::CellKey::all_of`]); runs of the same host and kernel pool their trials.
+
+use super::cmd::load_input;
+use super::model::{self, CellKey, ReportInput};
+use crate::store::kernel::{kernel_rows, KernelCellRows};
+use crate::store::query::{self, spec_hash, CellView};
+use crate::store::Store;
+use anyhow::{bail, Result};
+
+/// The runs a report covers: `run` (else the latest) alone, or `runs`, or every run whose spec
+/// hash starts with `hash`.
+pub fn chosen_runs(
+    store: &Store,
+    run: Option<i64>,
+    runs: &[i64],
+    hash: Option<&str>,
+) -> Result<Vec<i64>> {
+    if let Some(h) = hash {
+        let ids = query::runs_of_spec(store, h)?;
+        if ids.is_empty() {
+            bail!(
+                "no run of {} has a spec hash starting with {h}; `schedlab runs` shows them",
+                store.location()
+            );
+        }
+        return Ok(ids);
+    }
+    if !runs.is_empty() {
+        for &id in runs {
+            store.require_run(id)?;
+        }
+        return Ok(runs.to_vec());
+    }
+    Ok(vec![store.resolve_run(run, store.location())?])
+}
+
+/// The name of a report's directory: the run id, or `runs-3-4-5`.
+pub fn dir_name(ids: &[i64]) -> String {
+    match ids {
+        [one] => one.to_string(),
+        _ => format!(
+            "runs-{}",
+            ids.iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join("-")
+        ),
+    }
+}
+
+/// The report input of runs `ids` (one run: as [`load_input`]).
+pub fn load(store: &Store, ids: &[i64], include_warmup: bool) -> Result<ReportInput> {
+    if let [one] = ids {
+        return load_input(store, *one, include_warmup);
+    }
+    let mut infos = Vec::with_capacity(ids.len());
+    for &id in ids {
+        infos.push(query::run_info(store, id)?);
+    }
+    let hash = spec_hash(&infos[0].spec_toml);
+    if let Some(other) = infos.iter().find(|i| spec_hash(&i.spec_toml) != hash) {
+        bail!(
+            "runs {} and {} are different experiments (spec hashes {} and {}); a report compares runs of one spec, `schedlab compare A B` any two runs",
+            infos[0].run_id,
+            other.run_id,
+            &hash[..8],
+            &spec_hash(&other.spec_toml)[..8]
+        );
+    }
+    let mut cells: Vec<CellView> = Vec::new();
+    let mut kernel: Vec<KernelCellRows> = Vec::new();
+    let mut of_kernel_row: Vec<usize> = Vec::new();
+    let mut input = ReportInput {
+        run: infos[0].clone(),
+        include_warmup,
+        ..ReportInput::default()
+    };
+    for info in &infos {
+        let id = info.run_id;
+        let first = cells.len();
+        let mut cs = query::cells(store, id, include_warmup)?;
+        for c in &mut cs {
+            c.host = info.host.clone();
+            c.kernel = info.kernel.clone();
+        }
+        for k in kernel_rows(store, id, include_warmup)? {
+            if let Some(pos) = cs.iter().position(|c| c.cell_index == k.cell_index) {
+                of_kernel_row.push(first + pos);
+                kernel.push(k);
+            }
+        }
+        cells.extend(cs);
+        let host = info.host.as_deref().unwrap_or("unknown host");
+        input.warnings.extend(
+            query::warnings(store, id)?
+                .into_iter()
+                .map(|w| format!("run {id} ({host}): {w}")),
+        );
+        input
+            .problems
+            .extend(query::problems(store, id, include_warmup)?);
+        if info.status != "done" && input.run.status == "done" {
+            input.run.status = info.status.clone();
+        }
+    }
+    input.run.trials_planned = infos.iter().map(|i| i.trials_planned).sum();
+    let keys = CellKey::all_of(&cells);
+    input.warnings.insert(0, pooled_note(&infos, &hash));
+    // Cells of equal keys (the same host and kernel) pool their trials.
+    let mut pooled: Vec<(CellKey, CellView)> = Vec::new();
+    let mut slot = Vec::with_capacity(cells.len());
+    for (k, c) in keys.iter().zip(cells) {
+        match pooled.iter().position(|(pk, _)| pk == k) {
+            Some(i) => {
+                pool(&mut pooled[i].1, c);
+                slot.push(i);
+            }
+            None => {
+                slot.push(pooled.len());
+                pooled.push((k.clone(), c));
+            }
+        }
+    }
+    let mut krows: Vec<KernelCellRows> = Vec::new();
+    let mut kslot: Vec<usize> = Vec::new();
+    for (mut k, cell) in kernel.into_iter().zip(of_kernel_row) {
+        let s = slot[cell];
+        k.policy = pooled[s].0.policy.clone();
+        k.cell_index = pooled[s].1.cell_index;
+        match kslot.iter().position(|&x| x == s) {
+            Some(i) => {
+                krows[i].latency_hdr_v2.extend(k.latency_hdr_v2);
+                if krows[i].trace_slices.is_none() {
+                    krows[i].trace_slices = k.trace_slices;
+                }
+            }
+            None => {
+                kslot.push(s);
+                krows.push(k);
+            }
+        }
+    }
+    input.cells = pooled.into_iter().map(|(_, c)| c).collect();
+    input.kernel = model::kernel::build(&krows);
+    Ok(input)
+}
+
+/// The first line of a pooled report's warnings: which runs, and what is compared.
+fn pooled_note(infos: &[crate::store::query::RunInfo], hash: &str) -> String {
+    let distinct = |f: &dyn Fn(&crate::store::query::RunInfo) -> Option<String>| {
+        let mut v: Vec<String> = infos
+            .iter()
+            .map(|i| f(i).unwrap_or_else(|| "unknown".into()))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let hosts = distinct(&|i| i.host.clone());
+    let kernels = distinct(&|i| i.kernel.clone());
+    let compared: Vec<&str> = [(hosts.len() > 1, "host"), (kernels.len() > 1, "kernel")]
+        .into_iter()
+        .filter(|(d, _)| *d)
+        .map(|(_, w)| w)
+        .collect();
+    format!(
+        "This report pools runs {} of one spec (hash {}) from hosts {} on kernels {}{}.",
+        infos
+            .iter()
+            .map(|i| i.run_id.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        &hash[..8],
+        hosts.join(", "),
+        kernels.join(", "),
+        if compared.is_empty() {
+            "; the runs' trials are pooled per cell".to_string()
+        } else {
+            format!(
+                "; the {} is compared like a policy (runs of the same one pool their trials)",
+                compared.join(" and ")
+            )
+        }
+    )
+}
+
+/// Adds cell `c`'s rows (another run's) to `into`.
+fn pool(into: &mut CellView, c: CellView) {
+    for (status, n) in c.statuses {
+        match into.statuses.iter_mut().find(|(s, _)| *s == status) {
+            Some((_, m)) => *m += n,
+            None => into.statuses.push((status, n)),
+        }
+    }
+    into.statuses.sort();
+    if into.reason.is_none() {
+        into.reason = c.reason;
+    }
+    into.makespans_ns.extend(c.makespans_ns);
+    into.task_rows.extend(c.task_rows);
+}

@@ -1,0 +1,166 @@
+//! Mistakes in the store's address: each gets a clear error, and nothing is written anywhere.
+
+use super::server::{Server, PASSWORD, USER};
+use super::{ok, pg_int};
+
+/// Every file under `dir`, relative.
+fn files(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = walk(dir)
+        .into_iter()
+        .map(|p| p.strip_prefix(dir).unwrap().display().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            v.extend(walk(&p));
+        }
+        v.push(p);
+    }
+    v
+}
+
+/// Runs schedlab in `cwd` with HOME there too (the default spool's place); expects exit 1 and
+/// returns stderr.
+fn fails(cwd: &std::path::Path, args: &[&str]) -> String {
+    let o = super::schedlab()
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", cwd)
+        .env_remove("SCHEDLAB_DB")
+        .env_remove("SCHEDLAB_SPOOL")
+        .env_remove("XDG_STATE_HOME")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{args:?} should fail: {err}");
+    err
+}
+
+pub fn bad_urls_wrong_passwords_and_missing_schemas_are_clear_and_write_nothing(s: &Server) {
+    let empty = s.fresh_db("noschema");
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().join("cwd");
+    std::fs::create_dir(&cwd).unwrap();
+    // A file to push, and a spec to submit.
+    let local = dir.path().join("offline.db");
+    ok(&[
+        "run",
+        "--db",
+        local.to_str().unwrap(),
+        "--policy",
+        "other",
+        "--tasks",
+        "1",
+    ]
+    .iter()
+    .chain(&["--work", "2ms", "--trials", "1", "--quiet"])
+    .copied()
+    .collect::<Vec<_>>());
+    let local_bytes = std::fs::read(&local).unwrap();
+    let spec = dir.path().join("s.toml");
+    std::fs::write(&spec, "name = \"s\"\n[axes]\npolicies = [\"other\"]\ntasks = [1]\n[settings]\ntrials = 1\nwork = \"2ms\"\n").unwrap();
+    let spec = spec.to_str().unwrap();
+    let port = s.port;
+    let wrong_password = format!("postgres://{USER}:not-the-password@127.0.0.1:{port}/{empty}");
+    let no_such_db = format!("postgres://{USER}:{PASSWORD}@127.0.0.1:{port}/nosuchdb");
+    let bad_url = format!("postgres://{USER}@127.0.0.1:notaport/{empty}");
+    // A port where nothing listens: the server's own port + 1 is very likely free.
+    let nobody = format!("postgres://{USER}:{PASSWORD}@127.0.0.1:1/{empty}");
+    let commands = |db: &str| -> Vec<Vec<String>> {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        vec![
+            v(&["runs", "--db", db]),
+            v(&["show", "--db", db]),
+            v(&["export", "--db", db]),
+            v(&["stats", "--db", db]),
+            v(&["report", "--format", "csv", "--out", "rep", "--db", db]),
+            v(&["compare", "1", "2", "--db", db]),
+            v(&["queue", "--db", db]),
+            v(&["worker", "--db", db, "--quiet"]),
+            v(&[
+                "run", "--db", db, "--policy", "other", "--tasks", "1", "--work", "2ms",
+                "--trials", "1", "--quiet",
+            ]),
+            v(&["submit", spec, "--db", db]),
+            v(&["push", local.to_str().unwrap(), "--to", db]),
+        ]
+    };
+    let cases: [(&str, &[&str]); 4] = [
+        (&wrong_password, &["refused user schedlab", "password"]),
+        (&no_such_db, &["has no database nosuchdb", "createdb"]),
+        (&bad_url, &["not a valid PostgreSQL URL", "postgres://USER"]),
+        (
+            &nobody,
+            &["cannot connect", "check that the server is running"],
+        ),
+    ];
+    for (url, expected) in cases {
+        for args in commands(url) {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let err = fails(&cwd, &args);
+            for e in expected {
+                assert!(err.contains(e), "{args:?}: expected {e:?} in: {err}");
+            }
+            assert!(
+                !err.contains("not-the-password"),
+                "the password is never shown: {err}"
+            );
+        }
+    }
+    // A database without the schema: reading commands and workers say so and create nothing.
+    let url = s.url(&empty);
+    for args in commands(&url).into_iter().take(8) {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let err = fails(&cwd, &args);
+        assert!(err.contains("has no schedlab schema"), "{args:?}: {err}");
+    }
+    let mut c = s.client(&empty);
+    assert_eq!(
+        pg_int(
+            &mut c,
+            "SELECT COUNT(*) FROM pg_tables WHERE schemaname = 'public'"
+        ),
+        0,
+        "nothing was created in the database"
+    );
+    assert_eq!(
+        files(&cwd),
+        Vec::<String>::new(),
+        "nothing was written locally"
+    );
+    assert!(
+        std::fs::read(&local).unwrap() == local_bytes,
+        "the pushed file is unchanged"
+    );
+    // Another program's tables: refused, left alone.
+    let other = s.fresh_db("other");
+    let mut c = s.client(&other);
+    c.batch_execute("CREATE TABLE runs (id INT, athlete TEXT); INSERT INTO runs VALUES (1, 'x')")
+        .unwrap();
+    let other_url = s.url(&other);
+    for args in [
+        vec!["runs", "--db", &other_url],
+        vec![
+            "run", "--db", &other_url, "--quiet", "--trials", "1", "--work", "2ms", "--tasks", "1",
+        ],
+    ] {
+        let err = fails(&cwd, &args);
+        assert!(
+            err.contains("not a schedlab results database"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(
+        pg_int(
+            &mut c,
+            "SELECT COUNT(*) FROM pg_tables WHERE schemaname = 'public'"
+        ),
+        1
+    );
+}
