@@ -10,6 +10,9 @@ use crate::workload::{CpuKernel, IoMode, WorkloadKind};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+mod fleet;
+pub use fleet::{PushArgs, RunsArgs, SubmitArgs, WorkerArgs};
+
 /// schedlab: controlled, exactly measured Linux CPU-scheduling experiments.
 #[derive(Debug, Parser)]
 #[command(name = "schedlab", version, about, long_about = None)]
@@ -53,73 +56,6 @@ pub enum Command {
     Worker(WorkerArgs),
     /// Show the work queue: pending, claimed, done and failed trials per run and host.
     Queue(DbArgs),
-}
-
-/// Flags of `schedlab submit`.
-#[derive(Debug, Args)]
-pub struct SubmitArgs {
-    /// Experiment file (TOML).
-    pub spec: PathBuf,
-    /// The shared store: postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
-    #[arg(long, env = "SCHEDLAB_DB", hide_env_values = true)]
-    pub db: Location,
-    /// Host labels, e.g. web1,web2: one run per label, run only by workers with that label
-    /// (a worker's label is its host name unless it says otherwise). Default: one run, any worker.
-    #[arg(long, value_delimiter = ',')]
-    pub hosts: Vec<String>,
-    /// Runs per host label (each the whole experiment).
-    #[arg(long, default_value_t = 1)]
-    pub repeat: u32,
-    /// Seed of the trial order, the same for every run submitted (default: random, stored).
-    #[arg(long)]
-    pub seed: Option<u64>,
-}
-
-/// Flags of `schedlab worker`.
-#[derive(Debug, Args)]
-pub struct WorkerArgs {
-    /// The shared store: postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
-    #[arg(long, env = "SCHEDLAB_DB", hide_env_values = true)]
-    pub db: Location,
-    /// The host labels this worker runs trials for, e.g. web1,fast (default: its host name).
-    /// Trials submitted without --hosts are anyone's.
-    #[arg(long, value_delimiter = ',')]
-    pub labels: Vec<String>,
-    /// How long a claim outlives its trial's deadline (and lasts before the trial starts):
-    /// when a worker dies, its trial goes back to the queue that long after.
-    #[arg(long, default_value = "60s")]
-    pub lease: String,
-    /// When the queue is empty, wait for more trials instead of exiting.
-    #[arg(long)]
-    pub wait: bool,
-    /// Where trials wait while the server cannot be reached
-    /// (default: ~/.local/state/schedlab/spool.db, or SCHEDLAB_SPOOL).
-    #[arg(long, value_name = "PATH")]
-    pub spool_file: Option<PathBuf>,
-    /// No line per trial.
-    #[arg(long, short)]
-    pub quiet: bool,
-}
-
-/// Flags of `schedlab push`.
-#[derive(Debug, Args)]
-pub struct PushArgs {
-    /// The results database to copy from (a file written offline, or any store).
-    #[arg(required_unless_present = "spool")]
-    pub from: Option<Location>,
-    /// The store to copy to (default: SCHEDLAB_DB), e.g. postgres://USER@HOST:PORT/DATABASE.
-    #[arg(long, env = "SCHEDLAB_DB", hide_env_values = true)]
-    pub to: Location,
-    /// Push the spool: the trials kept while the server could not be reached; the spool keeps
-    /// only what the server does not have afterwards.
-    #[arg(long, conflicts_with = "from")]
-    pub spool: bool,
-    /// The spool (default: ~/.local/state/schedlab/spool.db, or SCHEDLAB_SPOOL).
-    #[arg(long, value_name = "PATH")]
-    pub spool_file: Option<PathBuf>,
-    /// Only these runs of the source, e.g. 3,4.
-    #[arg(long, value_delimiter = ',')]
-    pub runs: Vec<i64>,
 }
 
 /// Flags of `schedlab run`. Lists are comma-separated; every flag overrides the spec file.
@@ -264,22 +200,6 @@ pub struct DbArgs {
         default_value = "schedlab.db"
     )]
     pub db: Location,
-}
-
-/// Flags of `schedlab runs`.
-#[derive(Debug, Args)]
-pub struct RunsArgs {
-    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
-    #[arg(
-        long,
-        env = "SCHEDLAB_DB",
-        hide_env_values = true,
-        default_value = "schedlab.db"
-    )]
-    pub db: Location,
-    /// Only the runs of this host (its host name, as the `host` column shows).
-    #[arg(long, value_name = "NAME")]
-    pub host: Option<String>,
 }
 
 /// Flags of `schedlab show`.

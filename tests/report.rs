@@ -237,8 +237,8 @@ fn skipped_cells_timeouts_and_stored_warnings_are_reported() {
 #[test]
 fn compare_finds_the_slower_fifo_turnaround_in_run_b_and_lists_unmatched_cells() {
     let dir = tempfile::tempdir().unwrap();
-    let a = Store::open(&synthetic_db(dir.path(), "a.db", 1.0)).unwrap();
-    let b = Store::open(&synthetic_db(dir.path(), "b.db", 1.5)).unwrap();
+    let a = Store::open(synthetic_db(dir.path(), "a.db", 1.0)).unwrap();
+    let b = Store::open(synthetic_db(dir.path(), "b.db", 1.5)).unwrap();
     let mut input_b = load_input(&b, 1, false).unwrap();
     input_b.cells.retain(|c| c.tasks == 2);
     let c = compare::compare(&load_input(&a, 1, false).unwrap(), &input_b);
@@ -418,8 +418,8 @@ fn a_run_whose_every_cell_was_skipped_still_gets_a_report_that_says_why() {
 #[test]
 fn the_compare_output_matches_its_snapshot() {
     let dir = tempfile::tempdir().unwrap();
-    let a = Store::open(&synthetic_db(dir.path(), "a.db", 1.0)).unwrap();
-    let b = Store::open(&synthetic_db(dir.path(), "b.db", 1.5)).unwrap();
+    let a = Store::open(synthetic_db(dir.path(), "a.db", 1.0)).unwrap();
+    let b = Store::open(synthetic_db(dir.path(), "b.db", 1.5)).unwrap();
     let c = compare::compare(
         &load_input(&a, 1, false).unwrap(),
         &load_input(&b, 1, false).unwrap(),

@@ -4,6 +4,9 @@
 mod common;
 
 use common::*;
+use schedlab::records::{TrialMeta, TrialOutcome, TrialStatus};
+use schedlab::store::queue::{Completed, Idle, MAX_ATTEMPTS};
+use schedlab::store::{NewRun, Store};
 
 /// Runs the tiny quick experiment into the scratch database.
 fn tiny_run(s: &Scratch) {
@@ -165,4 +168,128 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
         )[0],
         2
     );
+}
+
+// The work queue's rules, on SQLite (tests/pg runs workers on PostgreSQL).
+fn queued(dir: &std::path::Path, labels: &[Option<&str>]) -> (Store, schedlab::plan::Plan) {
+    let mut store = Store::open(dir.join("q.db")).unwrap();
+    let plan = schedlab::plan::build(&schedlab::spec::Spec::default_quick(), 1).unwrap();
+    let run = NewRun {
+        name: &plan.name,
+        seed: plan.seed,
+        spec_toml: &plan.spec_toml,
+        argv: "test",
+        env_json: None,
+        trials_planned: plan.trials.len(),
+    };
+    for l in labels {
+        store.submit(&run, &plan.cells, &plan.trials, *l).unwrap();
+    }
+    (store, plan)
+}
+
+fn ok_outcome() -> TrialOutcome {
+    TrialOutcome::not_run(TrialStatus::Ok, "test")
+}
+
+#[test]
+fn claims_follow_run_order_and_labels_and_never_give_a_trial_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, plan) = queued(dir.path(), &[Some("a"), Some("b")]);
+    let a = vec!["a".to_string()];
+    let first = store.claim("w1", &a, 60_000).unwrap().unwrap();
+    assert_eq!((first.run_id, first.position, first.attempt), (1, 0, 1));
+    assert_eq!(first.cell_index, plan.trials[0].cell);
+    let second = store.claim("w2", &a, 60_000).unwrap().unwrap();
+    assert_eq!(second.position, 1, "a claimed trial is not given again");
+    // Only run 1 is labelled a; a worker labelled c finds nothing at all.
+    let mut n = 2;
+    while let Ok(c) = store.claim("w1", &a, 60_000).unwrap() {
+        assert_eq!(c.run_id, 1);
+        n += 1;
+    }
+    assert_eq!(n, plan.trials.len());
+    assert_eq!(store.claim("w1", &a, 60_000).unwrap(), Err(Idle::Claimed));
+    assert_eq!(
+        store.claim("w3", &["c".to_string()], 60_000).unwrap(),
+        Err(Idle::Empty)
+    );
+    let b = store
+        .claim("w3", &["c".into(), "b".into()], 60_000)
+        .unwrap()
+        .unwrap();
+    assert_eq!(b.run_id, 2);
+}
+
+#[test]
+fn a_lapsed_claim_goes_to_the_next_worker_and_its_late_result_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, plan) = queued(dir.path(), &[None]);
+    let any: Vec<String> = vec!["me".into()];
+    let slow = store.claim("slow", &any, 0).unwrap().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let fast = store.claim("fast", &any, 60_000).unwrap().unwrap();
+    assert_eq!(
+        fast.queue_id, slow.queue_id,
+        "the lapsed claim is claimed again"
+    );
+    assert_eq!(fast.attempt, 2);
+    assert!(
+        !store.extend_lease(&slow, 60_000).unwrap(),
+        "the old claim is gone"
+    );
+    let planned = &plan.trials[slow.position];
+    let meta = TrialMeta::default();
+    let done = store
+        .complete(&fast, planned, &ok_outcome(), &meta)
+        .unwrap();
+    assert!(matches!(done, Completed::Stored(_)));
+    assert_eq!(
+        store
+            .complete(&slow, planned, &ok_outcome(), &meta)
+            .unwrap(),
+        Completed::Lost
+    );
+    assert_eq!(store.trial_count().unwrap(), 1, "stored once");
+    // A released claim is pending again, with its attempt given back.
+    let next = store.claim("w", &any, 60_000).unwrap().unwrap();
+    store.release(&next).unwrap();
+    let again = store.claim("w", &any, 60_000).unwrap().unwrap();
+    assert_eq!((again.queue_id, again.attempt), (next.queue_id, 1));
+}
+
+#[test]
+fn a_trial_whose_workers_keep_dying_fails_and_the_run_ends_when_all_are_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, plan) = queued(dir.path(), &[None]);
+    let any: Vec<String> = vec![];
+    let mut last = None;
+    for attempt in 1..=MAX_ATTEMPTS {
+        let c = store.claim("dies", &any, 0).unwrap().unwrap();
+        assert_eq!((c.position, c.attempt), (0, attempt));
+        last = Some(c);
+        std::thread::sleep(std::time::Duration::from_millis(3));
+    }
+    // The next claim gives the trial up and takes the next one.
+    let c = store.claim("w", &any, 60_000).unwrap().unwrap();
+    assert_eq!(c.position, 1);
+    assert_ne!(Some(c.queue_id), last.map(|l| l.queue_id));
+    let lines = store.queue_lines().unwrap();
+    assert_eq!((lines[0].failed, lines[0].claimed), (1, 1));
+    store
+        .complete(&c, &plan.trials[1], &ok_outcome(), &TrialMeta::default())
+        .unwrap();
+    while let Ok(c) = store.claim("w", &any, 60_000).unwrap() {
+        store
+            .complete(
+                &c,
+                &plan.trials[c.position],
+                &ok_outcome(),
+                &TrialMeta::default(),
+            )
+            .unwrap();
+    }
+    let info = schedlab::store::query::run_info(&store, 1).unwrap();
+    assert_eq!(info.status, "done");
+    assert_eq!(store.trial_count().unwrap() as usize, plan.trials.len() - 1);
 }

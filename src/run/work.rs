@@ -154,26 +154,32 @@ fn run_claimed(
     c: &Claimed,
 ) -> Result<Option<TrialStatus>> {
     let plan = &c.plan;
-    if !runs.contains_key(&c.run_id) {
-        let io_dir = &plan.settings.io_dir;
-        if plan.cells.iter().any(|c| c.workload.needs_trial_dir()) && !io_dir.is_dir() {
-            anyhow::bail!(
-                "run {} needs the I/O directory {}, which does not exist on this machine; create it",
+    let state = match runs.entry(c.run_id) {
+        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::hash_map::Entry::Vacant(e) => {
+            let io_dir = &plan.settings.io_dir;
+            if plan.cells.iter().any(|c| c.workload.needs_trial_dir()) && !io_dir.is_dir() {
+                anyhow::bail!(
+                    "run {} needs the I/O directory {}, which does not exist on this machine; create it",
+                    c.run_id,
+                    io_dir.display()
+                );
+            }
+            if plan.settings.trace {
+                super::trace::TraceSession::available().map_err(|e| {
+                    anyhow::anyhow!(
+                        "run {} records a trace, which is not available here: {e}",
+                        c.run_id
+                    )
+                })?;
+            }
+            e.insert(RunState::new(
+                plan,
                 c.run_id,
-                io_dir.display()
-            );
+                &c.units,
+                queue.keeper().sink(),
+            )?)
         }
-        if plan.settings.trace {
-            super::trace::TraceSession::available().map_err(|e| {
-                anyhow::anyhow!(
-                    "run {} records a trace, which is not available here: {e}",
-                    c.run_id
-                )
-            })?;
-        }
-        let state = RunState::new(plan, c.run_id, &c.units, queue.keeper().sink())?;
-        runs.insert(c.run_id, state);
-    }
-    let state = runs.get_mut(&c.run_id).expect("inserted above");
+    };
     one_trial(session, queue.keeper(), c.run_id, plan, state, c.position)
 }

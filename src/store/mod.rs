@@ -319,7 +319,7 @@ const PG_SCHEMA_LOCK: i64 = 0x5343_4845_444c_4142; // "SCHEDLAB"
 
 /// Opens a PostgreSQL store in `mode`.
 fn open_pg(url: &str, shown: &Location, mode: Mode) -> Result<Db> {
-    let db = Db::Postgres(db::Pg::new(pg::connect(url, mode == Mode::Read)?));
+    let db = Db::Postgres(Box::new(db::Pg::new(pg::connect(url, mode == Mode::Read)?)));
     if mode == Mode::Read {
         let version = pg_version(&db, shown)?;
         if version == 0 {
