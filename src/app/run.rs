@@ -162,7 +162,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32> {
     let summary = run::execute(&spec, &plan, &mut sink, &opts, resume)?;
     let cells = store::query::cells(&store, summary.run_id, false)?;
     println!("run {} ({})", summary.run_id, spec.name);
-    print!("{}", crate::report::terminal::render(&cells));
+    print!("{}", crate::report::terminal::render(&cells, args.wide));
     if summary.interrupted {
         eprintln!(
             "interrupted: {} finished trials are stored in run {}; no task was left running",
