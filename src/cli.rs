@@ -163,6 +163,9 @@ pub struct RunArgs {
     /// Continue an interrupted run (default: the latest unfinished one) with its stored spec and seed.
     #[arg(long, num_args = 0..=1, value_name = "RUN")]
     pub resume: Option<Option<i64>>,
+    /// Show every column of the table printed after the run (default: the key columns).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// Only the database.
@@ -420,6 +423,9 @@ pub struct ReportArgs {
     /// Include warm-up trials (excluded by default).
     #[arg(long)]
     pub include_warmup: bool,
+    /// Policy every other is compared with (default: the first of the run's policy axis).
+    #[arg(long, value_name = "POLICY")]
+    pub baseline: Option<String>,
 }
 
 /// Flags of `schedlab stats`.
@@ -434,6 +440,12 @@ pub struct StatsArgs {
     /// Include warm-up trials (excluded by default).
     #[arg(long)]
     pub include_warmup: bool,
+    /// Policy every other is compared with (default: the first of the run's policy axis).
+    #[arg(long, value_name = "POLICY")]
+    pub baseline: Option<String>,
+    /// Show every column of every table (default: the key columns, within 120 columns).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// Flags of `schedlab compare`.
@@ -452,6 +464,9 @@ pub struct CompareArgs {
     /// Include warm-up trials (excluded by default).
     #[arg(long)]
     pub include_warmup: bool,
+    /// Compare cells whose units of work per task differ between the runs (refused by default).
+    #[arg(long)]
+    pub allow_different_work: bool,
 }
 
 impl ReportArgs {
@@ -463,6 +478,7 @@ impl ReportArgs {
             formats: self.format.iter().map(|&f| f.into()).collect(),
             out: self.out.clone(),
             include_warmup: self.include_warmup,
+            baseline: self.baseline.clone(),
         }
     }
 }
@@ -474,6 +490,8 @@ impl StatsArgs {
             db: self.db.clone(),
             run: self.run,
             include_warmup: self.include_warmup,
+            baseline: self.baseline.clone(),
+            wide: self.wide,
         }
     }
 }
@@ -487,6 +505,7 @@ impl CompareArgs {
             db: self.db.clone(),
             db_b: self.db_b.clone(),
             include_warmup: self.include_warmup,
+            allow_different_work: self.allow_different_work,
         }
     }
 }

@@ -143,7 +143,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32> {
     let summary = run::execute(&plan, &mut StoreSink(&mut store), &opts, resume)?;
     let cells = store::query::cells(&store, summary.run_id, false)?;
     println!("run {} ({})", summary.run_id, plan.name);
-    print!("{}", crate::report::terminal::render(&cells));
+    print!("{}", crate::report::terminal::render(&cells, args.wide));
     if summary.interrupted {
         eprintln!(
             "interrupted: {} finished trials are stored in run {}; no task was left running",

@@ -50,6 +50,8 @@ pub struct TrialProblem {
 pub struct TaskRow {
     /// Trial the task belongs to.
     pub trial_id: i64,
+    /// Round of that trial (every cell runs once per round).
+    pub round: i64,
     /// Response, ns.
     pub response_ns: Option<i64>,
     /// Turnaround, ns.
@@ -91,8 +93,14 @@ pub struct CellView {
     pub statuses: Vec<(String, i64)>,
     /// First reason given for a trial that was not ok.
     pub reason: Option<String>,
+    /// Requested work of one task alone, ns, when the size was given as a time.
+    pub work_ns: Option<i64>,
+    /// Units of work per task (exact, or calibrated from `work_ns`).
+    pub units: Option<i64>,
     /// Makespans of the ok trials, ns.
     pub makespans_ns: Vec<i64>,
+    /// Round of each ok trial, in the order of `makespans_ns`.
+    pub trial_rounds: Vec<i64>,
     /// Tasks of the ok trials.
     pub task_rows: Vec<TaskRow>,
 }
@@ -112,7 +120,7 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
     let conn = &store.conn;
     let mut out = Vec::new();
     let mut st = conn.prepare(
-        "SELECT cell_id, cell_index, policy, priorities, workload, kind, start, tasks, cpus, antagonists, io_scheduler
+        "SELECT cell_id, cell_index, policy, priorities, workload, kind, start, tasks, cpus, antagonists, io_scheduler, work_ns, units
          FROM cells WHERE run_id = ?1 ORDER BY cell_index",
     )?;
     let rows = st.query_map([run_id], |r| {
@@ -129,6 +137,8 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
                 cpus: r.get(8)?,
                 antagonists: r.get(9)?,
                 io_scheduler: r.get(10)?,
+                work_ns: r.get(11)?,
+                units: r.get(12)?,
                 ..CellView::default()
             },
         ))
@@ -137,10 +147,10 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
         "SELECT status, COUNT(*), MIN(reason) FROM trials WHERE cell_id = ?1 AND (warmup = 0 OR ?2) GROUP BY status ORDER BY status",
     )?;
     let mut makespans = conn.prepare(
-        "SELECT makespan_ns FROM trials WHERE cell_id = ?1 AND status = 'ok' AND (warmup = 0 OR ?2) ORDER BY trial_id",
+        "SELECT makespan_ns, round FROM trials WHERE cell_id = ?1 AND status = 'ok' AND (warmup = 0 OR ?2) ORDER BY trial_id",
     )?;
     let mut tasks = conn.prepare(
-        "SELECT t.trial_id, t.response_ns, t.turnaround_ns, COALESCE(t.utime_ns,0) + COALESCE(t.stime_ns,0), t.nvcsw, t.nivcsw, t.run_delay_ns
+        "SELECT t.trial_id, tr.round, t.response_ns, t.turnaround_ns, COALESCE(t.utime_ns,0) + COALESCE(t.stime_ns,0), t.nvcsw, t.nivcsw, t.run_delay_ns
          FROM tasks t JOIN trials tr ON tr.trial_id = t.trial_id
          WHERE tr.cell_id = ?1 AND tr.status = 'ok' AND (tr.warmup = 0 OR ?2) AND t.role = 'task'
          ORDER BY t.trial_id, t.task_index",
@@ -160,19 +170,21 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
             }
             view.statuses.push((status, n));
         }
-        view.makespans_ns = makespans
-            .query_map(params![cell_id, warmup], |r| r.get(0))?
+        let trials: Vec<(i64, i64)> = makespans
+            .query_map(params![cell_id, warmup], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<Result<_, _>>()?;
+        (view.makespans_ns, view.trial_rounds) = trials.into_iter().unzip();
         view.task_rows = tasks
             .query_map(params![cell_id, warmup], |r| {
                 Ok(TaskRow {
                     trial_id: r.get(0)?,
-                    response_ns: r.get(1)?,
-                    turnaround_ns: r.get(2)?,
-                    cpu_ns: r.get(3)?,
-                    nvcsw: r.get::<_, Option<i64>>(4)?.unwrap_or(0),
-                    nivcsw: r.get::<_, Option<i64>>(5)?.unwrap_or(0),
-                    run_delay_ns: r.get::<_, Option<i64>>(6)?.unwrap_or(0),
+                    round: r.get(1)?,
+                    response_ns: r.get(2)?,
+                    turnaround_ns: r.get(3)?,
+                    cpu_ns: r.get(4)?,
+                    nvcsw: r.get::<_, Option<i64>>(5)?.unwrap_or(0),
+                    nivcsw: r.get::<_, Option<i64>>(6)?.unwrap_or(0),
+                    run_delay_ns: r.get::<_, Option<i64>>(7)?.unwrap_or(0),
                 })
             })?
             .collect::<Result<_, _>>()?;
