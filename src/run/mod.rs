@@ -13,7 +13,7 @@ pub mod trial;
 
 pub use cells::{default_timeout_ns, estimate_trial_ns, units_per_task, Calibrator, CellState};
 
-use crate::env::SystemSnapshot;
+use crate::machine::SystemSnapshot;
 use crate::plan::Plan;
 use crate::records::{TrialOutcome, TrialStatus};
 use anyhow::{Context, Result};
@@ -79,7 +79,7 @@ pub fn execute(
     let (run_id, stored) = match resume {
         Some(id) => (id, sink.resume_run(id)?),
         None => {
-            let env_json = crate::env::EnvRecord::capture().to_json();
+            let env_json = crate::machine::EnvRecord::capture().to_json();
             let id = sink.create_run(plan, &opts.argv, &env_json)?;
             (id, sink::Stored::default())
         }
@@ -156,7 +156,10 @@ fn run_trials(
         ..Default::default()
     };
     let progress = progress::Progress::new(plan.trials.len(), opts.quiet);
-    let (kernel, cpu_model) = (crate::env::kernel_release(), crate::env::cpu_model());
+    let (kernel, cpu_model) = (
+        crate::machine::kernel_release(),
+        crate::machine::cpu_model(),
+    );
     for (n, planned) in plan.trials.iter().enumerate() {
         if interrupted.load(SeqCst) {
             summary.interrupted = true;

@@ -320,8 +320,8 @@ impl Runner {
         let pid = std::process::id() as i32;
         Runner {
             pid: Some(i64::from(pid)),
-            boot_id: crate::env::boot_id(),
-            start_ticks: crate::env::process_start_ticks(pid).map(|t| t as i64),
+            boot_id: crate::machine::boot_id(),
+            start_ticks: crate::machine::process_start_ticks(pid).map(|t| t as i64),
         }
     }
 
@@ -341,10 +341,10 @@ impl Runner {
             // Stored without a runner record: nothing to tell, trust the stored status.
             return true;
         };
-        if crate::env::boot_id().as_deref() != Some(boot) {
+        if crate::machine::boot_id().as_deref() != Some(boot) {
             return false;
         }
-        match crate::env::process_start_ticks(pid as i32) {
+        match crate::machine::process_start_ticks(pid as i32) {
             Some(ticks) => self.start_ticks.is_none_or(|t| t == ticks as i64),
             None => false,
         }

@@ -1,15 +1,16 @@
-//! The environment record of a run: kernel, CPUs, scheduler settings and privileges, captured
-//! once so that results can be compared (or refused as incomparable) across machines.
+//! The machine schedlab runs on: its environment record (kernel, CPUs, scheduler settings,
+//! privileges), captured once per run so that results can be compared (or refused as
+//! incomparable) across machines; its boot id; process identity.
 //!
-//! Submodules: [`snapshot`] (is the machine idle before a trial?) and [`policy`] (which
-//! scheduling policies this process may use, probed).
+//! Submodules: [`probe`] (which scheduling policies this process may use, probed) and
+//! [`snapshot`] (is the machine idle before a trial?).
 
-pub mod policy;
+pub mod probe;
 // TEMPORARY allow(unsafe_code) until the sampler branch, which removes snapshot.rs's block, lands.
 #[allow(unsafe_code)]
 pub mod snapshot;
 
-pub use policy::{policy_report, render_policy_report, PolicyAvailability};
+pub use probe::{policy_report, render_policy_report, PolicyAvailability};
 pub use snapshot::{Idleness, SystemSnapshot};
 
 use std::collections::BTreeMap;
