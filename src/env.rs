@@ -1,14 +1,12 @@
 //! The environment record of a run: kernel, CPUs, scheduler settings and privileges, captured
 //! once so that results can be compared (or refused as incomparable) across machines.
 //!
-//! Submodules: [`snapshot`] (is the machine idle before a trial?) and [`policy`] (which
-//! scheduling policies this process may use, probed).
+//! Submodule: [`policy`] (which scheduling policies this process may use, probed). Whether the
+//! machine is idle before a trial is the run stage's business: `run::settle`.
 
 pub mod policy;
-pub mod snapshot;
 
 pub use policy::{policy_report, render_policy_report, PolicyAvailability};
-pub use snapshot::{Idleness, SystemSnapshot};
 
 use std::collections::BTreeMap;
 use std::ffi::CStr;

@@ -2,11 +2,11 @@
 
 pub mod iosched;
 pub mod sampler;
+pub mod settle;
 pub mod task;
 pub mod trace;
 pub mod trial;
 
-use crate::env::SystemSnapshot;
 use crate::plan::{Cell, Plan};
 use crate::policy::{self, PolicyKind, PriorityMode, TaskPolicy};
 use crate::records::WorkSize;
@@ -15,6 +15,7 @@ use crate::store::Store;
 use crate::sys;
 use crate::workload::{calibrate, TrialDir};
 use anyhow::{Context, Result};
+use settle::SystemSnapshot;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
