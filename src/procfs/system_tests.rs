@@ -162,34 +162,46 @@ fn the_reader_follows_rewritten_files_grows_its_buffer_and_leaves_missing_ones_n
         SystemCounters::parse(b.t_ns, texts.each_ref().map(|t| t.as_deref())),
         b
     );
+
+    // A last line without its newline is read to the end of the file, not cut short.
+    write("vmstat", "pgpgin 9\npgpgout 10");
+    assert_eq!(reader.read().pgpg_kib, Some((9, 10)));
+    write("vmstat", "pgpgin 9\npgpgout 1234567");
+    assert_eq!(reader.read().pgpg_kib, Some((9, 1234567)));
 }
 
 #[test]
 fn the_reader_rereads_proc_and_sees_counters_advance_between_plain_reads() {
-    let plain_ctxt = || {
-        let text = std::fs::read("/proc/stat").expect("/proc/stat is readable");
-        parse_stat(text)
-            .and_then(|s| s.ctxt)
-            .expect("/proc/stat has ctxt")
+    let plain = || {
+        let stat = std::fs::read("/proc/stat").expect("/proc/stat is readable");
+        let vmstat = std::fs::read("/proc/vmstat").expect("/proc/vmstat is readable");
+        let [pgpgin, pgpgout] = vmstat_values(vmstat, ["pgpgin", "pgpgout"]);
+        let ctxt = parse_stat(stat).and_then(|s| s.ctxt);
+        (ctxt.unwrap(), pgpgin.unwrap(), pgpgout.unwrap())
+    };
+    let ours = |c: &SystemCounters| {
+        let (pgpgin, pgpgout) = c.pgpg_kib.expect("pgpg in the reading");
+        (c.stat.and_then(|s| s.ctxt).unwrap(), pgpgin, pgpgout)
     };
     let mut reader = SystemReader::open();
-    let before = plain_ctxt();
-    let a = reader.read();
+    let before = plain();
+    let a = ours(&reader.read());
     // Every sleep is two context switches of this thread.
     for _ in 0..10 {
         std::thread::sleep(Duration::from_micros(200));
     }
-    let b = reader.read();
-    let after = plain_ctxt();
-    let ctxt = |c: &SystemCounters| c.stat.and_then(|s| s.ctxt).unwrap();
-    let (ca, cb) = (ctxt(&a), ctxt(&b));
-    assert!(
-        before <= ca && ca + 20 <= cb && cb <= after,
-        "{before} {ca} {cb} {after}"
-    );
-    assert!(b.t_ns > a.t_ns);
-    assert!(b.pgpg_kib.is_some() && b.loadavg.is_some(), "{b:?}");
-    for (i, psi) in b.psi.iter().enumerate() {
+    // The second and third readings ask for only the head of /proc/vmstat.
+    let reading = reader.read();
+    let b = ours(&reading);
+    let c = ours(&reader.read());
+    let after = plain();
+    assert!(a.0 + 20 <= b.0, "{a:?} {b:?}");
+    for (i, what) in ["ctxt", "pgpgin", "pgpgout"].iter().enumerate() {
+        let seq = [before, a, b, c, after].map(|x| [x.0, x.1, x.2][i]);
+        assert!(seq.is_sorted(), "{what} does not grow: {seq:?}");
+    }
+    assert!(reading.loadavg.is_some(), "{reading:?}");
+    for (i, psi) in reading.psi.iter().enumerate() {
         let readable = std::fs::read(format!("/proc/{}", SYSTEM_FILES[2 + i])).is_ok();
         assert_eq!(psi.is_some(), readable, "{}", SYSTEM_FILES[2 + i]);
     }
