@@ -344,7 +344,10 @@ const VMSTAT_MARGIN: usize = 256;
 ///
 /// `/proc/vmstat` is read only as far as its `pgpgin` and `pgpgout` lines: the kernel formats
 /// it only as far as a read asks, at about 6 us of CPU per KiB on the development machine, and
-/// the two lines come less than halfway through its 4 KiB.
+/// the two lines come less than halfway through its 4 KiB. The other five files are made by one
+/// call of the kernel (`single_open`), and such a file's read returns all of its text when the
+/// buffer is big enough: a read that returns less than asked is taken as the end, which saves
+/// a read per file (procps reads them so too: once, after seeking to 0).
 #[derive(Debug)]
 pub struct SystemReader {
     /// The open files, in the order of [`SYSTEM_FILES`]; `None` where opening failed.
@@ -387,7 +390,7 @@ impl SystemReader {
             let Some(file) = file else { continue };
             let len = if i == VMSTAT {
                 let mut end = None;
-                let len = read_head(file, buf, *vmstat_head, |text| {
+                let len = read_head(file, buf, *vmstat_head, false, |text| {
                     end = pgpg_end(text);
                     end.is_some()
                 });
@@ -396,7 +399,7 @@ impl SystemReader {
                 }
                 len
             } else {
-                read_head(file, buf, usize::MAX, |_| false)
+                read_head(file, buf, usize::MAX, true, |_| false)
             };
             if let Some(len) = len {
                 counters.fill(i, &buf[..len]);
@@ -425,12 +428,14 @@ fn pgpg_end(text: &[u8]) -> Option<usize> {
 }
 
 /// Reads `file` from offset 0 into `buf`: first `first` bytes (at most the buffer), then on
-/// until the end of the file or until `enough` says the bytes read so far suffice; doubles
-/// `buf` when it fills. The length read, or `None` on an error.
+/// until the end of the file (with `short_is_end`, also a read returning less than asked) or
+/// until `enough` says the bytes read so far suffice; doubles `buf` when it fills. The length
+/// read, or `None` on an error.
 fn read_head(
     file: &File,
     buf: &mut Vec<u8>,
     first: usize,
+    short_is_end: bool,
     mut enough: impl FnMut(&[u8]) -> bool,
 ) -> Option<usize> {
     let mut len = 0;
@@ -446,8 +451,9 @@ fn read_head(
         match file.read_at(&mut buf[len..ask], len as u64) {
             Ok(0) => return Some(len),
             Ok(n) => {
+                let short = len + n < ask;
                 len += n;
-                if enough(&buf[..len]) {
+                if (short && short_is_end) || enough(&buf[..len]) {
                     return Some(len);
                 }
             }

@@ -163,6 +163,15 @@ fn the_reader_follows_rewritten_files_grows_its_buffer_and_leaves_missing_ones_n
         b
     );
 
+    // A /proc/stat longer than the buffer, which the vmstat above made 64 KiB (a machine with
+    // many CPUs), is read to its end.
+    let many_cpus: String = (0..4_000)
+        .map(|i| format!("cpu{i} 1 0 1 100 0 0 0 0 0 0\n"))
+        .collect();
+    assert!(filler.len() < 64 << 10 && many_cpus.len() > 64 << 10);
+    write("stat", &format!("cpu 1 2 3 4\n{many_cpus}ctxt 77\n"));
+    assert_eq!(reader.read().stat.and_then(|s| s.ctxt), Some(77));
+
     // A last line without its newline is read to the end of the file, not cut short.
     write("vmstat", "pgpgin 9\npgpgout 10");
     assert_eq!(reader.read().pgpg_kib, Some((9, 10)));
