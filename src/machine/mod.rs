@@ -2,16 +2,12 @@
 //! privileges), captured once per run so that results can be compared (or refused as
 //! incomparable) across machines; its boot id; process identity.
 //!
-//! Submodules: [`probe`] (which scheduling policies this process may use, probed) and
-//! [`snapshot`] (is the machine idle before a trial?).
+//! Submodule: [`probe`] (which scheduling policies this process may use, probed). Whether the
+//! machine is idle before a trial is the run stage's business: `run::settle`.
 
 pub mod probe;
-// TEMPORARY allow(unsafe_code) until the sampler branch, which removes snapshot.rs's block, lands.
-#[allow(unsafe_code)]
-pub mod snapshot;
 
 pub use probe::{policy_report, render_policy_report, PolicyAvailability};
-pub use snapshot::{Idleness, SystemSnapshot};
 
 use std::collections::BTreeMap;
 use std::path::Path;
