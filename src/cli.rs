@@ -187,6 +187,9 @@ pub struct RunArgs {
     /// (default: ~/.local/state/schedlab/spool.db, or SCHEDLAB_SPOOL).
     #[arg(long, value_name = "PATH")]
     pub spool_file: Option<PathBuf>,
+    /// Show every column of the table printed after the run (default: the key columns).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// Only the database.
@@ -471,6 +474,9 @@ pub struct ReportArgs {
     /// Include warm-up trials (excluded by default).
     #[arg(long)]
     pub include_warmup: bool,
+    /// Policy every other is compared with (default: the first of the run's policy axis).
+    #[arg(long, value_name = "POLICY")]
+    pub baseline: Option<String>,
 }
 
 /// Flags of `schedlab stats`.
@@ -497,6 +503,12 @@ pub struct StatsArgs {
     /// Include warm-up trials (excluded by default).
     #[arg(long)]
     pub include_warmup: bool,
+    /// Policy every other is compared with (default: the first of the run's policy axis).
+    #[arg(long, value_name = "POLICY")]
+    pub baseline: Option<String>,
+    /// Show every column of every table (default: the key columns, within 120 columns).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// Flags of `schedlab compare`.
@@ -520,6 +532,9 @@ pub struct CompareArgs {
     /// Include warm-up trials (excluded by default).
     #[arg(long)]
     pub include_warmup: bool,
+    /// Compare cells whose units of work per task differ between the runs (refused by default).
+    #[arg(long)]
+    pub allow_different_work: bool,
 }
 
 impl ReportArgs {
@@ -533,6 +548,7 @@ impl ReportArgs {
             formats: self.format.iter().map(|&f| f.into()).collect(),
             out: self.out.clone(),
             include_warmup: self.include_warmup,
+            baseline: self.baseline.clone(),
         }
     }
 }
@@ -546,6 +562,8 @@ impl StatsArgs {
             runs: self.runs.clone(),
             spec_hash: self.spec_hash.clone(),
             include_warmup: self.include_warmup,
+            baseline: self.baseline.clone(),
+            wide: self.wide,
         }
     }
 }
@@ -559,6 +577,7 @@ impl CompareArgs {
             db: self.db.clone(),
             db_b: self.db_b.clone(),
             include_warmup: self.include_warmup,
+            allow_different_work: self.allow_different_work,
         }
     }
 }

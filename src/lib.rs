@@ -7,7 +7,7 @@
 pub mod analyze;
 pub mod app;
 pub mod cli;
-pub mod env;
+pub mod machine;
 pub mod plan;
 pub mod policy;
 pub mod procfs;

@@ -8,12 +8,11 @@ use std::path::{Path, PathBuf};
 /// spec -> plan -> run -> store -> analyze -> report, with cli and app on top; the neutral
 /// modules below them (records, policy, workload, machine, procfs, sys) import no stage.
 const ALLOWED: &[(&str, &[&str])] = &[
-    ("sys", &["procfs"]),
-    ("procfs", &[]),
+    ("sys", &[]),
+    ("procfs", &["sys"]),
     ("policy", &["sys"]),
     ("workload", &["sys", "procfs"]),
     ("records", &["policy", "workload"]),
-    ("env", &["procfs", "sys", "policy"]),
     ("machine", &["procfs", "sys", "policy"]),
     ("spec", &["records", "policy", "workload", "procfs", "sys"]),
     (
@@ -23,14 +22,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "run",
         &[
-            "plan", "records", "policy", "workload", "procfs", "sys", "env", "machine",
+            "plan", "records", "policy", "workload", "procfs", "sys", "machine",
         ],
     ),
     (
         "store",
-        &[
-            "plan", "records", "policy", "workload", "procfs", "env", "machine",
-        ],
+        &["plan", "records", "policy", "workload", "procfs", "machine"],
     ),
     ("analyze", &[]),
     (
@@ -50,7 +47,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "app",
         &[
             "cli", "report", "analyze", "store", "run", "plan", "spec", "records", "policy",
-            "workload", "procfs", "sys", "env", "machine",
+            "workload", "procfs", "sys", "machine",
         ],
     ),
 ];

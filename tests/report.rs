@@ -10,147 +10,8 @@ use schedlab::report::{compare, csv_tables, latex, markdown};
 use schedlab::store::Store;
 use std::path::{Path, PathBuf};
 
-const MS: i64 = 1_000_000;
-
-/// Cells of the synthetic run: (policy, tasks); rr is skipped (refused).
-const CELLS: [(&str, i64); 5] = [
-    ("other", 2),
-    ("other", 4),
-    ("fifo", 2),
-    ("fifo", 4),
-    ("rr", 2),
-];
-/// Measured trials per cell.
-const TRIALS: i64 = 6;
-
-/// Per-task numbers of one task, ns and counts: (response, turnaround, cpu, nvcsw, nivcsw, run_delay).
-fn task_numbers(
-    policy: &str,
-    n: i64,
-    trial: i64,
-    i: i64,
-    slow: f64,
-) -> (i64, i64, i64, i64, i64, i64) {
-    if policy == "fifo" {
-        // FIFO: tasks run one after another on each CPU, hardly preempted.
-        let response = 40_000 + 1_000 * i + 3_000 * trial + (i / 2) * 20 * MS;
-        let turnaround =
-            ((20 * MS + (i / 2) * 20 * MS + 150_000 * trial + 10_000 * i) as f64 * slow) as i64;
-        (
-            response,
-            turnaround,
-            20 * MS + 20_000 * i + 5_000 * trial,
-            2,
-            1 + trial % 2,
-            (i / 2) * 20 * MS,
-        )
-    } else {
-        // OTHER: every task shares the CPUs and ends near the end of the trial.
-        let response = 900_000 * (i + 1) + 7_000 * trial;
-        let turnaround = (n * 10 * MS) * 11 / 10 + 400_000 * trial + 60_000 * i;
-        (
-            response,
-            turnaround,
-            20_500_000 + 30_000 * i + 8_000 * trial,
-            2 + i % 2,
-            10 + 3 * i + trial,
-            n * 5 * MS + 100_000 * trial,
-        )
-    }
-}
-
-/// A database with one run of CELLS (fifo turnaround scaled by `slow`), returned as its path.
-fn synthetic_db(dir: &Path, name: &str, slow: f64) -> PathBuf {
-    let path = dir.join(name);
-    drop(Store::open(&path).expect("schema applies to a new file"));
-    let c = rusqlite::Connection::open(&path).unwrap();
-    c.execute(
-        "INSERT INTO runs (name, started_at, finished_at, status, seed, spec_toml, argv, env_json, version, trials_planned)
-         VALUES ('synthetic', '2026-01-02T03:04:05Z', '2026-01-02T03:09:10Z', 'done', 42, 'name = \"synthetic\"', 'schedlab run --policy other,fifo,rr --tasks 2,4 --trials 6',
-                 '{\"kernel_release\":\"6.8.0\",\"cpu_count\":2,\"privileges\":{\"is_root\":true}}', '0.1.0', 32)",
-        [],
-    )
-    .expect("run row");
-    let run_id = c.last_insert_rowid();
-    c.execute("INSERT INTO warnings (run_id, trial_id, message) VALUES (?1, NULL, 'the CPU frequency governor is powersave; set it to performance')", [run_id])
-        .expect("warning row");
-    for (ci, (policy, n)) in CELLS.iter().enumerate() {
-        c.execute(
-            "INSERT INTO cells (run_id, cell_index, policy, priorities, workload, workload_json, kind, start, tasks, cpus,
-                                dl_runtime_ns, dl_deadline_ns, dl_period_ns, work_ns, units, split)
-             VALUES (?1, ?2, ?3, 'same', 'cpu:pi', '{}', 'process', 'barrier', ?4, NULL, 5000000, 50000000, 50000000, 20000000, 1000, 0)",
-            params![run_id, ci as i64, policy, n],
-        )
-        .expect("cell row");
-        let cell_id = c.last_insert_rowid();
-        let trial = |index: i64,
-                     warmup: bool,
-                     status: &str,
-                     reason: Option<&str>,
-                     makespan: Option<i64>| {
-            c.execute(
-                "INSERT INTO trials (run_id, cell_id, trial_index, round, warmup, status, reason, makespan_ns, timeout_ns, started_at)
-                 VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7, 10000000000, '2026-01-02T03:05:00Z')",
-                params![run_id, cell_id, index, warmup, status, reason, makespan],
-            )
-            .expect("trial row");
-            c.last_insert_rowid()
-        };
-        if *policy == "rr" {
-            for t in 0..TRIALS {
-                trial(
-                    t,
-                    false,
-                    "skipped",
-                    Some("SCHED_RR refused (EPERM): run as root or grant CAP_SYS_NICE"),
-                    None,
-                );
-            }
-            continue;
-        }
-        for t in 0..TRIALS + 1 {
-            // Trial 0 is a warm-up with outlying numbers, to show it is left out.
-            let warmup = t == 0;
-            let rows: Vec<_> = (0..*n)
-                .map(|i| {
-                    let (r, ta, cpu, v, iv, d) = task_numbers(policy, *n, t, i, slow);
-                    if warmup {
-                        (r * 3, ta * 3, cpu, v, iv, d)
-                    } else {
-                        (r, ta, cpu, v, iv, d)
-                    }
-                })
-                .collect();
-            let makespan = rows.iter().map(|r| r.1).max();
-            let tid = trial(t, warmup, "ok", None, makespan);
-            for (i, (r, ta, cpu, v, iv, d)) in rows.into_iter().enumerate() {
-                let release = 1_000_000_000 * (t + 1);
-                c.execute(
-                    "INSERT INTO tasks (trial_id, task_index, pid, tid, policy_in_force, t_release_ns, t_start_ns, t_end_ns, response_ns,
-                                        turnaround_ns, run_span_ns, utime_ns, stime_ns, nvcsw, nivcsw, run_delay_ns, work_units, exit_status)
-                     VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 0, ?12, ?13, ?14, 1000, 0)",
-                    params![tid, i as i64, 1000 + i as i64, policy, release, release + r, release + ta, r, ta, ta - r, cpu, v, iv, d],
-                )
-                .expect("task row");
-            }
-        }
-        if *policy == "other" && *n == 4 {
-            trial(
-                TRIALS + 1,
-                false,
-                "timeout",
-                Some("deadline of 10 s passed; every task was killed"),
-                None,
-            );
-        }
-    }
-    path
-}
-
-fn report_of(db: &Path, warmup: bool) -> Report {
-    let store = Store::open(db).expect("db opens");
-    model::build(&load_input(&store, 1, warmup).expect("run 1 loads"))
-}
+mod report_db;
+use report_db::{report_of, synthetic_db};
 
 #[test]
 fn the_markdown_summary_matches_its_snapshot() {
@@ -181,24 +42,7 @@ fn every_csv_table_matches_its_snapshot() {
 fn the_stats_output_matches_its_snapshot() {
     let dir = tempfile::tempdir().unwrap();
     let r = report_of(&synthetic_db(dir.path(), "a.db", 1.0), false);
-    insta::assert_snapshot!("stats", render_stats(&r));
-}
-
-#[test]
-fn fifo_is_found_significantly_faster_and_the_sentence_says_so() {
-    let dir = tempfile::tempdir().unwrap();
-    let r = report_of(&synthetic_db(dir.path(), "a.db", 1.0), false);
-    let f = r
-        .findings
-        .iter()
-        .find(|f| f.metric == Metric::Makespan && r.groups[f.group].tasks == 2)
-        .expect("a makespan finding for 2 tasks");
-    assert_eq!(f.best, "fifo");
-    assert!(f.better_at_01, "{f:?}");
-    assert_eq!(
-        f.sentence,
-        "For cpu:pi with 2 tasks, fifo has the lowest median makespan (20.5 ms vs 23.5 ms for other, 1.14x); better than other at alpha 0.01 (Holm-adjusted Mann-Whitney p = 0.002)."
-    );
+    insta::assert_snapshot!("stats", render_stats(&r, false));
 }
 
 #[test]
@@ -289,7 +133,7 @@ fn the_report_command_writes_a_self_contained_page_plots_and_tables() {
         .stdout(predicates::str::contains("index.html"));
     let page = std::fs::read_to_string(out.join("1/index.html")).expect("index.html");
     assert!(page.contains("<svg"), "figures are inline");
-    assert!(page.contains("fifo has the lowest median makespan"));
+    assert!(page.contains("fifo vs other (baseline): makespan"));
     assert!(
         page.contains("kernel_release") && page.contains("6.8.0"),
         "environment record"
@@ -412,7 +256,7 @@ fn a_run_whose_every_cell_was_skipped_still_gets_a_report_that_says_why() {
     let page = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(page.contains("No group has two policies with data to compare."));
     assert!(page.contains("6 of 6 trials not ok (6 skipped): SCHED_FIFO refused (EPERM)"));
-    assert!(render_stats(&r).contains("No group has two policies with data to compare."));
+    assert!(render_stats(&r, false).contains("No group has two policies with data to compare."));
 }
 
 #[test]
@@ -480,23 +324,29 @@ fn runs_of_one_spec_on_two_hosts_compare_the_hosts_like_policies() {
     assert!((web1 - 20.53).abs() < 1e-9, "{web1}");
     assert!((web2 - 1.5 * 20.53).abs() < 1e-9, "{web2}");
     assert_eq!((n1, n2), (12, 12));
-    // One group holds both hosts' cells, and the test across them finds web1's FIFO best.
-    let g = r
+    // One group holds both hosts' cells; with web1's FIFO as the baseline, web2's FIFO is
+    // found 1.5x slower at alpha 0.01 (6 trials each, every one of web2's above web1's).
+    let mut input = pool::load(&store, &[1, 2], false).unwrap();
+    input.baseline = Some("fifo @ web1".into());
+    let rb = model::build(&input);
+    let g = rb
         .groups
         .iter()
         .position(|g| g.tasks == 2)
         .expect("group of 2 tasks");
-    let f = r
+    let f = rb
         .findings
         .iter()
-        .find(|f| f.group == g && f.metric == Metric::Turnaround)
-        .expect("a turnaround finding");
+        .find(|f| f.group == g && f.metric == Metric::Turnaround && f.policy == "fifo @ web2")
+        .expect("a turnaround finding for web2's FIFO");
+    assert_eq!(f.baseline, "fifo @ web1");
     assert_eq!(
         f.policies, 4,
         "other and fifo on each host (rr has no data)"
     );
-    assert_eq!(f.best, "fifo @ web1");
-    assert!(f.better_at_01, "{f:?}");
+    let ratio = f.ratio.expect("ratio");
+    assert!((ratio - 1.5).abs() < 0.01, "{ratio}");
+    assert!(f.significant_at_01 && f.direction() == 1, "{f:?}");
     let note = r
         .warnings
         .iter()

@@ -38,9 +38,9 @@ pub fn main() -> i32 {
         Command::Policies => {
             print!(
                 "{}",
-                crate::env::render_policy_report(
-                    &crate::env::policy_report(),
-                    &crate::env::EnvRecord::capture()
+                crate::machine::render_policy_report(
+                    &crate::machine::policy_report(),
+                    &crate::machine::EnvRecord::capture()
                 )
             );
             Ok(0)

@@ -4,7 +4,7 @@
 //! `schedlab push --spool`. Nothing is lost, and nothing is stored twice (a push skips the
 //! trials the server has).
 
-use crate::env::HostIdentity;
+use crate::machine::HostIdentity;
 use crate::plan::{Cell, Plan, PlannedTrial};
 use crate::records::{TrialMeta, TrialOutcome};
 use crate::run::sink::{Sink, Stored};

@@ -115,10 +115,10 @@ pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
 }
 
 /// The table of a run's cells printed after it.
-fn print_cells(store: &Store, run_id: i64, name: &str) -> Result<()> {
+fn print_cells(store: &Store, run_id: i64, name: &str, wide: bool) -> Result<()> {
     let cells = store::query::cells(store, run_id, false)?;
     println!("run {run_id} ({name})");
-    print!("{}", crate::report::terminal::render(&cells));
+    print!("{}", crate::report::terminal::render(&cells, wide));
     Ok(())
 }
 
@@ -163,7 +163,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32> {
         let reachable = remote.server().is_some();
         if reachable && remote.spooled == 0 {
             let store = remote.server().expect("reachable");
-            print_cells(store, summary.run_id, &plan.name)?;
+            print_cells(store, summary.run_id, &plan.name, args.wide)?;
         } else {
             eprintln!(
                 "run {} ({}): the server at {} cannot be reached; {} finished trials and the run's end are kept in the spool {}, and \
@@ -179,7 +179,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32> {
     } else {
         let mut store = Store::open(&args.db)?;
         let summary = run::execute(&plan, &mut StoreSink(&mut store), &opts, resume)?;
-        print_cells(&store, summary.run_id, &plan.name)?;
+        print_cells(&store, summary.run_id, &plan.name, args.wide)?;
         summary
     };
     if summary.interrupted {

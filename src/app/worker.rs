@@ -4,7 +4,7 @@
 
 use super::remote::{Remote, RunCopy};
 use crate::cli::WorkerArgs;
-use crate::env::{EnvRecord, HostIdentity};
+use crate::machine::{EnvRecord, HostIdentity};
 use crate::plan::{Plan, PlannedTrial};
 use crate::records::{TrialMeta, TrialOutcome};
 use crate::run::sink::{Sink, Stored};

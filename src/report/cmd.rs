@@ -40,6 +40,8 @@ pub struct ReportOptions {
     pub out: PathBuf,
     /// Include warm-up trials.
     pub include_warmup: bool,
+    /// The policy the others are compared with (None: the first of the policy axis).
+    pub baseline: Option<String>,
 }
 
 /// What `schedlab stats` prints.
@@ -55,6 +57,10 @@ pub struct StatsOptions {
     pub spec_hash: Option<String>,
     /// Include warm-up trials.
     pub include_warmup: bool,
+    /// The policy the others are compared with (None: the first of the policy axis).
+    pub baseline: Option<String>,
+    /// Every column of every table (default: the key columns, within 120 columns).
+    pub wide: bool,
 }
 
 /// What `schedlab compare` compares.
@@ -70,7 +76,12 @@ pub struct CompareOptions {
     pub db_b: Option<Location>,
     /// Include warm-up trials.
     pub include_warmup: bool,
+    /// Compare cells whose work per task differs (refused by default).
+    pub allow_different_work: bool,
 }
+
+/// Exit code of a refusal the user can fix with a flag (as clap's usage errors).
+pub const EXIT_USAGE: i32 = 2;
 
 /// Scale of the PNG copies of the figures (2: 1600x960 px, sharp in print).
 const PNG_SCALE: f32 = 2.0;
@@ -98,14 +109,33 @@ pub fn load_input(store: &Store, run_id: i64, include_warmup: bool) -> Result<Re
             )
             .with_context(|| format!("cannot read the samples of run {run_id}"))?,
         ),
+        baseline: None,
     })
+}
+
+/// Sets `input`'s baseline; `Err(message)` for a policy the run does not have.
+fn with_baseline(mut input: ReportInput, baseline: Option<&str>) -> Result<ReportInput, String> {
+    if let Some(b) = baseline {
+        model::baseline::check(&input, b)?;
+        input.baseline = Some(b.to_string());
+    }
+    Ok(input)
 }
 
 /// `schedlab report`: writes the chosen formats into `OUT/RUN/`.
 pub fn report(args: &ReportOptions) -> Result<i32> {
     let store = Store::open_read(&args.db)?;
     let ids = pool::chosen_runs(&store, args.run, &args.runs, args.spec_hash.as_deref())?;
-    let input = pool::load(&store, &ids, args.include_warmup)?;
+    let input = match with_baseline(
+        pool::load(&store, &ids, args.include_warmup)?,
+        args.baseline.as_deref(),
+    ) {
+        Ok(input) => input,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Ok(EXIT_USAGE);
+        }
+    };
     let report = model::build(&input);
     let dir = args.out.join(pool::dir_name(&ids));
     let written = write_report(&report, &args.formats, &dir)?;
@@ -214,20 +244,38 @@ fn render_one(fig: &Figure, plot_dir: &Path) -> Result<String> {
 pub fn stats(args: &StatsOptions) -> Result<i32> {
     let store = Store::open_read(&args.db)?;
     let ids = pool::chosen_runs(&store, args.run, &args.runs, args.spec_hash.as_deref())?;
-    let input = pool::load(&store, &ids, args.include_warmup)?;
-    print!("{}", render_stats(&model::build(&input)));
+    let input = match with_baseline(
+        pool::load(&store, &ids, args.include_warmup)?,
+        args.baseline.as_deref(),
+    ) {
+        Ok(input) => input,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Ok(EXIT_USAGE);
+        }
+    };
+    print!("{}", render_stats(&model::build(&input), args.wide));
     Ok(0)
 }
 
-/// The text printed by `schedlab stats`.
-pub fn render_stats(r: &Report) -> String {
+/// The columns of a summary table `stats` shows without `--wide`: group, policy, n, median,
+/// its CI, mean, sd, p5, p95.
+const SUMMARY_KEY_COLUMNS: [usize; 9] = [0, 1, 2, 3, 4, 5, 7, 8, 9];
+
+/// The columns of the pairwise table without `--wide`: group, metric, pair, Mann-Whitney's
+/// Holm-adjusted p, Cliff's delta.
+const PAIRS_KEY_COLUMNS: [usize; 5] = [0, 1, 2, 6, 8];
+
+/// Longest reason shown in the trials table without `--wide` (the warnings have it whole).
+const REASON_CHARS: usize = 48;
+
+/// The text printed by `schedlab stats`; `wide`: every column, else the key columns, which
+/// fit 120 columns for typical runs.
+pub fn render_stats(r: &Report, wide: bool) -> String {
     let mut out = format!(
         "run {} \"{}\" ({}), started {}, seed {}\n",
         r.run.run_id, r.run.name, r.run.status, r.run.started_at, r.run.seed
     );
-    for note in &r.methods.notes {
-        out += &format!("  {note}\n");
-    }
     let (shown, more) = r.warnings_shown();
     if !shown.is_empty() {
         out += "\nWarnings\n";
@@ -256,28 +304,79 @@ pub fn render_stats(r: &Report) -> String {
     }
     out += "\n";
     if !r.findings.is_empty() {
-        out += &terminal_table(&tables::findings_table(r));
+        if wide {
+            out += &terminal_table(&tables::findings_table(r));
+        } else {
+            for t in tables::findings_tables_narrow(r) {
+                out += &terminal_table(&t);
+                out += "\n";
+            }
+            // The legend in two lines, within 120 columns.
+            let legend = tables::VERDICT_LEGEND;
+            match legend.find("; too few") {
+                Some(i) => out += &format!("{}\n{}\n", &legend[..i + 1], &legend[i + 2..]),
+                None => out += &format!("{legend}\n"),
+            }
+        }
         out += "\n";
     }
-    let kernel_and_io = super::model::kernel::latency_table(&r.kernel)
-        .into_iter()
-        .chain(super::model::iosched::tests_table(&r.iosched));
-    for t in kernel_and_io {
+    // Without --wide: wake-up latency without min and p99.9, I/O scheduler tests without
+    // their statistics (the p-values stay).
+    let latency = super::model::kernel::latency_table(&r.kernel).map(|t| {
+        if wide {
+            t
+        } else {
+            t.keep(&[0, 1, 2, 4, 6, 8])
+        }
+    });
+    let io = super::model::iosched::tests_table(&r.iosched).map(|t| {
+        if wide {
+            t
+        } else {
+            t.keep(&[0, 1, 2, 4, 6])
+        }
+    });
+    for t in latency.into_iter().chain(io) {
         out += &terminal_table(&t);
         out += "\n";
     }
-    out += &terminal_table(&tables::cells_table(r));
+    let mut cells = tables::cells_table(r);
+    if !wide {
+        for row in &mut cells.rows {
+            if let Some(reason) = row.last_mut() {
+                if reason.chars().count() > REASON_CHARS {
+                    *reason = reason.chars().take(REASON_CHARS - 1).collect::<String>() + "…";
+                }
+            }
+        }
+    }
+    out += &terminal_table(&cells);
     for m in Metric::ALL {
         let t = tables::summary_table(r, m);
         if !t.rows.is_empty() {
             out += "\n";
-            out += &terminal_table(&t);
+            out += &terminal_table(&if wide {
+                t
+            } else {
+                t.keep(&SUMMARY_KEY_COLUMNS)
+            });
         }
     }
     let pairs = tables::pairs_table(r);
     if !pairs.rows.is_empty() {
         out += "\n";
-        out += &terminal_table(&pairs);
+        out += &terminal_table(&if wide {
+            pairs
+        } else {
+            pairs.keep(&PAIRS_KEY_COLUMNS)
+        });
+    }
+    if !wide {
+        out += "\n(key columns only; --wide shows every column)\n";
+    }
+    out += "\nMethods\n";
+    for note in &r.methods.notes {
+        out += &format!("- {note}\n");
     }
     out
 }
@@ -296,6 +395,12 @@ pub fn compare(args: &CompareOptions) -> Result<i32> {
         .with_context(|| format!("run B, in {}", db_b.display()))?;
     let input_b = load_input(&store_b, args.b, args.include_warmup)?;
     let mut c = compare::compare(&input_a, &input_b);
+    if !args.allow_different_work {
+        if let Some(why) = c.refusal() {
+            eprintln!("error: {why}");
+            return Ok(EXIT_USAGE);
+        }
+    }
     if args.db_b.is_some() {
         c.a = format!("{} in {}", c.a, args.db.display());
         c.b = format!("{} in {}", c.b, db_b.display());

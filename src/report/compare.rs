@@ -1,12 +1,20 @@
 //! A/B comparison of two runs, in the manner of benchstat: the cells present in both (matched
-//! by their axis values), and per metric the ratio B/A of the medians with a seeded 95%
-//! bootstrap CI of that ratio and a Mann-Whitney significance mark.
+//! by their axis values) with each side's work, units, kernel and machine, and per metric
+//! the ratio B/A of the medians of the trial values with a seeded 95% bootstrap CI over
+//! trials and a Mann-Whitney significance mark. Cells whose units of work differ are not
+//! comparable: the caller refuses them unless asked to go ahead.
 
 use super::model::findings::fmt_ratio;
 use super::model::tables::Table;
-use super::model::{cell_samples, describe, fmt_p, fmt_value, CellKey, Metric, ReportInput};
-use super::terminal::terminal_table;
-use crate::analyze::{mann_whitney_u, median_ratio_ci, percentile};
+use super::model::trials::values;
+use super::model::{
+    describe, fmt_p, fmt_value, trial_values, CellKey, Metric, ReportInput, TestUnit,
+};
+use super::terminal::{fmt_ns, terminal_table};
+use crate::analyze::{
+    mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u, median, median_ratio_ci,
+    PValueMethod, ALPHAS,
+};
 use std::collections::HashMap;
 
 /// Bootstrap resamples per ratio CI.
@@ -19,20 +27,26 @@ pub struct CompareRow {
     pub cell: String,
     /// Which metric.
     pub metric: Metric,
-    /// Samples in run A.
+    /// Trial values in run A.
     pub n_a: usize,
-    /// Samples in run B.
+    /// Trial values in run B.
     pub n_b: usize,
-    /// Median in run A, in the metric's unit.
+    /// Median of A's trial values, in the metric's unit.
     pub median_a: f64,
-    /// Median in run B, in the metric's unit.
+    /// Median of B's trial values, in the metric's unit.
     pub median_b: f64,
     /// Median B / median A; `None` when A's median is 0.
     pub ratio: Option<f64>,
-    /// 95% bootstrap CI of the ratio.
+    /// 95% bootstrap CI of the ratio, resampling each run's trials.
     pub ratio_ci: Option<(f64, f64)>,
-    /// Mann-Whitney U two-sided p-value of A vs B (not adjusted).
+    /// Mann-Whitney U two-sided p-value of A vs B on the trial values (not adjusted).
     pub p: Option<f64>,
+    /// How `p` was computed.
+    pub method: Option<PValueMethod>,
+    /// The smallest p these trial counts allow.
+    pub min_p: Option<f64>,
+    /// The cell's work differs between the runs (shown with --allow-different-work).
+    pub different_work: bool,
 }
 
 impl CompareRow {
@@ -44,6 +58,89 @@ impl CompareRow {
             _ => "",
         }
     }
+
+    /// One side has a single trial: the CI reflects only the other side's spread.
+    pub fn one_sided_ci(&self) -> bool {
+        self.ratio_ci.is_some() && (self.n_a == 1) != (self.n_b == 1)
+    }
+}
+
+/// Where a run ran, from its environment record.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Side {
+    /// "run 7 \"name\"".
+    pub label: String,
+    /// Kernel release (`uname -r`).
+    pub kernel: Option<String>,
+    /// CPU model and count, e.g. "AMD EPYC, 2 CPUs".
+    pub machine: Option<String>,
+    /// Host name.
+    pub host: Option<String>,
+}
+
+impl Side {
+    fn of(input: &ReportInput) -> Side {
+        let env: serde_json::Value = input
+            .run
+            .env_json
+            .as_deref()
+            .and_then(|j| serde_json::from_str(j).ok())
+            .unwrap_or_default();
+        let text = |k: &str| env.get(k).and_then(|v| v.as_str()).map(str::to_string);
+        let cpus = env.get("cpu_count").and_then(|v| v.as_u64());
+        let machine = match (text("cpu_model"), cpus) {
+            (Some(m), Some(n)) => Some(format!("{m}, {n} CPUs")),
+            (Some(m), None) => Some(m),
+            (None, Some(n)) => Some(format!("{n} CPUs")),
+            (None, None) => None,
+        };
+        Side {
+            label: format!("run {} \"{}\"", input.run.run_id, input.run.name),
+            kernel: text("kernel_release"),
+            machine,
+            host: text("hostname"),
+        }
+    }
+
+    /// "run 1 \"x\": kernel 6.8.0, AMD EPYC, 2 CPUs, host vm".
+    pub fn describe(&self) -> String {
+        let or = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+        format!(
+            "{}: kernel {}, machine {}, host {}",
+            self.label,
+            or(&self.kernel),
+            or(&self.machine),
+            or(&self.host)
+        )
+    }
+}
+
+/// Whether a matched cell did the same work in both runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SameWork {
+    /// Same units of work per task.
+    Yes,
+    /// Different units of work per task: not comparable.
+    No,
+    /// A run did not store its units (older database): cannot tell.
+    Unknown,
+}
+
+/// A cell present in both runs, with the work each side did.
+#[derive(Debug, Clone)]
+pub struct CellMatch {
+    /// Label of the cell.
+    pub cell: String,
+    /// Requested work per task alone in A, ns (runs sized by time).
+    pub work_ns_a: Option<i64>,
+    /// The same in B.
+    pub work_ns_b: Option<i64>,
+    /// Units of work per task in A.
+    pub units_a: Option<i64>,
+    /// The same in B.
+    pub units_b: Option<i64>,
+    /// Whether both did the same work.
+    pub same: SameWork,
 }
 
 /// The comparison of two runs.
@@ -53,8 +150,14 @@ pub struct CompareReport {
     pub a: String,
     /// "run 9 \"name\"" of B.
     pub b: String,
+    /// Where A ran.
+    pub side_a: Side,
+    /// Where B ran.
+    pub side_b: Side,
     /// Seed of every bootstrap (run A's seed).
     pub seed: u64,
+    /// Every cell in both runs, in A's cell order.
+    pub cells: Vec<CellMatch>,
     /// One row per matched cell and metric with data in both runs, by metric then cell.
     pub rows: Vec<CompareRow>,
     /// Cells only in run A.
@@ -63,13 +166,61 @@ pub struct CompareReport {
     pub only_b: Vec<String>,
 }
 
+impl CompareReport {
+    /// Cells whose units of work differ between the runs.
+    pub fn different_work(&self) -> Vec<&CellMatch> {
+        self.cells
+            .iter()
+            .filter(|c| c.same == SameWork::No)
+            .collect()
+    }
+
+    /// Why the comparison is refused without `--allow-different-work`, if it is.
+    pub fn refusal(&self) -> Option<String> {
+        let bad = self.different_work();
+        if bad.is_empty() {
+            return None;
+        }
+        let list: Vec<String> = bad
+            .iter()
+            .map(|c| {
+                format!(
+                    "  {}: {} units per task in A ({}), {} in B ({})",
+                    c.cell,
+                    units(c.units_a),
+                    work(c.work_ns_a),
+                    units(c.units_b),
+                    work(c.work_ns_b)
+                )
+            })
+            .collect();
+        Some(format!(
+            "{} of {} matched cells did different work in {} and {}, so their times are not comparable:\n{}\nRe-run one side with --iterations N (the other's units) to compare the same work, or pass --allow-different-work to compare anyway.",
+            bad.len(),
+            self.cells.len(),
+            self.a,
+            self.b,
+            list.join("\n")
+        ))
+    }
+}
+
 /// 95% percentile-bootstrap CI of median(b) / median(a), resampling each run's values
 /// ([`median_ratio_ci`] with [`RESAMPLES`] resamples). `None` when A's median is 0.
 pub fn ratio_ci(a: &[f64], b: &[f64], seed: u64) -> Option<(f64, f64)> {
     median_ratio_ci(a, b, seed, RESAMPLES).map(|r| (r.lo, r.hi))
 }
 
-/// Matches the cells of two runs by axis values and compares every tested metric.
+fn units(u: Option<i64>) -> String {
+    u.map_or_else(|| "unknown".into(), |u| u.to_string())
+}
+
+fn work(w: Option<i64>) -> String {
+    w.map_or_else(|| "sized in units".into(), |w| fmt_ns(w as f64))
+}
+
+/// Matches the cells of two runs by axis values and compares every tested metric on the
+/// trial values.
 pub fn compare(a: &ReportInput, b: &ReportInput) -> CompareReport {
     let seed = a.run.seed;
     let keys_a = CellKey::all_of(&a.cells);
@@ -80,22 +231,38 @@ pub fn compare(a: &ReportInput, b: &ReportInput) -> CompareReport {
     let in_a: HashMap<&CellKey, usize> = keys_a.iter().enumerate().map(|(i, k)| (k, i)).collect();
     let mut rows = Vec::new();
     let mut matched = Vec::new();
+    let mut cells = Vec::new();
     for (ia, k) in keys_a.iter().enumerate() {
         if let Some(&ib) = in_b.get(k) {
+            let (ca, cb) = (&a.cells[ia], &b.cells[ib]);
+            let same = match (ca.units, cb.units) {
+                (Some(x), Some(y)) if x == y => SameWork::Yes,
+                (Some(_), Some(_)) => SameWork::No,
+                _ => SameWork::Unknown,
+            };
+            cells.push(CellMatch {
+                cell: labels[k].clone(),
+                work_ns_a: ca.work_ns,
+                work_ns_b: cb.work_ns,
+                units_a: ca.units,
+                units_b: cb.units,
+                same,
+            });
             matched.push((
                 labels[k].clone(),
-                cell_samples(&a.cells[ia]),
-                cell_samples(&b.cells[ib]),
+                trial_values(ca),
+                trial_values(cb),
+                same == SameWork::No,
             ));
         }
     }
     for m in Metric::ALL.into_iter().filter(|m| m.tested()) {
-        for (label, sa, sb) in &matched {
-            let (xa, xb) = (&sa[m.index()], &sb[m.index()]);
-            let (Some(median_a), Some(median_b)) = (percentile(xa, 50.0), percentile(xb, 50.0))
-            else {
+        for (label, ta, tb, different_work) in &matched {
+            let (xa, xb) = (values(&ta[m.index()]), values(&tb[m.index()]));
+            let (Some(median_a), Some(median_b)) = (median(&xa), median(&xb)) else {
                 continue;
             };
+            let test = mann_whitney_u(&xa, &xb);
             rows.push(CompareRow {
                 cell: label.clone(),
                 metric: m,
@@ -104,8 +271,11 @@ pub fn compare(a: &ReportInput, b: &ReportInput) -> CompareReport {
                 median_a,
                 median_b,
                 ratio: (median_a != 0.0).then(|| median_b / median_a),
-                ratio_ci: ratio_ci(xa, xb, seed),
-                p: mann_whitney_u(xa, xb).map(|t| t.p_value),
+                ratio_ci: ratio_ci(&xa, &xb, seed),
+                p: test.map(|t| t.p_value),
+                method: test.map(|t| t.method),
+                min_p: mann_whitney_min_p(xa.len(), xb.len()),
+                different_work: *different_work,
             });
         }
     }
@@ -115,10 +285,14 @@ pub fn compare(a: &ReportInput, b: &ReportInput) -> CompareReport {
             .map(|k| labels[k].clone())
             .collect()
     };
+    let (side_a, side_b) = (Side::of(a), Side::of(b));
     CompareReport {
-        a: format!("run {} \"{}\"", a.run.run_id, a.run.name),
-        b: format!("run {} \"{}\"", b.run.run_id, b.run.name),
+        a: side_a.label.clone(),
+        b: side_b.label.clone(),
+        side_a,
+        side_b,
         seed,
+        cells,
         rows,
         only_a: only(&keys_a, &in_b),
         only_b: only(&keys_b, &in_a),
@@ -134,22 +308,92 @@ fn geomean(ratios: impl Iterator<Item = f64>) -> Option<f64> {
     (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
 }
 
-/// The comparison as terminal tables, one per metric.
+/// The matched cells with each side's work and units.
+fn cells_table(c: &CompareReport) -> Table {
+    Table {
+        title:
+            "\nMatched cells: work per task (as requested) and units of work per task in each run"
+                .into(),
+        header: [
+            "cell",
+            "work A",
+            "work B",
+            "units A",
+            "units B",
+            "same work",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: c
+            .cells
+            .iter()
+            .map(|m| {
+                vec![
+                    m.cell.clone(),
+                    work(m.work_ns_a),
+                    work(m.work_ns_b),
+                    units(m.units_a),
+                    units(m.units_b),
+                    match m.same {
+                        SameWork::Yes => "yes",
+                        SameWork::No => "NO (units differ)",
+                        SameWork::Unknown => "unknown",
+                    }
+                    .into(),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// The comparison as terminal tables: the sides, the matched cells, then one table per metric.
 pub fn render(c: &CompareReport) -> String {
     let mut out = format!(
-        "A: {}\nB: {}\nB/A: ratio of medians with its 95% bootstrap CI ({RESAMPLES} resamples, seed {}); marks: Mann-Whitney p < 0.05 *, < 0.01 ** (not adjusted for the number of rows).\n",
-        c.a, c.b, c.seed
+        "A: {}\nB: {}\nB/A: ratio of the medians of the trial values (per-task metrics: trial medians) with its 95% bootstrap CI resampling each run's trials ({RESAMPLES} resamples, seed {}); marks: Mann-Whitney p on the trial values < 0.05 *, < 0.01 ** (not adjusted for the number of rows).\n",
+        c.side_a.describe(),
+        c.side_b.describe(),
+        c.seed
     );
+    for (what, x, y) in [
+        ("kernel", &c.side_a.kernel, &c.side_b.kernel),
+        ("machine", &c.side_a.machine, &c.side_b.machine),
+    ] {
+        if let (Some(x), Some(y)) = (x, y) {
+            if x != y {
+                out += &format!("The runs differ in {what} ({x} vs {y}).\n");
+            }
+        }
+    }
+    if !c.cells.is_empty() {
+        out += &terminal_table(&cells_table(c));
+        if !c.different_work().is_empty() {
+            out += "Cells marked NO did different work (--allow-different-work): their ratios compare different amounts of work.\n";
+        }
+    }
     if c.rows.is_empty() {
         out += "\nNo cell with data is in both runs: cells match by policy, priorities, workload, tasks, kind, start and CPUs.\n";
+    }
+    let few: Vec<&CompareRow> = c
+        .rows
+        .iter()
+        .filter(|r| r.min_p.is_some_and(|p| p >= ALPHAS.0))
+        .collect();
+    if let Some(r) = few.first() {
+        out += &format!(
+            "\nRows with as few trials as {} vs {} cannot reach p < 0.05 (exact Mann-Whitney needs at least {} trials per run); their marks stay empty whatever the difference.\n",
+            r.n_a,
+            r.n_b,
+            mann_whitney_trials_needed(ALPHAS.0).unwrap_or(4)
+        );
     }
     for m in Metric::ALL {
         let rows: Vec<&CompareRow> = c.rows.iter().filter(|r| r.metric == m).collect();
         if rows.is_empty() {
             continue;
         }
+        let unit = TestUnit::of(m).plural();
         let mut t = Table {
-            title: format!("\n{}, {}", m.with_unit(), m.level()),
+            title: format!("\n{}, {} (n: {unit})", m.with_unit(), m.level()),
             header: [
                 "cell", "n A/B", "median A", "median B", "B/A", "95% CI", "p", "",
             ]
@@ -159,13 +403,22 @@ pub fn render(c: &CompareReport) -> String {
                 .iter()
                 .map(|r| {
                     vec![
-                        r.cell.clone(),
+                        format!(
+                            "{}{}",
+                            r.cell,
+                            if r.different_work { " (≠ work)" } else { "" }
+                        ),
                         format!("{}/{}", r.n_a, r.n_b),
                         fmt_value(r.median_a, m),
                         fmt_value(r.median_b, m),
                         r.ratio.map_or("-".into(), fmt_ratio),
                         r.ratio_ci.map_or("-".into(), |(lo, hi)| {
-                            format!("[{}, {}]", fmt_ratio(lo), fmt_ratio(hi))
+                            format!(
+                                "[{}, {}]{}",
+                                fmt_ratio(lo),
+                                fmt_ratio(hi),
+                                if r.one_sided_ci() { " †" } else { "" }
+                            )
                         }),
                         r.p.map_or("-".into(), fmt_p),
                         r.mark().into(),
@@ -187,6 +440,9 @@ pub fn render(c: &CompareReport) -> String {
             ]);
         }
         out += &terminal_table(&t);
+        if rows.iter().any(|r| r.one_sided_ci()) {
+            out += "† One side has a single trial: the CI reflects only the other side's spread.\n";
+        }
     }
     for (which, cells) in [(&c.a, &c.only_a), (&c.b, &c.only_b)] {
         if !cells.is_empty() {
@@ -213,33 +469,66 @@ mod tests {
         assert_eq!(ratio_ci(&a, &b, 7), Some((lo, hi)), "seeded: repeatable");
     }
 
-    #[test]
-    fn large_samples_use_the_fast_median_draw_and_still_bracket_the_ratio() {
-        let a: Vec<f64> = (0..20_001).map(|i| (i % 997) as f64 + 1.0).collect();
-        let b: Vec<f64> = a.iter().map(|x| x * 0.8).collect();
-        let (lo, hi) = ratio_ci(&a, &b, 1).expect("ci");
-        assert!(lo <= 0.8 && 0.8 <= hi, "[{lo}, {hi}]");
-        assert!(hi - lo < 0.05, "[{lo}, {hi}]");
+    fn row(p: Option<f64>, n_a: usize, n_b: usize) -> CompareRow {
+        CompareRow {
+            cell: String::new(),
+            metric: Metric::Makespan,
+            n_a,
+            n_b,
+            median_a: 1.0,
+            median_b: 1.0,
+            ratio: None,
+            ratio_ci: Some((0.9, 1.1)),
+            p,
+            method: None,
+            min_p: None,
+            different_work: false,
+        }
     }
 
     #[test]
     fn marks_follow_the_p_value_and_geomean_ignores_undefined_ratios() {
-        let row = |p| CompareRow {
-            cell: String::new(),
-            metric: Metric::Makespan,
-            n_a: 1,
-            n_b: 1,
-            median_a: 1.0,
-            median_b: 1.0,
-            ratio: None,
-            ratio_ci: None,
-            p,
-        };
-        assert_eq!(row(Some(0.004)).mark(), "**");
-        assert_eq!(row(Some(0.03)).mark(), "*");
-        assert_eq!(row(Some(0.2)).mark(), "");
-        assert_eq!(row(None).mark(), "");
+        assert_eq!(row(Some(0.004), 6, 6).mark(), "**");
+        assert_eq!(row(Some(0.03), 6, 6).mark(), "*");
+        assert_eq!(row(Some(0.2), 6, 6).mark(), "");
+        assert_eq!(row(None, 6, 6).mark(), "");
         let g = geomean([2.0, 0.5, f64::NAN, 0.0].into_iter()).expect("two usable ratios");
         assert!((g - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_single_trial_on_one_side_makes_the_ci_one_sided() {
+        assert!(row(None, 1, 5).one_sided_ci());
+        assert!(row(None, 5, 1).one_sided_ci());
+        assert!(!row(None, 1, 1).one_sided_ci(), "no spread on either side");
+        assert!(!row(None, 5, 5).one_sided_ci());
+        // The CI of a ratio with one baseline trial is the other side's spread alone.
+        let (lo, hi) = ratio_ci(&[10.0], &[9.0, 10.0, 11.0, 12.0], 3).expect("ci");
+        assert!(lo >= 0.9 && hi <= 1.2 && lo < hi, "[{lo}, {hi}]");
+    }
+
+    #[test]
+    fn sides_come_from_the_environment_record() {
+        let input = ReportInput {
+            run: crate::store::query::RunInfo {
+                run_id: 3,
+                name: "x".into(),
+                env_json: Some(
+                    r#"{"kernel_release":"6.8.0","cpu_model":"AMD EPYC","cpu_count":2,"hostname":"vm"}"#
+                        .into(),
+                ),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert_eq!(
+            Side::of(&input).describe(),
+            "run 3 \"x\": kernel 6.8.0, machine AMD EPYC, 2 CPUs, host vm"
+        );
+        let bare = ReportInput::default();
+        assert_eq!(
+            Side::of(&bare).describe(),
+            "run 0 \"\": kernel unknown, machine unknown, host unknown"
+        );
     }
 }

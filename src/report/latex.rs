@@ -1,7 +1,7 @@
 //! LaTeX tables (booktabs) ready to paste into a paper (report.tex): study 001's execution,
 //! response and turnaround time per policy and load for each panel, and the headline findings.
 
-use super::model::findings::fmt_ratio;
+use super::model::findings::fmt_ratio_bare;
 use super::model::{fmt_num, fmt_with_unit, Metric, Report};
 
 /// Text with LaTeX's special characters escaped.
@@ -136,27 +136,39 @@ fn panel_table(r: &Report, panel: usize) -> Option<String> {
     ))
 }
 
-/// The headline findings as one table, significance marked with stars.
+/// The headline findings as one table: every policy against its group's baseline, with the
+/// ratio, its CI and the adjusted p; significance marked with stars.
 fn findings_table(r: &Report) -> Option<String> {
     let mut body = String::new();
     for f in r.findings.iter().filter(|f| f.metric.headline()) {
-        let stars = if f.better_at_01 {
+        let stars = if f.significant_at_01 {
             "$^{**}$"
-        } else if f.better_at_05 {
+        } else if f.significant_at_05 {
             "$^{*}$"
+        } else if f.too_few_trials && f.p_adjusted.is_some() {
+            "$^{\\dagger}$"
         } else {
             ""
         };
+        let ratio = match (f.ratio, f.ratio_ci) {
+            (Some(x), Some((lo, hi))) => format!(
+                "{} {{\\footnotesize [{}, {}]}}",
+                fmt_ratio_bare(x),
+                fmt_ratio_bare(lo),
+                fmt_ratio_bare(hi)
+            ),
+            _ => "--".into(),
+        };
         body += &format!(
-            "    {} & {} & {}{stars} & {} & {} & {} & {} & {} \\\\\n",
+            "    {} & {} & {} & {} & {} & {} & {}{stars} & {} \\\\\n",
             escape(&r.groups[f.group].label),
             escape(f.metric.label()),
-            escape(&f.best),
-            escape(&fmt_with_unit(f.best_median, f.metric)),
-            escape(&f.runner_up),
-            escape(&fmt_with_unit(f.runner_up_median, f.metric)),
-            f.ratio.map_or("--".into(), fmt_ratio),
-            tex_p(f.p_holm),
+            escape(&f.policy),
+            escape(&f.baseline),
+            escape(&fmt_with_unit(f.median, f.metric)),
+            escape(&fmt_with_unit(f.baseline_median, f.metric)),
+            ratio,
+            tex_p(f.p_adjusted),
         );
     }
     if body.is_empty() {
@@ -165,11 +177,11 @@ fn findings_table(r: &Report) -> Option<String> {
     Some(format!(
         "\\begin{{table}}[htbp]
   \\centering
-  \\caption{{Best policy (lowest median; highest for Jain's index) per group and metric; $p$: largest Holm-adjusted Mann-Whitney $p$ against the other policies; $^{{*}}$ better than every other policy at $\\alpha = 0.05$, $^{{**}}$ at $\\alpha = 0.01$; schedlab run {}.}}
+  \\caption{{Every policy against its group's baseline: medians of the trial values (per-task metrics: of the trial medians), ratio policy / baseline with its 95\\% bootstrap CI over trials, and $p$ of the two-sided Mann-Whitney test on the trial values, Holm-adjusted over the group's comparisons with the baseline; $^{{*}}$ different from the baseline at $\\alpha = 0.05$, $^{{**}}$ at $\\alpha = 0.01$, $^{{\\dagger}}$ too few trials to reach $p < 0.05$; schedlab run {}.}}
   \\label{{tab:schedlab-run{}-findings}}
-  \\begin{{tabular}}{{lllrlrrr}}
+  \\begin{{tabular}}{{llllrrrr}}
     \\toprule
-    Group & Metric & Best & Median & Runner-up & Median & Ratio & $p$ \\\\
+    Group & Metric & Policy & Baseline & Median & Baseline & Ratio [95\\% CI] & $p$ \\\\
     \\midrule
 {body}    \\bottomrule
   \\end{{tabular}}

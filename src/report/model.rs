@@ -4,6 +4,7 @@
 //! Times are reported in milliseconds (stored rows are nanoseconds), counts as counts.
 //! Statistics come from [`crate::analyze`]; nothing here touches the database or the disk.
 
+pub mod baseline;
 pub mod figures;
 pub mod findings;
 pub mod fmt;
@@ -13,6 +14,7 @@ mod metric;
 mod notes;
 mod stats;
 pub mod tables;
+pub mod trials;
 
 use crate::analyze::{jain_index, Comparison, Summary};
 use crate::store::query::CellView;
@@ -22,6 +24,7 @@ pub use findings::Finding;
 pub use fmt::{fmt_ci, fmt_num, fmt_opt_p, fmt_p, fmt_value, fmt_with_unit};
 pub use metric::Metric;
 pub use stats::{par_map, summarize_metric, LARGE_N};
+pub use trials::{trial_values, TestUnit};
 
 pub use crate::store::query::{RunInfo, TrialProblem};
 
@@ -42,6 +45,9 @@ pub struct ReportInput {
     pub kernel: kernel::KernelView,
     /// System-wide samples per I/O scheduler (runs that varied it).
     pub iosched: Vec<iosched::SchedulerSamples>,
+    /// The policy every other is compared with (`--baseline`); `None`: the first policy of
+    /// the run's policy axis. Check it with [`baseline::check`] first.
+    pub baseline: Option<String>,
 }
 
 /// The axis values of a cell, which identify it within a run and across runs.
@@ -183,7 +189,10 @@ pub struct Group {
     pub panel: usize,
     /// Indices of its cells in [`Report::cells`], in cell order.
     pub cells: Vec<usize>,
-    /// Comparison of the policies, per tested metric with data for two or more policies.
+    /// Index in [`Report::cells`] of the cell the others are compared with.
+    pub baseline: Option<usize>,
+    /// Comparison of the policies on the trial values (all pairs), per tested metric with
+    /// data for two or more policies.
     pub tests: Vec<(Metric, Comparison)>,
 }
 
@@ -211,6 +220,10 @@ pub struct Methods {
     pub large_n: usize,
     /// Whether any summary used analytic CIs.
     pub any_analytic: bool,
+    /// The baseline named with `--baseline`; `None`: the first policy of the policy axis.
+    pub baseline: Option<String>,
+    /// How the findings' p-values were computed, with how many findings used each.
+    pub p_methods: Vec<(crate::analyze::PValueMethod, usize)>,
     /// The methods as sentences.
     pub notes: Vec<String>,
 }
@@ -232,11 +245,15 @@ pub struct Report {
     pub groups: Vec<Group>,
     /// Panels in order of first appearance.
     pub panels: Vec<Panel>,
-    /// Best policy per group and tested metric.
+    /// Every policy against its group's baseline, per group and tested metric.
     pub findings: Vec<Finding>,
-    /// Samples per cell and metric (cells x [`Metric::ALL`]), in the metric's unit.
+    /// Samples per cell and metric (cells x [`Metric::ALL`]), in the metric's unit: every
+    /// task of every trial for per-task metrics (descriptive summaries and figures).
     #[serde(skip)]
     pub samples: Vec<Vec<Vec<f64>>>,
+    /// `(round, value)` per ok trial, per cell and metric (the unit of every test).
+    #[serde(skip)]
+    pub trial_values: Vec<Vec<Vec<(i64, f64)>>>,
     /// Wake-up latency and scheduler trace, when the run recorded them.
     #[serde(skip)]
     pub kernel: kernel::KernelView,
@@ -424,6 +441,7 @@ pub fn build(input: &ReportInput) -> Report {
                     tasks: key.tasks,
                     panel,
                     cells: Vec::new(),
+                    baseline: None,
                     tests: Vec::new(),
                 });
                 panels[panel].groups.push(groups.len() - 1);
@@ -462,6 +480,13 @@ pub fn build(input: &ReportInput) -> Report {
             });
         }
     }
+    let order = baseline::spec_policies(&input.run.spec_toml);
+    for g in &mut groups {
+        g.baseline = baseline::pick(input, &keys, &g.cells, &order, input.baseline.as_deref());
+    }
+    // The tests, on one value per trial.
+    let trial_values: Vec<Vec<Vec<(i64, f64)>>> = par_map(&input.cells, trial_values);
+    let policies: Vec<String> = keys.iter().map(|k| k.policy.clone()).collect();
     let jobs: Vec<(usize, Metric)> = (0..groups.len())
         .flat_map(|g| {
             Metric::ALL
@@ -471,25 +496,40 @@ pub fn build(input: &ReportInput) -> Report {
         })
         .collect();
     let tests = par_map(&jobs, |&(g, m)| {
-        findings::compare_metric(&groups[g], m, &cells, &samples)
+        findings::compare_metric(&groups[g], m, &policies, &trial_values)
     });
     for (&(g, m), t) in jobs.iter().zip(tests) {
         if let Some(c) = t {
             groups[g].tests.push((m, c));
         }
     }
-    let findings = findings::findings(&groups);
+    let findings: Vec<Finding> = par_map(&jobs, |&(g, m)| {
+        findings::against_baseline(g, &groups[g], m, &policies, &trial_values, seed)
+    })
+    .into_iter()
+    .flatten()
+    .collect();
     let warnings = notes::warnings(input, &cells, &groups);
+    let methods = notes::methods(
+        &notes::MethodsInput {
+            seed,
+            any_analytic,
+            include_warmup: input.include_warmup,
+            baseline: input.baseline.clone(),
+        },
+        &findings,
+    );
     Report {
         run: input.run.clone(),
         include_warmup: input.include_warmup,
-        methods: notes::methods(seed, any_analytic, input.include_warmup),
+        methods,
         warnings,
         cells,
         groups,
         panels,
         findings,
         samples,
+        trial_values,
         kernel: input.kernel.clone(),
         iosched: input.iosched.clone(),
     }
@@ -503,6 +543,7 @@ mod tests {
     fn task(trial_id: i64, response: i64, turnaround: i64, cpu: i64) -> TaskRow {
         TaskRow {
             trial_id,
+            round: trial_id,
             response_ns: Some(response),
             turnaround_ns: Some(turnaround),
             cpu_ns: cpu,

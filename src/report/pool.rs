@@ -199,5 +199,6 @@ fn pool(into: &mut CellView, c: CellView) {
         into.reason = c.reason;
     }
     into.makespans_ns.extend(c.makespans_ns);
+    into.trial_rounds.extend(c.trial_rounds);
     into.task_rows.extend(c.task_rows);
 }

@@ -41,52 +41,125 @@ fn workload_cell(c: &CellView) -> String {
 }
 
 /// Renders one row per cell: medians over trials (makespan) and over tasks (the rest).
-pub fn render(cells: &[CellView]) -> String {
+/// `wide`: every column; else the key ones (the axes that vary in the run, makespan,
+/// response, turnaround and its maximum, run-queue wait, involuntary switches), which fit
+/// 120 columns for typical runs.
+pub fn render(cells: &[CellView], wide: bool) -> String {
+    let varies = |f: &dyn Fn(&CellView) -> String| cells.iter().any(|c| f(c) != f(&cells[0]));
+    // (heading, shown without --wide, value); the short heading is used without --wide.
+    type Column = (&'static str, bool, Box<dyn Fn(&CellView) -> String>);
+    let short = |heading: &'static str| match heading {
+        "makespan p50" => "makespan",
+        "response p50" => "response",
+        "turnaround p50" => "turnaround",
+        "turnaround max" => "max turnaround",
+        "ivcsw/task p50" => "ivcsw",
+        "rq wait/task p50" => "rq wait",
+        other => other,
+    };
+    let resp =
+        |c: &CellView| -> Vec<i64> { c.task_rows.iter().filter_map(|r| r.response_ns).collect() };
+    let turn =
+        |c: &CellView| -> Vec<i64> { c.task_rows.iter().filter_map(|r| r.turnaround_ns).collect() };
+    let columns: Vec<Column> = vec![
+        ("policy", true, Box::new(|c| c.policy.clone())),
+        (
+            "prio",
+            varies(&|c| c.priorities.clone()),
+            Box::new(|c| c.priorities.clone()),
+        ),
+        ("workload", true, Box::new(workload_cell)),
+        ("tasks", true, Box::new(|c| c.tasks.to_string())),
+        (
+            "kind",
+            varies(&|c| c.kind.clone()),
+            Box::new(|c| c.kind.clone()),
+        ),
+        (
+            "start",
+            varies(&|c| c.start.clone()),
+            Box::new(|c| c.start.clone()),
+        ),
+        (
+            "cpus",
+            varies(&|c| c.cpus.clone().unwrap_or_default()),
+            Box::new(|c| c.cpus.clone().unwrap_or_else(|| "all".into())),
+        ),
+        (
+            "ok/trials",
+            true,
+            Box::new(|c| {
+                format!(
+                    "{}/{}",
+                    c.count("ok"),
+                    c.statuses.iter().map(|(_, n)| n).sum::<i64>()
+                )
+            }),
+        ),
+        (
+            "makespan p50",
+            true,
+            Box::new(|c| opt(median(c.makespans_ns.iter().copied()), fmt_ns)),
+        ),
+        (
+            "response p50",
+            true,
+            Box::new(move |c| opt(median(resp(c)), fmt_ns)),
+        ),
+        (
+            "response max",
+            false,
+            Box::new(move |c| opt(resp(c).iter().max().map(|&v| v as f64), fmt_ns)),
+        ),
+        (
+            "turnaround p50",
+            true,
+            Box::new(move |c| opt(median(turn(c)), fmt_ns)),
+        ),
+        (
+            "turnaround max",
+            true,
+            Box::new(move |c| opt(turn(c).iter().max().map(|&v| v as f64), fmt_ns)),
+        ),
+        (
+            "cpu/task p50",
+            false,
+            Box::new(|c| opt(median(c.task_rows.iter().map(|r| r.cpu_ns)), fmt_ns)),
+        ),
+        (
+            "vcsw/task p50",
+            false,
+            Box::new(|c| {
+                opt(median(c.task_rows.iter().map(|r| r.nvcsw)), |v| {
+                    format!("{v:.0}")
+                })
+            }),
+        ),
+        (
+            "ivcsw/task p50",
+            true,
+            Box::new(|c| {
+                opt(median(c.task_rows.iter().map(|r| r.nivcsw)), |v| {
+                    format!("{v:.0}")
+                })
+            }),
+        ),
+        (
+            "rq wait/task p50",
+            true,
+            Box::new(|c| opt(median(c.task_rows.iter().map(|r| r.run_delay_ns)), fmt_ns)),
+        ),
+    ];
+    let shown: Vec<&Column> = columns.iter().filter(|(_, key, _)| wide || *key).collect();
     let mut b = tabled::builder::Builder::default();
-    b.push_record([
-        "policy",
-        "prio",
-        "workload",
-        "tasks",
-        "kind",
-        "start",
-        "cpus",
-        "ok/trials",
-        "makespan p50",
-        "response p50",
-        "response max",
-        "turnaround p50",
-        "turnaround max",
-        "cpu/task p50",
-        "vcsw/task p50",
-        "ivcsw/task p50",
-        "rq wait/task p50",
-    ]);
+    b.push_record(
+        shown
+            .iter()
+            .map(|(h, _, _)| if wide { h } else { short(h) }.to_string()),
+    );
     let mut notes = Vec::new();
     for c in cells {
-        let total: i64 = c.statuses.iter().map(|(_, n)| n).sum();
-        let t = &c.task_rows;
-        let resp: Vec<i64> = t.iter().filter_map(|r| r.response_ns).collect();
-        let turn: Vec<i64> = t.iter().filter_map(|r| r.turnaround_ns).collect();
-        b.push_record([
-            c.policy.clone(),
-            c.priorities.clone(),
-            workload_cell(c),
-            c.tasks.to_string(),
-            c.kind.clone(),
-            c.start.clone(),
-            c.cpus.clone().unwrap_or_else(|| "all".into()),
-            format!("{}/{}", c.count("ok"), total),
-            opt(median(c.makespans_ns.iter().copied()), fmt_ns),
-            opt(median(resp.iter().copied()), fmt_ns),
-            opt(resp.iter().max().map(|&v| v as f64), fmt_ns),
-            opt(median(turn.iter().copied()), fmt_ns),
-            opt(turn.iter().max().map(|&v| v as f64), fmt_ns),
-            opt(median(t.iter().map(|r| r.cpu_ns)), fmt_ns),
-            opt(median(t.iter().map(|r| r.nvcsw)), |v| format!("{v:.0}")),
-            opt(median(t.iter().map(|r| r.nivcsw)), |v| format!("{v:.0}")),
-            opt(median(t.iter().map(|r| r.run_delay_ns)), fmt_ns),
-        ]);
+        b.push_record(shown.iter().map(|(_, _, value)| value(c)));
         if let Some(r) = &c.reason {
             let bad: Vec<String> = c
                 .statuses
@@ -106,6 +179,9 @@ pub fn render(cells: &[CellView]) -> String {
     }
     let mut out = b.build().with(Style::sharp()).to_string();
     out.push('\n');
+    if !wide {
+        out.push_str("medians over trials (makespan) or over every task of every trial (response, turnaround, ivcsw: involuntary\nswitches per task, rq wait: run-queue wait per task); max turnaround: the slowest task; --wide shows every column\n");
+    }
     for n in notes {
         out.push_str(&n);
         out.push('\n');
@@ -180,7 +256,7 @@ mod tests {
             reason: Some("SCHED_FIFO refused (EPERM)".into()),
             ..Default::default()
         };
-        let text = render(&[ok, skipped]);
+        let text = render(&[ok.clone(), skipped.clone()], true);
         assert!(text.contains("20.00 ms"), "{text}");
         assert!(text.contains("3.0 us"), "{text}");
         assert!(text.contains("0/3"), "{text}");

@@ -33,8 +33,8 @@ impl<'a> Calibrator<'a> {
         Calibrator {
             sink,
             io_dir,
-            kernel: crate::env::kernel_release(),
-            cpu_model: crate::env::cpu_model(),
+            kernel: crate::machine::kernel_release(),
+            cpu_model: crate::machine::cpu_model(),
             progress,
         }
     }

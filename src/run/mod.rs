@@ -6,6 +6,7 @@ pub mod launcher;
 mod one;
 pub mod progress;
 pub mod sampler;
+pub mod settle;
 pub mod sink;
 pub mod task;
 pub mod trace;
@@ -14,12 +15,12 @@ pub mod work;
 
 pub use cells::{default_timeout_ns, estimate_trial_ns, units_per_task, Calibrator, CellState};
 
-use crate::env::SystemSnapshot;
 use crate::plan::Plan;
 use crate::records::{TrialOutcome, TrialStatus};
 use anyhow::{Context, Result};
 use launcher::Launcher;
 use one::{remove_stale_trial_dirs, run_one, Observe};
+use settle::SystemSnapshot;
 use sink::Sink;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
@@ -80,7 +81,7 @@ pub fn execute(
     let (run_id, stored) = match resume {
         Some(id) => (id, sink.resume_run(id)?),
         None => {
-            let env_json = crate::env::EnvRecord::capture().to_json();
+            let env_json = crate::machine::EnvRecord::capture().to_json();
             let id = sink.create_run(plan, &opts.argv, &env_json)?;
             (id, sink::Stored::default())
         }
@@ -350,8 +351,8 @@ fn run_trials(
         launcher,
         interrupted: interrupted.clone(),
         progress: &progress,
-        kernel: crate::env::kernel_release(),
-        cpu_model: crate::env::cpu_model(),
+        kernel: crate::machine::kernel_release(),
+        cpu_model: crate::machine::cpu_model(),
     };
     let mut keeper = Local(store);
     for (n, planned) in plan.trials.iter().enumerate() {

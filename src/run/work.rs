@@ -85,8 +85,8 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
         launcher: &mut launcher,
         interrupted: interrupted.clone(),
         progress: &progress,
-        kernel: crate::env::kernel_release(),
-        cpu_model: crate::env::cpu_model(),
+        kernel: crate::machine::kernel_release(),
+        cpu_model: crate::machine::cpu_model(),
     };
     let mut runs: HashMap<i64, RunState> = HashMap::new();
     let mut summary = WorkSummary::default();

@@ -62,6 +62,8 @@ pub struct TrialProblem {
 pub struct TaskRow {
     /// Trial the task belongs to.
     pub trial_id: i64,
+    /// Round of that trial (every cell runs once per round).
+    pub round: i64,
     /// Response, ns.
     pub response_ns: Option<i64>,
     /// Turnaround, ns.
@@ -108,8 +110,14 @@ pub struct CellView {
     pub statuses: Vec<(String, i64)>,
     /// First reason given for a trial that was not ok.
     pub reason: Option<String>,
+    /// Requested work of one task alone, ns, when the size was given as a time.
+    pub work_ns: Option<i64>,
+    /// Units of work per task (exact, or calibrated from `work_ns`).
+    pub units: Option<i64>,
     /// Makespans of the ok trials, ns.
     pub makespans_ns: Vec<i64>,
+    /// Round of each ok trial, in the order of `makespans_ns`.
+    pub trial_rounds: Vec<i64>,
     /// Tasks of the ok trials.
     pub task_rows: Vec<TaskRow>,
 }
@@ -128,7 +136,7 @@ impl CellView {
 pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> {
     let db = &store.db;
     let cells = db.query(
-        "SELECT cell_id, cell_index, policy, priorities, workload, kind, start, tasks, cpus, antagonists, io_scheduler
+        "SELECT cell_id, cell_index, policy, priorities, workload, kind, start, tasks, cpus, antagonists, io_scheduler, work_ns, units
          FROM cells WHERE run_id = ?1 ORDER BY cell_index",
         params![run_id],
         |r| {
@@ -145,6 +153,8 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
                     cpus: r.get(8)?,
                     antagonists: r.get(9)?,
                     io_scheduler: r.get(10)?,
+                    work_ns: r.get(11)?,
+                    units: r.get(12)?,
                     ..CellView::default()
                 },
             ))
@@ -169,13 +179,14 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
             }
             view.statuses.push((status, n));
         }
-        view.makespans_ns = db.query(
-            "SELECT makespan_ns FROM trials WHERE cell_id = ?1 AND status = 'ok' AND (warmup = 0 OR ?2) ORDER BY trial_id",
+        let trials: Vec<(i64, i64)> = db.query(
+            "SELECT makespan_ns, round FROM trials WHERE cell_id = ?1 AND status = 'ok' AND (warmup = 0 OR ?2) ORDER BY trial_id",
             params![cell_id, warmup],
-            |r| r.get(0),
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
+        (view.makespans_ns, view.trial_rounds) = trials.into_iter().unzip();
         view.task_rows = db.query(
-            "SELECT t.trial_id, t.response_ns, t.turnaround_ns, COALESCE(t.utime_ns,0) + COALESCE(t.stime_ns,0), t.nvcsw, t.nivcsw, t.run_delay_ns
+            "SELECT t.trial_id, tr.round, t.response_ns, t.turnaround_ns, COALESCE(t.utime_ns,0) + COALESCE(t.stime_ns,0), t.nvcsw, t.nivcsw, t.run_delay_ns
              FROM tasks t JOIN trials tr ON tr.trial_id = t.trial_id
              WHERE tr.cell_id = ?1 AND tr.status = 'ok' AND (tr.warmup = 0 OR ?2) AND t.role = 'task'
              ORDER BY t.trial_id, t.task_index",
@@ -183,12 +194,13 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
             |r| {
                 Ok(TaskRow {
                     trial_id: r.get(0)?,
-                    response_ns: r.get(1)?,
-                    turnaround_ns: r.get(2)?,
-                    cpu_ns: r.get(3)?,
-                    nvcsw: r.get::<Option<i64>>(4)?.unwrap_or(0),
-                    nivcsw: r.get::<Option<i64>>(5)?.unwrap_or(0),
-                    run_delay_ns: r.get::<Option<i64>>(6)?.unwrap_or(0),
+                    round: r.get(1)?,
+                    response_ns: r.get(2)?,
+                    turnaround_ns: r.get(3)?,
+                    cpu_ns: r.get(4)?,
+                    nvcsw: r.get::<Option<i64>>(5)?.unwrap_or(0),
+                    nivcsw: r.get::<Option<i64>>(6)?.unwrap_or(0),
+                    run_delay_ns: r.get::<Option<i64>>(7)?.unwrap_or(0),
                 })
             },
         )?;
@@ -382,8 +394,8 @@ impl Runner {
         let pid = std::process::id() as i32;
         Runner {
             pid: Some(i64::from(pid)),
-            boot_id: crate::env::boot_id(),
-            start_ticks: crate::env::process_start_ticks(pid).map(|t| t as i64),
+            boot_id: crate::machine::boot_id(),
+            start_ticks: crate::machine::process_start_ticks(pid).map(|t| t as i64),
         }
     }
 
@@ -403,10 +415,10 @@ impl Runner {
             // Stored without a runner record: nothing to tell, trust the stored status.
             return true;
         };
-        if crate::env::boot_id().as_deref() != Some(boot) {
+        if crate::machine::boot_id().as_deref() != Some(boot) {
             return false;
         }
-        match crate::env::process_start_ticks(pid as i32) {
+        match crate::machine::process_start_ticks(pid as i32) {
             Some(ticks) => self.start_ticks.is_none_or(|t| t == ticks as i64),
             None => false,
         }

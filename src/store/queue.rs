@@ -12,7 +12,7 @@
 use super::db::params;
 use super::write::RunIdentity;
 use super::{NewRun, Store};
-use crate::env::HostIdentity;
+use crate::machine::HostIdentity;
 use crate::plan::{Cell, PlannedTrial};
 use crate::records::{TrialMeta, TrialOutcome, TrialStatus};
 use anyhow::Result;

@@ -4,7 +4,7 @@
 use super::db::{params, Value};
 use super::query::Runner;
 use super::{now_utc, NewRun, Store};
-use crate::env::HostIdentity;
+use crate::machine::HostIdentity;
 use crate::plan::{Cell, PlannedTrial};
 use crate::records::{TrialMeta, TrialOutcome};
 use anyhow::Result;
@@ -236,7 +236,7 @@ impl Store {
                 meta.psi_cpu_some_pct,
                 meta.io_scheduler.as_deref(),
                 outcome.trace_lost_events.map(|v| v as i64),
-                crate::env::host::hostname(),
+                crate::machine::host::hostname(),
             ],
             |r| r.get(0),
         )?;

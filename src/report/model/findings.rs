@@ -1,122 +1,232 @@
-//! Tests across the policies of each group, and the findings drawn from them: the best policy
-//! per group and metric, whether it is significantly better, and a sentence saying so.
+//! Tests across the policies of each group on the trial unit, and the findings drawn from
+//! them: every policy against the group's baseline, per tested metric, with the ratio of
+//! medians and its CI, the Holm-adjusted exact Mann-Whitney p, and what too few trials
+//! could not have shown.
 
-use super::{fmt_p, fmt_with_unit, CellReport, Group, Metric};
-use crate::analyze::{Comparison, ALPHAS};
+use super::trials::{values, TestUnit};
+use super::{fmt_p, fmt_with_unit, Group, Metric};
+use crate::analyze::{
+    cliff_delta, holm, mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u, median,
+    median_ratio_ci, min_detectable_difference, Comparison, PValueMethod, ALPHAS,
+    DEFAULT_RESAMPLES, MDD_ALPHA, MDD_POWER,
+};
 use serde::Serialize;
 
-/// The best policy of one group on one metric, and how sure that is.
+/// One policy against the baseline of its group, on one metric.
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
     /// Index of the group in [`super::Report::groups`].
     pub group: usize,
     /// Which metric.
     pub metric: Metric,
-    /// Number of policies compared.
+    /// Policies of the group with data on this metric, the baseline included.
     pub policies: usize,
-    /// The policy with the best median.
-    pub best: String,
-    /// Its median, in the metric's unit.
-    pub best_median: f64,
-    /// The policy with the next best median.
-    pub runner_up: String,
-    /// Its median, in the metric's unit.
-    pub runner_up_median: f64,
-    /// How many times better the best median is than the runner-up's (>= 1), if defined.
+    /// The baseline policy (treatment label).
+    pub baseline: String,
+    /// The policy compared with it.
+    pub policy: String,
+    /// Median of the baseline's trial values, in the metric's unit.
+    pub baseline_median: f64,
+    /// Median of the policy's trial values, in the metric's unit.
+    pub median: f64,
+    /// Trial values of the baseline.
+    pub n_baseline: usize,
+    /// Trial values of the policy.
+    pub n_policy: usize,
+    /// What one tested value is: a trial, or the median of a trial's tasks.
+    pub unit: TestUnit,
+    /// median / baseline median; `None` when the baseline's median is 0.
     pub ratio: Option<f64>,
-    /// Largest Holm-adjusted Mann-Whitney p-value of the best against any other policy.
-    pub p_holm: Option<f64>,
-    /// Better than every other policy at alpha 0.05.
-    pub better_at_05: bool,
-    /// Better than every other policy at alpha 0.01.
-    pub better_at_01: bool,
-    /// One-way ANOVA p-value across the policies.
+    /// 95% percentile-bootstrap CI of the ratio, resampling trials within each policy.
+    pub ratio_ci: Option<(f64, f64)>,
+    /// Two-sided Mann-Whitney p of the policy vs the baseline, before adjustment.
+    pub p: Option<f64>,
+    /// `p` after Holm's adjustment over the group's comparisons with the baseline.
+    pub p_adjusted: Option<f64>,
+    /// Size of that Holm family: the other policies of the group with data.
+    pub comparisons: usize,
+    /// How `p` was computed (exact, permutation with ties, asymptotic).
+    pub method: Option<PValueMethod>,
+    /// Cliff's delta of the policy against the baseline (positive: the policy is larger).
+    pub cliff_delta: Option<f64>,
+    /// Significantly different from the baseline at alpha 0.05 (adjusted p).
+    pub significant_at_05: bool,
+    /// Significantly different from the baseline at alpha 0.01 (adjusted p).
+    pub significant_at_01: bool,
+    /// The smallest adjusted p these trial counts allow (no ties, no overlap).
+    pub min_p: Option<f64>,
+    /// The trials cannot reach an adjusted p below 0.05, whatever the data.
+    pub too_few_trials: bool,
+    /// Trials per policy with which an adjusted p below 0.05 becomes possible.
+    pub trials_needed: Option<usize>,
+    /// Smallest difference of means a two-sided t-test at alpha 0.05 on these trial values
+    /// detects with 80% power, in the metric's unit.
+    pub min_detectable: Option<f64>,
+    /// One-way ANOVA p-value across the group's policies (trial values).
     pub anova_p: Option<f64>,
-    /// Kruskal-Wallis p-value across the policies.
+    /// Kruskal-Wallis p-value across the group's policies (trial values).
     pub kruskal_p: Option<f64>,
     /// The finding as one sentence.
     pub sentence: String,
 }
 
-/// Compares the policies of a group on `metric`; `None` unless two or more have data.
+impl Finding {
+    /// -1 if the policy tends to be lower than the baseline, 1 if higher, 0 if neither.
+    pub fn direction(&self) -> i8 {
+        match self.cliff_delta {
+            Some(d) if d < 0.0 => -1,
+            Some(d) if d > 0.0 => 1,
+            _ => 0,
+        }
+    }
+
+    /// Short verdict for tables: "lower **", "higher *", "n.s.", "too few", "no test".
+    pub fn verdict(&self) -> String {
+        let dir = if self.direction() < 0 {
+            "lower"
+        } else {
+            "higher"
+        };
+        if self.significant_at_01 {
+            format!("{dir} **")
+        } else if self.significant_at_05 {
+            format!("{dir} *")
+        } else if self.p_adjusted.is_none() {
+            "no test".into()
+        } else if self.too_few_trials {
+            "too few".into()
+        } else {
+            "n.s.".into()
+        }
+    }
+}
+
+/// Compares the policies of a group on `metric`'s trial values (all pairs, for the pairwise
+/// table); `None` unless two or more have data.
 pub fn compare_metric(
     g: &Group,
     metric: Metric,
-    cells: &[CellReport],
-    samples: &[Vec<Vec<f64>>],
+    policies: &[String],
+    trial_values: &[Vec<Vec<(i64, f64)>>],
 ) -> Option<Comparison> {
-    let named: Vec<(&str, &[f64])> = g
+    let named: Vec<(&str, Vec<f64>)> = g
         .cells
         .iter()
-        .filter(|&&c| !samples[c][metric.index()].is_empty())
         .map(|&c| {
             (
-                cells[c].key.policy.as_str(),
-                samples[c][metric.index()].as_slice(),
+                policies[c].as_str(),
+                values(&trial_values[c][metric.index()]),
             )
         })
+        .filter(|(_, v)| !v.is_empty())
         .collect();
     Comparison::new(named, metric.lower_is_better())
 }
 
-/// One finding per group and compared metric, in group order, then metric order.
-pub fn findings(groups: &[Group]) -> Vec<Finding> {
-    let mut out = Vec::new();
-    for (gi, g) in groups.iter().enumerate() {
-        for (metric, c) in &g.tests {
-            out.push(finding(gi, &g.label, *metric, c));
-        }
-    }
-    out
-}
-
-/// The finding of one comparison.
-fn finding(group: usize, label: &str, metric: Metric, c: &Comparison) -> Finding {
-    let sign = if c.lower_is_better { 1.0 } else { -1.0 };
-    let best_i = c
-        .groups
+/// The findings of group `gi` on `metric`: every other policy with data against the
+/// baseline cell, Holm-adjusted over them. Empty when the baseline has no data or no other
+/// policy has. `seed` seeds the ratio CIs.
+pub fn against_baseline(
+    gi: usize,
+    g: &Group,
+    metric: Metric,
+    policies: &[String],
+    trial_values: &[Vec<Vec<(i64, f64)>>],
+    seed: u64,
+) -> Vec<Finding> {
+    let Some(base_cell) = g.baseline else {
+        return Vec::new();
+    };
+    let base = values(&trial_values[base_cell][metric.index()]);
+    let others: Vec<(usize, Vec<f64>)> = g
+        .cells
         .iter()
-        .position(|g| g.name == c.best.name && g.median == c.best.median)
-        .unwrap_or(0);
-    let runner_i = (0..c.groups.len())
-        .filter(|&i| i != best_i)
-        .min_by(|&a, &b| (sign * c.groups[a].median).total_cmp(&(sign * c.groups[b].median)))
-        .unwrap_or(best_i);
-    let (best, runner) = (&c.groups[best_i], &c.groups[runner_i]);
-    let (num, den) = if c.lower_is_better {
-        (runner.median, best.median)
-    } else {
-        (best.median, runner.median)
-    };
-    let ratio = (den > 0.0 && num.is_finite()).then(|| num / den);
-    let mut f = Finding {
-        group,
-        metric,
-        policies: c.groups.len(),
-        best: best.name.clone(),
-        best_median: best.median,
-        runner_up: runner.name.clone(),
-        runner_up_median: runner.median,
-        ratio,
-        p_holm: c.best.max_p_holm,
-        better_at_05: c.best.better_than_all_at_05,
-        better_at_01: c.best.better_than_all_at_01,
-        anova_p: c.anova.map(|t| t.p_value),
-        kruskal_p: c.kruskal_wallis.map(|t| t.p_value),
-        sentence: String::new(),
-    };
-    f.sentence = sentence(label, &f, c.lower_is_better);
-    f
+        .filter(|&&c| c != base_cell)
+        .map(|&c| (c, values(&trial_values[c][metric.index()])))
+        .filter(|(_, v)| !v.is_empty())
+        .collect();
+    if base.is_empty() || others.is_empty() {
+        return Vec::new();
+    }
+    let overall = g.tests.iter().find(|(m, _)| *m == metric).map(|(_, c)| c);
+    let m = others.len();
+    let tests: Vec<_> = others
+        .iter()
+        .map(|(_, v)| mann_whitney_u(v, &base))
+        .collect();
+    let raw: Vec<f64> = tests.iter().map(|t| t.map_or(1.0, |t| t.p_value)).collect();
+    let adjusted = holm(&raw);
+    // The smallest adjusted p: the smallest raw p times the family size.
+    let needed = mann_whitney_trials_needed(ALPHAS.0 / m as f64);
+    let base_median = median(&base).unwrap_or(f64::NAN);
+    others
+        .iter()
+        .zip(tests.iter().zip(adjusted))
+        .map(|((c, v), (t, adj))| {
+            let p_adjusted = t.map(|_| adj);
+            let min_p = mann_whitney_min_p(base.len(), v.len()).map(|p| (p * m as f64).min(1.0));
+            let ci = median_ratio_ci(&base, v, seed, DEFAULT_RESAMPLES);
+            let mut f = Finding {
+                group: gi,
+                metric,
+                policies: m + 1,
+                baseline: policies[base_cell].clone(),
+                policy: policies[*c].clone(),
+                baseline_median: base_median,
+                median: median(v).unwrap_or(f64::NAN),
+                n_baseline: base.len(),
+                n_policy: v.len(),
+                unit: TestUnit::of(metric),
+                ratio: ci.map(|r| r.ratio),
+                ratio_ci: ci.map(|r| (r.lo, r.hi)),
+                p: t.map(|t| t.p_value),
+                p_adjusted,
+                comparisons: m,
+                method: t.map(|t| t.method),
+                cliff_delta: cliff_delta(v, &base),
+                significant_at_05: p_adjusted.is_some_and(|p| p < ALPHAS.0),
+                significant_at_01: p_adjusted.is_some_and(|p| p < ALPHAS.1),
+                min_p,
+                too_few_trials: min_p.is_none_or(|p| p >= ALPHAS.0),
+                trials_needed: needed,
+                min_detectable: min_detectable_difference(&base, v, MDD_ALPHA, MDD_POWER)
+                    .map(|d| d.difference),
+                anova_p: overall.and_then(|c| c.anova.map(|t| t.p_value)),
+                kruskal_p: overall.and_then(|c| c.kruskal_wallis.map(|t| t.p_value)),
+                sentence: String::new(),
+            };
+            f.sentence = sentence(&g.label, &f);
+            f
+        })
+        .collect()
 }
 
 /// "1.42x"; "133x" for large ratios, "0.012x" for small ones.
 pub fn fmt_ratio(r: f64) -> String {
+    format!("{}x", fmt_ratio_bare(r))
+}
+
+/// A ratio without its "x": "1.42", "133", "0.012".
+pub fn fmt_ratio_bare(r: f64) -> String {
     if r >= 10.0 {
-        format!("{r:.0}x")
+        format!("{r:.0}")
     } else if r >= 0.1 || r == 0.0 {
-        format!("{r:.2}x")
+        format!("{r:.2}")
     } else {
-        format!("{}x", super::fmt_num(r))
+        super::fmt_num(r)
+    }
+}
+
+/// "ratio 0.87 [95% CI 0.86, 0.89]", or "ratio -" when undefined.
+pub fn ratio_clause(f: &Finding) -> String {
+    match (f.ratio, f.ratio_ci) {
+        (Some(r), Some((lo, hi))) => format!(
+            "ratio {} [95% CI {}, {}]",
+            fmt_ratio_bare(r),
+            fmt_ratio_bare(lo),
+            fmt_ratio_bare(hi)
+        ),
+        _ => "ratio undefined (the baseline's median is 0)".into(),
     }
 }
 
@@ -128,145 +238,201 @@ fn p_clause(p: f64) -> String {
     }
 }
 
-/// The finding as a sentence, e.g. "For cpu:pi with 10 tasks, fifo has the lowest median
-/// makespan (201 ms vs 285 ms for other, 1.42x); better than every other policy at alpha
-/// 0.01 (Holm-adjusted Mann-Whitney p = 0.004)."
-fn sentence(label: &str, f: &Finding, lower_is_better: bool) -> String {
-    let dir = if lower_is_better { "lowest" } else { "highest" };
-    let (b, r) = (
-        fmt_with_unit(f.best_median, f.metric),
-        fmt_with_unit(f.runner_up_median, f.metric),
+/// The test as a phrase: "exact Mann-Whitney on 6 vs 6 trials".
+pub fn test_phrase(f: &Finding) -> String {
+    let kind = match f.method {
+        Some(PValueMethod::Exact) => "exact Mann-Whitney",
+        Some(PValueMethod::Permutation) => "Mann-Whitney with an exact permutation p (ties)",
+        Some(PValueMethod::MonteCarlo) => "Mann-Whitney with a Monte Carlo permutation p (ties)",
+        Some(PValueMethod::Asymptotic) => "Mann-Whitney (normal approximation)",
+        _ => "Mann-Whitney",
+    };
+    format!(
+        "{kind} on {} vs {} {}",
+        f.n_policy,
+        f.n_baseline,
+        f.unit.plural()
+    )
+}
+
+/// The finding as a sentence, e.g. "For cpu:pi with 2 tasks, fifo vs other (baseline):
+/// makespan 20.5 ms vs 23.5 ms, ratio 0.87 [95% CI 0.86, 0.89]; lower (better) at alpha
+/// 0.01 (Holm-adjusted p = 0.002; exact Mann-Whitney on 6 vs 6 trials)."
+fn sentence(label: &str, f: &Finding) -> String {
+    let head = format!(
+        "For {label}, {} vs {} (baseline): {} {} vs {}, {}",
+        f.policy,
+        f.baseline,
+        f.metric.phrase(),
+        fmt_with_unit(f.median, f.metric),
+        fmt_with_unit(f.baseline_median, f.metric),
+        ratio_clause(f)
     );
-    let head = if f.best_median == f.runner_up_median {
-        format!(
-            "For {label}, {} and {} share the {dir} median {} ({b})",
-            f.best,
-            f.runner_up,
-            f.metric.phrase()
-        )
-    } else {
-        let ratio = f
-            .ratio
-            .map_or(String::new(), |x| format!(", {}", fmt_ratio(x)));
-        format!(
-            "For {label}, {} has the {dir} median {} ({b} vs {r} for {}{ratio})",
-            f.best,
-            f.metric.phrase(),
-            f.runner_up
-        )
+    let Some(p) = f.p_adjusted else {
+        let why = if f.n_policy < 2 || f.n_baseline < 2 {
+            "no test: a test needs at least 2 trials per policy"
+        } else {
+            "no test: every trial value is the same"
+        };
+        return format!("{head}; {why}.");
     };
-    let other = if f.policies == 2 {
-        f.runner_up.clone()
-    } else {
-        "every other policy".into()
-    };
-    let test = if f.policies == 2 {
-        "Holm-adjusted Mann-Whitney"
-    } else {
-        "largest Holm-adjusted Mann-Whitney"
-    };
+    let test = format!("Holm-adjusted {}; {}", p_clause(p), test_phrase(f));
     let (a05, a01) = ALPHAS;
-    let tail = match f.p_holm {
-        Some(p) if f.better_at_01 => {
-            format!("better than {other} at alpha {a01} ({test} {})", p_clause(p))
-        }
-        Some(p) if f.better_at_05 => format!(
-            "better than {other} at alpha {a05} but not at {a01} ({test} {})",
-            p_clause(p)
-        ),
-        Some(p) if f.best_median == f.runner_up_median => format!(
-            "no policy is better than the others at alpha {a05} ({test} {})",
-            p_clause(p)
-        ),
-        Some(p) if p < a05 => format!(
-            "not better than {other} at alpha {a05}: although {test} {}, Cliff's delta does not favour it against each",
-            p_clause(p)
-        ),
-        Some(p) => format!(
-            "not significantly better than {other} at alpha {a05} ({test} {})",
-            p_clause(p)
-        ),
-        None => "no significance test was possible (a policy has fewer than 2 values, or no values differ)".into(),
+    let dir = match (f.direction() < 0, f.metric.lower_is_better()) {
+        (true, true) => "lower (better)",
+        (true, false) => "lower (worse)",
+        (false, true) => "higher (worse)",
+        (false, false) => "higher (better)",
     };
-    format!("{head}; {tail}.")
+    let tail = if f.significant_at_01 {
+        format!("{dir} than the baseline at alpha {a01} ({test})")
+    } else if f.significant_at_05 {
+        format!("{dir} than the baseline at alpha {a05}, not at {a01} ({test})")
+    } else if f.too_few_trials {
+        let holm = if f.comparisons > 1 {
+            format!(
+                " after Holm's adjustment over {} comparisons",
+                f.comparisons
+            )
+        } else {
+            String::new()
+        };
+        let need = f.trials_needed.map_or(String::new(), |n| {
+            format!(", at least {n} per policy are needed")
+        });
+        format!(
+            "too few trials: {} vs {} cannot reach p < {a05}{holm}{need} ({test})",
+            f.n_policy, f.n_baseline
+        )
+    } else {
+        format!("no significant difference at alpha {a05} ({test})")
+    };
+    let mdd = match f.min_detectable {
+        Some(d) if !f.significant_at_05 => {
+            let share = if f.baseline_median != 0.0 {
+                let pct = 100.0 * d / f.baseline_median.abs();
+                if pct >= 1.0 {
+                    format!(", {pct:.0}% of the baseline")
+                } else {
+                    format!(", {}% of the baseline", super::fmt_num(pct))
+                }
+            } else {
+                String::new()
+            };
+            format!(
+                "; the smallest difference these trials could detect is ~{}{share}",
+                fmt_with_unit(d, f.metric)
+            )
+        }
+        _ => String::new(),
+    };
+    format!("{head}; {tail}{mdd}.")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::model::Group;
 
-    fn spread(centre: f64, n: usize) -> Vec<f64> {
-        (0..n).map(|i| centre + i as f64 * 0.1).collect()
+    /// A group of cells 0..policies.len(), baseline cell 0, with `makespans[c]` as the
+    /// trial values of cell c.
+    fn findings(policies: &[&str], makespans: &[Vec<f64>]) -> Vec<Finding> {
+        let names: Vec<String> = policies.iter().map(|s| s.to_string()).collect();
+        let tv: Vec<Vec<Vec<(i64, f64)>>> = makespans
+            .iter()
+            .map(|xs| {
+                let mut m = vec![Vec::new(); Metric::ALL.len()];
+                m[Metric::Makespan.index()] =
+                    xs.iter().enumerate().map(|(i, &x)| (i as i64, x)).collect();
+                m
+            })
+            .collect();
+        let g = Group {
+            label: "cpu:pi with 2 tasks".into(),
+            tasks: 2,
+            panel: 0,
+            cells: (0..policies.len()).collect(),
+            baseline: Some(0),
+            tests: Vec::new(),
+        };
+        against_baseline(0, &g, Metric::Makespan, &names, &tv, 7)
     }
 
     #[test]
-    fn a_clearly_faster_policy_gets_a_sentence_with_medians_ratio_and_alpha_001() {
-        let c = Comparison::new(
-            [
-                ("other", spread(285.0, 10)),
-                ("fifo", spread(201.0, 10)),
-                ("rr", spread(290.0, 10)),
-            ],
-            true,
-        )
-        .expect("comparison");
-        let f = finding(0, "cpu:pi with 10 tasks", Metric::Makespan, &c);
-        assert_eq!(f.best, "fifo");
-        assert_eq!(f.runner_up, "other");
-        assert!(f.better_at_01);
+    fn three_trials_per_policy_are_too_few_and_the_finding_names_the_smallest_detectable_difference(
+    ) {
+        // Completely separated, yet 3 vs 3 trials: the exact two-sided p is 2 / C(6, 3) = 0.1.
+        let f = &findings(
+            &["other", "fifo"],
+            &[vec![28.0, 30.0, 32.0], vec![10.0, 11.0, 12.0]],
+        )[0];
+        assert_eq!((f.baseline.as_str(), f.policy.as_str()), ("other", "fifo"));
         assert!(
-            f.sentence.starts_with(
-                "For cpu:pi with 10 tasks, fifo has the lowest median makespan (201 ms vs 285 ms for other, 1.42x); better than every other policy at alpha 0.01 (largest Holm-adjusted Mann-Whitney p"
-            ),
-            "{}",
-            f.sentence
+            (f.p_adjusted.expect("test ran") - 0.1).abs() < 1e-12,
+            "{f:?}"
         );
-    }
-
-    #[test]
-    fn overlapping_policies_are_called_not_significantly_better() {
-        let c = Comparison::new(
-            [
-                ("other", vec![1.0, 2.0, 3.0]),
-                ("fifo", vec![1.1, 2.1, 3.1]),
-            ],
-            true,
-        )
-        .expect("comparison");
-        let f = finding(0, "io with 2 tasks", Metric::Turnaround, &c);
-        assert!(!f.better_at_05);
-        assert!(
-            f.sentence
-                .contains("; not significantly better than fifo at alpha 0.05 (Holm-adjusted Mann-Whitney p = "),
-            "{}",
-            f.sentence
-        );
-    }
-
-    #[test]
-    fn equal_medians_are_reported_as_shared_and_untestable_groups_say_so() {
-        let c = Comparison::new([("a", vec![0.0, 0.0]), ("b", vec![0.0, 0.0])], true)
-            .expect("comparison");
-        let f = finding(0, "g", Metric::Ivcsw, &c);
-        assert_eq!(f.ratio, None);
+        assert_eq!(f.method, Some(PValueMethod::Exact));
+        assert!(f.too_few_trials && !f.significant_at_05);
+        assert_eq!(f.trials_needed, Some(4));
+        // By hand: pooled sd = sqrt((8 + 2) / 4) = 1.5811; (t(.975, 4) + t(.8, 4)) = 3.71741;
+        // times 1.5811 * sqrt(2/3) = 4.7991 ms.
+        let mdd = f.min_detectable.expect("mdd");
+        assert!((mdd - 4.7991).abs() < 1e-3, "{mdd}");
+        assert!((f.ratio.expect("ratio") - 11.0 / 30.0).abs() < 1e-12);
         assert_eq!(
             f.sentence,
-            "For g, a and b share the lowest median per-task involuntary switch count (0); no significance test was possible (a policy has fewer than 2 values, or no values differ)."
+            "For cpu:pi with 2 tasks, fifo vs other (baseline): makespan 11.0 ms vs 30.0 ms, ratio 0.37 [95% CI 0.31, 0.43]; too few trials: 3 vs 3 cannot reach p < 0.05, at least 4 per policy are needed (Holm-adjusted p = 0.100; exact Mann-Whitney on 3 vs 3 trials); the smallest difference these trials could detect is ~4.80 ms, 16% of the baseline."
         );
+        assert_eq!(f.verdict(), "too few");
     }
 
     #[test]
-    fn higher_is_better_metrics_name_the_highest_median_and_invert_the_ratio() {
-        let c = Comparison::new([("a", spread(0.5, 8)), ("b", spread(0.9, 8))], false)
-            .expect("comparison");
-        let f = finding(0, "g", Metric::JainCpu, &c);
-        assert_eq!(f.best, "b");
-        assert!(f.ratio.expect("ratio") > 1.0);
+    fn six_separated_trials_are_significant_and_holm_counts_every_other_policy() {
+        let base = vec![23.0, 23.2, 23.4, 23.6, 23.8, 24.0];
+        let fast: Vec<f64> = base.iter().map(|x| x - 3.0).collect();
+        let slow: Vec<f64> = base.iter().map(|x| x + 0.1).collect();
+        let fs = findings(&["other", "fifo", "rr"], &[base, fast, slow]);
+        assert_eq!(fs.len(), 2);
+        let (fifo, rr) = (&fs[0], &fs[1]);
+        // Exact p of 6 vs 6 separated: 2 / C(12, 6) = 2 / 924; Holm with 2 comparisons
+        // doubles the smallest.
+        assert!((fifo.p.expect("p") - 2.0 / 924.0).abs() < 1e-12);
+        assert!((fifo.p_adjusted.expect("p") - 4.0 / 924.0).abs() < 1e-12);
+        assert!(fifo.significant_at_01 && !fifo.too_few_trials);
+        assert_eq!(fifo.verdict(), "lower **");
+        assert!(fifo.sentence.contains(
+            "lower (better) than the baseline at alpha 0.01 (Holm-adjusted p = 0.004; exact Mann-Whitney on 6 vs 6 trials)"
+        ), "{}", fifo.sentence);
+        let (lo, hi) = fifo.ratio_ci.expect("ci");
+        let r = fifo.ratio.expect("ratio");
+        assert!(lo <= r && r <= hi && hi < 1.0, "{lo} {r} {hi}");
+        assert!(!rr.significant_at_05 && rr.p_adjusted.expect("p") > 0.05);
+        assert_eq!(rr.verdict(), "n.s.");
+        assert!(rr
+            .sentence
+            .contains("no significant difference at alpha 0.05"));
+        assert!(rr
+            .sentence
+            .contains("the smallest difference these trials could detect is ~"));
+        assert_eq!((rr.comparisons, rr.policies), (2, 3));
+    }
+
+    #[test]
+    fn one_trial_or_identical_values_give_no_test_and_say_why() {
+        let f = &findings(&["other", "fifo"], &[vec![5.0], vec![4.0, 4.5]])[0];
+        assert_eq!(f.p_adjusted, None);
+        assert!(f
+            .sentence
+            .ends_with("no test: a test needs at least 2 trials per policy."));
+        assert_eq!(f.verdict(), "no test");
+        let f = &findings(&["other", "fifo"], &[vec![1.0, 1.0], vec![1.0, 1.0]])[0];
         assert!(
-            f.sentence.contains("b has the highest median Jain"),
+            f.sentence
+                .ends_with("no test: every trial value is the same."),
             "{}",
             f.sentence
         );
+        assert!(findings(&["other", "fifo"], &[vec![], vec![1.0, 2.0]]).is_empty());
         assert_eq!(fmt_ratio(133.3), "133x");
         assert_eq!(fmt_ratio(0.0123), "0.012x");
     }

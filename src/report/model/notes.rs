@@ -1,28 +1,83 @@
 //! The report's prose about the run: the methods section and the warnings.
 
-use super::{CellReport, Group, Methods, ReportInput, LARGE_N};
-use crate::analyze::{CI_LEVEL, DEFAULT_RESAMPLES};
+use super::{CellReport, Finding, Group, Methods, ReportInput, LARGE_N};
+use crate::analyze::{PValueMethod, CI_LEVEL, DEFAULT_RESAMPLES};
 
-/// The methods section: what was computed and how, with the seed.
-pub fn methods(seed: u64, any_analytic: bool, include_warmup: bool) -> Methods {
+/// What the methods section depends on besides the findings.
+#[derive(Debug, Clone, Default)]
+pub struct MethodsInput {
+    /// Seed of every bootstrap (the run's seed).
+    pub seed: u64,
+    /// Whether any summary used analytic CIs.
+    pub any_analytic: bool,
+    /// Whether warm-up trials were included.
+    pub include_warmup: bool,
+    /// The baseline named with `--baseline`, if any.
+    pub baseline: Option<String>,
+}
+
+/// How many findings used each p-value method, in a fixed order.
+fn count_methods(findings: &[Finding]) -> Vec<(PValueMethod, usize)> {
+    [
+        PValueMethod::Exact,
+        PValueMethod::Permutation,
+        PValueMethod::MonteCarlo,
+        PValueMethod::Asymptotic,
+    ]
+    .into_iter()
+    .map(|m| (m, findings.iter().filter(|f| f.method == Some(m)).count()))
+    .filter(|&(_, n)| n > 0)
+    .collect()
+}
+
+/// The methods section: what was computed, on which unit, how and why, with the seed.
+pub fn methods(m: &MethodsInput, findings: &[Finding]) -> Methods {
+    let seed = m.seed;
+    let baseline = match &m.baseline {
+        Some(b) => format!("{b}, chosen with --baseline"),
+        None => "the first policy of the run's policy axis (passed over in a group where it has no ok trial)".into(),
+    };
+    let p_methods = count_methods(findings);
+    let used = if p_methods.is_empty() {
+        "No finding had a test.".to_string()
+    } else {
+        let parts: Vec<String> = p_methods
+            .iter()
+            .map(|(method, n)| {
+                format!(
+                    "{} for {n} finding{}",
+                    method.label(),
+                    if *n == 1 { "" } else { "s" }
+                )
+            })
+            .collect();
+        format!("In this report: {}.", parts.join(", "))
+    };
     let mut notes = vec![
         format!(
-            "Summaries per cell: n, mean, sd, median, min, max, range, 5th and 95th percentiles (linear interpolation), and {:.0}% CIs of the median and the mean by percentile bootstrap with {} resamples, seeded with the run's seed {seed}.",
+            "Summaries per cell (descriptive): n, mean, sd, median, min, max, range, 5th and 95th percentiles (linear interpolation), and {:.0}% CIs of the median and the mean by percentile bootstrap with {} resamples, seeded with the run's seed {seed}. For per-task metrics they pool the tasks of every trial (n = tasks), as do the figures' distributions and percentiles; the tests do not.",
             CI_LEVEL * 100.0,
             DEFAULT_RESAMPLES
         ),
         "Per-trial metrics have one value per trial; per-task metrics one value per task of every trial. Times are in ms. Run span = turnaround - response. \"/ tasks\" metrics divide a trial's total by its task count (study 002's per-process view). Jain's index of CPU share is computed within each trial (1 = equal CPU times).".into(),
-        "Policies are compared within each group (cells that share every axis but the policy): one-way ANOVA and Kruskal-Wallis across all policies; Welch's t and Mann-Whitney U for every pair with Holm's adjustment over the pairs; Cohen's d and Cliff's delta as effect sizes.".into(),
-        "The best policy has the lowest median (highest for Jain's index). It is called better at alpha when its Holm-adjusted Mann-Whitney p-value against every other policy is below alpha and Cliff's delta favours it against each.".into(),
-        "Per-task tests treat the tasks of a cell as independent samples. Tasks of one trial share its conditions, so their p-values are optimistic; the per-trial tests (makespan, totals, Jain) are the conservative ones.".into(),
+        "Tests run on the trial, the unit of replication: one value per trial, the trial's own for per-trial metrics and the median of its tasks for per-task metrics. Tasks of one trial share its conditions (machine state, co-runners, start), so pooling them across trials would count dependent values as independent and overstate significance.".into(),
+        format!(
+            "Findings compare every other policy of a group (the cells that share every axis but the policy) with the group's baseline, {baseline}: the medians of their trial values, the ratio policy / baseline with a {:.0}% percentile-bootstrap CI that resamples trials within each policy ({} resamples, seed {seed}), and the two-sided Mann-Whitney U test with Holm's adjustment over the group's comparisons with the baseline (per metric). A policy is lower or higher than the baseline at alpha when its adjusted p is below alpha; Cliff's delta gives the direction.",
+            CI_LEVEL * 100.0,
+            DEFAULT_RESAMPLES
+        ),
+        format!("Mann-Whitney p-values are exact (the exact null distribution of U, as scipy's default) with at most 8 trials a side and no ties; with ties, an exact permutation p (Monte Carlo when counting every relabeling is too costly); beyond 8 trials a side, the normal approximation with tie and continuity corrections. {used}"),
+        "Why Mann-Whitney on trials rather than a permutation test stratified by round: every round runs each cell once in a shuffled order, so drift between rounds falls on all policies alike and adds noise, not bias; and with one trial per policy and round the stratified test's smallest p is 2 / 2^rounds, so it needs 6 rounds to go below 0.05 where Mann-Whitney needs 4 trials per policy (2 / C(8, 4) = 0.029).".into(),
+        "Too few trials: with n trials per policy the smallest two-sided Mann-Whitney p is 2 / C(2n, n) (0.1 for 3 vs 3), times the number of comparisons after Holm's adjustment; a finding whose trials cannot go below 0.05 says so and how many trials would. A finding that is not significant gives the minimum detectable difference (t(0.975, df) + t(0.8, df)) * s_p * sqrt(1/n1 + 1/n2), df = n1 + n2 - 2, s_p the pooled sd of the trial values: the difference of means a two-sided t-test at alpha 0.05 on these trials would detect with 80% power.".into(),
+        "The pairwise table tests every pair of policies on the same trial values: Welch's t and Mann-Whitney U with Holm's adjustment over all pairs of a group, Cohen's d and Cliff's delta as effect sizes; ANOVA and Kruskal-Wallis test all policies of a group at once (in the CSV tables). Their p-values come from the F and chi-squared approximations, which are too small with few trials (Kruskal-Wallis gives 0.0495 for 3 vs 3 trials that do not overlap, where the exact Mann-Whitney p is 0.1), so no finding rests on them.".into(),
     ];
-    if any_analytic {
+    if m.any_analytic {
         notes.push(format!(
             "Samples of more than {LARGE_N} values use analytic {:.0}% CIs instead of the bootstrap: mean ± 1.96·sd/√n, and for the median the distribution-free order-statistic interval (ranks n/2 ± 0.98·√n). At this size they agree with the bootstrap, which would cost n draws per resample.",
             CI_LEVEL * 100.0
         ));
     }
-    notes.push(if include_warmup {
+    notes.push(if m.include_warmup {
         "Warm-up trials are included (--include-warmup).".into()
     } else {
         "Warm-up trials are excluded.".into()
@@ -32,7 +87,9 @@ pub fn methods(seed: u64, any_analytic: bool, include_warmup: bool) -> Methods {
         resamples: DEFAULT_RESAMPLES,
         ci_level: CI_LEVEL,
         large_n: LARGE_N,
-        any_analytic,
+        any_analytic: m.any_analytic,
+        baseline: m.baseline.clone(),
+        p_methods,
         notes,
     }
 }
@@ -73,6 +130,19 @@ pub fn warnings(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> 
                 "{}: only 1 ok trial, so per-trial metrics have no spread and no CI.",
                 cell_label(c)
             ));
+        }
+    }
+    for g in groups.iter().filter(|g| g.cells.len() > 1) {
+        match (g.baseline, &input.baseline) {
+            (None, Some(b)) => out.push(format!(
+                "{}: no cell has the baseline {b}, so its policies are not compared (choose another with --baseline).",
+                g.label
+            )),
+            (Some(b), _) if cells[b].trials_ok == 0 => out.push(format!(
+                "{}: the baseline {} has no ok trial, so its policies are not compared (choose another with --baseline).",
+                g.label, cells[b].key.policy
+            )),
+            _ => {}
         }
     }
     const LISTED: usize = 20;

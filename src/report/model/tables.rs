@@ -1,7 +1,7 @@
 //! The report's tables as rows of formatted text, shared by the terminal, Markdown and HTML
 //! outputs (CSV writes the same tables with full-precision numbers; LaTeX has its own layout).
 
-use super::findings::fmt_ratio;
+use super::findings::{fmt_ratio_bare, Finding};
 use super::{fmt_ci, fmt_num, fmt_opt_p, fmt_value, fmt_with_unit, tasks_phrase, Metric, Report};
 use serde::Serialize;
 
@@ -20,11 +20,41 @@ fn strings(xs: &[&str]) -> Vec<String> {
     xs.iter().map(|s| s.to_string()).collect()
 }
 
-fn yes_no(b: bool) -> String {
-    if b { "yes" } else { "no" }.into()
+impl Table {
+    /// The table with only the columns at `columns` (in that order).
+    pub fn keep(&self, columns: &[usize]) -> Table {
+        let pick = |row: &Vec<String>| -> Vec<String> {
+            columns
+                .iter()
+                .map(|&i| row.get(i).cloned().unwrap_or_default())
+                .collect()
+        };
+        Table {
+            title: self.title.clone(),
+            header: pick(&self.header),
+            rows: self.rows.iter().map(pick).collect(),
+        }
+    }
 }
 
-/// Best policy per group and tested metric, with the tests behind it.
+/// "0.87 [0.86, 0.89]" or "-".
+fn ratio_with_ci(f: &Finding) -> String {
+    match (f.ratio, f.ratio_ci) {
+        (Some(r), Some((lo, hi))) => format!(
+            "{} [{}, {}]",
+            fmt_ratio_bare(r),
+            fmt_ratio_bare(lo),
+            fmt_ratio_bare(hi)
+        ),
+        _ => "-".into(),
+    }
+}
+
+/// What the findings' result column says.
+pub const VERDICT_LEGEND: &str = "result: lower or higher than the baseline at alpha 0.05 (*) or 0.01 (**) by the Holm-adjusted p; n.s. not significant; too few: these trials cannot reach p < 0.05; no test: fewer than 2 trials a side, or all values equal";
+
+/// Every policy against its group's baseline, per group and tested metric, with every
+/// number behind the finding.
 pub fn findings_table(r: &Report) -> Table {
     let rows = r
         .findings
@@ -33,37 +63,76 @@ pub fn findings_table(r: &Report) -> Table {
             vec![
                 r.groups[f.group].label.clone(),
                 format!("{} ({})", f.metric.label(), f.metric.level()),
-                f.best.clone(),
-                fmt_with_unit(f.best_median, f.metric),
-                f.runner_up.clone(),
-                fmt_with_unit(f.runner_up_median, f.metric),
-                f.ratio.map_or("-".into(), fmt_ratio),
-                fmt_opt_p(f.p_holm),
-                yes_no(f.better_at_05),
-                yes_no(f.better_at_01),
-                fmt_opt_p(f.anova_p),
-                fmt_opt_p(f.kruskal_p),
+                f.policy.clone(),
+                f.baseline.clone(),
+                fmt_with_unit(f.median, f.metric),
+                fmt_with_unit(f.baseline_median, f.metric),
+                ratio_with_ci(f),
+                fmt_opt_p(f.p_adjusted),
+                format!("{} vs {} {}", f.n_policy, f.n_baseline, f.unit.plural()),
+                f.method.map_or("-".into(), |m| m.label().to_string()),
+                f.verdict(),
+                f.min_detectable
+                    .map_or("-".into(), |d| fmt_with_unit(d, f.metric)),
+                f.trials_needed.map_or("-".into(), |n| n.to_string()),
             ]
         })
         .collect();
     Table {
-        title: "Best policy per group and metric (medians; p: largest Holm-adjusted Mann-Whitney p against the others)".into(),
+        title: format!("Every policy against its group's baseline (medians of the trial values; ratio = policy / baseline with its 95% CI; p: Mann-Whitney, Holm-adjusted over the group's comparisons with the baseline; {VERDICT_LEGEND})"),
         header: strings(&[
             "group",
             "metric",
-            "best",
+            "policy",
+            "baseline",
             "median",
-            "runner-up",
-            "median",
-            "ratio",
+            "baseline median",
+            "ratio [95% CI]",
             "p (Holm)",
-            "better at 0.05",
-            "better at 0.01",
-            "ANOVA p",
-            "Kruskal-Wallis p",
+            "n",
+            "p method",
+            "result",
+            "min. detectable",
+            "trials needed",
         ]),
         rows,
     }
+}
+
+/// The findings of each group as its own narrow table (the terminal's default): metric,
+/// policy, medians, ratio with CI, adjusted p, trials and result; the baseline in the title.
+pub fn findings_tables_narrow(r: &Report) -> Vec<Table> {
+    let mut out = Vec::new();
+    for (gi, g) in r.groups.iter().enumerate() {
+        let fs: Vec<&Finding> = r.findings.iter().filter(|f| f.group == gi).collect();
+        let Some(first) = fs.first() else { continue };
+        out.push(Table {
+            title: format!(
+                "{}: every policy vs {} (baseline); medians of trial values (per-task metrics: of trial medians)",
+                g.label, first.baseline
+            ),
+            header: strings(&[
+                "metric", "policy", "median", "baseline", "ratio [95% CI]", "p (Holm)", "n",
+                "result",
+            ]),
+            rows: fs
+                .iter()
+                .map(|f| {
+                    vec![
+                        f.metric.label().to_string(),
+                        f.policy.clone(),
+                        fmt_with_unit(f.median, f.metric),
+                        fmt_with_unit(f.baseline_median, f.metric),
+                        ratio_with_ci(f),
+                        fmt_opt_p(f.p_adjusted),
+                        format!("{}/{}", f.n_policy, f.n_baseline),
+                        f.verdict(),
+                    ]
+                })
+                .collect(),
+        });
+    }
+    out
 }
 
 /// Summaries of one metric, one row per cell with data.
@@ -91,7 +160,14 @@ pub fn summary_table(r: &Report, metric: Metric) -> Table {
         })
         .collect();
     Table {
-        title: format!("{}, {}", metric.with_unit(), metric.level()),
+        title: if metric.per_task() {
+            format!(
+                "{}, per task: every task of every trial pooled (descriptive)",
+                metric.with_unit()
+            )
+        } else {
+            format!("{}, per trial", metric.with_unit())
+        },
         header: strings(&[
             "group", "policy", "n", "median", "95% CI", "mean", "95% CI", "sd", "p5", "p95", "min",
             "max", "range",
@@ -122,7 +198,7 @@ pub fn pairs_table(r: &Report) -> Table {
         }
     }
     Table {
-        title: "Pairwise tests (p-values Holm-adjusted over the pairs of a group; effect sizes positive when the first policy is larger)".into(),
+        title: "Pairwise tests on the trial values (p-values Holm-adjusted over the pairs of a group; effect sizes positive when the first policy is larger)".into(),
         header: strings(&[
             "group",
             "metric",

@@ -1,18 +1,16 @@
-//! The environment record of a run: kernel, CPUs, scheduler settings and privileges, captured
-//! once so that results can be compared (or refused as incomparable) across machines.
+//! The machine schedlab runs on: its environment record (kernel, CPUs, scheduler settings,
+//! privileges), captured once per run so that results can be compared (or refused as
+//! incomparable) across machines; its boot id; process identity.
 //!
-//! Submodules: [`snapshot`] (is the machine idle before a trial?) and [`policy`] (which
-//! scheduling policies this process may use, probed).
+//! Submodules: [`probe`] (which scheduling policies this process may use, probed) and
+//! [`host`] (the identity every run records: host name, machine id, kernel, CPU, build). Whether the
+//! machine is idle before a trial is the run stage's business: `run::settle`.
 
 pub mod host;
-pub mod policy;
-// TEMPORARY allow(unsafe_code) until the sampler branch, which removes snapshot.rs's block, lands.
-#[allow(unsafe_code)]
-pub mod snapshot;
+pub mod probe;
 
 pub use host::HostIdentity;
-pub use policy::{policy_report, render_policy_report, PolicyAvailability};
-pub use snapshot::{Idleness, SystemSnapshot};
+pub use probe::{policy_report, render_policy_report, PolicyAvailability};
 
 use std::collections::BTreeMap;
 use std::path::Path;

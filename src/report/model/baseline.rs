@@ -1,0 +1,145 @@
+//! Which cell of each group the other policies are compared with: the first policy of the
+//! run's policy axis (as its stored spec lists it, else cell order), or the one named with
+//! `--baseline`.
+
+use super::{CellKey, ReportInput};
+
+/// The names `--baseline` accepts for a run: every compared treatment (the policy, or e.g.
+/// "bfq" / "other io=bfq" when the run varied the I/O scheduler) and every plain policy
+/// name, in cell order without repeats.
+pub fn choices(input: &ReportInput) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let keys = CellKey::all_of(&input.cells);
+    for (k, c) in keys.iter().zip(&input.cells) {
+        for name in [&k.policy, &c.policy] {
+            if !out.contains(name) {
+                out.push(name.clone());
+            }
+        }
+    }
+    out
+}
+
+/// `Ok` if `name` is a baseline the run can use; else the message to print, which names
+/// the accepted values.
+pub fn check(input: &ReportInput, name: &str) -> Result<(), String> {
+    let accepted = choices(input);
+    if accepted.iter().any(|a| a == name) {
+        return Ok(());
+    }
+    Err(format!(
+        "--baseline {name}: run {} has no cell with policy '{name}'; pick one of its policies (accepted: {})",
+        input.run.run_id,
+        if accepted.is_empty() {
+            "none: the run has no cells".to_string()
+        } else {
+            accepted.join(", ")
+        }
+    ))
+}
+
+/// The policies of the stored spec's policy axis (`[axes] policies`), in order; empty if
+/// the spec does not parse or has no such list.
+pub fn spec_policies(spec_toml: &str) -> Vec<String> {
+    let Ok(v) = spec_toml.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    v.get("axes")
+        .and_then(|a| a.get("policies"))
+        .and_then(|p| p.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The baseline cell among `cells` (indices into `input.cells`, in cell order): the cell
+/// whose treatment or policy is `chosen`, else the one whose policy comes first in `order`
+/// (the spec's policy axis; unlisted policies after listed ones), ties to the earlier cell.
+/// Without `chosen`, cells with no ok trial are passed over while another cell has some.
+pub fn pick(
+    input: &ReportInput,
+    keys: &[CellKey],
+    cells: &[usize],
+    order: &[String],
+    chosen: Option<&str>,
+) -> Option<usize> {
+    if let Some(name) = chosen {
+        return cells
+            .iter()
+            .copied()
+            .find(|&c| keys[c].policy == name)
+            .or_else(|| {
+                cells
+                    .iter()
+                    .copied()
+                    .find(|&c| input.cells[c].policy == name)
+            });
+    }
+    let rank = |c: usize| {
+        let has_data = input.cells[c].count("ok") > 0;
+        let pos = order
+            .iter()
+            .position(|p| *p == input.cells[c].policy)
+            .unwrap_or(order.len());
+        (!has_data, pos, c)
+    };
+    cells.iter().copied().min_by_key(|&c| rank(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::query::CellView;
+
+    fn cell(policy: &str, ok: i64) -> CellView {
+        CellView {
+            policy: policy.into(),
+            workload: "cpu:pi".into(),
+            tasks: 2,
+            statuses: vec![("ok".into(), ok)],
+            ..CellView::default()
+        }
+    }
+
+    fn input(cells: Vec<CellView>) -> ReportInput {
+        ReportInput {
+            cells,
+            ..ReportInput::default()
+        }
+    }
+
+    #[test]
+    fn the_first_policy_of_the_spec_axis_with_data_is_the_baseline_unless_one_is_chosen() {
+        let inp = input(vec![cell("rr", 0), cell("fifo", 3), cell("other", 3)]);
+        let keys = CellKey::all_of(&inp.cells);
+        let all = [0, 1, 2];
+        let order = spec_policies("[axes]\npolicies = [\"rr\", \"other\", \"fifo\"]\n");
+        assert_eq!(order, vec!["rr", "other", "fifo"]);
+        // rr comes first but has no ok trial: other, the next in the axis.
+        assert_eq!(pick(&inp, &keys, &all, &order, None), Some(2));
+        // Without a spec: cell order (rr still passed over).
+        assert_eq!(pick(&inp, &keys, &all, &[], None), Some(1));
+        assert_eq!(pick(&inp, &keys, &all, &order, Some("rr")), Some(0));
+        assert_eq!(pick(&inp, &keys, &[1, 2], &order, Some("rr")), None);
+        assert!(spec_policies("name = \"x\"").is_empty());
+        assert!(spec_policies("not toml [").is_empty());
+    }
+
+    #[test]
+    fn an_unknown_baseline_is_refused_with_the_accepted_names() {
+        let mut io = cell("other", 3);
+        io.io_scheduler = Some("bfq".into());
+        let inp = input(vec![cell("other", 3), cell("fifo", 3), io]);
+        assert_eq!(choices(&inp), vec!["other", "fifo", "other io=bfq"]);
+        assert!(check(&inp, "fifo").is_ok());
+        let err = check(&inp, "deadline").unwrap_err();
+        assert!(
+            err.contains("--baseline deadline")
+                && err.contains("accepted: other, fifo, other io=bfq"),
+            "{err}"
+        );
+    }
+}
