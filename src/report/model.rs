@@ -74,13 +74,10 @@ impl CellKey {
     /// scheduler is what is compared (the treatment: "bfq" when the run has one policy, else
     /// "other io=bfq"), and antagonists are part of the workload ("cpu:pi +2 antagonists"),
     /// so cells with and without load fall into different groups.
-    /// Runs pooled from several machines (or kernels) make the host and the kernel
-    /// treatments too, where they differ: "web1" or "6.12.1" alone when the runs have one
-    /// policy (and no I/O scheduler), else appended, as in "fifo @ web1".
+    /// Runs pooled from several hosts or kernels add those as treatments (`super::pool`).
     pub fn all_of(cells: &[CellView]) -> Vec<CellKey> {
         let one_policy = cells.iter().all(|c| c.policy == cells[0].policy);
-        let hosts_differ = cells.iter().any(|c| c.host != cells[0].host);
-        let kernels_differ = cells.iter().any(|c| c.kernel != cells[0].kernel);
+        let machines = crate::report::pool::Machines::of(cells);
         cells
             .iter()
             .map(|c| {
@@ -92,22 +89,7 @@ impl CellKey {
                         format!("{} io={io}", c.policy)
                     };
                 }
-                let machine: Vec<&str> = [
-                    (hosts_differ, c.host.as_deref()),
-                    (kernels_differ, c.kernel.as_deref()),
-                ]
-                .into_iter()
-                .filter(|(differ, _)| *differ)
-                .map(|(_, v)| v.unwrap_or("unknown"))
-                .collect();
-                if !machine.is_empty() {
-                    let machine = machine.join(" ");
-                    k.policy = if one_policy && c.io_scheduler.is_none() {
-                        machine
-                    } else {
-                        format!("{} @ {machine}", k.policy)
-                    };
-                }
+                k.policy = machines.treatment(c, k.policy, one_policy);
                 if c.antagonists > 0 {
                     k.workload = format!("{} +{} antagonists", k.workload, c.antagonists);
                 }
