@@ -536,8 +536,8 @@ impl Db {
     }
 
     /// Inserts `rows` (each with one value per column of `columns`) into `table`: one prepared
-    /// statement per row for SQLite, multi-row statements of up to 1000 rows for PostgreSQL
-    /// (one round trip each).
+    /// statement per row for SQLite; for PostgreSQL a multi-row statement for a few rows and
+    /// `COPY ... FROM STDIN BINARY` for more (one round trip either way).
     pub fn insert_rows(&self, table: &str, columns: &[&str], rows: &[Vec<Value>]) -> Result<()> {
         if rows.is_empty() {
             return Ok(());
@@ -557,20 +557,43 @@ impl Db {
                         .with_context(|| format!("cannot insert into {table}"))?;
                 }
             }
+            Db::Postgres(pg) if rows.len() >= COPY_ROWS => pg
+                .copy_in(table, columns, rows)
+                .with_context(|| format!("cannot copy rows into {table}"))?,
             Db::Postgres(_) => {
-                // 65535 parameters at most per statement.
-                let per = (65_535 / columns.len().max(1)).clamp(1, 1000);
-                for chunk in rows.chunks(per) {
-                    let values: Vec<String> = (0..chunk.len())
-                        .map(|i| row_sql(i * columns.len()))
-                        .collect();
-                    let sql = format!("{head}{}", values.join(", "));
-                    let flat: Vec<Value> = chunk.iter().flatten().cloned().collect();
-                    self.execute(&sql, &flat)
-                        .with_context(|| format!("cannot insert into {table}"))?;
-                }
+                let values: Vec<String> = (0..rows.len())
+                    .map(|i| row_sql(i * columns.len()))
+                    .collect();
+                let sql = format!("{head}{}", values.join(", "));
+                let flat: Vec<Value> = rows.iter().flatten().cloned().collect();
+                self.execute(&sql, &flat)
+                    .with_context(|| format!("cannot insert into {table}"))?;
             }
         }
+        Ok(())
+    }
+}
+
+/// From this many rows on, PostgreSQL gets them by COPY rather than a multi-row INSERT.
+const COPY_ROWS: usize = 16;
+
+impl Pg {
+    /// `rows` into `table` by binary COPY; the columns' types come from the table itself.
+    fn copy_in(&self, table: &str, columns: &[&str], rows: &[Vec<Value>]) -> Result<()> {
+        let cols = columns.join(", ");
+        let types = self
+            .statement(&format!("SELECT {cols} FROM {table} LIMIT 0"))?
+            .columns()
+            .iter()
+            .map(|c| c.type_().clone())
+            .collect::<Vec<_>>();
+        let mut client = self.client.borrow_mut();
+        let writer = client.copy_in(&format!("COPY {table} ({cols}) FROM STDIN BINARY"))?;
+        let mut writer = postgres::binary_copy::BinaryCopyInWriter::new(writer, &types);
+        for r in rows {
+            writer.write(&refs(r))?;
+        }
+        writer.finish()?;
         Ok(())
     }
 }

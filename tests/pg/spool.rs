@@ -93,7 +93,7 @@ pub fn pushing_twice_stores_each_run_once_with_the_same_rows(s: &Server) {
             "--policy",
             "other,batch",
             "--tasks",
-            "1,2",
+            "1,20",
             "--work",
             "15ms",
         ]
@@ -129,6 +129,7 @@ pub fn pushing_twice_stores_each_run_once_with_the_same_rows(s: &Server) {
     assert_eq!(after_first[0], 2);
     assert_eq!(after_first[2], 16);
     assert!(after_first[4] > 0, "the runs have samples to compare");
+    assert!(after_first[3] > 100, "trials of 20 tasks (copied by COPY)");
     let second = ok(&["push", file, "--to", &url]);
     assert!(
         second.contains("0 runs added, 2 runs already there (0 trials added, 16 already there)"),
