@@ -56,10 +56,20 @@ pub fn connect(url: &str, read_only: bool) -> Result<postgres::Client> {
         for (i, h) in hosts.iter().enumerate() {
             if let postgres::config::Host::Tcp(name) = h {
                 let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
-                let addr = (name.as_str(), port)
+                let all: Vec<std::net::SocketAddr> = (name.as_str(), port)
                     .to_socket_addrs()
-                    .ok()
-                    .and_then(|mut a| a.next())
+                    .map(Iterator::collect)
+                    .unwrap_or_default();
+                // The first address that answers (localhost may be ::1 and 127.0.0.1, and
+                // the server listen on one of them only), else the first.
+                let addr = all
+                    .iter()
+                    .find(|a| {
+                        all.len() == 1
+                            || std::net::TcpStream::connect_timeout(a, Duration::from_secs(2))
+                                .is_ok()
+                    })
+                    .or(all.first())
                     .ok_or_else(|| {
                         anyhow!("cannot resolve the host {name} of {shown}; check its name")
                     })?;
