@@ -12,6 +12,7 @@ pub mod push;
 pub mod query;
 pub mod queue;
 mod spool;
+mod value;
 mod write;
 
 pub use location::{hide_password, Location};
