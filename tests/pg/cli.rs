@@ -107,6 +107,18 @@ pub fn cli_runs_and_reads_on_postgres(s: &Server) {
     let rows: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap();
     assert_eq!(rows.len(), 4);
     assert_eq!(counts(&mut c), before, "reading commands wrote nothing");
+    // The reading commands' session cannot write even if asked to.
+    let read_only =
+        schedlab::store::Store::open_read(url.parse::<schedlab::store::Location>().unwrap())
+            .unwrap();
+    let err = read_only
+        .add_warning(1, None, "must not be stored")
+        .unwrap_err();
+    assert!(
+        format!("{err:#}").contains("read-only transaction"),
+        "{err:#}"
+    );
+    assert_eq!(counts(&mut c), before);
     // SCHEDLAB_DB stands in for --db.
     let o = super::schedlab()
         .args(["runs"])
