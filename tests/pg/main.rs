@@ -63,6 +63,10 @@ const TESTS: &[Test] = &[
         queue::a_killed_workers_trial_is_rerun_by_another_once,
     ),
     (
+        "a_worker_spools_while_the_server_is_away_and_nothing_is_lost",
+        queue::a_worker_spools_while_the_server_is_away_and_nothing_is_lost,
+    ),
+    (
         "host_labels_route_trials_and_the_runs_report_together",
         queue::host_labels_route_trials_and_the_runs_report_together,
     ),

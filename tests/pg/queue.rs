@@ -255,3 +255,64 @@ pub fn host_labels_route_trials_and_the_runs_report_together(s: &Server) {
         "one host, one kernel: the runs pool into one cell: {cells}"
     );
 }
+
+pub fn a_worker_spools_while_the_server_is_away_and_nothing_is_lost(s: &Server) {
+    let db = s.fresh_db("wspool");
+    let url = s.url(&db);
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(dir.path(), 14, "20ms", "10s");
+    ok(&["submit", &spec, "--db", &url, "--seed", "4"]);
+    let spool = dir.path().join("spool.db");
+    let w = worker(&url, &spool, "60s");
+    let t = Instant::now();
+    let stored = || {
+        postgres::Client::connect(&s.url(&db), postgres::NoTls)
+            .ok()
+            .and_then(|mut c| c.query_one("SELECT COUNT(*) FROM trials", &[]).ok())
+            .map_or(0, |r| r.get::<_, i64>(0))
+    };
+    while stored() < 3 {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the worker stores nothing"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    s.stop();
+    std::thread::sleep(Duration::from_millis(1500));
+    s.start_again().unwrap();
+    let o = w.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("cannot reach the server") && err.contains("is back"),
+        "the worker noticed the outage and the return: {err}"
+    );
+    ok(&[
+        "push",
+        "--spool",
+        "--spool-file",
+        spool.to_str().unwrap(),
+        "--to",
+        &url,
+    ]);
+    let mut c = s.client(&db);
+    assert_eq!(pg_int(&mut c, "SELECT COUNT(*) FROM trials"), 14, "{err}");
+    assert_eq!(
+        pg_int(
+            &mut c,
+            "SELECT COUNT(DISTINCT (cell_id, trial_index)) FROM trials"
+        ),
+        14
+    );
+    assert_eq!(
+        pg_int(
+            &mut c,
+            "SELECT COUNT(*) FROM queue WHERE state = 'done' AND trial_id IS NOT NULL"
+        ),
+        14,
+        "every queue row is done and points at its trial: {err}"
+    );
+    let status: String = c.query_one("SELECT status FROM runs", &[]).unwrap().get(0);
+    assert_eq!(status, "done");
+}
