@@ -102,11 +102,15 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
     let s = Scratch::new();
     tiny_run(&s);
     let db = s.db();
-    // Make it a schema-2 file: the runs table without the runner columns.
+    // Make it a schema-2 file: without the runner columns and the knob columns and table.
     let c = s.conn();
     c.execute_batch(
         "ALTER TABLE runs DROP COLUMN runner_pid; ALTER TABLE runs DROP COLUMN runner_boot_id;
-         ALTER TABLE runs DROP COLUMN runner_start_ticks; PRAGMA user_version = 2; VACUUM;",
+         ALTER TABLE runs DROP COLUMN runner_start_ticks;
+         ALTER TABLE cells DROP COLUMN slice_ns; ALTER TABLE cells DROP COLUMN knobs;
+         ALTER TABLE cells DROP COLUMN scx; ALTER TABLE tasks DROP COLUMN slice_getattr_ns;
+         ALTER TABLE tasks DROP COLUMN slice_proc_ns; DROP TABLE knob_readings;
+         PRAGMA user_version = 2; VACUUM;",
     )
     .unwrap();
     drop(c);
