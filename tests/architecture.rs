@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 /// spec -> plan -> run -> store -> analyze -> report, with cli and app on top; the neutral
 /// modules below them (records, policy, workload, machine, procfs, sys) import no stage.
 const ALLOWED: &[(&str, &[&str])] = &[
-    ("sys", &["procfs"]),
-    ("procfs", &[]),
+    ("sys", &[]),
+    ("procfs", &["sys"]),
     ("policy", &["sys"]),
     ("workload", &["sys", "procfs"]),
     ("records", &["policy", "workload"]),

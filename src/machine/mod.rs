@@ -2,18 +2,14 @@
 //! privileges), captured once per run so that results can be compared (or refused as
 //! incomparable) across machines; its boot id; process identity.
 //!
-//! Submodules: [`probe`] (which scheduling policies this process may use, probed),
-//! [`sched_ext`] (BPF schedulers: present, state, loaded ops) and [`snapshot`] (is the
-//! machine idle before a trial?).
+//! Submodules: [`probe`] (which scheduling policies this process may use, probed) and
+//! [`sched_ext`] (BPF schedulers: present, state, loaded ops). Whether the machine is idle
+//! before a trial is the run stage's business: `run::settle`.
 
 pub mod probe;
 pub mod sched_ext;
-// TEMPORARY allow(unsafe_code) until the sampler branch, which removes snapshot.rs's block, lands.
-#[allow(unsafe_code)]
-pub mod snapshot;
 
 pub use probe::{policy_report, render_policy_report, PolicyAvailability};
-pub use snapshot::{Idleness, SystemSnapshot};
 
 use std::collections::BTreeMap;
 use std::path::Path;

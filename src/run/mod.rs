@@ -10,6 +10,7 @@ mod one;
 pub mod progress;
 pub mod sampler;
 pub mod scx;
+pub mod settle;
 pub mod sink;
 pub mod task;
 pub mod trace;
@@ -17,12 +18,12 @@ pub mod trial;
 
 pub use cells::{default_timeout_ns, estimate_trial_ns, units_per_task, Calibrator, CellState};
 
-use crate::machine::SystemSnapshot;
 use crate::plan::Plan;
 use crate::records::{TrialOutcome, TrialStatus};
 use anyhow::{Context, Result};
 use launcher::Launcher;
 use one::{remove_stale_trial_dirs, run_one, Observe};
+use settle::SystemSnapshot;
 use sink::Sink;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;

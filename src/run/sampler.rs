@@ -3,8 +3,12 @@
 //! The columns are computed from /proc/stat and /proc/vmstat as procps `vmstat` computes them:
 //! us = user + nice, sy = system + irq + softirq, id = idle, wa = iowait, st = steal, each as a
 //! share of all ticks in the interval; in and cs as rates per second; r and b as read.
+//!
+//! The counters come from [`SystemReader`] (shared with the idle check before each trial),
+//! which keeps the files open and parses them without allocating: one sample costs a few tens
+//! of microseconds of CPU (bench/sampler.rs).
 
-use crate::procfs::{self, CpuTicks, Pressure, ProcStat};
+use crate::procfs::{CpuTicks, SystemCounters, SystemReader};
 use crate::sys;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -12,47 +16,12 @@ use std::time::Duration;
 
 pub use crate::records::Sample;
 
-/// One reading of the counters the samples are computed from.
-#[derive(Debug, Clone, Default)]
-pub struct Reading {
-    /// CLOCK_MONOTONIC time of the reading, ns.
-    pub t_ns: u64,
-    /// /proc/stat.
-    pub stat: Option<ProcStat>,
-    /// pgpgin and pgpgout from /proc/vmstat, KiB since boot.
-    pub pgpg: Option<(u64, u64)>,
-    /// /proc/pressure/{cpu,io,memory}.
-    pub psi: [Option<Pressure>; 3],
-    /// 1-minute load average.
-    pub load1: Option<f64>,
-}
+/// Samples reserved when the sampler starts: 1024, 102 s at the default 100 ms.
+pub const RESERVED_SAMPLES: usize = 1024;
 
-impl Reading {
-    /// Reads the counters now.
-    pub fn take() -> Reading {
-        let read = |p: &str| std::fs::read_to_string(p).ok();
-        let pgpg = read("/proc/vmstat")
-            .map(|t| procfs::parse_vmstat(&t))
-            .and_then(|m| Some((*m.get("pgpgin")?, *m.get("pgpgout")?)));
-        Reading {
-            t_ns: sys::now_ns(),
-            stat: read("/proc/stat").and_then(|t| procfs::parse_stat(&t)),
-            pgpg,
-            psi: [
-                "/proc/pressure/cpu",
-                "/proc/pressure/io",
-                "/proc/pressure/memory",
-            ]
-            .map(|p| read(p).and_then(|t| procfs::parse_pressure(&t))),
-            load1: read("/proc/loadavg")
-                .and_then(|t| procfs::parse_loadavg(&t))
-                .map(|l| l.load1),
-        }
-    }
-}
-
-/// The sample for the interval between two readings (`None` if /proc/stat was unreadable).
-pub fn compute(prev: &Reading, cur: &Reading, origin_ns: u64) -> Option<Sample> {
+/// The sample for the interval between two readings, `origin_ns` being the CLOCK_MONOTONIC
+/// time the sampler started (`None` if /proc/stat was unreadable).
+pub fn compute(prev: &SystemCounters, cur: &SystemCounters, origin_ns: u64) -> Option<Sample> {
     let (a, b) = (prev.stat.as_ref()?, cur.stat.as_ref()?);
     let dt_ns = cur.t_ns.saturating_sub(prev.t_ns).max(1);
     let secs = dt_ns as f64 / 1e9;
@@ -81,7 +50,7 @@ pub fn compute(prev: &Reading, cur: &Reading, origin_ns: u64) -> Option<Sample> 
             }
         }
     }
-    let (bi, bo) = match (prev.pgpg, cur.pgpg) {
+    let (bi, bo) = match (prev.pgpg_kib, cur.pgpg_kib) {
         (Some((i0, o0)), Some((i1, o1))) => (d(i0, i1) / secs, d(o0, o1) / secs),
         _ => (0.0, 0.0),
     };
@@ -100,7 +69,7 @@ pub fn compute(prev: &Reading, cur: &Reading, origin_ns: u64) -> Option<Sample> 
         bi_kib_s: bi,
         bo_kib_s: bo,
         psi_pct,
-        load1: cur.load1,
+        load1: cur.loadavg.map(|l| l.load1),
     })
 }
 
@@ -125,8 +94,9 @@ impl Sampler {
                     ..Default::default()
                 });
             }
-            let mut out = Vec::with_capacity(1024);
-            let mut prev = Reading::take();
+            let mut out = Vec::with_capacity(RESERVED_SAMPLES);
+            let mut reader = SystemReader::open();
+            let mut prev = reader.read();
             let origin = prev.t_ns;
             let (lock, cv) = &*flag;
             let mut stopped = lock.lock().expect("sampler lock");
@@ -135,14 +105,14 @@ impl Sampler {
                 stopped = guard;
                 if *stopped {
                     // The last, partial interval, so that even a short trial has a sample.
-                    let cur = Reading::take();
+                    let cur = reader.read();
                     if cur.t_ns - prev.t_ns >= 1_000_000 {
                         out.extend(compute(&prev, &cur, origin));
                     }
                     break;
                 }
                 if timeout.timed_out() {
-                    let cur = Reading::take();
+                    let cur = reader.read();
                     if let Some(s) = compute(&prev, &cur, origin) {
                         out.push(s);
                     }
@@ -166,6 +136,7 @@ impl Sampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::procfs::{Pressure, ProcStat, PsiLine};
 
     fn stat(
         user: u64,
@@ -189,22 +160,21 @@ mod tests {
             ctxt: Some(ctxt),
             procs_running: Some(3),
             procs_blocked: Some(1),
-            ..Default::default()
         }
     }
 
     #[test]
     fn columns_are_shares_of_the_ticks_and_rates_per_second() {
-        let a = Reading {
+        let a = SystemCounters {
             t_ns: 1_000_000_000,
             stat: Some(stat(100, 50, 1000, 10, 0, 5000, 9000)),
-            pgpg: Some((0, 0)),
+            pgpg_kib: Some((0, 0)),
             ..Default::default()
         };
-        let b = Reading {
+        let b = SystemCounters {
             t_ns: 1_500_000_000,
             stat: Some(stat(130, 60, 1050, 15, 5, 5500, 10000)),
-            pgpg: Some((100, 400)),
+            pgpg_kib: Some((100, 400)),
             ..Default::default()
         };
         let s = compute(&a, &b, 1_000_000_000).unwrap();
@@ -222,22 +192,22 @@ mod tests {
     #[test]
     fn psi_stall_is_a_share_of_the_interval() {
         let psi = |some: u64, full: u64| Pressure {
-            some: procfs::PsiLine {
+            some: PsiLine {
                 total_us: some,
                 ..Default::default()
             },
-            full: Some(procfs::PsiLine {
+            full: Some(PsiLine {
                 total_us: full,
                 ..Default::default()
             }),
         };
-        let a = Reading {
+        let a = SystemCounters {
             t_ns: 0,
             stat: Some(stat(0, 0, 0, 0, 0, 0, 0)),
             psi: [Some(psi(0, 0)), None, None],
             ..Default::default()
         };
-        let b = Reading {
+        let b = SystemCounters {
             t_ns: 100_000_000,
             stat: Some(stat(1, 0, 1, 0, 0, 0, 0)),
             psi: [Some(psi(25_000, 5_000)), None, None],
@@ -260,9 +230,15 @@ mod tests {
             "finish wakes the thread"
         );
         assert!((5..=13).contains(&samples.len()), "{}", samples.len());
-        for s in &samples {
-            let sum = s.us_pct + s.sy_pct + s.id_pct + s.wa_pct + s.st_pct;
-            assert!((sum - 100.0).abs() < 1e-6 || sum == 0.0, "{s:?}");
+        // Each sample ends where the next begins, and all but the last, partial one last
+        // about an interval.
+        for pair in samples.windows(2) {
+            assert_eq!(pair[1].t_ns - pair[0].t_ns, pair[1].interval_ns, "{pair:?}");
         }
+        let last = samples.len() - 1;
+        for s in &samples[..last] {
+            assert!((19_000_000..200_000_000).contains(&s.interval_ns), "{s:?}");
+        }
+        assert_eq!(samples[0].t_ns, samples[0].interval_ns);
     }
 }

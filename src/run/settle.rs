@@ -1,8 +1,11 @@
-//! Before-trial snapshots of system load, to warn when a trial did not start on an idle machine.
+//! The settle window before each trial: system-wide snapshots around it tell whether the trial
+//! started on an idle machine, and a warning says what was not idle.
+//!
+//! The counters come from [`SystemReader`], the same reader the sampler uses.
 
 use serde::{Deserialize, Serialize};
 
-use crate::procfs::{parse_loadavg, parse_pressure, parse_stat, CpuTicks, Pressure};
+use crate::procfs::{CpuTicks, Pressure, SystemCounters, SystemReader};
 
 /// Above this share of all CPUs' time spent working during the window, in percent, the machine
 /// is called busy.
@@ -53,38 +56,26 @@ pub struct Idleness {
     pub psi_cpu_some_pct: Option<f64>,
 }
 
-fn read(path: &str) -> Option<String> {
-    std::fs::read_to_string(path).ok()
-}
-
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 impl SystemSnapshot {
     /// Reads `/proc/loadavg`, `/proc/stat` and `/proc/pressure/*` now; unreadable parts are
     /// `None` (PSI is absent on kernels without CONFIG_PSI or booted with `psi=0`).
     pub fn capture() -> SystemSnapshot {
-        let load = read("/proc/loadavg").and_then(|t| parse_loadavg(&t));
-        let stat = read("/proc/stat").and_then(|t| parse_stat(&t));
-        let psi =
-            |name: &str| read(&format!("/proc/pressure/{name}")).and_then(|t| parse_pressure(&t));
+        SystemSnapshot::from_counters(&SystemReader::open().read())
+    }
+
+    /// The snapshot part of a reading of the system-wide counters.
+    pub fn from_counters(c: &SystemCounters) -> SystemSnapshot {
+        let [psi_cpu, psi_io, psi_memory] = c.psi;
         SystemSnapshot {
-            taken_ns: monotonic_ns(),
-            load1: load.map(|l| l.load1),
-            load5: load.map(|l| l.load5),
-            load15: load.map(|l| l.load15),
-            procs_running: stat.as_ref().and_then(|s| s.procs_running),
-            cpu_ticks: stat.map(|s| s.cpu),
-            psi_cpu: psi("cpu"),
-            psi_io: psi("io"),
-            psi_memory: psi("memory"),
+            taken_ns: c.t_ns,
+            load1: c.loadavg.map(|l| l.load1),
+            load5: c.loadavg.map(|l| l.load5),
+            load15: c.loadavg.map(|l| l.load15),
+            procs_running: c.stat.and_then(|s| s.procs_running),
+            cpu_ticks: c.stat.map(|s| s.cpu),
+            psi_cpu,
+            psi_io,
+            psi_memory,
         }
     }
 

@@ -1,0 +1,31 @@
+//! Small parsers for the /proc files schedlab reads, one function per file, tested on literal text.
+//!
+//! Hand-written rather than the `procfs` crate: `/proc/PID/sched` is not parsed by it, the
+//! worker reads its own `schedstat`/`sched` into a stack buffer at the end of its measured work,
+//! and the sampler re-reads the system-wide files every 100 ms: parsers that allocate nothing
+//! are what is needed there.
+//!
+//! - [`task`]: a task's `schedstat`, `sched` and `status`.
+//! - [`system`]: the system-wide counters (`/proc/stat`, `/proc/vmstat`, `/proc/loadavg`,
+//!   `/proc/pressure/*`) and [`SystemReader`], which keeps those files open and re-reads them.
+//! - [`machine`]: what describes the machine (`/proc/cpuinfo`, kernel configuration,
+//!   preemption mode, kernel command line, CPU lists); these may allocate.
+//!
+//! Everything is re-exported here, so `crate::procfs::parse_schedstat` and the like resolve.
+
+pub mod machine;
+pub mod system;
+pub mod task;
+
+pub use machine::{
+    cmdline_value, format_cpu_list, parse_cpu_list, parse_cpuinfo, parse_kernel_config,
+    parse_preempt_mode, sched_config, CpuInfo, SchedConfig, MAX_CPU,
+};
+pub use system::{
+    parse_loadavg, parse_per_cpu_ticks, parse_pressure, parse_stat, vmstat_values, CpuTicks,
+    LoadAvg, Pressure, ProcStat, PsiLine, SystemCounters, SystemReader, SYSTEM_FILES,
+};
+pub use task::{parse_sched, parse_schedstat, parse_status, ProcStatus, SchedInfo, SchedStat};
+
+#[cfg(test)]
+mod system_tests;
