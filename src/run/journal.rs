@@ -361,12 +361,16 @@ pub fn recover(dir: &Path, roots: &[PathBuf]) -> Result<Recovery, String> {
 /// says so on stderr. Cheap when there is nothing to do (one directory listing).
 pub fn recover_at_startup() {
     let dir = state_dir();
-    if journals(&dir).is_empty() {
+    let dead = journals(&dir)
+        .into_iter()
+        .filter(|(_, r)| r.as_ref().is_ok_and(|r| !r.owner.alive()))
+        .count();
+    if dead == 0 {
         return;
     }
     if !crate::sys::is_root() {
         eprintln!(
-            "schedlab: restore journals in {} may name kernel settings a killed schedlab left changed; run `sudo schedlab restore`",
+            "schedlab: {dead} restore journal(s) in {} name kernel settings a killed schedlab left changed; run `sudo schedlab restore`",
             dir.display()
         );
         return;

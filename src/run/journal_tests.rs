@@ -195,3 +195,35 @@ fn an_empty_or_missing_state_directory_needs_no_lock() {
         "nothing is created when there is nothing to do"
     );
 }
+
+#[test]
+fn a_bpf_scheduler_left_running_by_a_dead_owner_is_stopped() {
+    let s = Scratch::new();
+    let mut sched = std::process::Command::new("sleep");
+    sched.arg("30");
+    std::os::unix::process::CommandExt::process_group(&mut sched, 0);
+    let mut child = sched.spawn().unwrap();
+    let journal = s.dead_journal(Vec::new(), crate::machine::boot_id());
+    let mut record: Record =
+        serde_json::from_str(&std::fs::read_to_string(&journal).unwrap()).unwrap();
+    record.scx = Some(ScxProcess {
+        owner: Owner::of(child.id() as i32),
+        command: "scx_lavd".into(),
+    });
+    write_atomically(&journal, &record).unwrap();
+    let r = recover(&s.state(), &s.roots()).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(libc::SIGTERM),
+        "stopped with SIGTERM"
+    );
+    assert!(
+        r.lines
+            .iter()
+            .any(|l| l.contains("stopped the BPF scheduler `scx_lavd`")),
+        "{:?}",
+        r.lines
+    );
+    assert!(!journal.exists());
+}
