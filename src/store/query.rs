@@ -199,7 +199,7 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
 }
 
 /// The kernel settings of a cell in one line, from its stored slice, knobs and BPF scheduler.
-fn settings_label(
+pub(crate) fn settings_label(
     slice_ns: Option<i64>,
     knobs: Option<String>,
     scx: Option<String>,
