@@ -120,7 +120,8 @@ fn file_of(dir: &Path, pid: i32) -> PathBuf {
     dir.join(format!("restore-{pid}.json"))
 }
 
-/// Holds the directory's lock file (flock) while journals are read or written.
+/// Holds an exclusive flock on the directory itself while journals are read or written (no
+/// lock file to leave behind).
 fn lock(dir: &Path) -> Result<crate::sys::FileLock, String> {
     std::fs::create_dir_all(dir).map_err(|e| {
         format!(
@@ -128,13 +129,8 @@ fn lock(dir: &Path) -> Result<crate::sys::FileLock, String> {
             dir.display()
         )
     })?;
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join("lock"))
-        .map_err(|e| format!("cannot open {}/lock: {e}", dir.display()))?;
-    crate::sys::lock_exclusive(f).map_err(|e| format!("cannot lock {}/lock: {e}", dir.display()))
+    let d = std::fs::File::open(dir).map_err(|e| format!("cannot open {}: {e}", dir.display()))?;
+    crate::sys::lock_exclusive(d).map_err(|e| format!("cannot lock {}: {e}", dir.display()))
 }
 
 /// Every journal in `dir` with its file.
