@@ -106,7 +106,8 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
     tiny_run(&s);
     let db = s.db();
     // Make it a schema-2 file: the runs table without the runner and identity columns, trials
-    // without their host, warnings without their id, no queue.
+    // without their host, warnings without their id, no queue; without the knob columns and
+    // table.
     let c = s.conn();
     c.execute_batch(
         "ALTER TABLE runs DROP COLUMN runner_pid; ALTER TABLE runs DROP COLUMN runner_boot_id;
@@ -114,9 +115,13 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
          ALTER TABLE runs DROP COLUMN uuid; ALTER TABLE runs DROP COLUMN host; ALTER TABLE runs DROP COLUMN machine_id;
          ALTER TABLE runs DROP COLUMN kernel; ALTER TABLE runs DROP COLUMN cpu_model; ALTER TABLE runs DROP COLUMN git_commit;
          ALTER TABLE trials DROP COLUMN host; DROP TABLE queue;
+         DROP INDEX samples_by_trial; DROP INDEX slices_by_trial;
          CREATE TABLE w2 (run_id INTEGER NOT NULL REFERENCES runs(run_id), trial_id INTEGER, message TEXT NOT NULL);
          INSERT INTO w2 VALUES (1, NULL, 'second'); INSERT INTO w2 VALUES (1, NULL, 'first');
          DROP TABLE warnings; ALTER TABLE w2 RENAME TO warnings;
+         ALTER TABLE cells DROP COLUMN slice_ns; ALTER TABLE cells DROP COLUMN knobs;
+         ALTER TABLE cells DROP COLUMN scx; ALTER TABLE tasks DROP COLUMN slice_getattr_ns;
+         ALTER TABLE tasks DROP COLUMN slice_proc_ns; DROP TABLE knob_readings;
          PRAGMA user_version = 2; VACUUM;",
     )
     .unwrap();
@@ -168,6 +173,13 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
         )[0],
         2
     );
+    // The upgraded file has the work queue too.
+    let o = schedlab()
+        .args(["queue", "--db", db.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("is empty"));
 }
 
 // The work queue's rules, on SQLite (tests/pg runs workers on PostgreSQL).

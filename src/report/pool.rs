@@ -37,7 +37,10 @@ impl Machines {
         .filter(|(differ, _)| *differ)
         .map(|(_, v)| v.unwrap_or("unknown"))
         .collect();
-        match (machine.is_empty(), one_policy && c.io_scheduler.is_none()) {
+        match (
+            machine.is_empty(),
+            one_policy && c.io_scheduler.is_none() && c.settings.is_none(),
+        ) {
             (true, _) => policy,
             (false, true) => machine.join(" "),
             (false, false) => format!("{policy} @ {}", machine.join(" ")),

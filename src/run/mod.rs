@@ -2,10 +2,14 @@
 
 mod cells;
 pub mod iosched;
+pub mod journal;
+pub mod knobfile;
+pub mod knobs;
 pub mod launcher;
 mod one;
 pub mod progress;
 pub mod sampler;
+pub mod scx;
 pub mod settle;
 pub mod sink;
 pub mod task;
@@ -142,7 +146,7 @@ impl Keeper for Local<'_> {
 /// A run's state across its trials: its cells, and the device whose I/O scheduler it varies.
 pub(crate) struct RunState {
     pub cells: Vec<CellState>,
-    pub io_guard: Option<iosched::IoSchedGuard>,
+    pub knobs: knobs::Knobs,
     pub observe: Observe,
 }
 
@@ -166,26 +170,14 @@ impl RunState {
             eprintln!("warning: {msg}");
             sink.add_warning(run_id, None, &msg)?;
         }
-        // Restores the device's original I/O scheduler when the run's state is dropped.
-        let io_guard = if plan.cells.iter().any(|c| c.io_scheduler.is_some()) {
-            let device = match &plan.settings.device {
-                Some(d) => d.clone(),
-                None => iosched::device_for(io_dir).map_err(anyhow::Error::msg)?,
-            };
-            let g = iosched::IoSchedGuard::new(&device).map_err(anyhow::Error::msg)?;
-            sink.add_warning(
-                run_id,
-                None,
-                &format!(
-                    "I/O scheduler of {} varied; it was {} and is restored after the run",
-                    g.device(),
-                    g.original()
-                ),
-            )?;
-            Some(g)
-        } else {
-            None
-        };
+        // Kernel settings (knobs, I/O scheduler, BPF scheduler): journaled before any change,
+        // restored when the run's state is dropped, however the run ends (the journal covers
+        // SIGKILL).
+        let (knobs, knob_warnings) =
+            knobs::Knobs::prepare(plan, io_dir).map_err(anyhow::Error::msg)?;
+        for w in knob_warnings {
+            sink.add_warning(run_id, None, &w)?;
+        }
         let mut cells = vec![CellState::default(); plan.cells.len()];
         for &(cell, units) in units {
             if let Some(state) = cells.get_mut(cell) {
@@ -194,7 +186,7 @@ impl RunState {
         }
         Ok(RunState {
             cells,
-            io_guard,
+            knobs,
             observe: Observe {
                 sample_interval: plan
                     .settings
@@ -257,10 +249,16 @@ pub(crate) fn one_trial(
         ..Default::default()
     };
     let mut warning = None;
-    if let (Some(g), Some(name), None) = (state.io_guard.as_mut(), &cell.io_scheduler, &cs.skipped)
-    {
-        match g.set(name) {
-            Ok(()) => meta.io_scheduler = Some(name.clone()),
+    if cs.skipped.is_none() {
+        // Set before the settle window, so the change settles before the trial.
+        match state.knobs.apply(cell) {
+            Ok(readings) => {
+                meta.io_scheduler = readings
+                    .iter()
+                    .find(|r| r.name == knobs::IO_SCHEDULER)
+                    .map(|r| r.read_back.clone());
+                meta.knobs = readings;
+            }
             Err(reason) => {
                 eprintln!("skipped: {}: {reason}", cell.label());
                 cs.skipped = Some(reason);

@@ -95,6 +95,10 @@ pub struct Slot {
     pub base: [AtomicU64; 7],
     /// Bytes of the serialised latency histogram in this task's histogram buffer (periodic work).
     pub hist_len: AtomicU32,
+    /// EEVDF slice read back with sched_getattr (`sched_runtime` of a fair task), ns; 0: unread.
+    pub slice_getattr_ns: AtomicU64,
+    /// EEVDF slice in /proc/thread-self/sched (`se.slice`), ns; 0: unread.
+    pub slice_proc_ns: AtomicU64,
 }
 
 /// What every task of a trial needs to know, prepared before any task exists.
@@ -173,6 +177,7 @@ pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, 
         slot.policy_read.store(a.policy, SeqCst);
         slot.nice_read.store(a.nice, SeqCst);
         slot.prio_read.store(a.priority, SeqCst);
+        read_slice(policy, a.runtime_ns, slot);
     }
     let (workload, units) = match (&plan.antagonist_workload, measured) {
         (Some(w), false) => (w, plan.antagonist_chunk),
@@ -317,6 +322,24 @@ fn counters(buf: &mut [u8]) -> [u64; 7] {
         c[6] = procfs::parse_sched(text).nr_migrations.unwrap_or(0);
     }
     c
+}
+
+/// Records the EEVDF slice of a fair task as the kernel reports it twice: `sched_runtime` of
+/// sched_getattr (Linux 6.12+) and `se.slice` of /proc/thread-self/sched.
+fn read_slice(policy: &TaskPolicy, getattr_runtime_ns: u64, slot: &Slot) {
+    use crate::policy::PolicyKind;
+    if !matches!(
+        policy.kind,
+        PolicyKind::Other | PolicyKind::Batch | PolicyKind::Idle | PolicyKind::Ext
+    ) {
+        return;
+    }
+    slot.slice_getattr_ns.store(getattr_runtime_ns, SeqCst);
+    let mut buf = [0u8; 4096];
+    if let Some(text) = sys::read_small(c"/proc/thread-self/sched", &mut buf) {
+        let slice = procfs::parse_sched(text).slice_ns.unwrap_or(0);
+        slot.slice_proc_ns.store(slice, SeqCst);
+    }
 }
 
 fn give_up(hdr: &Header, slot: &Slot, state: u32, errno: i32, measured: bool) {

@@ -2,6 +2,7 @@
 //! every value ([`Spec::validate`]); the plan stage expands a checked spec into cells.
 
 mod durations;
+mod knobs;
 pub mod locate;
 mod problem;
 mod spans;
@@ -11,6 +12,7 @@ mod validate;
 mod workloads;
 
 pub use durations::{parse_duration_ns, MAX_DURATION_NS};
+pub use knobs::{knob_path, CheckedKnob, KnobAxis, KnobValue, ScxSpec, MAX_SLICE_NS, MIN_SLICE_NS};
 pub use problem::{accepted_values, Problem, SpecError};
 pub use types::{Axes, DeadlineSpec, Orders, Settings, Spec, WorkloadSpec};
 pub use validate::{Checked, MAX_TRIALS};

@@ -6,6 +6,7 @@
 mod db;
 pub mod export;
 pub mod kernel;
+mod knobs;
 mod location;
 mod pg;
 pub mod push;
@@ -75,7 +76,9 @@ const MIGRATIONS: [&str; 1] = [
     // 2 -> 3: who runs a run, to tell a dead run from a running one; which machine ran a run
     // and its trials, and the run's UUID (legacy runs get one here; host, kernel, CPU and
     // commit come from their environment record); warnings get an id to keep their order on
-    // every engine; the work queue.
+    // every engine; the work queue; indexes for reading a trial's rows.
+    // Kernel knobs (issue 12): the cell's slice, knobs and BPF scheduler, the slice read back
+    // per task, and every setting read back before each trial.
     "ALTER TABLE runs ADD COLUMN runner_pid INTEGER;
      ALTER TABLE runs ADD COLUMN runner_boot_id TEXT;
      ALTER TABLE runs ADD COLUMN runner_start_ticks INTEGER;
@@ -95,7 +98,25 @@ const MIGRATIONS: [&str; 1] = [
                               trial_id INTEGER, message TEXT NOT NULL);
      INSERT INTO warnings_3 (warning_id, run_id, trial_id, message) SELECT rowid, run_id, trial_id, message FROM warnings;
      DROP TABLE warnings;
-     ALTER TABLE warnings_3 RENAME TO warnings;",
+     ALTER TABLE warnings_3 RENAME TO warnings;
+     CREATE TABLE IF NOT EXISTS queue (
+         queue_id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(run_id), cell_index INTEGER NOT NULL,
+         trial_index INTEGER NOT NULL, position INTEGER NOT NULL, label TEXT, state TEXT NOT NULL,
+         attempts INTEGER NOT NULL DEFAULT 0, worker TEXT, lease_until_ms INTEGER, trial_id INTEGER, reason TEXT,
+         UNIQUE (run_id, cell_index, trial_index));
+     CREATE INDEX IF NOT EXISTS samples_by_trial ON samples(trial_id);
+     CREATE INDEX IF NOT EXISTS slices_by_trial ON trace_slices(trial_id);
+     CREATE INDEX IF NOT EXISTS queue_by_state ON queue(state, label);
+     CREATE UNIQUE INDEX IF NOT EXISTS runs_by_uuid ON runs(uuid);
+     ALTER TABLE cells ADD COLUMN slice_ns INTEGER;
+     ALTER TABLE cells ADD COLUMN knobs TEXT;
+     ALTER TABLE cells ADD COLUMN scx TEXT;
+     ALTER TABLE tasks ADD COLUMN slice_getattr_ns INTEGER;
+     ALTER TABLE tasks ADD COLUMN slice_proc_ns INTEGER;
+     CREATE TABLE IF NOT EXISTS knob_readings (
+         reading_id INTEGER PRIMARY KEY, trial_id INTEGER NOT NULL REFERENCES trials(trial_id), name TEXT NOT NULL,
+         path TEXT NOT NULL, requested TEXT NOT NULL, read_back TEXT NOT NULL);
+     CREATE INDEX IF NOT EXISTS knob_readings_by_trial ON knob_readings(trial_id);",
 ];
 
 /// Oldest schema version this schedlab can read (and upgrade).

@@ -32,8 +32,15 @@ pub struct PushOptions {
     pub remove_pushed: bool,
 }
 
-/// Tables whose rows belong to a trial, copied with it.
-const TRIAL_TABLES: [&str; 4] = ["tasks", "histograms", "samples", "trace_slices"];
+/// Tables whose rows belong to a trial, copied with it: (table, order of its rows, its own id
+/// column, which the target assigns anew).
+const TRIAL_TABLES: [(&str, &str, Option<&str>); 5] = [
+    ("tasks", "task_index", None),
+    ("histograms", "task_index, metric", None),
+    ("samples", "t_ns", None),
+    ("trace_slices", "start_ns, task_index, cpu", None),
+    ("knob_readings", "reading_id", Some("reading_id")),
+];
 
 /// Terminal run states: a pushed run in one of them finishes a target run that is still open.
 const FINISHED: [&str; 3] = ["done", "interrupted", "failed"];
@@ -279,20 +286,25 @@ fn push_run(
         };
         summary.trials_added += 1;
         trial_map.insert(src_trial, new_id);
-        for table in TRIAL_TABLES {
+        for (table, order, own_id) in TRIAL_TABLES {
             let rows = Rows::read(
                 src,
-                &format!("SELECT * FROM {table} WHERE trial_id = ?1"),
+                &format!("SELECT * FROM {table} WHERE trial_id = ?1 ORDER BY {order}"),
                 params![src_trial],
             )?;
             let t = rows.col("trial_id")?;
-            let names: Vec<&str> = rows.names.iter().map(String::as_str).collect();
+            let keep: Vec<usize> = (0..rows.names.len())
+                .filter(|&i| Some(rows.names[i].as_str()) != own_id)
+                .collect();
+            let names: Vec<&str> = keep.iter().map(|&i| rows.names[i].as_str()).collect();
             let moved: Vec<Vec<Value>> = rows
                 .rows
                 .into_iter()
                 .map(|mut r| {
                     r[t] = Value::Int(new_id);
-                    r
+                    keep.iter()
+                        .map(|&i| std::mem::replace(&mut r[i], Value::Null))
+                        .collect()
                 })
                 .collect();
             dst.insert_rows(table, &names, &moved)?;
@@ -377,7 +389,7 @@ fn copy_calibrations(src: &Db, dst: &Db) -> Result<()> {
 /// has no trial left.
 fn remove_trials(db: &Db, run_id: i64, trials: &[i64]) -> Result<()> {
     for &t in trials {
-        for table in TRIAL_TABLES.iter().chain(&["warnings"]) {
+        for table in TRIAL_TABLES.iter().map(|t| t.0).chain(["warnings"]) {
             db.execute(
                 &format!("DELETE FROM {table} WHERE trial_id = ?1"),
                 params![t],

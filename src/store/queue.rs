@@ -220,6 +220,13 @@ impl Store {
             _ => "done",
         };
         self.db.transaction(|| {
+            // The run's row first: completions of one run take turns, so the last one sees
+            // every other as committed when it asks whether the run is done (two at once
+            // would each see the other's trial still claimed).
+            self.db.execute(
+                "UPDATE runs SET status = status WHERE run_id = ?1",
+                params![claim.run_id],
+            )?;
             let mine = self.db.execute(
                 "UPDATE queue SET state = ?3, lease_until_ms = NULL
                  WHERE queue_id = ?1 AND attempts = ?2 AND state = 'claimed'",

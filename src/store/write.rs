@@ -10,7 +10,7 @@ use crate::records::{TrialMeta, TrialOutcome};
 use anyhow::Result;
 
 /// Columns of a `tasks` row, in the order [`task_rows`] gives them.
-const TASK_COLUMNS: [&str; 36] = [
+const TASK_COLUMNS: [&str; 38] = [
     "trial_id",
     "task_index",
     "pid",
@@ -47,6 +47,8 @@ const TASK_COLUMNS: [&str; 36] = [
     "trace_preemptions",
     "trace_migrations",
     "trace_unseen_switch_ins",
+    "slice_getattr_ns",
+    "slice_proc_ns",
 ];
 
 /// Columns of a `samples` row.
@@ -75,7 +77,7 @@ const SAMPLE_COLUMNS: [&str; 21] = [
 ];
 
 /// Columns of a `cells` row.
-const CELL_COLUMNS: [&str; 22] = [
+const CELL_COLUMNS: [&str; 25] = [
     "run_id",
     "cell_index",
     "policy",
@@ -98,6 +100,9 @@ const CELL_COLUMNS: [&str; 22] = [
     "antagonist_policy",
     "antagonist_workload",
     "io_scheduler",
+    "slice_ns",
+    "knobs",
+    "scx",
 ];
 
 /// Who a new run is recorded as, and in which state it starts.
@@ -306,6 +311,7 @@ impl Store {
             &["trial_id", "task_index", "cpu", "start_ns", "end_ns"],
             &slices,
         )?;
+        super::knobs::insert_readings(db, trial_id, &meta.knobs)?;
         Ok((trial_id, true))
     }
 
@@ -424,6 +430,14 @@ fn cell_row(run_id: i64, i: usize, c: &Cell) -> Result<Vec<Value>> {
         (c.antagonists > 0).then(|| c.antagonist_policy.name()),
         (c.antagonists > 0).then(|| c.antagonist_workload.name()),
         c.io_scheduler.as_deref(),
+        c.slice_ns.map(|ns| ns as i64),
+        (!c.knobs.is_empty()).then(|| c
+            .knobs
+            .iter()
+            .map(crate::records::KnobSetting::label)
+            .collect::<Vec<_>>()
+            .join(" ")),
+        c.scx.as_ref().map(|x| x.command_line()),
     ]
     .to_vec())
 }
@@ -484,6 +498,8 @@ fn task_rows(trial_id: i64, outcome: &TrialOutcome) -> (Vec<Vec<Value>>, Vec<Vec
                 tr.map(|t| t.preemptions as i64),
                 tr.map(|t| t.migrations as i64),
                 tr.map(|t| t.unseen_switch_ins as i64),
+                t.slice_getattr_ns.map(|v| v as i64),
+                t.slice_proc_ns.map(|v| v as i64),
             ]
             .to_vec(),
         );
