@@ -57,6 +57,13 @@ pub struct TaskRecord {
     pub utime_ns: u64,
     /// System CPU time, ns.
     pub stime_ns: u64,
+    /// Exact CPU time of the task's work, ns: its thread's CPU clock (CLOCK_THREAD_CPUTIME_ID)
+    /// from the end of its setup to the end of its work; for a program (command workload),
+    /// its rusage at exit less that clock at the end of setup. None if it never finished.
+    /// `utime_ns` + `stime_ns` come from rusage, which misses up to one scheduler tick of a
+    /// thread that reads it while running (see `run::task`).
+    #[serde(default)]
+    pub cpu_ns: Option<u64>,
     /// Voluntary context switches.
     pub nvcsw: u64,
     /// Involuntary context switches.

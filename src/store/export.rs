@@ -61,7 +61,7 @@ fn tasks_sql() -> String {
                 t.response_ns, t.turnaround_ns, t.run_span_ns, t.utime_ns, t.stime_ns, t.nvcsw, t.nivcsw,
                 t.run_delay_ns, t.timeslices, t.migrations, t.work_units, t.exit_status,
                 t.t_release_ns, t.t_start_ns, t.t_end_ns, t.role, t.lat_count, t.lat_min_ns, t.lat_p50_ns,
-                t.lat_p90_ns, t.lat_p99_ns, t.lat_p999_ns, t.lat_max_ns, tr.status
+                t.lat_p90_ns, t.lat_p99_ns, t.lat_p999_ns, t.lat_max_ns, tr.status, t.cpu_ns
          FROM tasks t JOIN trials tr ON tr.trial_id = t.trial_id JOIN cells c ON c.cell_id = tr.cell_id
               JOIN runs r ON r.run_id = tr.run_id
          WHERE r.run_id = ?1 ORDER BY tr.trial_id, t.task_index"

@@ -57,7 +57,8 @@ const MIGRATIONS: [&str; 1] = [
     // 2 -> 3: who runs a run, to tell a dead run from a running one.
     "ALTER TABLE runs ADD COLUMN runner_pid INTEGER;
      ALTER TABLE runs ADD COLUMN runner_boot_id TEXT;
-     ALTER TABLE runs ADD COLUMN runner_start_ticks INTEGER;",
+     ALTER TABLE runs ADD COLUMN runner_start_ticks INTEGER;
+     ALTER TABLE tasks ADD COLUMN cpu_ns INTEGER;",
 ];
 
 /// Oldest schema version this schedlab can read (and upgrade).

@@ -56,7 +56,8 @@ pub struct TaskRow {
     pub response_ns: Option<i64>,
     /// Turnaround, ns.
     pub turnaround_ns: Option<i64>,
-    /// User + system CPU, ns.
+    /// CPU time of the work, ns: the exact `cpu_ns` where stored, else user + system from
+    /// rusage (runs stored before it existed).
     pub cpu_ns: i64,
     /// Voluntary switches.
     pub nvcsw: i64,
@@ -150,7 +151,7 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
         "SELECT makespan_ns, round FROM trials WHERE cell_id = ?1 AND status = 'ok' AND (warmup = 0 OR ?2) ORDER BY trial_id",
     )?;
     let mut tasks = conn.prepare(
-        "SELECT t.trial_id, tr.round, t.response_ns, t.turnaround_ns, COALESCE(t.utime_ns,0) + COALESCE(t.stime_ns,0), t.nvcsw, t.nivcsw, t.run_delay_ns
+        "SELECT t.trial_id, tr.round, t.response_ns, t.turnaround_ns, COALESCE(t.cpu_ns, COALESCE(t.utime_ns,0) + COALESCE(t.stime_ns,0)), t.nvcsw, t.nivcsw, t.run_delay_ns
          FROM tasks t JOIN trials tr ON tr.trial_id = t.trial_id
          WHERE tr.cell_id = ?1 AND tr.status = 'ok' AND (tr.warmup = 0 OR ?2) AND t.role = 'task'
          ORDER BY t.trial_id, t.task_index",

@@ -105,6 +105,7 @@ CREATE TABLE IF NOT EXISTS tasks (
     trace_preemptions INTEGER,                  -- --trace: switched out while runnable
     trace_migrations INTEGER,
     trace_unseen_switch_ins INTEGER,            -- --trace: slices whose switch-in the trace lacks
+    cpu_ns          INTEGER,                    -- exact CPU time of the work (thread CPU clock); utime/stime are rusage
     PRIMARY KEY (trial_id, task_index)
 );
 

@@ -129,9 +129,9 @@ impl Store {
                     t_end_ns, response_ns, turnaround_ns, run_span_ns, utime_ns, stime_ns, nvcsw, nivcsw, run_delay_ns,
                     timeslices, migrations, work_units, exit_status, role, lat_count, lat_min_ns, lat_p50_ns, lat_p90_ns,
                     lat_p99_ns, lat_p999_ns, lat_max_ns, trace_wakeups, trace_delay_p50_ns, trace_delay_max_ns,
-                    trace_preemptions, trace_migrations, trace_unseen_switch_ins)
+                    trace_preemptions, trace_migrations, trace_unseen_switch_ins, cpu_ns)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-                         ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36)",
+                         ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37)",
             )?;
             let mut hist = tx.prepare("INSERT INTO histograms (trial_id, task_index, metric, hdr_v2) VALUES (?1, ?2, ?3, ?4)")?;
             let nz = |v: u64| (v != 0).then_some(v as i64);
@@ -185,6 +185,7 @@ impl Store {
                     tr.map(|t| t.preemptions as i64),
                     tr.map(|t| t.migrations as i64),
                     tr.map(|t| t.unseen_switch_ins as i64),
+                    t.cpu_ns.map(|v| v as i64),
                 ])?;
                 if let Some(h) = &delay_stats {
                     hist.execute(params![
