@@ -229,6 +229,18 @@ pub struct TrialMeta {
     pub psi_cpu_some_pct: Option<f64>,
     /// I/O scheduler read back before the trial.
     pub io_scheduler: Option<String>,
+    /// Speed of the reference loop just before the trial, relative to its calibration (1 = as
+    /// calibrated), on the trial's slowest CPU.
+    pub speed_before: Option<f64>,
+    /// The same just after the trial.
+    pub speed_after: Option<f64>,
+    /// Share of the trial's CPUs' time taken by the hypervisor during the trial, percent.
+    pub trial_steal_pct: Option<f64>,
+    /// The reference speed before or after was off by more than 10 %.
+    pub noisy: bool,
+    /// RT throttling cut the trial's CPU-bound RT tasks short (None: it has none, or no
+    /// RT budget applies).
+    pub rt_throttled: Option<bool>,
 }
 
 /// The current UTC time as RFC 3339 (seconds), as times of day are recorded.

@@ -3,6 +3,8 @@
 mod cells;
 pub mod iosched;
 pub mod launcher;
+pub mod limits;
+pub mod noise;
 mod one;
 pub mod progress;
 pub mod sampler;
@@ -161,6 +163,13 @@ fn run_trials(
         crate::machine::kernel_release(),
         crate::machine::cpu_model(),
     );
+    let reference = noise::Reference::new(&mut Calibrator {
+        sink: Some(&mut *store),
+        io_dir,
+        kernel: kernel.clone(),
+        cpu_model: cpu_model.clone(),
+        progress: &progress,
+    })?;
     for (n, planned) in plan.trials.iter().enumerate() {
         if interrupted.load(SeqCst) {
             summary.interrupted = true;
@@ -183,6 +192,11 @@ fn run_trials(
                 },
             )?;
             store.set_cell_units(run_id, planned.cell, state.units.unwrap_or(1))?;
+            let resumed = stored.trials.iter().any(|&(c, _)| c == planned.cell);
+            if let (Some(w), false) = (limits::cell_warning(cell, state.alone_ns), resumed) {
+                progress.note(&format!("warning: {w}"));
+                store.add_warning(run_id, None, &w)?;
+            }
         }
         let timeout_ns =
             timeout_override.unwrap_or_else(|| default_timeout_ns(cell, state.alone_ns));
@@ -191,6 +205,7 @@ fn run_trials(
             ..Default::default()
         };
         let mut warning = None;
+        let mut trial_warnings: Vec<String> = Vec::new();
         if let (Some(g), Some(name), None) = (io_guard.as_mut(), &cell.io_scheduler, &state.skipped)
         {
             match g.set(name) {
@@ -215,7 +230,8 @@ fn run_trials(
                 meta.psi_cpu_some_pct = idle.psi_cpu_some_pct;
                 warning = idle.warning();
                 meta.started_at = crate::records::now_utc();
-                run_one(
+                let around = noise::Around::before(&reference, cell.cpus.as_deref());
+                let outcome = run_one(
                     launcher,
                     cell,
                     state,
@@ -224,7 +240,10 @@ fn run_trials(
                     &format!("r{run_id}-t{n}"),
                     &interrupted,
                     observe,
-                )?
+                )?;
+                trial_warnings.extend(around.after(&reference, cell.cpus.as_deref(), &mut meta));
+                trial_warnings.extend(limits::judge(cell, &outcome, &mut meta));
+                outcome
             }
         };
         if meta.started_at.is_empty() {
@@ -249,6 +268,11 @@ fn run_trials(
                 Some(trial_id),
                 &format!("before trial {}: {w}", n + 1),
             )?;
+            progress.note(&format!("warning: {w}"));
+        }
+        for w in trial_warnings {
+            let w = format!("trial {} ({}): {w}", n + 1, cell.label());
+            store.add_warning(run_id, Some(trial_id), &w)?;
             progress.note(&format!("warning: {w}"));
         }
         match outcome.status {

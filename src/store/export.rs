@@ -83,7 +83,8 @@ fn samples_sql() -> String {
 /// SQL of the `trials` export.
 fn trials_sql() -> String {
     format!(
-        "SELECT {CELL_COLUMNS}, tr.makespan_ns, tr.status, tr.reason, tr.timeout_ns, tr.harness_cpu_ns, tr.pgid, tr.started_at
+        "SELECT {CELL_COLUMNS}, tr.makespan_ns, tr.status, tr.reason, tr.timeout_ns, tr.harness_cpu_ns, tr.pgid, tr.started_at,
+                tr.speed_before, tr.speed_after, tr.trial_steal_pct, tr.noisy, tr.rt_throttled
          FROM trials tr JOIN cells c ON c.cell_id = tr.cell_id JOIN runs r ON r.run_id = tr.run_id
          WHERE r.run_id = ?1 ORDER BY tr.trial_id"
     )

@@ -54,11 +54,17 @@ const TABLES: [&str; 9] = [
 
 /// Schema changes from one version to the next: `MIGRATIONS[i]` takes version `i + 2` to `i + 3`.
 const MIGRATIONS: [&str; 1] = [
-    // 2 -> 3: who runs a run, to tell a dead run from a running one.
+    // 2 -> 3: who runs a run, to tell a dead run from a running one; exact task CPU time;
+    // each trial's reference speed, steal, noise flag and RT throttling.
     "ALTER TABLE runs ADD COLUMN runner_pid INTEGER;
      ALTER TABLE runs ADD COLUMN runner_boot_id TEXT;
      ALTER TABLE runs ADD COLUMN runner_start_ticks INTEGER;
-     ALTER TABLE tasks ADD COLUMN cpu_ns INTEGER;",
+     ALTER TABLE tasks ADD COLUMN cpu_ns INTEGER;
+     ALTER TABLE trials ADD COLUMN speed_before REAL;
+     ALTER TABLE trials ADD COLUMN speed_after REAL;
+     ALTER TABLE trials ADD COLUMN trial_steal_pct REAL;
+     ALTER TABLE trials ADD COLUMN noisy INTEGER;
+     ALTER TABLE trials ADD COLUMN rt_throttled INTEGER;",
 ];
 
 /// Oldest schema version this schedlab can read (and upgrade).

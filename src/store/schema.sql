@@ -65,6 +65,11 @@ CREATE TABLE IF NOT EXISTS trials (
     io_scheduler    TEXT,                       -- I/O scheduler read back before the trial (device: runs.env_json)
     trace_lost_events INTEGER,                  -- --trace: events lost or overwritten
     started_at      TEXT    NOT NULL,
+    speed_before    REAL,                       -- reference loop just before the trial, relative to its calibration (1 = as calibrated)
+    speed_after     REAL,                       -- the same just after the trial
+    trial_steal_pct REAL,                       -- steal share of the trial's CPUs during the trial
+    noisy           INTEGER,                    -- 1: the reference speed before or after was off by more than 10 %
+    rt_throttled    INTEGER,                    -- 1: RT throttling cut its CPU-bound RT tasks short; NULL: none to judge
     UNIQUE (cell_id, trial_index)
 );
 

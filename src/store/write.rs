@@ -99,8 +99,9 @@ impl Store {
         )?;
         tx.execute(
             "INSERT INTO trials (run_id, cell_id, trial_index, round, warmup, status, reason, makespan_ns, timeout_ns, harness_cpu_ns,
-                                 started_at, pgid, load1, busy_pct, steal_pct, psi_cpu_some_pct, io_scheduler, trace_lost_events)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                                 started_at, pgid, load1, busy_pct, steal_pct, psi_cpu_some_pct, io_scheduler, trace_lost_events,
+                                 speed_before, speed_after, trial_steal_pct, noisy, rt_throttled)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
             params![
                 run_id,
                 cell_id,
@@ -120,6 +121,11 @@ impl Store {
                 meta.psi_cpu_some_pct,
                 meta.io_scheduler,
                 outcome.trace_lost_events.map(|v| v as i64),
+                meta.speed_before,
+                meta.speed_after,
+                meta.trial_steal_pct,
+                meta.noisy,
+                meta.rt_throttled,
             ],
         )?;
         let trial_id = tx.last_insert_rowid();
