@@ -75,6 +75,22 @@ pub struct RunArgs {
     /// Warm-up trials per cell (stored, flagged, excluded from analysis).
     #[arg(long)]
     pub warmup: Option<u32>,
+    /// Adaptive trial count: add shuffled rounds until every cell's 95% CI of its key metric
+    /// is within this share of its median, e.g. 2% (or a limit is reached).
+    #[arg(long, value_name = "PERCENT")]
+    pub precision: Option<String>,
+    /// With --precision: rounds always run (default: --trials, at least 2).
+    #[arg(long, value_name = "N")]
+    pub min_trials: Option<u32>,
+    /// With --precision: most rounds (default 30).
+    #[arg(long, value_name = "N")]
+    pub max_trials: Option<u32>,
+    /// With --precision: start no round that would end after this long, e.g. 20m.
+    #[arg(long, value_name = "DURATION")]
+    pub max_time: Option<String>,
+    /// With --precision: the key metric (default makespan), e.g. turnaround or rq_wait.
+    #[arg(long, value_name = "METRIC")]
+    pub precision_metric: Option<String>,
     /// Work per task: the time one task needs alone, e.g. 50ms (calibrated).
     #[arg(long)]
     pub work: Option<String>,
@@ -299,6 +315,11 @@ impl RunArgs {
         let s = &mut spec.settings;
         s.trials = self.trials.unwrap_or(s.trials);
         s.warmup = self.warmup.unwrap_or(s.warmup);
+        s.precision = self.precision.clone().or(s.precision.take());
+        s.min_trials = self.min_trials.or(s.min_trials);
+        s.max_trials = self.max_trials.or(s.max_trials);
+        s.max_time = self.max_time.clone().or(s.max_time.take());
+        s.precision_metric = self.precision_metric.clone().or(s.precision_metric.take());
         if let Some(w) = &self.work {
             s.work = w.clone();
         }

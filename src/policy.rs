@@ -272,8 +272,12 @@ impl TaskPolicy {
 pub fn refusal_reason(kind: PolicyKind, nice: i32, errno: i32, pinned: Option<&[usize]>) -> String {
     let name = sys::errno_name(errno);
     let privileged = sys::is_root()
-        || caps::has_cap(None, caps::CapSet::Effective, caps::Capability::CAP_SYS_NICE)
-            .unwrap_or(false);
+        || caps::has_cap(
+            None,
+            caps::CapSet::Effective,
+            caps::Capability::CAP_SYS_NICE,
+        )
+        .unwrap_or(false);
     match (kind, errno) {
         (PolicyKind::Deadline, libc::EBUSY) => format!(
             "SCHED_DEADLINE refused ({name}): admission control found the tasks' total bandwidth (runtime/period summed over tasks) above what the root domain allows (sched_rt_runtime_us/sched_rt_period_us per CPU, minus the fair server); lower --dl-runtime, raise --dl-period, or use fewer tasks"

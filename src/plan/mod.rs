@@ -4,6 +4,7 @@
 
 mod expand;
 
+pub use crate::spec::Adaptive;
 pub use expand::order;
 
 use crate::policy::{DeadlineParams, PolicyKind, PriorityMode};
@@ -97,7 +98,7 @@ pub struct PlannedTrial {
 }
 
 /// How every trial of a plan is run: the spec's settings, checked and typed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSettings {
     /// Measured trials per cell.
     pub trials: u32,
@@ -113,6 +114,8 @@ pub struct RunSettings {
     pub device: Option<String>,
     /// Record the kernel's scheduler trace.
     pub trace: bool,
+    /// Adaptive trial count: the plan holds its minimum rounds, [`round`] gives the next ones.
+    pub adaptive: Option<Adaptive>,
 }
 
 /// Cells, the order their trials run in, and how to run them: all the run stage needs.
@@ -159,7 +162,11 @@ pub fn build_from_text(origin: &str, text: &str, seed: u64) -> Result<(Spec, Pla
 /// The plan of `spec`, already checked as `checked`.
 fn assemble(spec: &Spec, checked: &Checked, seed: u64) -> Result<Plan, SpecError> {
     let cells = expand::cells(checked);
-    let trials = order(cells.len(), checked.trials, checked.warmup, seed);
+    let rounds = checked
+        .adaptive
+        .as_ref()
+        .map_or(checked.trials, |a| a.min_trials);
+    let trials = order(cells.len(), rounds, checked.warmup, seed);
     Ok(Plan {
         name: spec.name.clone(),
         description: spec.description.clone(),
@@ -193,7 +200,20 @@ fn run_settings(c: &Checked) -> RunSettings {
         sample_interval_ns: c.sample_interval_ns,
         device: c.device.clone(),
         trace: c.trace,
+        adaptive: c.adaptive.clone(),
     }
+}
+
+/// The trials of round `round` (warm-up rounds counted) of `plan`, in their shuffled order:
+/// the same as [`order`] gives for that round with more rounds, so a resumed run finds the
+/// same order. For adaptive runs, whose plan holds only the first rounds.
+pub fn round(plan: &Plan, round: u32) -> Vec<PlannedTrial> {
+    let warmup = plan.settings.warmup;
+    let measured = (round + 1).saturating_sub(warmup);
+    order(plan.cells.len(), measured, warmup.min(round + 1), plan.seed)
+        .into_iter()
+        .filter(|t| t.round == round)
+        .collect()
 }
 
 #[cfg(test)]

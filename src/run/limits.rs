@@ -345,7 +345,10 @@ mod tests {
         };
         assert!(detect(&cell, &stolen, unlimited, None).is_none());
         let mut other = stolen.clone();
-        other.tasks.iter_mut().for_each(|t| t.policy = Some(PolicyKind::Other));
+        other
+            .tasks
+            .iter_mut()
+            .for_each(|t| t.policy = Some(PolicyKind::Other));
         assert!(detect(&cell, &other, BUDGET, None).is_none());
     }
 

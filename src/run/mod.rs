@@ -1,5 +1,6 @@
 //! The run loop: calibrate, run every planned trial safely, store each as it ends, report progress.
 
+pub mod adaptive;
 mod cells;
 pub mod iosched;
 pub mod launcher;
@@ -36,6 +37,9 @@ pub struct RunOptions {
     pub quiet: bool,
     /// The command line, stored with the run.
     pub argv: String,
+    /// Decides after each round of an adaptive run whether another is needed (None: the
+    /// plan's trials only).
+    pub judge: Option<Arc<dyn adaptive::Judge>>,
 }
 
 /// What a finished (or interrupted) run did.
@@ -170,7 +174,20 @@ fn run_trials(
         cpu_model: cpu_model.clone(),
         progress: &progress,
     })?;
-    for (n, planned) in plan.trials.iter().enumerate() {
+    let mut schedule = adaptive::Schedule::new(plan, &stored.trials);
+    let metric = plan.settings.adaptive.as_ref().map(|a| a.metric.clone());
+    while let Some((n, planned)) = schedule.next(opts.judge.as_deref(), |through| {
+        // Skipped cells and cells without an ok trial cannot become precise: not judged.
+        let all = store.key_values(run_id, metric.as_deref().unwrap_or("makespan"), through)?;
+        Ok(all
+            .into_iter()
+            .enumerate()
+            .filter(|(c, v)| cells.get(*c).is_some_and(|s| s.skipped.is_none()) && !v.is_empty())
+            .map(|(_, v)| v)
+            .collect())
+    })? {
+        progress.set_total(schedule.len());
+        let planned = &planned;
         if interrupted.load(SeqCst) {
             summary.interrupted = true;
             break;
@@ -283,6 +300,12 @@ fn run_trials(
         progress.trial_done(n + 1, &cell.label(), planned.warmup, &outcome);
     }
     progress.finish();
+    if let (Some(a), Some(stop)) = (&plan.settings.adaptive, schedule.stop) {
+        if let Some(w) = adaptive::stop_warning(a, stop, schedule.measured_rounds()) {
+            eprintln!("warning: {w}");
+            store.add_warning(run_id, None, &w)?;
+        }
+    }
     for id in sig_ids {
         signal_hook::low_level::unregister(id);
     }

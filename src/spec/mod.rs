@@ -1,6 +1,7 @@
 //! The experiment file: its serde types, parsing with positioned errors, and the check of
 //! every value ([`Spec::validate`]); the plan stage expands a checked spec into cells.
 
+pub mod adaptive;
 mod durations;
 pub mod locate;
 mod problem;
@@ -10,6 +11,7 @@ mod types;
 mod validate;
 mod workloads;
 
+pub use adaptive::{Adaptive, PRECISION_METRICS};
 pub use durations::{parse_duration_ns, MAX_DURATION_NS};
 pub use problem::{accepted_values, Problem, SpecError};
 pub use types::{Axes, DeadlineSpec, Orders, Settings, Spec, WorkloadSpec};
