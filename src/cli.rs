@@ -447,6 +447,9 @@ pub struct ReportArgs {
     /// Policy every other is compared with (default: the first of the run's policy axis).
     #[arg(long, value_name = "POLICY")]
     pub baseline: Option<String>,
+    /// Leave out the trials flagged noisy (reference speed more than 10% off); the report says so.
+    #[arg(long)]
+    pub exclude_noisy: bool,
 }
 
 /// Flags of `schedlab stats`.
@@ -467,6 +470,9 @@ pub struct StatsArgs {
     /// Show every column of every table (default: the key columns, within 120 columns).
     #[arg(long)]
     pub wide: bool,
+    /// Leave out the trials flagged noisy (reference speed more than 10% off); the output says so.
+    #[arg(long)]
+    pub exclude_noisy: bool,
 }
 
 /// Flags of `schedlab compare`.
@@ -500,6 +506,7 @@ impl ReportArgs {
             out: self.out.clone(),
             include_warmup: self.include_warmup,
             baseline: self.baseline.clone(),
+            exclude_noisy: self.exclude_noisy,
         }
     }
 }
@@ -513,6 +520,7 @@ impl StatsArgs {
             include_warmup: self.include_warmup,
             baseline: self.baseline.clone(),
             wide: self.wide,
+            exclude_noisy: self.exclude_noisy,
         }
     }
 }

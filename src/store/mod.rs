@@ -3,6 +3,7 @@
 
 pub mod export;
 pub mod kernel;
+pub mod quality;
 pub mod query;
 mod write;
 

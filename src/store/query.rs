@@ -102,6 +102,8 @@ pub struct CellView {
     pub makespans_ns: Vec<i64>,
     /// Round of each ok trial, in the order of `makespans_ns`.
     pub trial_rounds: Vec<i64>,
+    /// Id of each ok trial, in the order of `makespans_ns`.
+    pub trial_ids: Vec<i64>,
     /// Tasks of the ok trials.
     pub task_rows: Vec<TaskRow>,
 }
@@ -148,7 +150,7 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
         "SELECT status, COUNT(*), MIN(reason) FROM trials WHERE cell_id = ?1 AND (warmup = 0 OR ?2) GROUP BY status ORDER BY status",
     )?;
     let mut makespans = conn.prepare(
-        "SELECT makespan_ns, round FROM trials WHERE cell_id = ?1 AND status = 'ok' AND (warmup = 0 OR ?2) ORDER BY trial_id",
+        "SELECT makespan_ns, round, trial_id FROM trials WHERE cell_id = ?1 AND status = 'ok' AND (warmup = 0 OR ?2) ORDER BY trial_id",
     )?;
     let mut tasks = conn.prepare(
         "SELECT t.trial_id, tr.round, t.response_ns, t.turnaround_ns, COALESCE(t.cpu_ns, COALESCE(t.utime_ns,0) + COALESCE(t.stime_ns,0)), t.nvcsw, t.nivcsw, t.run_delay_ns
@@ -171,10 +173,16 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
             }
             view.statuses.push((status, n));
         }
-        let trials: Vec<(i64, i64)> = makespans
-            .query_map(params![cell_id, warmup], |r| Ok((r.get(0)?, r.get(1)?)))?
+        let trials: Vec<(i64, i64, i64)> = makespans
+            .query_map(params![cell_id, warmup], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?
             .collect::<Result<_, _>>()?;
-        (view.makespans_ns, view.trial_rounds) = trials.into_iter().unzip();
+        for (makespan, round, id) in trials {
+            view.makespans_ns.push(makespan);
+            view.trial_rounds.push(round);
+            view.trial_ids.push(id);
+        }
         view.task_rows = tasks
             .query_map(params![cell_id, warmup], |r| {
                 Ok(TaskRow {
