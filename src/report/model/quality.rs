@@ -323,8 +323,12 @@ pub fn notes(q: &Quality) -> Vec<String> {
     }
     if q.exclude_noisy {
         out.push(format!(
-            "Noisy trials are left out (--exclude-noisy): {} trials flagged noisy are not in any summary, test or finding (the latency histograms and traces still include them).",
-            q.excluded
+            "Noisy trials are left out (--exclude-noisy): {} flagged noisy {} in no summary, test or finding (the latency histograms and traces still include them).",
+            match q.excluded {
+                1 => "1 trial".to_string(),
+                n => format!("{n} trials"),
+            },
+            if q.excluded == 1 { "is" } else { "are" }
         ));
     }
     if let Some((t, _)) = &q.precision {
