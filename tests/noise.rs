@@ -5,6 +5,9 @@ mod common;
 
 use common::*;
 
+/// A trial's (speed before, speed after, steal %, noisy, trial id).
+type Conditions = (Option<f64>, Option<f64>, Option<f64>, bool, i64);
+
 #[test]
 fn every_trial_stores_its_reference_speed_and_steal_and_the_flag_follows_them() {
     let s = Scratch::new();
@@ -14,7 +17,7 @@ fn every_trial_stores_its_reference_speed_and_steal_and_the_flag_follows_them() 
             "--policy", "other", "--tasks", "2", "--work", "5ms", "--trials", "3", "--cpus", "0",
         ],
     );
-    let rows: Vec<(Option<f64>, Option<f64>, Option<f64>, bool, i64)> = s
+    let rows: Vec<Conditions> = s
         .conn()
         .prepare("SELECT speed_before, speed_after, trial_steal_pct, noisy, trial_id FROM trials")
         .unwrap()
