@@ -61,6 +61,8 @@ fn fifo_tasks_at_equal_priority_are_not_preempted_like_other_tasks() {
 #[test]
 fn barrier_start_gives_nonnegative_responses_and_turnarounds_after_them() {
     let s = Scratch::new();
+    // CLOCK_MONOTONIC is the machine's: every stored instant lies between these two readings.
+    let before = schedlab::sys::now_ns() as i64;
     run_ok(
         &s,
         &[
@@ -76,19 +78,44 @@ fn barrier_start_gives_nonnegative_responses_and_turnarounds_after_them() {
             "process,thread",
         ],
     );
+    let after = schedlab::sys::now_ns() as i64;
     let c = s.conn();
-    let rows: Vec<(i64, i64, i64)> = c
-        .prepare("SELECT response_ns, turnaround_ns, run_span_ns FROM tasks")
+    type Row = (i64, i64, i64, i64, i64, i64, i64);
+    let rows: Vec<Row> = c
+        .prepare(
+            "SELECT response_ns, turnaround_ns, run_span_ns, t_release_ns, t_start_ns, t_end_ns,
+                    utime_ns + stime_ns FROM tasks",
+        )
         .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+            ))
+        })
         .unwrap()
         .map(|r| r.unwrap())
         .collect();
     assert_eq!(rows.len(), 2 * 2 * 3);
-    for (resp, turn, span) in rows {
+    // One clock tick (HZ 250): rusage CPU time is tick-sampled.
+    let tick = 4_000_000;
+    for (resp, turn, span, release, start, end, cpu) in rows {
+        assert!(
+            before < release && release <= start && start < end && end < after,
+            "instants inside the run: {before} {release} {start} {end} {after}"
+        );
         assert!(resp >= 0, "response {resp}");
         assert!(turn >= resp, "turnaround {turn} < response {resp}");
-        assert_eq!(turn - resp, span, "run span = turnaround - response");
+        assert!(span > 0 && span <= turn, "span {span}, turnaround {turn}");
+        assert!(
+            cpu <= span + tick,
+            "a task cannot use more CPU ({cpu} ns) than the time it ran ({span} ns)"
+        );
     }
     let cpu = ints(&c, "SELECT utime_ns + stime_ns FROM tasks");
     assert!(

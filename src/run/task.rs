@@ -41,6 +41,8 @@ pub struct Header {
     pub host_cpu_ns: AtomicU64,
     /// 1 once every measured task finished: antagonists stop.
     pub stop: AtomicU32,
+    /// Tasks of the trial (measured and antagonists): the number the barrier waits for.
+    pub tasks: AtomicU32,
     /// Threads the host counted in /proc when it started (1 after a fork).
     pub host_threads: AtomicU32,
 }
@@ -218,8 +220,7 @@ pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, 
     slot.base_cpu_ns.store(sys::thread_cpu_ns(), SeqCst);
     if plan.barrier {
         slot.state.store(STATE_READY, SeqCst);
-        hdr.ready.fetch_add(1, SeqCst);
-        sys::futex_wake(&hdr.ready, 1);
+        arrive(hdr);
         while hdr.release.load(SeqCst) == 0 {
             sys::futex_wait(&hdr.release, 0, None);
         }
@@ -340,15 +341,29 @@ fn counters(buf: &mut [u8]) -> [u64; 7] {
 fn give_up(hdr: &Header, slot: &Slot, state: u32, errno: i32, measured: bool) {
     slot.errno.store(errno as u32, SeqCst);
     slot.state.store(state, SeqCst);
-    hdr.ready.fetch_add(1, SeqCst);
-    sys::futex_wake(&hdr.ready, 1);
+    arrive(hdr);
     finish(hdr, measured);
 }
 
-/// Counts a measured task out; antagonists are not counted.
+/// Counts a task in at the barrier. Only the last arrival wakes the launcher, which waits for
+/// all of them: a wake-up per task would cost the launcher a switch per task while tasks are
+/// still being created.
+fn arrive(hdr: &Header) {
+    if hdr.ready.fetch_add(1, SeqCst) + 1 >= hdr.tasks.load(SeqCst) {
+        sys::futex_wake(&hdr.ready, 1);
+    }
+}
+
+/// Counts a measured task out (antagonists are not counted).
 fn finish(hdr: &Header, measured: bool) {
     if measured {
-        hdr.remaining.fetch_sub(1, SeqCst);
+        count_out(hdr);
+    }
+}
+
+/// Counts one measured task out; the last one wakes the launcher (see [`arrive`]).
+pub fn count_out(hdr: &Header) {
+    if hdr.remaining.fetch_sub(1, SeqCst) == 1 {
         sys::futex_wake(&hdr.remaining, 1);
     }
 }

@@ -1,4 +1,4 @@
-//! Tests of PNG output, and a writer of sample plots to /tmp/plots for a visual check.
+//! Tests of PNG output: embedded-font text, scale, bad input, and every kind of plot.
 
 use super::tests::{bar, bar_groups, box_groups, gantt_bars, xy};
 use super::*;
@@ -49,11 +49,12 @@ fn svg_to_png_renders_text_with_embedded_font() {
     assert!(svg_to_png(&svg, 1000.0).is_err());
 }
 
-/// Writes sample PNGs to /tmp/plots for a visual check: `cargo test --lib report::plots -- --ignored`.
+/// Every kind of plot, on awkward data too (empty, NaN, 40 series, negative bars), renders to a
+/// PNG of the plot's size with more than its frame inked. With `SCHEDLAB_PLOT_DIR=DIR` the SVGs
+/// and PNGs are also written there for a visual check.
 #[test]
-#[ignore]
-fn write_sample_pngs() {
-    std::fs::create_dir_all("/tmp/plots").unwrap();
+fn every_kind_of_plot_renders_to_a_png_with_content() {
+    let out_dir = std::env::var_os("SCHEDLAB_PLOT_DIR").map(std::path::PathBuf::from);
     let mut groups = bar_groups();
     groups[0].bars.push(bar("deadline", 9.5, Some((7.0, 12.0))));
     groups.push(BarGroup {
@@ -189,12 +190,20 @@ fn write_sample_pngs() {
             ),
         ),
     ];
+    let frame_only = inked(&svg_to_png(&box_plot("", "", "", &[]), 1.0).unwrap());
     for (name, svg) in plots {
-        std::fs::write(format!("/tmp/plots/{name}.svg"), &svg).unwrap();
-        std::fs::write(
-            format!("/tmp/plots/{name}.png"),
-            svg_to_png(&svg, 1.0).unwrap(),
-        )
-        .unwrap();
+        let png = svg_to_png(&svg, 1.0).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let p = Pixmap::decode_png(&png).unwrap();
+        assert_eq!((p.width(), p.height()), (WIDTH, HEIGHT), "{name}");
+        let ink = inked(&png);
+        assert!(
+            ink > frame_only + 200,
+            "{name}: {ink} inked pixels, an empty frame has {frame_only}"
+        );
+        if let Some(dir) = &out_dir {
+            std::fs::create_dir_all(dir).unwrap();
+            std::fs::write(dir.join(format!("{name}.svg")), &svg).unwrap();
+            std::fs::write(dir.join(format!("{name}.png")), &png).unwrap();
+        }
     }
 }

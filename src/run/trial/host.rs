@@ -27,8 +27,7 @@ fn reap_next(h: &Header, slots: &[Slot], commands: bool) -> std::io::Result<Opti
             slot.t_end_ns.store(t_end, SeqCst);
             slot.work_units.store(1, SeqCst);
             slot.state.store(task::STATE_DONE, SeqCst);
-            h.remaining.fetch_sub(1, SeqCst);
-            sys::futex_wake(&h.remaining, 1);
+            task::count_out(h);
         }
     }
     sys::wait4(pid, false)

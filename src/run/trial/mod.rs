@@ -44,6 +44,7 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
     let slots: SharedSlice<Slot> = SharedSlice::new(n)?;
     let h = &hdr.as_slice()[0];
     h.remaining.store(setup.plan.measured as u32, SeqCst);
+    h.tasks.store(n as u32, SeqCst);
     let periodic = setup.plan.workload.kind == crate::workload::WorkloadKind::Periodic;
     let hists: SharedSlice<AtomicU8> = SharedSlice::new(if periodic { n * HIST_BYTES } else { 0 })?;
     let cpu0 = sys::thread_cpu_ns();
