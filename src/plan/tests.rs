@@ -205,7 +205,10 @@ fn an_adaptive_plan_holds_its_minimum_rounds_and_later_rounds_continue_the_same_
     // The spec as run names the limits and the metric, and plans the same again.
     let stored = Spec::from_toml(&plan.spec_toml).unwrap();
     assert_eq!(stored.settings.max_trials, Some(8));
-    assert_eq!(stored.settings.precision_metric.as_deref(), Some("makespan"));
+    assert_eq!(
+        stored.settings.precision_metric.as_deref(),
+        Some("makespan")
+    );
     assert_eq!(build(&stored, 5).unwrap(), plan);
     assert!(round(&plan, 0).iter().all(|t| t.warmup));
     assert!(round(&plan, 5)
