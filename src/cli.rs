@@ -41,6 +41,8 @@ pub enum Command {
     Stats(StatsArgs),
     /// Compare the same cells in two runs (A/B), e.g. two kernels or two machines.
     Compare(CompareArgs),
+    /// Restore kernel settings a killed schedlab left changed (from its restore journal).
+    Restore,
 }
 
 /// Flags of `schedlab run`. Lists are comma-separated; every flag overrides the spec file.
@@ -48,7 +50,7 @@ pub enum Command {
 pub struct RunArgs {
     /// Experiment file (TOML). Without it and without axis flags: the built-in quick experiment.
     pub spec: Option<PathBuf>,
-    /// Policies: other, batch, idle, fifo, rr, deadline.
+    /// Policies: other, batch, idle, fifo, rr, deadline, ext.
     #[arg(long = "policy", value_delimiter = ',')]
     pub policies: Vec<PolicyKind>,
     /// Priority modes: same (one level) or spread (each task its own level).
@@ -133,6 +135,18 @@ pub struct RunArgs {
     /// Block-device I/O schedulers to compare, e.g. none,mq-deadline,bfq,kyber (restored afterwards).
     #[arg(long, value_delimiter = ',')]
     pub io_schedulers: Vec<String>,
+    /// EEVDF custom slices of the measured tasks of other/batch cells, e.g. 0.1ms,1ms,3ms
+    /// (or default); needs Linux 6.12+.
+    #[arg(long = "slice", value_delimiter = ',')]
+    pub slices: Vec<String>,
+    /// A kernel setting to vary, NAME=V1,V2 (a sysctl name such as kernel.sched_rr_timeslice_ms,
+    /// a path under /proc/sys or /sys, or cpufreq.governor); repeatable. Root only; restored
+    /// after the run.
+    #[arg(long = "knob", value_name = "NAME=V1,V2")]
+    pub knobs: Vec<String>,
+    /// A BPF scheduler (sched_ext) to run cells under, e.g. "scx_lavd", or none; repeatable.
+    #[arg(long = "scx", value_name = "COMMAND")]
+    pub scx: Vec<String>,
     /// Block device whose I/O scheduler is varied (default: the one holding --io-dir), e.g. vda.
     #[arg(long)]
     pub device: Option<String>,
@@ -233,7 +247,10 @@ impl RunArgs {
             && self.start.is_empty()
             && self.cpus.is_none()
             && self.antagonists.is_empty()
-            && self.io_schedulers.is_empty())
+            && self.io_schedulers.is_empty()
+            && self.slices.is_empty()
+            && self.knobs.is_empty()
+            && self.scx.is_empty())
     }
 
     /// The spec these flags describe: the file (or quick experiment) with the flags applied over it.
@@ -311,6 +328,24 @@ impl RunArgs {
         }
         if !self.io_schedulers.is_empty() {
             a.io_schedulers = self.io_schedulers.clone();
+        }
+        if !self.slices.is_empty() {
+            a.slices = self.slices.clone();
+        }
+        if !self.scx.is_empty() {
+            a.scx = self
+                .scx
+                .iter()
+                .cloned()
+                .map(crate::spec::ScxSpec::Command)
+                .collect();
+        }
+        if !self.knobs.is_empty() {
+            let knobs = self
+                .knobs
+                .iter()
+                .map(|k| crate::spec::KnobAxis::from_flag(k));
+            a.knobs = knobs.collect::<Result<_, _>>()?;
         }
         let s = &mut spec.settings;
         s.trials = self.trials.unwrap_or(s.trials);

@@ -21,17 +21,21 @@ pub enum PolicyKind {
     Rr,
     /// SCHED_DEADLINE.
     Deadline,
+    /// SCHED_EXT: the class of a BPF scheduler loaded through sched_ext (Linux 6.12+ built
+    /// with CONFIG_SCHED_CLASS_EXT); fair class while none is loaded.
+    Ext,
 }
 
 impl PolicyKind {
     /// Every policy, in the order reports list them.
-    pub const ALL: [PolicyKind; 6] = [
+    pub const ALL: [PolicyKind; 7] = [
         PolicyKind::Other,
         PolicyKind::Batch,
         PolicyKind::Idle,
         PolicyKind::Fifo,
         PolicyKind::Rr,
         PolicyKind::Deadline,
+        PolicyKind::Ext,
     ];
 
     /// The name used on the command line, in specs and in the database.
@@ -43,6 +47,7 @@ impl PolicyKind {
             PolicyKind::Fifo => "fifo",
             PolicyKind::Rr => "rr",
             PolicyKind::Deadline => "deadline",
+            PolicyKind::Ext => "ext",
         }
     }
 
@@ -55,6 +60,7 @@ impl PolicyKind {
             PolicyKind::Batch => 3,
             PolicyKind::Idle => 5,
             PolicyKind::Deadline => 6,
+            PolicyKind::Ext => 7,
         }
     }
 
@@ -66,6 +72,11 @@ impl PolicyKind {
     /// FIFO or RR.
     pub fn is_rt(self) -> bool {
         matches!(self, PolicyKind::Fifo | PolicyKind::Rr)
+    }
+
+    /// OTHER or BATCH: the classes whose tasks may ask EEVDF for a custom slice.
+    pub fn takes_slice(self) -> bool {
+        matches!(self, PolicyKind::Other | PolicyKind::Batch)
     }
 
     /// FIFO, RR or DEADLINE: classes that can starve the rest of the machine.
@@ -91,13 +102,16 @@ impl FromStr for PolicyKind {
             "sched_fifo" => "fifo",
             "sched_rr" => "rr",
             "sched_deadline" | "dl" => "deadline",
+            "sched_ext" | "scx" => "ext",
             other => other,
         };
         PolicyKind::ALL
             .into_iter()
             .find(|p| p.name() == alias)
             .ok_or_else(|| {
-                format!("unknown policy '{s}'; accepted: other, batch, idle, fifo, rr, deadline")
+                format!(
+                    "unknown policy '{s}'; accepted: other, batch, idle, fifo, rr, deadline, ext"
+                )
             })
     }
 }
@@ -189,6 +203,9 @@ pub struct TaskPolicy {
     pub rt_priority: u32,
     /// Deadline parameters (DEADLINE only).
     pub deadline: DeadlineParams,
+    /// EEVDF custom slice, ns (OTHER and BATCH only; None: the kernel's default).
+    #[serde(default)]
+    pub slice_ns: Option<u64>,
 }
 
 impl TaskPolicy {
@@ -211,7 +228,7 @@ impl TaskPolicy {
             lo + ((hi - lo) * index as i64 + (count as i64 - 1) / 2) / (count as i64 - 1)
         };
         let (n, p) = match kind {
-            PolicyKind::Other | PolicyKind::Batch | PolicyKind::Idle => {
+            PolicyKind::Other | PolicyKind::Batch | PolicyKind::Idle | PolicyKind::Ext => {
                 let n = match (nice, mode) {
                     (Some(n), _) => n,
                     (None, PriorityMode::Same) => 0,
@@ -238,7 +255,15 @@ impl TaskPolicy {
             nice: n,
             rt_priority: p,
             deadline,
+            slice_ns: None,
         }
+    }
+
+    /// The same attributes with EEVDF custom slice `slice_ns` (kept only by OTHER and BATCH,
+    /// where `sched_attr.sched_runtime` asks for it).
+    pub fn with_slice(mut self, slice_ns: Option<u64>) -> TaskPolicy {
+        self.slice_ns = slice_ns.filter(|_| self.kind.takes_slice());
+        self
     }
 
     /// The kernel attributes for this task.
@@ -248,7 +273,11 @@ impl TaskPolicy {
             ..Default::default()
         };
         match self.kind {
-            PolicyKind::Other | PolicyKind::Batch | PolicyKind::Idle => a.nice = self.nice,
+            PolicyKind::Other | PolicyKind::Batch | PolicyKind::Idle | PolicyKind::Ext => {
+                a.nice = self.nice;
+                // Under OTHER/BATCH, sched_runtime asks EEVDF for a custom slice (Linux 6.12+).
+                a.runtime_ns = self.slice_ns.unwrap_or(0);
+            }
             PolicyKind::Fifo | PolicyKind::Rr => a.priority = self.rt_priority,
             PolicyKind::Deadline => {
                 a.runtime_ns = self.deadline.runtime_ns;
@@ -295,6 +324,9 @@ pub fn refusal_reason(kind: PolicyKind, nice: i32, errno: i32, pinned: Option<&[
         (_, libc::EPERM) => format!(
             "SCHED_{} with nice {nice} refused ({name}): lowering nice below the current value needs CAP_SYS_NICE or a higher RLIMIT_NICE; run as root, grant CAP_SYS_NICE, raise RLIMIT_NICE (nice in /etc/security/limits.conf) or use --priorities same",
             kind.name().to_uppercase()
+        ),
+        (PolicyKind::Ext, libc::EINVAL) => format!(
+            "SCHED_EXT refused ({name}): this kernel has no sched_ext class (built without CONFIG_SCHED_CLASS_EXT, or older than Linux 6.12); boot a kernel with CONFIG_SCHED_CLASS_EXT=y to use the ext policy, and see `schedlab policies`"
         ),
         (_, libc::EINVAL) => format!(
             "SCHED_{} refused ({name}): this kernel does not offer the class or rejects its parameters; check `schedlab policies` and the kernel configuration",
@@ -350,7 +382,7 @@ mod tests {
         );
         let err = "fast".parse::<PolicyKind>().unwrap_err();
         assert!(
-            err.contains("other, batch, idle, fifo, rr, deadline"),
+            err.contains("other, batch, idle, fifo, rr, deadline, ext"),
             "{err}"
         );
     }
@@ -454,6 +486,31 @@ mod tests {
             .validate()
             .unwrap_err()
             .contains("runtime <= deadline <= period"));
+    }
+
+    #[test]
+    fn a_slice_goes_into_sched_runtime_of_other_and_batch_only() {
+        let task = |kind| {
+            TaskPolicy::for_task(
+                kind,
+                PriorityMode::Same,
+                0,
+                1,
+                None,
+                None,
+                DeadlineParams::default(),
+            )
+            .with_slice(Some(300_000))
+        };
+        assert_eq!(task(PolicyKind::Other).attr().runtime_ns, 300_000);
+        assert_eq!(task(PolicyKind::Batch).attr().runtime_ns, 300_000);
+        assert_eq!(task(PolicyKind::Idle).attr().runtime_ns, 0);
+        assert_eq!(task(PolicyKind::Fifo).slice_ns, None);
+        // DEADLINE keeps its own runtime.
+        assert_eq!(task(PolicyKind::Deadline).attr().runtime_ns, 5_000_000);
+        assert_eq!(task(PolicyKind::Ext).attr().policy, 7);
+        let r = refusal_reason(PolicyKind::Ext, 0, libc::EINVAL, None);
+        assert!(r.contains("CONFIG_SCHED_CLASS_EXT"), "{r}");
     }
 
     #[test]

@@ -102,12 +102,16 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
     let s = Scratch::new();
     tiny_run(&s);
     let db = s.db();
-    // Make it a schema-2 file: without the runner columns, the tasks' exact CPU time and
-    // the trials' conditions.
+    // Make it a schema-2 file: without the runner columns, the knob columns and table, the
+    // tasks' exact CPU time and the trials' conditions.
     let c = s.conn();
     c.execute_batch(
         "ALTER TABLE runs DROP COLUMN runner_pid; ALTER TABLE runs DROP COLUMN runner_boot_id;
-         ALTER TABLE runs DROP COLUMN runner_start_ticks; ALTER TABLE tasks DROP COLUMN cpu_ns;
+         ALTER TABLE runs DROP COLUMN runner_start_ticks;
+         ALTER TABLE cells DROP COLUMN slice_ns; ALTER TABLE cells DROP COLUMN knobs;
+         ALTER TABLE cells DROP COLUMN scx; ALTER TABLE tasks DROP COLUMN slice_getattr_ns;
+         ALTER TABLE tasks DROP COLUMN slice_proc_ns; DROP TABLE knob_readings;
+         ALTER TABLE tasks DROP COLUMN cpu_ns;
          ALTER TABLE trials DROP COLUMN speed_before; ALTER TABLE trials DROP COLUMN speed_after;
          ALTER TABLE trials DROP COLUMN trial_steal_pct; ALTER TABLE trials DROP COLUMN noisy;
          ALTER TABLE trials DROP COLUMN rt_throttled; PRAGMA user_version = 2; VACUUM;",

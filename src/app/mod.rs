@@ -19,6 +19,10 @@ pub fn main() -> i32 {
     // Die quietly when a reader such as `head` closes the pipe, as other command-line tools do.
     let _ = crate::sys::restore_default_signal(crate::sys::Signal::SIGPIPE);
     let cli = Cli::parse();
+    // Any command first puts back kernel settings a killed schedlab left changed.
+    if !matches!(cli.command, Command::Restore) {
+        crate::run::journal::recover_at_startup();
+    }
     let result = match cli.command {
         Command::Run(args) => run::cmd_run(&args),
         Command::Export(args) => runs::cmd_export(&args).map(|_| 0),
@@ -28,6 +32,7 @@ pub fn main() -> i32 {
         Command::Report(args) => crate::report::cmd::report(&args.options()),
         Command::Stats(args) => crate::report::cmd::stats(&args.options()),
         Command::Compare(args) => crate::report::cmd::compare(&args.options()),
+        Command::Restore => run::cmd_restore(),
         Command::Policies => {
             print!(
                 "{}",

@@ -103,6 +103,13 @@ pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
     println!("{} — {}", plan.name, plan.description);
     print!("{}", b.build().with(tabled::settings::Style::sharp()));
     println!();
+    let changes = crate::run::knobs::describe(&plan, &plan.settings.io_dir);
+    if !changes.is_empty() {
+        println!("Kernel settings this plan changes (read back before every trial, restored after the run):");
+        for line in changes {
+            println!("  {line}");
+        }
+    }
     match &plan.settings.adaptive {
         None => println!(
             "{} cells x {} trials ({} warm-up) = {} trials; estimated duration {} (seed {})",
@@ -150,6 +157,43 @@ fn adaptive_bounds(a: &crate::plan::Adaptive) -> String {
             fmt_duration(t)
         ))
     )
+}
+
+/// `schedlab restore`: restores what dead schedlab processes left changed (their restore
+/// journals), says what it did, and names journals still held by running ones.
+pub fn cmd_restore() -> Result<i32> {
+    let dir = crate::run::journal::state_dir();
+    if !crate::sys::is_root() && dir.exists() {
+        anyhow::bail!(
+            "restoring kernel settings needs root; run `sudo schedlab restore` (journals in {})",
+            dir.display()
+        );
+    }
+    let r = crate::run::journal::recover(&dir, &crate::run::knobfile::system_roots())
+        .map_err(anyhow::Error::msg)?;
+    for line in &r.lines {
+        println!("{line}");
+    }
+    for (pid, command) in &r.live {
+        println!("schedlab pid {pid} (`{command}`) is running and restores its own settings when it ends");
+    }
+    for (file, why) in &r.unreadable {
+        println!(
+            "{} is not a schedlab restore journal ({why}); left as it is",
+            file.display()
+        );
+    }
+    if r.lines.is_empty() && r.live.is_empty() && r.unreadable.is_empty() {
+        println!(
+            "nothing to restore: no restore journal in {}",
+            dir.display()
+        );
+    }
+    Ok(if r.lines.iter().any(|l| l.starts_with("could not")) {
+        1
+    } else {
+        0
+    })
 }
 
 /// A long duration as `1 h 02 min`, `3 min 20 s` or `12 s`.

@@ -2,10 +2,12 @@
 //! privileges), captured once per run so that results can be compared (or refused as
 //! incomparable) across machines; its boot id; process identity.
 //!
-//! Submodule: [`probe`] (which scheduling policies this process may use, probed). Whether the
-//! machine is idle before a trial is the run stage's business: `run::settle`.
+//! Submodules: [`probe`] (which scheduling policies this process may use, probed) and
+//! [`sched_ext`] (BPF schedulers: present, state, loaded ops). Whether the machine is idle
+//! before a trial is the run stage's business: `run::settle`.
 
 pub mod probe;
+pub mod sched_ext;
 
 pub use probe::{policy_report, render_policy_report, PolicyAvailability};
 
@@ -191,8 +193,7 @@ impl EnvRecord {
         .flatten()
         .find(|&n| n > 0)
         .unwrap_or(1);
-        let sched_ext_state =
-            read_trim("/sys/kernel/sched_ext/state").unwrap_or_else(|| "absent".into());
+        let sched_ext = sched_ext::SchedExt::now();
         EnvRecord {
             kernel_release: release,
             kernel_version: uts.as_ref().map(|u| u.version.clone()),
@@ -222,8 +223,8 @@ impl EnvRecord {
             rr_timeslice_ms: read_parsed("/proc/sys/kernel/sched_rr_timeslice_ms"),
             autogroup_enabled: read_trim("/proc/sys/kernel/sched_autogroup_enabled")
                 .map(|v| v == "1"),
-            sched_ext_ops: read_trim("/sys/kernel/sched_ext/root/ops").filter(|s| !s.is_empty()),
-            sched_ext_state,
+            sched_ext_ops: sched_ext.ops,
+            sched_ext_state: sched_ext.state,
             fair_server: read_fair_server(Path::new("/sys/kernel/debug/sched/fair_server")),
             io_schedulers: read_io_schedulers(Path::new("/sys/block")),
             schedlab_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -265,6 +266,14 @@ fn parse_start_ticks(stat: &str) -> Option<u64> {
     }
     // After the state (field 3), starttime is the 19th field.
     fields.nth(18)?.parse().ok()
+}
+
+/// The scheduler options of this kernel's configuration, when it is readable (spawns
+/// `gzip -dc /proc/config.gz` when that file exists).
+pub fn kernel_sched_config() -> Option<SchedConfig> {
+    let release = uname().map(|u| u.release);
+    read_kernel_config(release.as_deref())
+        .map(|(text, _)| sched_config(&parse_kernel_config(&text)))
 }
 
 /// Kernel release (`uname -r`), empty if unknown; cheap, without a full capture.

@@ -26,14 +26,17 @@ pub struct PolicyAvailability {
 }
 
 /// Policy names and kernel numbers, in report order.
-const POLICIES: [(&str, u32); 6] = [
+const POLICIES: [(&str, u32); 7] = [
     ("other", 0),
     ("batch", 3),
     ("idle", 5),
     ("fifo", 1),
     ("rr", 2),
     ("deadline", SCHED_DEADLINE),
+    ("ext", SCHED_EXT),
 ];
+/// Kernel number of SCHED_EXT (sched_ext, Linux 6.12+).
+const SCHED_EXT: u32 = 7;
 /// Kernel number of SCHED_DEADLINE.
 const SCHED_DEADLINE: u32 = 6;
 /// DEADLINE probe runtime: 1 ms, in nanoseconds.
@@ -114,17 +117,79 @@ pub fn policy_report() -> Vec<PolicyAvailability> {
                     current_nice.min(privileges.nice_floor_by_rlimit()).max(-20)
                 }
             });
-            let (reason, remedy) = explain(name, outcome, &privileges, rt_runtime_us, rt_period_us);
+            let (reason, remedy) = if name == "ext" {
+                explain_ext(outcome, &super::sched_ext::SchedExt::now())
+            } else {
+                let (r, m) = explain(name, outcome, &privileges, rt_runtime_us, rt_period_us);
+                (r, m.map(str::to_string))
+            };
             PolicyAvailability {
                 policy: name.to_string(),
                 allowed: outcome.is_ok(),
                 errno: outcome.err().flatten().map(errno_name),
                 reason,
-                remedy: remedy.map(str::to_string),
+                remedy,
                 lowest_nice,
             }
         })
         .collect()
+}
+
+/// The reason and remedy of probing SCHED_EXT, given what /sys/kernel/sched_ext says.
+fn explain_ext(outcome: Outcome, ext: &super::sched_ext::SchedExt) -> (String, Option<String>) {
+    match outcome {
+        Ok(()) => (
+            match &ext.ops {
+                Some(ops) => format!("sched_ext {}: BPF scheduler {ops} is loaded", ext.state),
+                None => format!(
+                    "sched_ext {}: no BPF scheduler is loaded, so SCHED_EXT tasks run in the fair class until one is (use the scx axis)",
+                    ext.state
+                ),
+            },
+            None,
+        ),
+        Err(Some(libc::EINVAL)) if !ext.present() => (
+            "this kernel has no sched_ext class (CONFIG_SCHED_CLASS_EXT off, or Linux before 6.12; /sys/kernel/sched_ext is absent)".into(),
+            Some("boot a kernel built with CONFIG_SCHED_CLASS_EXT=y (Linux 6.12+, BPF and BTF) and install a BPF scheduler (the scx packages, e.g. scx_lavd)".into()),
+        ),
+        Err(Some(e)) => (
+            format!("refused with {} (sched_ext {})", errno_name(e), ext.state),
+            Some("check dmesg for sched_ext messages".into()),
+        ),
+        Err(None) => ("could not start a probe thread".into(), None),
+    }
+}
+
+/// Whether this kernel keeps a custom EEVDF slice of `slice_ns` for `policy` (OTHER 0 or
+/// BATCH 3): a short-lived thread asks for it with sched_setattr and reads `sched_runtime`
+/// back. Kernels before 6.12 accept the call but ignore the value (and read back 0), so the
+/// read-back decides. Returns the slice read back, or why the cell cannot have it.
+pub fn slice_support(policy: u32, slice_ns: u64) -> Result<u64, String> {
+    let probe = std::thread::Builder::new()
+        .name("slice-probe".into())
+        .spawn(move || {
+            let attr = SchedAttr {
+                policy,
+                nice: sys::sched_getattr().map_or(0, |a| a.nice),
+                runtime_ns: slice_ns,
+                ..Default::default()
+            };
+            sys::sched_setattr(&attr)?;
+            sys::sched_getattr().map(|a| a.runtime_ns)
+        })
+        .map_err(|e| format!("could not start a thread to probe the EEVDF slice: {e}"))?;
+    let release = super::kernel_release();
+    match probe.join() {
+        Ok(Ok(got)) if got == slice_ns => Ok(got),
+        Ok(Ok(got)) => Err(format!(
+            "this kernel ({release}) does not keep a custom EEVDF slice: sched_getattr reads back sched_runtime = {got} ns after asking for {slice_ns} ns; custom slices need Linux 6.12 or later (drop the slices axis or use a newer kernel)"
+        )),
+        Ok(Err(e)) => Err(format!(
+            "this kernel ({release}) refuses a custom slice of {slice_ns} ns ({}); custom EEVDF slices need Linux 6.12 or later",
+            errno_name(e)
+        )),
+        Err(_) => Err("the slice probe thread panicked".into()),
+    }
 }
 
 /// "sched_rt_runtime_us/sched_rt_period_us = 950000/1000000 (95.0% of each CPU)".
@@ -330,6 +395,18 @@ mod tests {
     }
 
     #[test]
+    fn a_custom_slice_is_kept_and_read_back_on_this_kernel() {
+        // Linux 6.12+ keeps it (this machine runs 6.18); older kernels must give a reason.
+        match slice_support(0, 300_000) {
+            Ok(got) => assert_eq!(got, 300_000),
+            Err(e) => assert!(e.contains("6.12"), "{e}"),
+        }
+        if slice_support(0, 300_000).is_ok() {
+            assert_eq!(slice_support(3, 3_000_000), Ok(3_000_000));
+        }
+    }
+
+    #[test]
     fn unprivileged_rt_refusal_names_rtprio_and_both_remedies() {
         let (reason, remedy) = explain(
             "fifo",
@@ -452,11 +529,29 @@ mod tests {
     }
 
     #[test]
-    fn probing_this_process_covers_six_policies_and_allows_other() {
+    fn probing_this_process_covers_seven_policies_and_allows_other() {
         let before = sys::sched_getattr().map(|a| a.policy);
         let report = policy_report();
         let names: Vec<&str> = report.iter().map(|p| p.policy.as_str()).collect();
-        assert_eq!(names, ["other", "batch", "idle", "fifo", "rr", "deadline"]);
+        assert_eq!(
+            names,
+            ["other", "batch", "idle", "fifo", "rr", "deadline", "ext"]
+        );
+        // SCHED_EXT is allowed exactly when the kernel has sched_ext.
+        let ext = super::super::sched_ext::SchedExt::now();
+        assert_eq!(report[6].allowed, ext.present(), "{:?}", report[6]);
+        if !ext.present() {
+            assert!(
+                report[6].reason.contains("no sched_ext")
+                    && report[6]
+                        .remedy
+                        .as_deref()
+                        .unwrap()
+                        .contains("CONFIG_SCHED_CLASS_EXT=y"),
+                "{:?}",
+                report[6]
+            );
+        }
         assert!(report[0].allowed, "{report:?}");
         assert!(report
             .iter()

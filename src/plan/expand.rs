@@ -2,12 +2,13 @@
 //! varies slowest), and the seeded order of their trials.
 
 use super::{Cell, PlannedTrial};
-use crate::records::WorkSize;
+use crate::records::{KnobSetting, WorkSize};
 use crate::spec::{Checked, CheckedWorkload};
 use crate::workload::{Workload, WorkloadKind};
 
 /// Every combination of the axes of `c`, in axis order: policies, priorities, workloads (a
-/// command workload once per start order), tasks, kind, start, cpus, antagonists, I/O schedulers.
+/// command workload once per start order), tasks, kind, start, cpus, antagonists, I/O schedulers,
+/// slices, knobs, BPF schedulers.
 pub(crate) fn cells(c: &Checked) -> Vec<Cell> {
     let workloads: Vec<(Workload, WorkSize, bool)> =
         c.workloads.iter().flat_map(variants).collect();
@@ -44,11 +45,40 @@ pub(crate) fn cells(c: &Checked) -> Vec<Cell> {
         |_| antagonists.clone(),
         |cell, n| cell.antagonists = n,
     );
-    vary(
+    cells = vary(
         cells,
         |_| io_schedulers.clone(),
         |cell, s| cell.io_scheduler = s,
-    )
+    );
+    vary_knobs(cells, c)
+}
+
+/// The kernel-knob axes after the others: slices (fair-policy cells only; every other cell
+/// once, with the kernel's slice), each knob in spec order, then the BPF scheduler.
+fn vary_knobs(mut cells: Vec<Cell>, c: &Checked) -> Vec<Cell> {
+    let slices = |cell: &Cell| {
+        if cell.policy.takes_slice() {
+            axis_or(&c.slices, None, |&s| s)
+        } else {
+            vec![None]
+        }
+    };
+    cells = vary(cells, slices, |cell, s| cell.slice_ns = s);
+    for knob in &c.knobs {
+        cells = vary(
+            cells,
+            |_| knob.values.clone(),
+            |cell, value| {
+                cell.knobs.push(KnobSetting {
+                    name: knob.name.clone(),
+                    path: knob.path.clone(),
+                    value,
+                })
+            },
+        );
+    }
+    let scx = axis_or(&c.scx, None, Clone::clone);
+    vary(cells, |_| scx.clone(), |cell, s| cell.scx = s)
 }
 
 /// The cell every combination starts from: the settings shared by all cells, and the first
@@ -72,6 +102,9 @@ fn template(c: &Checked) -> Cell {
         antagonist_policy: c.antagonist_policy,
         antagonist_workload: c.antagonist_workload,
         io_scheduler: None,
+        slice_ns: None,
+        knobs: Vec::new(),
+        scx: None,
     }
 }
 

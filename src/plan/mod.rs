@@ -8,7 +8,7 @@ pub use crate::spec::Adaptive;
 pub use expand::order;
 
 use crate::policy::{DeadlineParams, PolicyKind, PriorityMode};
-use crate::records::{StartMode, TaskKind, WorkSize};
+use crate::records::{KnobSetting, ScxCommand, StartMode, TaskKind, WorkSize};
 use crate::spec::{Checked, Spec, SpecError};
 use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
@@ -49,6 +49,15 @@ pub struct Cell {
     pub antagonist_workload: crate::workload::WorkloadKind,
     /// Block-device I/O scheduler set for the cell (None: left as it is).
     pub io_scheduler: Option<String>,
+    /// EEVDF custom slice of the measured tasks, ns (fair policies; None: the kernel's default).
+    #[serde(default)]
+    pub slice_ns: Option<u64>,
+    /// Kernel settings set before each trial of the cell (and restored after the run).
+    #[serde(default)]
+    pub knobs: Vec<KnobSetting>,
+    /// BPF scheduler (sched_ext) running during the cell's trials (None: the fair class).
+    #[serde(default)]
+    pub scx: Option<ScxCommand>,
 }
 
 impl Cell {
@@ -77,10 +86,29 @@ impl Cell {
         if let Some(io) = &self.io_scheduler {
             s.push_str(&format!(" io={io}"));
         }
+        if let Some(settings) = self.settings_label() {
+            s.push(' ');
+            s.push_str(&settings);
+        }
         if let Some(c) = &self.cpus {
             s.push_str(&format!(" cpus={}", crate::procfs::format_cpu_list(c)));
         }
         s
+    }
+}
+
+impl Cell {
+    /// The cell's kernel settings in one line (slice, knobs, BPF scheduler), e.g.
+    /// `slice=0.1ms kernel.sched_rr_timeslice_ms=10 scx=lavd`; None when it has none.
+    pub fn settings_label(&self) -> Option<String> {
+        let parts: Vec<String> = self
+            .slice_ns
+            .map(|ns| format!("slice={}", crate::records::slice_label(ns)))
+            .into_iter()
+            .chain(self.knobs.iter().map(KnobSetting::label))
+            .chain(self.scx.as_ref().map(|c| format!("scx={}", c.ops)))
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(" "))
     }
 }
 

@@ -215,3 +215,62 @@ fn an_adaptive_plan_holds_its_minimum_rounds_and_later_rounds_continue_the_same_
         .iter()
         .all(|t| !t.warmup && t.trial_index == 5));
 }
+
+#[test]
+fn knob_axes_multiply_the_cells_and_a_slice_only_fair_ones() {
+    let text = "[axes]\npolicies = [\"other\", \"rr\"]\nslices = [\"0.1ms\", \"3ms\"]\n\
+                scx = [\"scx_lavd --performance\"]\n\
+                [[axes.knobs]]\nname = \"kernel.sched_rr_timeslice_ms\"\nvalues = [10, 100]\n\
+                [[axes.knobs]]\nname = \"/sys/kernel/mm/transparent_hugepage/enabled\"\nvalues = [\"never\"]\n";
+    let (spec, plan) = crate::plan::build_from_text("k.toml", text, 1).unwrap();
+    // other: 2 slices x 2 quanta x 1 x 1 BPF scheduler; rr: no slice x 2 x 1 x 1.
+    assert_eq!(plan.cells.len(), 6);
+    assert_eq!(
+        plan.cells[0].label(),
+        "other/same cpu:pi x4 process barrier slice=0.1ms kernel.sched_rr_timeslice_ms=10 \
+         /sys/kernel/mm/transparent_hugepage/enabled=never scx=lavd"
+    );
+    let rr: Vec<_> = plan
+        .cells
+        .iter()
+        .filter(|c| c.policy == PolicyKind::Rr)
+        .collect();
+    assert_eq!(rr.len(), 2);
+    assert!(rr.iter().all(|c| c.slice_ns.is_none()));
+    assert_eq!(
+        rr[1].knobs[0].path,
+        "/proc/sys/kernel/sched_rr_timeslice_ms"
+    );
+    assert_eq!(rr[1].knobs[0].value, "100");
+    assert_eq!(
+        rr[1].scx.as_ref().unwrap().argv,
+        ["scx_lavd", "--performance"]
+    );
+    // The spec as run keeps the knob axes and plans the same again.
+    let stored = Spec::from_toml(&plan.spec_toml).unwrap();
+    assert_eq!(stored.axes, spec.axes);
+    assert_eq!(build(&stored, 1).unwrap().cells, plan.cells);
+    // A spec without them writes none of their keys.
+    let quick = build(&Spec::default_quick(), 1).unwrap();
+    assert!(!quick.spec_toml.contains("slices") && !quick.spec_toml.contains("knobs"));
+}
+
+#[test]
+fn knob_mistakes_are_positioned_at_their_key() {
+    let text = "[axes]\npolicies = [\"fifo\"]\nslices = [\"1ms\"]\n";
+    let e = crate::plan::build_from_text("k.toml", text, 1)
+        .unwrap_err()
+        .0;
+    assert!(
+        e.starts_with("k.toml:3:1: axes.slices: an EEVDF slice applies"),
+        "{e}"
+    );
+    let text = "[[axes.knobs]]\nname = \"/etc/passwd\"\nvalues = [1]\n";
+    let e = crate::plan::build_from_text("k.toml", text, 1)
+        .unwrap_err()
+        .0;
+    assert!(
+        e.starts_with("k.toml:2:8: axes.knobs[0].name: /etc/passwd is outside"),
+        "{e}"
+    );
+}

@@ -4,9 +4,11 @@
 //! no stage (only the neutral modules `policy` and `workload`).
 
 mod cell;
+mod knob;
 mod trial;
 
 pub use cell::{StartMode, TaskKind, WorkSize};
+pub use knob::{slice_label, KnobReading, KnobSetting, ScxCommand};
 pub use trial::{
     now_utc, Sample, Slice, TaskRecord, TaskTrace, TrialMeta, TrialOutcome, TrialStatus,
 };

@@ -90,6 +90,13 @@ pub struct TaskRecord {
     pub latency: Option<(LatencySummary, Vec<u8>)>,
     /// What the kernel's scheduler trace says about this task (--trace).
     pub trace: Option<TaskTrace>,
+    /// EEVDF slice in force, ns, as `sched_getattr` reads it back (`sched_runtime` of a fair
+    /// task, Linux 6.12+); None for other classes or when unread.
+    #[serde(default)]
+    pub slice_getattr_ns: Option<u64>,
+    /// EEVDF slice in force, ns, as `/proc/thread-self/sched` shows it (`se.slice`).
+    #[serde(default)]
+    pub slice_proc_ns: Option<u64>,
 }
 
 /// The result of one trial.
@@ -241,6 +248,8 @@ pub struct TrialMeta {
     /// RT throttling cut the trial's CPU-bound RT tasks short (None: it has none, or no
     /// RT budget applies).
     pub rt_throttled: Option<bool>,
+    /// Every kernel setting of the cell (knobs, I/O scheduler, sched_ext), read back before the trial.
+    pub knobs: Vec<super::KnobReading>,
 }
 
 /// The current UTC time as RFC 3339 (seconds), as times of day are recorded.

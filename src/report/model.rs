@@ -76,8 +76,8 @@ pub struct CellKey {
 
 impl CellKey {
     /// The keys of a run's cells, with the axes only some runs have folded in: the I/O
-    /// scheduler is what is compared (the treatment: "bfq" when the run has one policy, else
-    /// "other io=bfq"), and antagonists are part of the workload ("cpu:pi +2 antagonists"),
+    /// scheduler and kernel settings are what is compared (the treatment: "bfq" or
+    /// "slice=0.1ms" when the run has one policy, else "other io=bfq"), and antagonists are part of the workload ("cpu:pi +2 antagonists"),
     /// so cells with and without load fall into different groups.
     pub fn all_of(cells: &[CellView]) -> Vec<CellKey> {
         let one_policy = cells.iter().all(|c| c.policy == cells[0].policy);
@@ -85,12 +85,8 @@ impl CellKey {
             .iter()
             .map(|c| {
                 let mut k = CellKey::of(c);
-                if let Some(io) = &c.io_scheduler {
-                    k.policy = if one_policy {
-                        io.clone()
-                    } else {
-                        format!("{} io={io}", c.policy)
-                    };
+                if let Some(treatment) = baseline::treatment(c, one_policy) {
+                    k.policy = treatment;
                 }
                 if c.antagonists > 0 {
                     k.workload = format!("{} +{} antagonists", k.workload, c.antagonists);

@@ -28,7 +28,8 @@ fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map_or_else(|| "-".into(), f)
 }
 
-/// The workload with the axes that only some runs have (antagonists, I/O scheduler).
+/// The workload with the axes that only some runs have (antagonists, I/O scheduler, kernel
+/// settings).
 fn workload_cell(c: &CellView) -> String {
     let mut s = c.workload.clone();
     if c.antagonists > 0 {
@@ -36,6 +37,10 @@ fn workload_cell(c: &CellView) -> String {
     }
     if let Some(io) = &c.io_scheduler {
         s.push_str(&format!(" io={io}"));
+    }
+    if let Some(settings) = &c.settings {
+        s.push(' ');
+        s.push_str(settings);
     }
     s
 }

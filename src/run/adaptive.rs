@@ -240,6 +240,9 @@ mod tests {
             antagonist_policy: crate::policy::PolicyKind::Other,
             antagonist_workload: crate::workload::WorkloadKind::Cpu,
             io_scheduler: None,
+            slice_ns: None,
+            knobs: Vec::new(),
+            scx: None,
         }
     }
 

@@ -1,8 +1,8 @@
-//! Block-device I/O scheduler: find the device under a directory, switch its scheduler, restore it.
+//! Block-device I/O scheduler: find the device under a directory and read its schedulers.
 //!
-//! The original scheduler is restored when the guard is dropped: at the normal end of a run, on
-//! an error (the `?` that ends the run drops it), after Ctrl-C or SIGTERM (the run loop stops and
-//! returns). Only SIGKILL can leave a changed scheduler behind.
+//! Switching and restoring it is one kind of kernel knob ([`super::knobs`]): set before each
+//! trial and read back, restored at the end of the run however it ends, and journaled before
+//! any change so that the next schedlab command restores it even after a SIGKILL.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -86,82 +86,6 @@ pub fn device_for(dir: &Path) -> Result<String, String> {
     Ok(name)
 }
 
-/// Holds a device's original scheduler and puts it back when dropped.
-#[derive(Debug)]
-pub struct IoSchedGuard {
-    device: String,
-    original: String,
-    current: String,
-}
-
-impl IoSchedGuard {
-    /// Remembers the scheduler now in force on `device`.
-    pub fn new(device: &str) -> Result<IoSchedGuard, String> {
-        let s = read(device)?;
-        Ok(IoSchedGuard {
-            device: device.to_string(),
-            original: s.current.clone(),
-            current: s.current,
-        })
-    }
-
-    /// The device.
-    pub fn device(&self) -> &str {
-        &self.device
-    }
-
-    /// The scheduler in force before schedlab changed anything.
-    pub fn original(&self) -> &str {
-        &self.original
-    }
-
-    /// Switches to `name` and reads it back; the error names the schedulers on offer.
-    pub fn set(&mut self, name: &str) -> Result<(), String> {
-        if self.current == name {
-            return Ok(());
-        }
-        let offered = read(&self.device)?;
-        if !offered.available.iter().any(|a| a == name) {
-            return Err(format!(
-                "device {} does not offer the I/O scheduler '{name}' (offered: {}); load its module (modprobe) or drop it from io_schedulers",
-                self.device,
-                offered.available.join(", ")
-            ));
-        }
-        std::fs::write(scheduler_path(&self.device), name).map_err(|e| {
-            format!(
-                "cannot set the I/O scheduler of {} to {name}: {e} (needs root)",
-                self.device
-            )
-        })?;
-        let now = read(&self.device)?.current;
-        if now != name {
-            return Err(format!(
-                "the I/O scheduler of {} reads back as {now} after setting {name}",
-                self.device
-            ));
-        }
-        self.current = now;
-        Ok(())
-    }
-}
-
-impl Drop for IoSchedGuard {
-    fn drop(&mut self) {
-        if self.current != self.original {
-            if let Err(e) = std::fs::write(scheduler_path(&self.device), &self.original) {
-                eprintln!(
-                    "error: could not restore the I/O scheduler of {} to {}: {e}; restore it by hand: echo {} > {}",
-                    self.device,
-                    self.original,
-                    self.original,
-                    scheduler_path(&self.device).display()
-                );
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,33 +105,5 @@ mod tests {
             let e = device_for(Path::new("/dev/shm")).unwrap_err();
             assert!(e.contains("settings.device"), "{e}");
         }
-    }
-
-    #[test]
-    fn the_guard_restores_the_original_scheduler() {
-        if !crate::sys::is_root() {
-            eprintln!("skipping: switching I/O schedulers needs root");
-            return;
-        }
-        let Ok(dev) = device_for(Path::new("/var/tmp")) else {
-            eprintln!("skipping: /var/tmp is not on a block device here");
-            return;
-        };
-        let before = read(&dev).unwrap();
-        let other = before
-            .available
-            .iter()
-            .find(|a| **a != before.current)
-            .cloned();
-        {
-            let mut g = IoSchedGuard::new(&dev).unwrap();
-            if let Some(o) = &other {
-                g.set(o).unwrap();
-                assert_eq!(read(&dev).unwrap().current, *o);
-            }
-            let e = g.set("no-such-scheduler").unwrap_err();
-            assert!(e.contains("offered"), "{e}");
-        }
-        assert_eq!(read(&dev).unwrap().current, before.current);
     }
 }

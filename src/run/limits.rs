@@ -49,6 +49,25 @@ impl RtBudget {
         })
     }
 
+    /// The budget `cell`'s trials run under: the one in force now, with the values of the
+    /// cell's own `kernel.sched_rt_runtime_us` / `sched_rt_period_us` knobs, if it sets them.
+    pub fn for_cell(cell: &Cell) -> Option<RtBudget> {
+        let mut b = RtBudget::current()?;
+        for k in &cell.knobs {
+            let Ok(v) = k.value.trim().parse::<i64>() else {
+                continue;
+            };
+            match k.path.as_str() {
+                "/proc/sys/kernel/sched_rt_runtime_us" => {
+                    b.runtime_ns = (v >= 0).then(|| v as u64 * 1000);
+                }
+                "/proc/sys/kernel/sched_rt_period_us" => b.period_ns = v.max(1) as u64 * 1000,
+                _ => {}
+            }
+        }
+        Some(b)
+    }
+
     /// "950 ms per 1000 ms" or "no limit".
     pub fn describe(&self) -> String {
         match self.runtime_ns {
@@ -139,11 +158,12 @@ pub fn demand_warning(
     })
 }
 
-/// The plan-time warning for `cell` (see [`demand_warning`]) with the budget in force now and
-/// `alone_ns` of work per task; None when the budget cannot be read or is not exceeded.
+/// The plan-time warning for `cell` (see [`demand_warning`]) with the budget its trials run
+/// under ([`RtBudget::for_cell`]) and `alone_ns` of work per task; None when the budget cannot
+/// be read or is not exceeded.
 pub fn cell_warning(cell: &Cell, alone_ns: u64) -> Option<String> {
     let trial_ns = super::estimate_trial_ns(cell, alone_ns);
-    demand_warning(cell, alone_ns, trial_ns, RtBudget::current()?)
+    demand_warning(cell, alone_ns, trial_ns, RtBudget::for_cell(cell)?)
 }
 
 /// Judges a finished trial for RT throttling with the budget in force now, records the
@@ -303,6 +323,9 @@ mod tests {
             antagonist_policy: PolicyKind::Other,
             antagonist_workload: WorkloadKind::Cpu,
             io_scheduler: None,
+            slice_ns: None,
+            knobs: Vec::new(),
+            scx: None,
         }
     }
 
@@ -383,5 +406,16 @@ mod tests {
             ..BUDGET
         };
         assert!(demand_warning(&pinned, 300 * MS, 1300 * MS, unlimited).is_none());
+        // A cell that lifts the budget with a knob is not warned about.
+        let mut lifted = pinned.clone();
+        lifted.knobs.push(crate::records::KnobSetting {
+            name: "kernel.sched_rt_runtime_us".into(),
+            path: "/proc/sys/kernel/sched_rt_runtime_us".into(),
+            value: "-1".into(),
+        });
+        if let Some(b) = RtBudget::for_cell(&lifted) {
+            assert_eq!(b.runtime_ns, None);
+            assert!(cell_warning(&lifted, 300 * MS).is_none());
+        }
     }
 }

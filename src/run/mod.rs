@@ -3,12 +3,16 @@
 pub mod adaptive;
 mod cells;
 pub mod iosched;
+pub mod journal;
+pub mod knobfile;
+pub mod knobs;
 pub mod launcher;
 pub mod limits;
 pub mod noise;
 mod one;
 pub mod progress;
 pub mod sampler;
+pub mod scx;
 pub mod settle;
 pub mod sink;
 pub mod task;
@@ -132,26 +136,13 @@ fn run_trials(
             .map(std::time::Duration::from_nanos),
         trace: plan.settings.trace,
     };
-    // Restores the device's original I/O scheduler when the run loop ends, however it ends.
-    let mut io_guard = if plan.cells.iter().any(|c| c.io_scheduler.is_some()) {
-        let device = match &plan.settings.device {
-            Some(d) => d.clone(),
-            None => iosched::device_for(io_dir).map_err(anyhow::Error::msg)?,
-        };
-        let g = iosched::IoSchedGuard::new(&device).map_err(anyhow::Error::msg)?;
-        store.add_warning(
-            run_id,
-            None,
-            &format!(
-                "I/O scheduler of {} varied; it was {} and is restored after the run",
-                g.device(),
-                g.original()
-            ),
-        )?;
-        Some(g)
-    } else {
-        None
-    };
+    // Kernel settings (knobs, I/O scheduler, BPF scheduler): journaled before any change,
+    // restored when the run loop ends, however it ends (the journal covers SIGKILL).
+    let (mut knobs, knob_warnings) =
+        knobs::Knobs::prepare(plan, io_dir).map_err(anyhow::Error::msg)?;
+    for w in knob_warnings {
+        store.add_warning(run_id, None, &w)?;
+    }
     let mut cells = vec![CellState::default(); plan.cells.len()];
     for &(cell, units) in &stored.units {
         if let Some(state) = cells.get_mut(cell) {
@@ -223,10 +214,16 @@ fn run_trials(
         };
         let mut warning = None;
         let mut trial_warnings: Vec<String> = Vec::new();
-        if let (Some(g), Some(name), None) = (io_guard.as_mut(), &cell.io_scheduler, &state.skipped)
-        {
-            match g.set(name) {
-                Ok(()) => meta.io_scheduler = Some(name.clone()),
+        if state.skipped.is_none() {
+            // Set before the settle window, so the change settles before the trial.
+            match knobs.apply(cell) {
+                Ok(readings) => {
+                    meta.io_scheduler = readings
+                        .iter()
+                        .find(|r| r.name == knobs::IO_SCHEDULER)
+                        .map(|r| r.read_back.clone());
+                    meta.knobs = readings;
+                }
                 Err(reason) => {
                     eprintln!("skipped: {}: {reason}", cell.label());
                     state.skipped = Some(reason);

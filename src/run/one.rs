@@ -92,6 +92,7 @@ fn task_plan(cell: &Cell, state: &CellState, dir: Option<&TrialDir>) -> TaskPlan
             cell.rt_priority,
             cell.deadline,
         )
+        .with_slice(cell.slice_ns)
     });
     let antagonists = (0..a).map(|i| {
         TaskPolicy::for_task(

@@ -100,6 +100,10 @@ pub struct Slot {
     /// The same clock right after the work's last unit, ns (0: the task did not record it,
     /// e.g. an exec'd program, whose CPU time comes from its rusage when it is reaped).
     pub cpu_ns: AtomicU64,
+    /// EEVDF slice read back with sched_getattr (`sched_runtime` of a fair task), ns; 0: unread.
+    pub slice_getattr_ns: AtomicU64,
+    /// EEVDF slice in /proc/thread-self/sched (`se.slice`), ns; 0: unread.
+    pub slice_proc_ns: AtomicU64,
 }
 
 /// What every task of a trial needs to know, prepared before any task exists.
@@ -178,6 +182,7 @@ pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, 
         slot.policy_read.store(a.policy, SeqCst);
         slot.nice_read.store(a.nice, SeqCst);
         slot.prio_read.store(a.priority, SeqCst);
+        read_slice(policy, a.runtime_ns, slot);
     }
     let (workload, units) = match (&plan.antagonist_workload, measured) {
         (Some(w), false) => (w, plan.antagonist_chunk),
@@ -336,6 +341,24 @@ fn counters(buf: &mut [u8]) -> [u64; 7] {
         c[6] = procfs::parse_sched(text).nr_migrations.unwrap_or(0);
     }
     c
+}
+
+/// Records the EEVDF slice of a fair task as the kernel reports it twice: `sched_runtime` of
+/// sched_getattr (Linux 6.12+) and `se.slice` of /proc/thread-self/sched.
+fn read_slice(policy: &TaskPolicy, getattr_runtime_ns: u64, slot: &Slot) {
+    use crate::policy::PolicyKind;
+    if !matches!(
+        policy.kind,
+        PolicyKind::Other | PolicyKind::Batch | PolicyKind::Idle | PolicyKind::Ext
+    ) {
+        return;
+    }
+    slot.slice_getattr_ns.store(getattr_runtime_ns, SeqCst);
+    let mut buf = [0u8; 4096];
+    if let Some(text) = sys::read_small(c"/proc/thread-self/sched", &mut buf) {
+        let slice = procfs::parse_sched(text).slice_ns.unwrap_or(0);
+        slot.slice_proc_ns.store(slice, SeqCst);
+    }
 }
 
 fn give_up(hdr: &Header, slot: &Slot, state: u32, errno: i32, measured: bool) {

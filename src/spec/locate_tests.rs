@@ -77,7 +77,7 @@ fn an_unknown_value_lists_every_accepted_value() {
     let e = err("[axes]\npolicies = [\"other\", \"fast\"]\n");
     assert_eq!(
         e,
-        "f.toml:2:22: axes.policies[1]: unknown value `fast` (accepted: other, batch, idle, fifo, rr, deadline)"
+        "f.toml:2:22: axes.policies[1]: unknown value `fast` (accepted: other, batch, idle, fifo, rr, deadline, ext)"
     );
 }
 

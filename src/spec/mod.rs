@@ -3,6 +3,7 @@
 
 pub mod adaptive;
 mod durations;
+mod knobs;
 pub mod locate;
 mod problem;
 mod spans;
@@ -13,6 +14,7 @@ mod workloads;
 
 pub use adaptive::{Adaptive, PRECISION_METRICS};
 pub use durations::{parse_duration_ns, MAX_DURATION_NS};
+pub use knobs::{knob_path, CheckedKnob, KnobAxis, KnobValue, ScxSpec, MAX_SLICE_NS, MIN_SLICE_NS};
 pub use problem::{accepted_values, Problem, SpecError};
 pub use types::{Axes, DeadlineSpec, Orders, Settings, Spec, WorkloadSpec};
 pub use validate::{Checked, MAX_TRIALS};

@@ -1,6 +1,7 @@
 //! The serde types of an experiment file: what to vary (axes) and how to run it (settings),
 //! with their defaults. Values are checked in [`super::validate`].
 
+use super::knobs::{KnobAxis, ScxSpec};
 use crate::policy::{PolicyKind, PriorityMode};
 use crate::records::{StartMode, TaskKind};
 use crate::workload::{CpuKernel, IoMode, WorkloadKind};
@@ -52,6 +53,17 @@ pub struct Axes {
     pub antagonists: Vec<u32>,
     /// Block-device I/O schedulers to compare (none, mq-deadline, bfq, kyber); empty = leave as is.
     pub io_schedulers: Vec<String>,
+    /// EEVDF custom slices of the measured tasks of fair-policy cells (other, batch), e.g.
+    /// ["0.1ms", "3ms"], or "default"; empty = the kernel's base slice.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub slices: Vec<String>,
+    /// BPF schedulers (sched_ext) the cells run under: commands such as "scx_lavd", or "none".
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scx: Vec<ScxSpec>,
+    /// Kernel settings under /proc/sys and /sys to vary, each set before its cell's trials and
+    /// restored afterwards (root only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub knobs: Vec<KnobAxis>,
 }
 
 impl Default for Axes {
@@ -66,6 +78,9 @@ impl Default for Axes {
             cpus: vec![],
             antagonists: vec![0],
             io_schedulers: vec![],
+            slices: vec![],
+            scx: vec![],
+            knobs: vec![],
         }
     }
 }

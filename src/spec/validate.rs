@@ -39,6 +39,12 @@ pub struct Checked {
     pub antagonists: Vec<u32>,
     /// Block-device I/O scheduler names, trimmed; empty = left as they are.
     pub io_schedulers: Vec<String>,
+    /// EEVDF custom slices, ns (None: the kernel's base slice); empty = not varied.
+    pub slices: Vec<Option<u64>>,
+    /// Kernel settings to vary, with their files.
+    pub knobs: Vec<super::CheckedKnob>,
+    /// BPF schedulers (None: the fair class); empty = not varied.
+    pub scx: Vec<Option<crate::records::ScxCommand>>,
     /// Nice override for every task of the fair classes.
     pub nice: Option<i32>,
     /// RT priority override for every FIFO/RR task, 1..=99.
@@ -85,6 +91,9 @@ impl Spec {
         check_antagonists(a, s)?;
         let sample_interval_ns = sample_interval_ns(s)?;
         let io_schedulers = io_schedulers(&a.io_schedulers)?;
+        let slices = super::knobs::check_slices(&a.slices, &a.policies)?;
+        let knobs = super::knobs::check_knobs(&a.knobs)?;
+        let scx = super::knobs::check_scx(&a.scx)?;
         Ok(Checked {
             policies: a.policies.clone(),
             priorities: a.priorities.clone(),
@@ -95,6 +104,9 @@ impl Spec {
             cpus,
             antagonists: a.antagonists.clone(),
             io_schedulers,
+            slices,
+            knobs,
+            scx,
             nice: s.nice,
             rt_priority: s.rt_priority,
             deadline,
@@ -262,6 +274,11 @@ fn cell_count(a: &Axes, workloads: &[CheckedWorkload]) -> u64 {
     ]
     .iter()
     .fold(1u64, |n, &len| n.saturating_mul(len as u64))
+    .saturating_mul(super::knobs::cell_factor(
+        a.slices.len(),
+        &a.knobs,
+        a.scx.len(),
+    ))
 }
 
 /// The experiment has at most [`MAX_TRIALS`] trials (an adaptive one at its maximum).

@@ -54,14 +54,21 @@ impl FromStr for Format {
 const CELL_COLUMNS: &str = "r.run_id, tr.trial_id, tr.trial_index, tr.round, tr.warmup, c.cell_index, c.policy, c.priorities,
      c.workload, c.kind, c.start, c.tasks, c.cpus, c.units, c.antagonists, c.io_scheduler";
 
-/// SQL of the `tasks` export. Column names are part of the interface: keep them stable.
+/// Kernel-knob columns, after the older ones of every table: the cell's slice, knobs and BPF
+/// scheduler, and the settings read back before the trial (`name=value` separated by spaces).
+const KNOB_COLUMNS: &str = "c.slice_ns, c.knobs, c.scx,
+     (SELECT group_concat(k.name || '=' || k.read_back, ' ') FROM knob_readings k WHERE k.trial_id = tr.trial_id) AS knobs_read";
+
+/// SQL of the `tasks` export. Column names are part of the interface: keep them stable; new
+/// columns go at the end.
 fn tasks_sql() -> String {
     format!(
         "SELECT {CELL_COLUMNS}, t.task_index, t.pid, t.tid, t.policy_in_force, t.nice, t.rt_priority,
                 t.response_ns, t.turnaround_ns, t.run_span_ns, t.utime_ns, t.stime_ns, t.nvcsw, t.nivcsw,
                 t.run_delay_ns, t.timeslices, t.migrations, t.work_units, t.exit_status,
                 t.t_release_ns, t.t_start_ns, t.t_end_ns, t.role, t.lat_count, t.lat_min_ns, t.lat_p50_ns,
-                t.lat_p90_ns, t.lat_p99_ns, t.lat_p999_ns, t.lat_max_ns, tr.status, t.cpu_ns
+                t.lat_p90_ns, t.lat_p99_ns, t.lat_p999_ns, t.lat_max_ns, tr.status, {KNOB_COLUMNS},
+                t.slice_getattr_ns, t.slice_proc_ns, t.cpu_ns
          FROM tasks t JOIN trials tr ON tr.trial_id = t.trial_id JOIN cells c ON c.cell_id = tr.cell_id
               JOIN runs r ON r.run_id = tr.run_id
          WHERE r.run_id = ?1 ORDER BY tr.trial_id, t.task_index"
@@ -73,7 +80,7 @@ fn samples_sql() -> String {
     format!(
         "SELECT {CELL_COLUMNS}, s.t_ns, s.interval_ns, s.r, s.b, s.in_per_s, s.cs_per_s, s.us_pct, s.sy_pct, s.id_pct,
                 s.wa_pct, s.st_pct, s.bi_kib_s, s.bo_kib_s, s.psi_cpu_some_pct, s.psi_cpu_full_pct, s.psi_io_some_pct,
-                s.psi_io_full_pct, s.psi_mem_some_pct, s.psi_mem_full_pct, s.load1
+                s.psi_io_full_pct, s.psi_mem_some_pct, s.psi_mem_full_pct, s.load1, {KNOB_COLUMNS}
          FROM samples s JOIN trials tr ON tr.trial_id = s.trial_id JOIN cells c ON c.cell_id = tr.cell_id
               JOIN runs r ON r.run_id = tr.run_id
          WHERE r.run_id = ?1 ORDER BY tr.trial_id, s.t_ns"
@@ -83,7 +90,7 @@ fn samples_sql() -> String {
 /// SQL of the `trials` export.
 fn trials_sql() -> String {
     format!(
-        "SELECT {CELL_COLUMNS}, tr.makespan_ns, tr.status, tr.reason, tr.timeout_ns, tr.harness_cpu_ns, tr.pgid, tr.started_at,
+        "SELECT {CELL_COLUMNS}, tr.makespan_ns, tr.status, tr.reason, tr.timeout_ns, tr.harness_cpu_ns, tr.pgid, tr.started_at, {KNOB_COLUMNS},
                 tr.speed_before, tr.speed_after, tr.trial_steal_pct, tr.noisy, tr.rt_throttled
          FROM trials tr JOIN cells c ON c.cell_id = tr.cell_id JOIN runs r ON r.run_id = tr.run_id
          WHERE r.run_id = ?1 ORDER BY tr.trial_id"

@@ -17,6 +17,8 @@ pub struct KernelCellRows {
     pub tasks: i64,
     /// Antagonists per trial.
     pub antagonists: i64,
+    /// The cell's kernel settings in one line (slice, knobs, BPF scheduler), if any.
+    pub settings: Option<String>,
     /// Wake-up latency histograms (HdrHistogram V2) of every measured task of every ok trial.
     pub latency_hdr_v2: Vec<Vec<u8>>,
     /// The first traced ok trial: (task index, CPU, start, end), times in ns after its release.
@@ -28,7 +30,8 @@ pub struct KernelCellRows {
 pub fn kernel_rows(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<KernelCellRows>> {
     let conn = &store.conn;
     let mut cells = conn.prepare(
-        "SELECT cell_id, cell_index, policy, workload, tasks, antagonists FROM cells WHERE run_id = ?1 ORDER BY cell_index",
+        "SELECT cell_id, cell_index, policy, workload, tasks, antagonists, slice_ns, knobs, scx
+         FROM cells WHERE run_id = ?1 ORDER BY cell_index",
     )?;
     let cells: Vec<(i64, KernelCellRows)> = cells
         .query_map([run_id], |r| {
@@ -40,6 +43,7 @@ pub fn kernel_rows(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<Kerne
                     workload: r.get(3)?,
                     tasks: r.get(4)?,
                     antagonists: r.get(5)?,
+                    settings: super::query::settings_label(r.get(6)?, r.get(7)?, r.get(8)?),
                     ..Default::default()
                 },
             ))

@@ -3,6 +3,7 @@
 
 pub mod export;
 pub mod kernel;
+mod knobs;
 pub mod quality;
 pub mod query;
 mod write;
@@ -55,11 +56,23 @@ const TABLES: [&str; 9] = [
 
 /// Schema changes from one version to the next: `MIGRATIONS[i]` takes version `i + 2` to `i + 3`.
 const MIGRATIONS: [&str; 1] = [
-    // 2 -> 3: who runs a run, to tell a dead run from a running one; exact task CPU time;
-    // each trial's reference speed, steal, noise flag and RT throttling.
+    // 2 -> 3: who runs a run, to tell a dead run from a running one.
+    // Kernel knobs (issue 12): the cell's slice, knobs and BPF scheduler, the slice read back
+    // per task, and every setting read back before each trial.
+    // Trust (issue 11): exact task CPU time; each trial's reference speed, steal, noise flag
+    // and RT throttling.
     "ALTER TABLE runs ADD COLUMN runner_pid INTEGER;
      ALTER TABLE runs ADD COLUMN runner_boot_id TEXT;
      ALTER TABLE runs ADD COLUMN runner_start_ticks INTEGER;
+     ALTER TABLE cells ADD COLUMN slice_ns INTEGER;
+     ALTER TABLE cells ADD COLUMN knobs TEXT;
+     ALTER TABLE cells ADD COLUMN scx TEXT;
+     ALTER TABLE tasks ADD COLUMN slice_getattr_ns INTEGER;
+     ALTER TABLE tasks ADD COLUMN slice_proc_ns INTEGER;
+     CREATE TABLE IF NOT EXISTS knob_readings (
+         trial_id INTEGER NOT NULL REFERENCES trials(trial_id), name TEXT NOT NULL,
+         path TEXT NOT NULL, requested TEXT NOT NULL, read_back TEXT NOT NULL);
+     CREATE INDEX IF NOT EXISTS knob_readings_by_trial ON knob_readings(trial_id);
      ALTER TABLE tasks ADD COLUMN cpu_ns INTEGER;
      ALTER TABLE trials ADD COLUMN speed_before REAL;
      ALTER TABLE trials ADD COLUMN speed_after REAL;

@@ -90,6 +90,9 @@ pub struct CellView {
     pub antagonists: i64,
     /// Block-device I/O scheduler of the cell.
     pub io_scheduler: Option<String>,
+    /// The cell's kernel settings in one line (`slice=0.1ms`, `NAME=VALUE`, `scx=COMMAND`),
+    /// None when it has none.
+    pub settings: Option<String>,
     /// Trials stored per status: (status, count).
     pub statuses: Vec<(String, i64)>,
     /// First reason given for a trial that was not ok.
@@ -123,7 +126,8 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
     let conn = &store.conn;
     let mut out = Vec::new();
     let mut st = conn.prepare(
-        "SELECT cell_id, cell_index, policy, priorities, workload, kind, start, tasks, cpus, antagonists, io_scheduler, work_ns, units
+        "SELECT cell_id, cell_index, policy, priorities, workload, kind, start, tasks, cpus, antagonists, io_scheduler, work_ns, units,
+                slice_ns, knobs, scx
          FROM cells WHERE run_id = ?1 ORDER BY cell_index",
     )?;
     let rows = st.query_map([run_id], |r| {
@@ -142,6 +146,7 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
                 io_scheduler: r.get(10)?,
                 work_ns: r.get(11)?,
                 units: r.get(12)?,
+                settings: settings_label(r.get(13)?, r.get(14)?, r.get(15)?),
                 ..CellView::default()
             },
         ))
@@ -200,6 +205,21 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
         out.push(view);
     }
     Ok(out)
+}
+
+/// The kernel settings of a cell in one line, from its stored slice, knobs and BPF scheduler.
+pub(crate) fn settings_label(
+    slice_ns: Option<i64>,
+    knobs: Option<String>,
+    scx: Option<String>,
+) -> Option<String> {
+    let parts: Vec<String> = slice_ns
+        .map(|ns| format!("slice={}", crate::records::slice_label(ns as u64)))
+        .into_iter()
+        .chain(knobs.filter(|k| !k.is_empty()))
+        .chain(scx.map(|c| format!("scx={c}")))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(" "))
 }
 
 /// One line of `schedlab runs`.

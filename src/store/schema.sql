@@ -42,6 +42,9 @@ CREATE TABLE IF NOT EXISTS cells (
     antagonist_policy TEXT,
     antagonist_workload TEXT,
     io_scheduler    TEXT,                       -- block-device I/O scheduler requested for the cell
+    slice_ns        INTEGER,                    -- EEVDF custom slice of the measured tasks (fair policies), NULL = kernel default
+    knobs           TEXT,                       -- kernel settings set for the cell, "name=value" separated by spaces
+    scx             TEXT,                       -- BPF scheduler (sched_ext) command the cell runs under
     UNIQUE (run_id, cell_index)
 );
 
@@ -110,6 +113,8 @@ CREATE TABLE IF NOT EXISTS tasks (
     trace_preemptions INTEGER,                  -- --trace: switched out while runnable
     trace_migrations INTEGER,
     trace_unseen_switch_ins INTEGER,            -- --trace: slices whose switch-in the trace lacks
+    slice_getattr_ns INTEGER,                   -- EEVDF slice read back with sched_getattr (sched_runtime), fair classes
+    slice_proc_ns   INTEGER,                    -- EEVDF slice in /proc/thread-self/sched (se.slice), fair classes
     cpu_ns          INTEGER,                    -- exact CPU time of the work (thread CPU clock); utime/stime are rusage
     PRIMARY KEY (trial_id, task_index)
 );
@@ -154,6 +159,14 @@ CREATE TABLE IF NOT EXISTS trace_slices (
     end_ns          INTEGER NOT NULL
 );
 
+CREATE TABLE IF NOT EXISTS knob_readings (
+    trial_id        INTEGER NOT NULL REFERENCES trials(trial_id),
+    name            TEXT    NOT NULL,           -- knob name (io_scheduler, sched_ext, a sysctl name or path)
+    path            TEXT    NOT NULL,           -- file read (symbolic links resolved)
+    requested       TEXT    NOT NULL,           -- value the cell asked for
+    read_back       TEXT    NOT NULL            -- value the file showed just before the trial
+);
+
 CREATE TABLE IF NOT EXISTS calibrations (
     key             TEXT    NOT NULL,
     kernel          TEXT    NOT NULL,
@@ -171,3 +184,4 @@ CREATE TABLE IF NOT EXISTS warnings (
 
 CREATE INDEX IF NOT EXISTS trials_by_run ON trials(run_id);
 CREATE INDEX IF NOT EXISTS cells_by_run ON cells(run_id);
+CREATE INDEX IF NOT EXISTS knob_readings_by_trial ON knob_readings(trial_id);

@@ -42,8 +42,9 @@ impl Store {
             };
             tx.execute(
                 "INSERT INTO cells (run_id, cell_index, policy, priorities, workload, workload_json, kind, start, tasks, cpus,
-                                    nice, rt_priority, dl_runtime_ns, dl_deadline_ns, dl_period_ns, work_ns, units, split, antagonists, antagonist_policy, antagonist_workload, io_scheduler)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+                                    nice, rt_priority, dl_runtime_ns, dl_deadline_ns, dl_period_ns, work_ns, units, split, antagonists, antagonist_policy, antagonist_workload, io_scheduler,
+                                    slice_ns, knobs, scx)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
                 params![
                     run_id,
                     i as i64,
@@ -67,6 +68,14 @@ impl Store {
                     (c.antagonists > 0).then(|| c.antagonist_policy.name()),
                     (c.antagonists > 0).then(|| c.antagonist_workload.name()),
                     c.io_scheduler,
+                    c.slice_ns.map(|ns| ns as i64),
+                    (!c.knobs.is_empty()).then(|| c
+                        .knobs
+                        .iter()
+                        .map(crate::records::KnobSetting::label)
+                        .collect::<Vec<_>>()
+                        .join(" ")),
+                    c.scx.as_ref().map(|x| x.command_line()),
                 ],
             )?;
         }
@@ -135,9 +144,9 @@ impl Store {
                     t_end_ns, response_ns, turnaround_ns, run_span_ns, utime_ns, stime_ns, nvcsw, nivcsw, run_delay_ns,
                     timeslices, migrations, work_units, exit_status, role, lat_count, lat_min_ns, lat_p50_ns, lat_p90_ns,
                     lat_p99_ns, lat_p999_ns, lat_max_ns, trace_wakeups, trace_delay_p50_ns, trace_delay_max_ns,
-                    trace_preemptions, trace_migrations, trace_unseen_switch_ins, cpu_ns)
+                    trace_preemptions, trace_migrations, trace_unseen_switch_ins, slice_getattr_ns, slice_proc_ns, cpu_ns)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-                         ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37)",
+                         ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39)",
             )?;
             let mut hist = tx.prepare("INSERT INTO histograms (trial_id, task_index, metric, hdr_v2) VALUES (?1, ?2, ?3, ?4)")?;
             let nz = |v: u64| (v != 0).then_some(v as i64);
@@ -191,6 +200,8 @@ impl Store {
                     tr.map(|t| t.preemptions as i64),
                     tr.map(|t| t.migrations as i64),
                     tr.map(|t| t.unseen_switch_ins as i64),
+                    t.slice_getattr_ns.map(|v| v as i64),
+                    t.slice_proc_ns.map(|v| v as i64),
                     t.cpu_ns.map(|v| v as i64),
                 ])?;
                 if let Some(h) = &delay_stats {
@@ -252,6 +263,7 @@ impl Store {
                 ])?;
             }
         }
+        super::knobs::insert_readings(&tx, trial_id, &meta.knobs)?;
         tx.commit()?;
         Ok(trial_id)
     }

@@ -22,6 +22,17 @@ pub struct Uname {
     pub nodename: String,
 }
 
+/// An exclusive advisory lock (`flock`) on an open file, released when dropped.
+#[derive(Debug)]
+pub struct FileLock(#[allow(dead_code)] nix::fcntl::Flock<std::fs::File>);
+
+/// Takes an exclusive `flock` on `file`, waiting while another process holds it.
+pub fn lock_exclusive(file: std::fs::File) -> io::Result<FileLock> {
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+        .map(FileLock)
+        .map_err(|(_, e)| io::Error::from(e))
+}
+
 /// The kernel's `uname` fields (invalid UTF-8 replaced); None if the call fails.
 pub fn uname() -> Option<Uname> {
     let u = nix::sys::utsname::uname().ok()?;
@@ -126,6 +137,20 @@ mod tests {
             Some(soft.parse::<u64>().unwrap())
         };
         assert_eq!(soft_rlimit(Resource::RLIMIT_RTPRIO), expected);
+    }
+
+    #[test]
+    fn a_second_lock_waits_for_the_first() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let first = lock_exclusive(f.reopen().unwrap()).unwrap();
+        // A non-blocking try from another open file description fails while it is held.
+        let again = nix::fcntl::Flock::lock(
+            f.reopen().unwrap(),
+            nix::fcntl::FlockArg::LockExclusiveNonblock,
+        );
+        assert!(again.is_err());
+        drop(first);
+        assert!(lock_exclusive(f.reopen().unwrap()).is_ok());
     }
 
     #[test]

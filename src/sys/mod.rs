@@ -21,7 +21,9 @@ pub mod shm;
 pub mod wait;
 
 pub use clock::{now_ns, sleep_until_ns, thread_cpu_ns};
-pub use host::{is_tmpfs, read_small, set_rlimit, soft_rlimit, uname, Resource, Uname};
+pub use host::{
+    is_tmpfs, lock_exclusive, read_small, set_rlimit, soft_rlimit, uname, FileLock, Resource, Uname,
+};
 pub use process::{
     become_child_subreaper, die_with_parent, euid, exit_now, fork, fork_stamped, getpid, gettid,
     group_alive, is_root, kill_group, process_exists, redirect_std_fd, restore_default_signal,

@@ -4,6 +4,20 @@
 
 use super::{CellKey, ReportInput};
 
+/// What a cell compares when the run varied the I/O scheduler or kernel settings: with one
+/// policy in the run the scheduler ("bfq") or the settings ("slice=0.1ms"), else the policy
+/// with them ("other io=bfq", "other slice=0.1ms"); None when it varied neither.
+pub fn treatment(c: &crate::store::query::CellView, one_policy: bool) -> Option<String> {
+    let io = c.io_scheduler.as_ref().map(|io| format!("io={io}"));
+    let parts: Vec<String> = io.into_iter().chain(c.settings.clone()).collect();
+    match (one_policy, c.io_scheduler.as_ref(), c.settings.is_some()) {
+        _ if parts.is_empty() => None,
+        (true, Some(io), false) => Some(io.clone()),
+        (true, _, _) => Some(parts.join(" ")),
+        (false, _, _) => Some(format!("{} {}", c.policy, parts.join(" "))),
+    }
+}
+
 /// The names `--baseline` accepts for a run: every compared treatment (the policy, or e.g.
 /// "bfq" / "other io=bfq" when the run varied the I/O scheduler) and every plain policy
 /// name, in cell order without repeats.

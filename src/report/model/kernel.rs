@@ -54,10 +54,14 @@ pub struct KernelView {
     pub traces: Vec<TraceTrial>,
 }
 
-fn cell_label(policy: &str, tasks: i64, antagonists: i64) -> String {
+fn cell_label(policy: &str, tasks: i64, antagonists: i64, settings: Option<&str>) -> String {
     let mut s = format!("{policy} x{tasks}");
     if antagonists > 0 {
         s.push_str(&format!(" +{antagonists} antagonists"));
+    }
+    if let Some(settings) = settings {
+        s.push(' ');
+        s.push_str(settings);
     }
     s
 }
@@ -67,7 +71,7 @@ fn cell_label(policy: &str, tasks: i64, antagonists: i64) -> String {
 pub fn build(rows: &[KernelCellRows]) -> KernelView {
     let mut view = KernelView::default();
     for c in rows {
-        let label = cell_label(&c.policy, c.tasks, c.antagonists);
+        let label = cell_label(&c.policy, c.tasks, c.antagonists, c.settings.as_deref());
         let mut merged: Option<Histogram<u64>> = None;
         for h in c
             .latency_hdr_v2

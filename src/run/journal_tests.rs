@@ -1,0 +1,229 @@
+//! Tests of the restore journal against settings files in a scratch directory (allowed as
+//! the only root), so that nothing of the real system changes.
+
+use super::*;
+
+/// A scratch directory with a state directory and a "settings" tree allowed as root.
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        let s = Scratch {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir_all(s.settings()).unwrap();
+        s
+    }
+    fn state(&self) -> PathBuf {
+        self.dir.path().join("state")
+    }
+    fn settings(&self) -> PathBuf {
+        self.dir.path().join("settings")
+    }
+    fn roots(&self) -> Vec<PathBuf> {
+        vec![std::fs::canonicalize(self.settings()).unwrap()]
+    }
+    fn setting(&self, name: &str, text: &str) -> String {
+        let p = self.settings().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    }
+    fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.settings().join(name)).unwrap()
+    }
+    /// Writes a journal as a process that is not running any more would have left it.
+    fn dead_journal(&self, entries: Vec<Entry>, boot_id: Option<String>) -> PathBuf {
+        let me = Owner::this_process();
+        let record = Record {
+            version: VERSION,
+            // This pid with a start time it never had: the owner is gone.
+            owner: Owner {
+                start_ticks: Some(1),
+                boot_id,
+                ..me
+            },
+            command: "schedlab run --knob x=1".into(),
+            created_at: "2026-11-30T10:00:00Z".into(),
+            entries,
+            scx: None,
+        };
+        std::fs::create_dir_all(self.state()).unwrap();
+        let path = self.state().join("restore-999999.json");
+        write_atomically(&path, &record).unwrap();
+        path
+    }
+}
+
+fn entry(name: &str, path: &str, original: &str) -> Entry {
+    Entry {
+        name: name.into(),
+        path: path.into(),
+        original: original.into(),
+    }
+}
+
+#[test]
+fn a_dead_owners_journal_is_restored_reported_and_removed() {
+    let s = Scratch::new();
+    let quantum = s.setting("rr_ms", "10\n");
+    let io = s.setting("scheduler", "none mq-deadline [bfq] kyber\n");
+    let same = s.setting("same", "7\n");
+    let journal = s.dead_journal(
+        vec![
+            entry("kernel.sched_rr_timeslice_ms", &quantum, "100"),
+            entry("io_scheduler", &io, "mq-deadline"),
+            entry("unchanged", &same, "7"),
+        ],
+        crate::machine::boot_id(),
+    );
+    let r = recover(&s.state(), &s.roots()).unwrap();
+    assert_eq!(s.read("rr_ms"), "100");
+    assert_eq!(s.read("scheduler"), "mq-deadline");
+    assert_eq!(s.read("same"), "7\n", "an unchanged setting is not written");
+    assert!(!journal.exists(), "the journal is removed");
+    assert_eq!(r.lines.len(), 3, "{:?}", r.lines);
+    assert!(
+        r.lines[0].contains("ended without restoring"),
+        "{:?}",
+        r.lines
+    );
+    assert!(
+        r.lines[1].contains("kernel.sched_rr_timeslice_ms") && r.lines[1].contains("10 -> 100")
+    );
+    assert!(r.lines[2].contains("bfq -> mq-deadline"), "{:?}", r.lines);
+}
+
+#[test]
+fn a_live_owners_journal_is_left_alone_and_blocks_the_same_setting() {
+    let s = Scratch::new();
+    let quantum = s.setting("rr_ms", "10\n");
+    let other = s.setting("other", "1\n");
+    // Another process that is alive: its journal says it changed rr_ms from 100.
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let record = Record {
+        version: VERSION,
+        owner: Owner::of(child.id() as i32),
+        command: "schedlab run (another one)".into(),
+        created_at: "2026-11-30T10:00:00Z".into(),
+        entries: vec![entry("kernel.sched_rr_timeslice_ms", &quantum, "100")],
+        scx: None,
+    };
+    std::fs::create_dir_all(s.state()).unwrap();
+    write_atomically(&file_of(&s.state(), record.owner.pid), &record).unwrap();
+    let r = recover(&s.state(), &s.roots()).unwrap();
+    assert_eq!(r.live, vec![(record.owner.pid, record.command.clone())]);
+    assert_eq!(
+        s.read("rr_ms"),
+        "10\n",
+        "a live owner's setting is not touched"
+    );
+    let e = Journal::create(
+        &s.state(),
+        vec![entry("kernel.sched_rr_timeslice_ms", &quantum, "10")],
+        &s.roots(),
+    )
+    .unwrap_err();
+    assert!(e.contains("another schedlab process"), "{e}");
+    // Another setting is fine; the journal holds this process's identity and the original.
+    let mine = Journal::create(&s.state(), vec![entry("o", &other, "1")], &s.roots()).unwrap();
+    let back: Record =
+        serde_json::from_str(&std::fs::read_to_string(mine.path()).unwrap()).unwrap();
+    assert_eq!(back.owner, Owner::this_process());
+    assert_eq!(back.entries, vec![entry("o", &other, "1")]);
+    mine.remove();
+    // Once the other process is gone, its journal is restored on the next creation.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mine = Journal::create(
+        &s.state(),
+        vec![entry("kernel.sched_rr_timeslice_ms", &quantum, "100")],
+        &s.roots(),
+    )
+    .unwrap();
+    assert_eq!(s.read("rr_ms"), "100");
+    mine.remove();
+    assert!(journals(&s.state()).is_empty());
+}
+
+#[test]
+fn a_journal_from_an_earlier_boot_is_removed_without_writing() {
+    let s = Scratch::new();
+    let quantum = s.setting("rr_ms", "100\n");
+    let journal = s.dead_journal(
+        vec![entry("kernel.sched_rr_timeslice_ms", &quantum, "10")],
+        Some("00000000-0000-0000-0000-000000000000".into()),
+    );
+    let r = recover(&s.state(), &s.roots()).unwrap();
+    assert_eq!(s.read("rr_ms"), "100\n", "the boot value stays");
+    assert!(!journal.exists());
+    assert!(r.lines[0].contains("earlier boot"), "{:?}", r.lines);
+}
+
+#[test]
+fn a_setting_outside_the_roots_is_not_written_and_the_journal_is_kept() {
+    let s = Scratch::new();
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(outside.path(), "5").unwrap();
+    let journal = s.dead_journal(
+        vec![entry("evil", &outside.path().display().to_string(), "6")],
+        crate::machine::boot_id(),
+    );
+    let r = recover(&s.state(), &s.roots()).unwrap();
+    assert_eq!(std::fs::read_to_string(outside.path()).unwrap(), "5");
+    assert!(journal.exists(), "kept for a person to look at");
+    assert!(
+        r.lines.iter().any(|l| l.contains("outside")),
+        "{:?}",
+        r.lines
+    );
+}
+
+#[test]
+fn an_empty_or_missing_state_directory_needs_no_lock() {
+    let s = Scratch::new();
+    assert_eq!(
+        recover(&s.state(), &s.roots()).unwrap(),
+        Recovery::default()
+    );
+    assert!(
+        !s.state().exists(),
+        "nothing is created when there is nothing to do"
+    );
+}
+
+#[test]
+fn a_bpf_scheduler_left_running_by_a_dead_owner_is_stopped() {
+    let s = Scratch::new();
+    let mut sched = std::process::Command::new("sleep");
+    sched.arg("30");
+    std::os::unix::process::CommandExt::process_group(&mut sched, 0);
+    let mut child = sched.spawn().unwrap();
+    let journal = s.dead_journal(Vec::new(), crate::machine::boot_id());
+    let mut record: Record =
+        serde_json::from_str(&std::fs::read_to_string(&journal).unwrap()).unwrap();
+    record.scx = Some(ScxProcess {
+        owner: Owner::of(child.id() as i32),
+        command: "scx_lavd".into(),
+    });
+    write_atomically(&journal, &record).unwrap();
+    let r = recover(&s.state(), &s.roots()).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(libc::SIGTERM),
+        "stopped with SIGTERM"
+    );
+    assert!(
+        r.lines
+            .iter()
+            .any(|l| l.contains("stopped the BPF scheduler `scx_lavd`")),
+        "{:?}",
+        r.lines
+    );
+    assert!(!journal.exists());
+}

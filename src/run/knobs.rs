@@ -1,0 +1,468 @@
+//! Kernel settings as axes: every knob a plan varies (sysctls, /sys files, the I/O scheduler,
+//! a BPF scheduler) is resolved to its files when the run starts, its original value written
+//! to the restore journal before anything changes, set before each trial of a cell and read
+//! back (the settle window runs after), and restored when the run ends however it ends (the
+//! journal covers SIGKILL and power loss). Cells whose knob is absent, refused, or needs what
+//! this machine lacks (root, sched_ext, a kernel that keeps custom slices) are skipped with
+//! the reason.
+
+use super::journal::{self, Entry, Journal, Owner, ScxProcess};
+use super::knobfile;
+use super::scx::Scx;
+use crate::machine::sched_ext::{self, SchedExt};
+use crate::plan::{Cell, Plan};
+use crate::policy::PolicyKind;
+use crate::records::{KnobReading, KnobSetting};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Name of the I/O scheduler knob (the `io_schedulers` axis).
+pub const IO_SCHEDULER: &str = "io_scheduler";
+/// How long a BPF scheduler may take to be enabled.
+const SCX_START_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a BPF scheduler may take to stop, and the kernel to be back on its fair class.
+const SCX_STOP_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One settings file schedlab changes.
+#[derive(Debug)]
+struct Managed {
+    /// The knob's name.
+    name: String,
+    /// The knob's path as the cell names it (may hold a `*`).
+    pattern: String,
+    /// The file (symbolic links resolved).
+    file: PathBuf,
+    /// Its value before the run.
+    original: String,
+}
+
+/// Every kernel setting of a run, with its originals; restores them when dropped.
+#[derive(Debug, Default)]
+pub struct Knobs {
+    files: Vec<Managed>,
+    /// Knob paths that cannot be set here, with the reason (absent, outside, not root).
+    unusable: BTreeMap<String, String>,
+    journal: Option<Journal>,
+    scx: Option<Scx>,
+    /// Why BPF schedulers and the ext policy cannot run here.
+    ext_refusal: Option<String>,
+    /// Device whose I/O scheduler is varied.
+    io_device: Option<String>,
+    /// Custom slices probed so far: (policy number, slice ns) -> refusal.
+    slices: HashMap<(u32, u64), Option<String>>,
+}
+
+/// The I/O scheduler file of block device `device`.
+fn io_path(device: &str) -> String {
+    format!("/sys/block/{device}/queue/scheduler")
+}
+
+/// The device whose I/O scheduler `plan` varies, if it varies one.
+fn io_device(plan: &Plan, io_dir: &Path) -> Result<Option<String>, String> {
+    if !plan.cells.iter().any(|c| c.io_scheduler.is_some()) {
+        return Ok(None);
+    }
+    match &plan.settings.device {
+        Some(d) => Ok(Some(d.clone())),
+        None => super::iosched::device_for(io_dir).map(Some),
+    }
+}
+
+/// The settings `cell` asks for, the I/O scheduler as one of them.
+fn cell_settings(cell: &Cell, io_device: Option<&str>) -> Vec<KnobSetting> {
+    let io = cell
+        .io_scheduler
+        .as_ref()
+        .zip(io_device)
+        .map(|(name, dev)| KnobSetting {
+            name: IO_SCHEDULER.into(),
+            path: io_path(dev),
+            value: name.clone(),
+        });
+    cell.knobs.iter().cloned().chain(io).collect()
+}
+
+/// Every knob of `plan` once (by path), in first-use order, with every value asked for.
+fn plan_settings(plan: &Plan, io_device: Option<&str>) -> Vec<(String, String, Vec<String>)> {
+    let mut out: Vec<(String, String, Vec<String>)> = Vec::new();
+    for s in plan.cells.iter().flat_map(|c| cell_settings(c, io_device)) {
+        match out.iter_mut().find(|(_, p, _)| *p == s.path) {
+            Some((_, _, values)) if !values.contains(&s.value) => values.push(s.value),
+            Some(_) => {}
+            None => out.push((s.name, s.path, vec![s.value])),
+        }
+    }
+    out
+}
+
+/// Why knob `name` at `pattern` cannot be used: it names nothing on this machine.
+fn absent(name: &str, pattern: &str) -> String {
+    if name == IO_SCHEDULER {
+        return format!(
+            "{pattern} does not exist: the block device has no I/O scheduler; name a block device from /sys/block with settings.device (--device)"
+        );
+    }
+    let hint = if pattern.contains("cpufreq") {
+        " (no cpufreq driver: common in virtual machines)"
+    } else {
+        ""
+    };
+    format!(
+        "{name} is absent on this kernel ({}): {pattern} does not exist{hint}; drop it from the knobs axis",
+        crate::machine::kernel_release()
+    )
+}
+
+/// Why `plan` needs sched_ext and cannot have it here, if it needs it and cannot.
+fn ext_refusal(plan: &Plan) -> Option<String> {
+    let needs = plan
+        .cells
+        .iter()
+        .any(|c| c.scx.is_some() || c.policy == PolicyKind::Ext);
+    if !needs {
+        return None;
+    }
+    let ext = SchedExt::now();
+    let why = sched_ext::unavailable(&ext, crate::machine::kernel_sched_config().as_ref())?;
+    Some(format!(
+        "the ext policy and the scx axis need sched_ext, and {why}"
+    ))
+}
+
+impl Knobs {
+    /// Resolves every knob of `plan` to its files, reads their originals and journals them
+    /// before anything changes; returns the knobs and one warning per setting to store with
+    /// the run. An error only when the run cannot start (a live schedlab varies the same
+    /// setting, the journal cannot be written, the I/O device cannot be found).
+    pub fn prepare(plan: &Plan, io_dir: &Path) -> Result<(Knobs, Vec<String>), String> {
+        let io_device = io_device(plan, io_dir)?;
+        let mut k = Knobs::default();
+        k.io_device = io_device.clone();
+        k.ext_refusal = ext_refusal(plan);
+        let roots = knobfile::system_roots();
+        let root = crate::sys::is_root();
+        for (name, pattern, _) in plan_settings(plan, io_device.as_deref()) {
+            if !root {
+                k.unusable.insert(
+                    pattern,
+                    format!(
+                        "changing kernel settings needs root (this process runs as uid {}); run schedlab as root to vary {name}",
+                        crate::sys::euid()
+                    ),
+                );
+                continue;
+            }
+            let files = knobfile::expand(&pattern);
+            if files.is_empty() {
+                k.unusable.insert(pattern.clone(), absent(&name, &pattern));
+            }
+            for file in files {
+                let read = knobfile::check_allowed(&file, &roots).and_then(|real| {
+                    let r = knobfile::read(&real)
+                        .map_err(|e| format!("cannot read {name} ({}): {e}", real.display()))?;
+                    Ok((real, r.value))
+                });
+                match read {
+                    Ok((file, original)) => k.files.push(Managed {
+                        name: name.clone(),
+                        pattern: pattern.clone(),
+                        file,
+                        original,
+                    }),
+                    Err(e) => {
+                        k.unusable.insert(pattern.clone(), e);
+                    }
+                }
+            }
+        }
+        let wants_scx = k.ext_refusal.is_none() && plan.cells.iter().any(|c| c.scx.is_some());
+        if !k.files.is_empty() || wants_scx {
+            let entries = k
+                .files
+                .iter()
+                .map(|m| Entry {
+                    name: m.name.clone(),
+                    path: m.file.display().to_string(),
+                    original: m.original.clone(),
+                })
+                .collect();
+            k.journal = Some(Journal::create(&journal::state_dir(), entries, &roots)?);
+        }
+        if wants_scx {
+            k.scx = Some(Scx::new(
+                Path::new(sched_ext::SYSFS_ROOT),
+                SCX_START_TIMEOUT,
+                SCX_STOP_TIMEOUT,
+            ));
+        }
+        let journal = k.journal.as_ref().map(|j| j.path().display().to_string());
+        let warnings = k
+            .files
+            .iter()
+            .map(|m| match (&k.io_device, m.name.as_str()) {
+                (Some(dev), IO_SCHEDULER) => format!(
+                    "I/O scheduler of {dev} varied; it was {} and is restored after the run",
+                    m.original
+                ),
+                _ => format!(
+                    "kernel setting {} ({}) varied; it was {} and is restored after the run (restore journal {})",
+                    m.name,
+                    m.file.display(),
+                    m.original,
+                    journal.as_deref().unwrap_or("-")
+                ),
+            })
+            .collect();
+        Ok((k, warnings))
+    }
+
+    /// Puts the machine in `cell`'s settings before a trial: every knob at the cell's value
+    /// (or back at its original), read back; the cell's BPF scheduler running (or none).
+    /// Returns what was read back, or why the cell must be skipped.
+    pub fn apply(&mut self, cell: &Cell) -> Result<Vec<KnobReading>, String> {
+        if cell.scx.is_some() || cell.policy == PolicyKind::Ext {
+            if let Some(why) = &self.ext_refusal {
+                return Err(why.clone());
+            }
+        }
+        if let Some(ns) = cell.slice_ns {
+            let probed = self
+                .slices
+                .entry((cell.policy.number(), ns))
+                .or_insert_with(|| {
+                    crate::machine::probe::slice_support(cell.policy.number(), ns).err()
+                });
+            if let Some(why) = probed {
+                return Err(why.clone());
+            }
+        }
+        let wanted = cell_settings(cell, self.io_device.as_deref());
+        if let Some(why) = wanted.iter().find_map(|s| self.unusable.get(&s.path)) {
+            return Err(why.clone());
+        }
+        let mut readings = Vec::new();
+        for m in &self.files {
+            let setting = wanted.iter().find(|s| s.path == m.pattern);
+            let target = setting.map_or(m.original.as_str(), |s| s.value.as_str());
+            let read_back = set(m, target, self.io_device.as_deref())?;
+            if let Some(s) = setting {
+                readings.push(KnobReading {
+                    name: s.name.clone(),
+                    path: m.file.display().to_string(),
+                    requested: s.value.clone(),
+                    read_back,
+                });
+            }
+        }
+        if let Some(r) = self.switch_scx(cell)? {
+            readings.push(r);
+        }
+        Ok(readings)
+    }
+
+    /// Runs `cell`'s BPF scheduler (stopping another first), or none; the reading of the ops
+    /// name when the cell has one.
+    fn switch_scx(&mut self, cell: &Cell) -> Result<Option<KnobReading>, String> {
+        let Some(scx) = self.scx.as_mut() else {
+            return Ok(None);
+        };
+        if scx.running() != cell.scx.as_ref() {
+            scx.stop()?;
+            if let Some(j) = self.journal.as_mut() {
+                j.set_scx(None)?;
+            }
+            if let Some(c) = &cell.scx {
+                let journal = &mut self.journal;
+                let mut noted = Ok(());
+                scx.start(c, &mut |pid| {
+                    if let Some(j) = journal.as_mut() {
+                        noted = j.set_scx(Some(ScxProcess {
+                            owner: Owner::of(pid),
+                            command: c.command_line(),
+                        }));
+                    }
+                })?;
+                noted?;
+            }
+        }
+        Ok(cell.scx.as_ref().map(|c| KnobReading {
+            name: "sched_ext".into(),
+            path: format!("{}/root/ops", sched_ext::SYSFS_ROOT),
+            requested: c.ops.clone(),
+            read_back: scx.state().ops.unwrap_or_default(),
+        }))
+    }
+
+    /// Puts everything back: stops the BPF scheduler, writes every original value that
+    /// differs, and removes the journal once all is back (else keeps it for `schedlab restore`).
+    pub fn restore(&mut self) {
+        let mut all_back = true;
+        if let Some(scx) = self.scx.as_mut() {
+            if let Err(e) = scx.stop() {
+                eprintln!("error: {e}");
+                all_back = false;
+            }
+        }
+        for m in &self.files {
+            if let Err(e) = set(m, &m.original, self.io_device.as_deref()) {
+                eprintln!(
+                    "error: could not restore {} to {}: {e}; restore it by hand: echo {} > {}",
+                    m.name,
+                    m.original,
+                    m.original,
+                    m.file.display()
+                );
+                all_back = false;
+            }
+        }
+        match self.journal.take() {
+            Some(j) if all_back => j.remove(),
+            Some(j) => eprintln!(
+                "error: the restore journal {} keeps the original values; `schedlab restore` tries again",
+                j.path().display()
+            ),
+            None => {}
+        }
+    }
+}
+
+impl Drop for Knobs {
+    fn drop(&mut self) {
+        self.restore();
+    }
+}
+
+/// Sets file `m` to `target` unless it already is, and reads it back; returns the value read
+/// back, or why it could not be set.
+fn set(m: &Managed, target: &str, io_device: Option<&str>) -> Result<String, String> {
+    let file = &m.file;
+    let now = knobfile::read(file)
+        .map_err(|e| format!("cannot read {} ({}): {e}", m.name, file.display()))?;
+    if knobfile::same(&now.value, target) {
+        return Ok(now.value);
+    }
+    if let Some(offered) = now.offered.filter(|o| !o.iter().any(|v| v == target)) {
+        return Err(match io_device.filter(|_| m.name == IO_SCHEDULER) {
+            Some(dev) => format!(
+                "device {dev} does not offer the I/O scheduler '{target}' (offered: {}); load its module (modprobe) or drop it from io_schedulers",
+                offered.join(", ")
+            ),
+            None => format!(
+                "{} ({}) does not offer '{target}' (offered: {})",
+                m.name,
+                file.display(),
+                offered.join(", ")
+            ),
+        });
+    }
+    knobfile::write(file, target).map_err(|e| {
+        let errno = e.raw_os_error().unwrap_or(0);
+        let why = match errno {
+            libc::EINVAL | libc::ERANGE => "the kernel does not accept this value there".to_string(),
+            libc::EACCES | libc::EPERM => "needs root".to_string(),
+            libc::EBUSY => "the setting is busy (for sched_rt_runtime_us: SCHED_DEADLINE bandwidth in use needs more)".to_string(),
+            _ => e.to_string(),
+        };
+        format!(
+            "{} ({}) refused '{target}' ({}: {why})",
+            m.name,
+            file.display(),
+            crate::sys::errno_name(errno)
+        )
+    })?;
+    let back = knobfile::read(file)
+        .map_err(|e| format!("cannot read {} back: {e}", m.name))?
+        .value;
+    if !knobfile::same(&back, target) {
+        return Err(format!(
+            "{} ({}) reads back as '{back}' after writing '{target}'",
+            m.name,
+            file.display()
+        ));
+    }
+    Ok(back)
+}
+
+/// What `plan` will change on this machine, one line each, for `schedlab plan`: every
+/// setting with its file, value now and values to come, and what would skip cells here.
+/// Changes nothing.
+pub fn describe(plan: &Plan, io_dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let io_device = match io_device(plan, io_dir) {
+        Ok(d) => d,
+        Err(e) => {
+            out.push(format!("io_scheduler: {e}"));
+            None
+        }
+    };
+    let settings = plan_settings(plan, io_device.as_deref());
+    let roots = knobfile::system_roots();
+    for (name, pattern, values) in &settings {
+        let files = knobfile::expand(pattern);
+        let now: Vec<String> = files
+            .iter()
+            .map(|f| {
+                match knobfile::check_allowed(f, &roots)
+                    .and_then(|real| knobfile::read(&real).map_err(|e| e.to_string()))
+                {
+                    Ok(r) => r.value,
+                    Err(e) => format!("unusable: {e}"),
+                }
+            })
+            .collect();
+        let now = if files.is_empty() {
+            format!("absent here: {}", absent(name, pattern))
+        } else {
+            format!("now {}", now.join(", "))
+        };
+        out.push(format!(
+            "{name} ({pattern}): {now}; set to {}",
+            values.join(", ")
+        ));
+    }
+    if !settings.is_empty() && !crate::sys::is_root() {
+        out.push(format!(
+            "not root (uid {}): cells that change kernel settings will be skipped",
+            crate::sys::euid()
+        ));
+    }
+    let mut scx: Vec<String> = Vec::new();
+    for c in plan.cells.iter().filter_map(|c| c.scx.as_ref()) {
+        let line = format!("`{}` (ops {})", c.command_line(), c.ops);
+        if !scx.contains(&line) {
+            scx.push(line);
+        }
+    }
+    if !scx.is_empty() {
+        out.push(format!(
+            "BPF schedulers started before their cells' trials and stopped after: {}",
+            scx.join(", ")
+        ));
+    }
+    if let Some(why) = ext_refusal(plan) {
+        out.push(format!("refused here: {why}"));
+    }
+    if !settings.is_empty() || !scx.is_empty() {
+        out.push(format!(
+            "originals are journaled in {} before any change and restored after the run (or by the next schedlab command after a crash)",
+            journal::state_dir().display()
+        ));
+    }
+    let mut slices: Vec<u64> = plan.cells.iter().filter_map(|c| c.slice_ns).collect();
+    slices.sort_unstable();
+    slices.dedup();
+    if !slices.is_empty() {
+        let labels: Vec<String> = slices
+            .iter()
+            .map(|&s| crate::records::slice_label(s))
+            .collect();
+        let probe = crate::machine::probe::slice_support(PolicyKind::Other.number(), slices[0]);
+        out.push(format!(
+            "EEVDF slices of the measured tasks (sched_attr.sched_runtime, per task; no system setting): {}{}",
+            labels.join(", "),
+            probe.err().map_or_else(String::new, |e| format!("; refused here: {e}"))
+        ));
+    }
+    out
+}

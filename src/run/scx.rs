@@ -1,0 +1,207 @@
+//! Running cells under a BPF scheduler (sched_ext): start its command, wait until the kernel
+//! reports it enabled under the expected ops name, and after the cell stop it and check that
+//! the kernel is back on its fair class. The sysfs directory is a parameter, so the state
+//! machine is tested against a fake tree.
+//!
+//! States: fair (no scheduler of ours) -> starting (process spawned, waiting for `state` =
+//! `enabled` and `root/ops` = the expected name) -> running -> stopping (SIGTERM to its process
+//! group, SIGKILL after the stop timeout, then waiting for `state` = `disabled`) -> fair.
+//! A scheduler process is spawned with `std::process::Command` (fork and exec at once, no code
+//! of ours in between), in its own process group so that a terminal's Ctrl-C does not reach it.
+
+use crate::machine::sched_ext::SchedExt;
+use crate::records::ScxCommand;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How often the state files are polled.
+const POLL: Duration = Duration::from_millis(10);
+
+/// A BPF scheduler of ours, running.
+#[derive(Debug)]
+struct Running {
+    child: Child,
+    command: ScxCommand,
+    /// Its stdout and stderr.
+    log: PathBuf,
+}
+
+/// The BPF scheduler state machine over one sched_ext directory.
+#[derive(Debug)]
+pub struct Scx {
+    root: PathBuf,
+    start_timeout: Duration,
+    stop_timeout: Duration,
+    running: Option<Running>,
+}
+
+impl Scx {
+    /// A state machine over `root` (normally `/sys/kernel/sched_ext`).
+    pub fn new(root: &Path, start_timeout: Duration, stop_timeout: Duration) -> Scx {
+        Scx {
+            root: root.to_path_buf(),
+            start_timeout,
+            stop_timeout,
+            running: None,
+        }
+    }
+
+    /// What the kernel says now.
+    pub fn state(&self) -> SchedExt {
+        SchedExt::read(&self.root)
+    }
+
+    /// The scheduler of ours that runs, if any.
+    pub fn running(&self) -> Option<&ScxCommand> {
+        self.running.as_ref().map(|r| &r.command)
+    }
+
+    /// The process id of the scheduler of ours that runs, if any.
+    pub fn pid(&self) -> Option<i32> {
+        self.running.as_ref().map(|r| r.child.id() as i32)
+    }
+
+    /// Starts `command` and waits until the kernel reports it enabled; returns the ops name
+    /// the kernel shows. `on_spawn` is told the process id as soon as it exists (to journal it).
+    pub fn start(
+        &mut self,
+        command: &ScxCommand,
+        on_spawn: &mut dyn FnMut(i32),
+    ) -> Result<String, String> {
+        if self.running.is_some() {
+            self.stop()?;
+        }
+        let before = self.state();
+        if before.state != "disabled" {
+            return Err(match before.ops {
+                Some(ops) if before.state == "enabled" => format!(
+                    "another BPF scheduler ({ops}) is already loaded; stop it before running the scx axis"
+                ),
+                _ => format!(
+                    "sched_ext is in state '{}', not 'disabled'; wait for it to settle or stop the scheduler that holds it",
+                    before.state
+                ),
+            });
+        }
+        let log = std::env::temp_dir().join(format!(
+            "schedlab-scx-{}-{}.log",
+            std::process::id(),
+            command.ops
+        ));
+        let out = std::fs::File::create(&log)
+            .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+        let err = out.try_clone().map_err(|e| e.to_string())?;
+        let mut cmd = Command::new(&command.argv[0]);
+        cmd.args(&command.argv[1..])
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err);
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let child = cmd.spawn().map_err(|e| {
+            let _ = std::fs::remove_file(&log);
+            format!(
+                "cannot start the BPF scheduler `{}`: {e}; install it (the scx packages) or give its full path",
+                command.command_line()
+            )
+        })?;
+        on_spawn(child.id() as i32);
+        self.running = Some(Running {
+            child,
+            command: command.clone(),
+            log,
+        });
+        let deadline = Instant::now() + self.start_timeout;
+        loop {
+            let running = self.running.as_mut().expect("set above");
+            if let Ok(Some(status)) = running.child.try_wait() {
+                let tail = last_lines(&running.log, 3);
+                let _ = std::fs::remove_file(&running.log);
+                self.running = None;
+                return Err(format!(
+                    "the BPF scheduler `{}` exited ({status}) before the kernel enabled it{}",
+                    command.command_line(),
+                    tail.map_or_else(String::new, |t| format!("; its last output: {t}"))
+                ));
+            }
+            let now = self.state();
+            if now.state == "enabled" && now.ops.as_deref().is_some_and(|o| command.matches_ops(o))
+            {
+                return Ok(now.ops.unwrap_or_default());
+            }
+            if Instant::now() >= deadline {
+                let _ = self.stop();
+                return Err(format!(
+                    "the BPF scheduler `{}` was not enabled as '{}' within {} ms (sched_ext state '{}', ops '{}'); if its ops name differs, give it: {{ command = \"...\", ops = \"NAME\" }}",
+                    command.command_line(),
+                    command.ops,
+                    self.start_timeout.as_millis(),
+                    now.state,
+                    now.ops.unwrap_or_default()
+                ));
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// Stops the scheduler of ours (SIGTERM to its group, SIGKILL after the stop timeout) and
+    /// waits until the kernel is back on its fair class (`state` = `disabled`).
+    pub fn stop(&mut self) -> Result<(), String> {
+        let Some(mut running) = self.running.take() else {
+            return Ok(());
+        };
+        let pid = running.child.id() as i32;
+        crate::sys::kill_group(pid, libc::SIGTERM);
+        let deadline = Instant::now() + self.stop_timeout;
+        let mut killed = false;
+        loop {
+            match running.child.try_wait() {
+                Ok(Some(_)) | Err(_) => break,
+                Ok(None) if Instant::now() >= deadline && !killed => {
+                    crate::sys::kill_group(pid, libc::SIGKILL);
+                    killed = true;
+                }
+                Ok(None) => std::thread::sleep(POLL),
+            }
+        }
+        // Helpers it left in its group go too.
+        crate::sys::kill_group(pid, libc::SIGKILL);
+        let _ = std::fs::remove_file(&running.log);
+        let deadline = Instant::now() + self.stop_timeout;
+        loop {
+            let now = self.state();
+            if now.state == "disabled" {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "after stopping `{}` sched_ext still reports state '{}' (ops '{}'), so the kernel is not back on its fair class; check dmesg",
+                    running.command.command_line(),
+                    now.state,
+                    now.ops.unwrap_or_default()
+                ));
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+}
+
+impl Drop for Scx {
+    fn drop(&mut self) {
+        if let Err(e) = self.stop() {
+            eprintln!("error: {e}");
+        }
+    }
+}
+
+/// The last `n` non-empty lines of a log file, joined with " | ".
+fn last_lines(path: &Path, n: usize) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail = &lines[lines.len().saturating_sub(n)..];
+    (!tail.is_empty()).then(|| tail.join(" | "))
+}
+
+#[cfg(test)]
+#[path = "scx_tests.rs"]
+mod tests;
