@@ -135,6 +135,7 @@ fn measure(db: &Path, out: &Path) {
         out: out.to_path_buf(),
         include_warmup: false,
         baseline: None,
+        exclude_noisy: false,
     };
     let store = Store::open_read(&args.db).expect("bench db opens");
     let input = load_input(&store, 1, false).expect("run 1 loads");

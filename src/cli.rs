@@ -92,6 +92,22 @@ pub struct RunArgs {
     /// Warm-up trials per cell (stored, flagged, excluded from analysis).
     #[arg(long)]
     pub warmup: Option<u32>,
+    /// Adaptive trial count: add shuffled rounds until every cell's 95% CI of its key metric
+    /// is within this share of its median, e.g. 2% (or a limit is reached).
+    #[arg(long, value_name = "PERCENT")]
+    pub precision: Option<String>,
+    /// With --precision: rounds always run (default: --trials, at least 2).
+    #[arg(long, value_name = "N")]
+    pub min_trials: Option<u32>,
+    /// With --precision: most rounds (default 30).
+    #[arg(long, value_name = "N")]
+    pub max_trials: Option<u32>,
+    /// With --precision: start no round that would end after this long, e.g. 20m.
+    #[arg(long, value_name = "DURATION")]
+    pub max_time: Option<String>,
+    /// With --precision: the key metric (default makespan), e.g. turnaround or rq_wait.
+    #[arg(long, value_name = "METRIC")]
+    pub precision_metric: Option<String>,
     /// Work per task: the time one task needs alone, e.g. 50ms (calibrated).
     #[arg(long)]
     pub work: Option<String>,
@@ -373,6 +389,11 @@ impl RunArgs {
         let s = &mut spec.settings;
         s.trials = self.trials.unwrap_or(s.trials);
         s.warmup = self.warmup.unwrap_or(s.warmup);
+        s.precision = self.precision.clone().or(s.precision.take());
+        s.min_trials = self.min_trials.or(s.min_trials);
+        s.max_trials = self.max_trials.or(s.max_trials);
+        s.max_time = self.max_time.clone().or(s.max_time.take());
+        s.precision_metric = self.precision_metric.clone().or(s.precision_metric.take());
         if let Some(w) = &self.work {
             s.work = w.clone();
         }
@@ -441,6 +462,9 @@ pub struct ReportArgs {
     /// Policy every other is compared with (default: the first of the run's policy axis).
     #[arg(long, value_name = "POLICY")]
     pub baseline: Option<String>,
+    /// Leave out the trials flagged noisy (reference speed more than 10% off); the report says so.
+    #[arg(long)]
+    pub exclude_noisy: bool,
 }
 
 /// Flags of `schedlab stats`.
@@ -473,6 +497,9 @@ pub struct StatsArgs {
     /// Show every column of every table (default: the key columns, within 120 columns).
     #[arg(long)]
     pub wide: bool,
+    /// Leave out the trials flagged noisy (reference speed more than 10% off); the output says so.
+    #[arg(long)]
+    pub exclude_noisy: bool,
 }
 
 /// Flags of `schedlab compare`.
@@ -513,6 +540,7 @@ impl ReportArgs {
             out: self.out.clone(),
             include_warmup: self.include_warmup,
             baseline: self.baseline.clone(),
+            exclude_noisy: self.exclude_noisy,
         }
     }
 }
@@ -528,6 +556,7 @@ impl StatsArgs {
             include_warmup: self.include_warmup,
             baseline: self.baseline.clone(),
             wide: self.wide,
+            exclude_noisy: self.exclude_noisy,
         }
     }
 }

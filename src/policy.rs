@@ -297,11 +297,24 @@ impl TaskPolicy {
 }
 
 /// A sentence naming why the kernel refused `kind` with `errno`, and what to do about it.
-pub fn refusal_reason(kind: PolicyKind, nice: i32, errno: i32) -> String {
+/// `pinned`: the CPUs the task was pinned to, if it was (a cause of its own for DEADLINE).
+pub fn refusal_reason(kind: PolicyKind, nice: i32, errno: i32, pinned: Option<&[usize]>) -> String {
     let name = sys::errno_name(errno);
+    let privileged = sys::is_root()
+        || caps::has_cap(
+            None,
+            caps::CapSet::Effective,
+            caps::Capability::CAP_SYS_NICE,
+        )
+        .unwrap_or(false);
     match (kind, errno) {
         (PolicyKind::Deadline, libc::EBUSY) => format!(
             "SCHED_DEADLINE refused ({name}): admission control found the tasks' total bandwidth (runtime/period summed over tasks) above what the root domain allows (sched_rt_runtime_us/sched_rt_period_us per CPU, minus the fair server); lower --dl-runtime, raise --dl-period, or use fewer tasks"
+        ),
+        (PolicyKind::Deadline, libc::EPERM) if privileged => deadline_eperm(pinned),
+        (PolicyKind::Fifo | PolicyKind::Rr, libc::EPERM) if privileged => format!(
+            "SCHED_{} refused ({name}) although this process has CAP_SYS_NICE: with CONFIG_RT_GROUP_SCHED the kernel refuses RT tasks in a control group whose cpu.rt_runtime_us is 0 (the default for new cgroup-v1 groups); give schedlab's group an RT budget (echo 950000 > cpu.rt_runtime_us of its group and its parents) or run it in the root group",
+            kind.name().to_uppercase()
         ),
         (PolicyKind::Fifo | PolicyKind::Rr | PolicyKind::Deadline, libc::EPERM) => format!(
             "SCHED_{} refused ({name}): this process lacks CAP_SYS_NICE{}; run as root, grant the capability (setcap cap_sys_nice+ep on the schedlab binary) or raise RLIMIT_RTPRIO (ulimit -r 99, or rtprio in /etc/security/limits.conf)",
@@ -324,6 +337,33 @@ pub fn refusal_reason(kind: PolicyKind, nice: i32, errno: i32) -> String {
             kind.name().to_uppercase()
         ),
     }
+}
+
+/// Why a privileged process gets EPERM for SCHED_DEADLINE. The kernel (`__sched_setscheduler`)
+/// refuses a deadline task whose CPU affinity does not cover its whole root domain, because
+/// deadline bandwidth is admitted per root domain and a task confined to part of it could
+/// overload that part; it also refuses one when the root domain has no deadline bandwidth
+/// (kernel.sched_rt_runtime_us = 0). Both answer EPERM, even to root.
+fn deadline_eperm(pinned: Option<&[usize]>) -> String {
+    let fmt = |cpus: &[usize]| {
+        let list: Vec<String> = cpus.iter().map(usize::to_string).collect();
+        list.join(",")
+    };
+    let allowed = sys::allowed_cpus();
+    let narrower = |cpus: &[usize]| allowed.iter().any(|c| !cpus.contains(c));
+    if let Some(cpus) = pinned.filter(|c| narrower(c)) {
+        return format!(
+            "SCHED_DEADLINE refused (EPERM) on pinned CPUs {}: the kernel admits a deadline task only if its CPU affinity spans its whole root domain (here CPUs {}), since deadline bandwidth is accounted per root domain; pinning narrows the affinity, so even root gets EPERM (not a missing CAP_SYS_NICE). Run DEADLINE unpinned (no --cpus, or cpus covering {}; unpinned it works), or give the pinned CPUs a root domain of their own (an exclusive cpuset partition, cgroup v2 cpuset.cpus.partition = root, or isolcpus) and run schedlab inside it",
+            fmt(cpus),
+            fmt(&allowed),
+            fmt(&allowed)
+        );
+    }
+    let runtime = std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").ok();
+    if runtime.as_deref().map(str::trim) == Some("0") {
+        return "SCHED_DEADLINE refused (EPERM): kernel.sched_rt_runtime_us is 0, so the root domain has no bandwidth for deadline tasks; set it back (sysctl kernel.sched_rt_runtime_us=950000)".into();
+    }
+    "SCHED_DEADLINE refused (EPERM) although this process has CAP_SYS_NICE: the kernel refuses a deadline task whose CPU affinity is narrower than its root domain; this process itself may be confined (taskset, a cpuset) to part of it; run schedlab on all CPUs of its root domain".into()
 }
 
 #[cfg(test)]
@@ -469,20 +509,39 @@ mod tests {
         // DEADLINE keeps its own runtime.
         assert_eq!(task(PolicyKind::Deadline).attr().runtime_ns, 5_000_000);
         assert_eq!(task(PolicyKind::Ext).attr().policy, 7);
-        let r = refusal_reason(PolicyKind::Ext, 0, libc::EINVAL);
+        let r = refusal_reason(PolicyKind::Ext, 0, libc::EINVAL, None);
         assert!(r.contains("CONFIG_SCHED_CLASS_EXT"), "{r}");
     }
 
     #[test]
     fn refusal_reasons_name_cause_and_remedy() {
-        let r = refusal_reason(PolicyKind::Fifo, 0, libc::EPERM);
-        assert!(
-            r.contains("CAP_SYS_NICE") && r.contains("RLIMIT_RTPRIO"),
-            "{r}"
-        );
-        let d = refusal_reason(PolicyKind::Deadline, 0, libc::EBUSY);
+        let r = refusal_reason(PolicyKind::Fifo, 0, libc::EPERM, None);
+        assert!(r.contains("CAP_SYS_NICE"), "{r}");
+        if !sys::is_root() {
+            assert!(r.contains("RLIMIT_RTPRIO"), "{r}");
+        }
+        let d = refusal_reason(PolicyKind::Deadline, 0, libc::EBUSY, None);
         assert!(d.contains("EBUSY") && d.contains("--dl-runtime"), "{d}");
-        let n = refusal_reason(PolicyKind::Other, -20, libc::EPERM);
+        let n = refusal_reason(PolicyKind::Other, -20, libc::EPERM, None);
         assert!(n.contains("RLIMIT_NICE"), "{n}");
+    }
+
+    #[test]
+    fn a_privileged_pinned_deadline_refusal_names_the_root_domain_not_the_capability() {
+        if !sys::is_root() {
+            eprintln!("skipping: the reason for a privileged process needs root");
+            return;
+        }
+        let allowed = sys::allowed_cpus();
+        if allowed.len() < 2 {
+            eprintln!("skipping: one CPU cannot be pinned narrower than the root domain");
+            return;
+        }
+        let d = refusal_reason(PolicyKind::Deadline, 0, libc::EPERM, Some(&allowed[..1]));
+        assert!(d.contains("root domain") && d.contains("unpinned"), "{d}");
+        assert!(!d.contains("lacks CAP_SYS_NICE"), "{d}");
+        // Pinned to every CPU is not narrower: not the affinity cause.
+        let all = refusal_reason(PolicyKind::Deadline, 0, libc::EPERM, Some(&allowed));
+        assert!(!all.contains("on pinned CPUs"), "{all}");
     }
 }

@@ -312,15 +312,17 @@ fn the_slice_is_read_back_from_proc_and_sched_getattr_for_each_task() {
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    // The knob columns, then the one added after them (issue 11: the exact CPU time).
     assert_eq!(
-        header[header.len() - 6..],
+        header[header.len() - 7..],
         [
             "slice_ns",
             "knobs",
             "scx",
             "knobs_read",
             "slice_getattr_ns",
-            "slice_proc_ns"
+            "slice_proc_ns",
+            "cpu_ns"
         ]
     );
     assert_eq!(

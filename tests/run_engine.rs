@@ -409,6 +409,7 @@ fn export_writes_the_documented_columns_as_csv_and_json() {
         "migrations",
         "work_units",
         "status",
+        "cpu_ns",
     ] {
         assert!(
             header.split(',').any(|h| h == col),

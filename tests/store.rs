@@ -107,7 +107,7 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
     let db = s.db();
     // Make it a schema-2 file: the runs table without the runner and identity columns, trials
     // without their host, warnings without their id, no queue; without the knob columns and
-    // table.
+    // table, the tasks' exact CPU time and the trials' conditions.
     let c = s.conn();
     c.execute_batch(
         "ALTER TABLE runs DROP COLUMN runner_pid; ALTER TABLE runs DROP COLUMN runner_boot_id;
@@ -122,7 +122,10 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
          ALTER TABLE cells DROP COLUMN slice_ns; ALTER TABLE cells DROP COLUMN knobs;
          ALTER TABLE cells DROP COLUMN scx; ALTER TABLE tasks DROP COLUMN slice_getattr_ns;
          ALTER TABLE tasks DROP COLUMN slice_proc_ns; DROP TABLE knob_readings;
-         PRAGMA user_version = 2; VACUUM;",
+         ALTER TABLE tasks DROP COLUMN cpu_ns;
+         ALTER TABLE trials DROP COLUMN speed_before; ALTER TABLE trials DROP COLUMN speed_after;
+         ALTER TABLE trials DROP COLUMN trial_steal_pct; ALTER TABLE trials DROP COLUMN noisy;
+         ALTER TABLE trials DROP COLUMN rt_throttled; PRAGMA user_version = 2; VACUUM;",
     )
     .unwrap();
     drop(c);

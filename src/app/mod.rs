@@ -1,5 +1,6 @@
 //! Dispatch of subcommands and the mapping of outcomes to exit codes (0 ok, 1 failure, 2 bad input, 130 interrupted).
 
+mod judge;
 mod push;
 mod queue;
 pub mod remote;

@@ -19,6 +19,12 @@ pub fn cmd_submit(args: &SubmitArgs) -> Result<i32> {
             .map_or(1, |d| d.as_nanos() as u64)
     });
     let plan = crate::plan::build_for_file(&args.spec, &spec, seed)?;
+    if plan.settings.adaptive.is_some() {
+        return Err(crate::spec::SpecError(
+            "the work queue holds a fixed set of trials: give the spec a trial count, not --precision (adaptive runs go through `schedlab run`)".into(),
+        )
+        .into());
+    }
     if args.repeat == 0 {
         return Err(crate::spec::SpecError("--repeat must be at least 1".into()).into());
     }

@@ -390,6 +390,17 @@ impl Sink for RemoteSink {
         self.remote.spool()?.spool_finish(&run.spooled(), status)
     }
 
+    fn key_values(&self, run_id: i64, metric: &str, through_round: u32) -> Result<Vec<Vec<f64>>> {
+        match self.remote.current() {
+            Some(s) => super::sink::key_values(s, run_id, metric, through_round),
+            None => anyhow::bail!(
+                "an adaptive run judges its precision on its stored trials, and the server at {} cannot be reached; \
+                 the trials so far are kept (`schedlab push --spool`), and `schedlab run --resume --db URL` continues when it is back",
+                self.remote.location()
+            ),
+        }
+    }
+
     fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>> {
         match &self.remote.server {
             Some(s) => match s.calibration(key, kernel, cpu_model) {

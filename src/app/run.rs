@@ -79,6 +79,7 @@ pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
     b.push_record(["#", "cell", "units/task", "est. per trial"]);
     let mut total_ns: u64 = 0;
     let mut rates = std::collections::HashMap::new();
+    let mut limit_warnings = Vec::new();
     for (i, cell) in plan.cells.iter().enumerate() {
         let key = crate::workload::calibrate::key(&cell.workload);
         let rate = match rates.get(&key) {
@@ -92,6 +93,7 @@ pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
         let units = crate::run::units_per_task(cell, rate);
         let est = crate::run::estimate_trial_ns(cell, rate.ns_for(units));
         total_ns += est * per_cell as u64;
+        limit_warnings.extend(crate::run::limits::cell_warning(cell, rate.ns_for(units)));
         b.push_record([
             i.to_string(),
             cell.label(),
@@ -109,15 +111,37 @@ pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
             println!("  {line}");
         }
     }
-    println!(
-        "{} cells x {} trials ({} warm-up) = {} trials; estimated duration {} (seed {})",
-        plan.cells.len(),
-        per_cell,
-        plan.settings.warmup,
-        plan.trials.len(),
-        fmt_duration(total_ns),
-        plan.seed
-    );
+    match &plan.settings.adaptive {
+        None => println!(
+            "{} cells x {} trials ({} warm-up) = {} trials; estimated duration {} (seed {})",
+            plan.cells.len(),
+            per_cell,
+            plan.settings.warmup,
+            plan.trials.len(),
+            fmt_duration(total_ns),
+            plan.seed
+        ),
+        Some(a) => {
+            let w = plan.settings.warmup;
+            let rounds = |measured: u32| plan.cells.len() as u64 * u64::from(measured + w);
+            let per_round = total_ns / u64::from(per_cell.max(1));
+            println!(
+                "{} cells x {}..{} trials ({w} warm-up) = {}..{} trials; estimated duration {}..{} (seed {})",
+                plan.cells.len(),
+                a.min_trials,
+                a.max_trials,
+                rounds(a.min_trials),
+                rounds(a.max_trials),
+                fmt_duration(per_round * u64::from(a.min_trials + w)),
+                fmt_duration(per_round * u64::from(a.max_trials + w)),
+                plan.seed
+            );
+            println!("{}", adaptive_bounds(a));
+        }
+    }
+    for w in &limit_warnings {
+        println!("warning: {w}");
+    }
     Ok(0)
 }
 
@@ -127,6 +151,21 @@ fn print_cells(store: &Store, run_id: i64, name: &str, wide: bool) -> Result<()>
     println!("run {run_id} ({name})");
     print!("{}", crate::report::terminal::render(&cells, wide));
     Ok(())
+}
+
+/// What an adaptive run stops on, in one sentence.
+fn adaptive_bounds(a: &crate::plan::Adaptive) -> String {
+    format!(
+        "adaptive: whole shuffled rounds are added after the first {} until every cell's 95% CI of its {} is within ±{}% of its median, or after {} rounds{}",
+        a.min_trials,
+        a.metric,
+        a.precision * 100.0,
+        a.max_trials,
+        a.max_time_ns.map_or(String::new(), |t| format!(
+            ", or when another round would end after {}",
+            fmt_duration(t)
+        ))
+    )
 }
 
 /// `schedlab restore`: restores what dead schedlab processes left changed (their restore
@@ -181,16 +220,20 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32> {
     let opts = RunOptions {
         quiet: args.quiet,
         argv: std::env::args().collect::<Vec<_>>().join(" "),
+        judge: Some(std::sync::Arc::new(super::judge::StoppingJudge)),
     };
     if !args.quiet {
         eprintln!(
             "schedlab: {} — {} cells x {} trials = {} trials, results in {}",
             plan.name,
             plan.cells.len(),
-            plan.settings.trials + plan.settings.warmup,
+            plan.trials.len() / plan.cells.len().max(1),
             plan.trials.len(),
             args.db.display()
         );
+        if let Some(a) = &plan.settings.adaptive {
+            eprintln!("{}", adaptive_bounds(a));
+        }
     }
     let summary = if args.db.is_server() {
         let spool = args

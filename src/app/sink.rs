@@ -54,6 +54,10 @@ impl Sink for StoreSink<'_> {
         self.0.finish_run(run_id, status)
     }
 
+    fn key_values(&self, run_id: i64, metric: &str, through_round: u32) -> Result<Vec<Vec<f64>>> {
+        key_values(self.0, run_id, metric, through_round)
+    }
+
     fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>> {
         self.0.calibration(key, kernel, cpu_model)
     }
@@ -68,4 +72,33 @@ impl Sink for StoreSink<'_> {
         self.0
             .save_calibration(key, kernel, cpu_model, units_per_sec)
     }
+}
+
+/// Per cell of run `run_id` (by cell index), the `metric` value of each ok, measured trial of
+/// rounds up to `through_round`, as the report computes it (see [`Sink::key_values`]).
+pub fn key_values(
+    store: &Store,
+    run_id: i64,
+    metric: &str,
+    through_round: u32,
+) -> Result<Vec<Vec<f64>>> {
+    let m = crate::report::model::Metric::from_key(metric)
+        .ok_or_else(|| anyhow::anyhow!("unknown precision metric '{metric}'"))?;
+    let cells = crate::store::query::cells(store, run_id, false)?;
+    let n = cells
+        .iter()
+        .map(|c| c.cell_index + 1)
+        .max()
+        .unwrap_or(0)
+        .max(0) as usize;
+    let mut out = vec![Vec::new(); n];
+    for c in &cells {
+        let per_trial = &crate::report::model::trial_values(c)[m.index()];
+        out[c.cell_index as usize] = per_trial
+            .iter()
+            .filter(|&&(round, _)| round <= i64::from(through_round))
+            .map(|&(_, v)| v)
+            .collect();
+    }
+    Ok(out)
 }

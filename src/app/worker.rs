@@ -280,6 +280,10 @@ impl Sink for Worker {
         Ok(())
     }
 
+    fn key_values(&self, _: i64, _: &str, _: u32) -> Result<Vec<Vec<f64>>> {
+        bail!("internal error: a queued run has a fixed set of trials (no adaptive rounds)")
+    }
+
     fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>> {
         match self.remote.current() {
             Some(s) => match s.calibration(key, kernel, cpu_model) {

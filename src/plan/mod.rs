@@ -4,6 +4,7 @@
 
 mod expand;
 
+pub use crate::spec::Adaptive;
 pub use expand::order;
 
 use crate::policy::{DeadlineParams, PolicyKind, PriorityMode};
@@ -125,7 +126,7 @@ pub struct PlannedTrial {
 }
 
 /// How every trial of a plan is run: the spec's settings, checked and typed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSettings {
     /// Measured trials per cell.
     pub trials: u32,
@@ -141,6 +142,8 @@ pub struct RunSettings {
     pub device: Option<String>,
     /// Record the kernel's scheduler trace.
     pub trace: bool,
+    /// Adaptive trial count: the plan holds its minimum rounds, [`round`] gives the next ones.
+    pub adaptive: Option<Adaptive>,
 }
 
 /// Cells, the order their trials run in, and how to run them: all the run stage needs.
@@ -187,11 +190,15 @@ pub fn build_from_text(origin: &str, text: &str, seed: u64) -> Result<(Spec, Pla
 /// The plan of `spec`, already checked as `checked`.
 fn assemble(spec: &Spec, checked: &Checked, seed: u64) -> Result<Plan, SpecError> {
     let cells = expand::cells(checked);
-    let trials = order(cells.len(), checked.trials, checked.warmup, seed);
+    let rounds = checked
+        .adaptive
+        .as_ref()
+        .map_or(checked.trials, |a| a.min_trials);
+    let trials = order(cells.len(), rounds, checked.warmup, seed);
     Ok(Plan {
         name: spec.name.clone(),
         description: spec.description.clone(),
-        spec_toml: spec_as_run(spec, seed)?,
+        spec_toml: spec_as_run(spec, seed, checked.adaptive.as_ref())?,
         settings: run_settings(checked),
         cells,
         trials,
@@ -199,10 +206,16 @@ fn assemble(spec: &Spec, checked: &Checked, seed: u64) -> Result<Plan, SpecError
     })
 }
 
-/// The spec as run, as TOML: defaults filled in and the seed set, so that it runs again alike.
-fn spec_as_run(spec: &Spec, seed: u64) -> Result<String, SpecError> {
+/// The spec as run, as TOML: defaults filled in and the seed set, so that it runs again alike
+/// (an adaptive run's limits and key metric too, so its report can name them).
+fn spec_as_run(spec: &Spec, seed: u64, adaptive: Option<&Adaptive>) -> Result<String, SpecError> {
     let mut as_run = spec.clone();
     as_run.settings.seed = Some(seed);
+    if let Some(a) = adaptive {
+        as_run.settings.min_trials = Some(a.min_trials);
+        as_run.settings.max_trials = Some(a.max_trials);
+        as_run.settings.precision_metric = Some(a.metric.clone());
+    }
     toml::to_string(&as_run).map_err(|e| {
         SpecError(format!(
             "cannot write the spec as TOML to store it with the run: {e}; \
@@ -221,7 +234,20 @@ fn run_settings(c: &Checked) -> RunSettings {
         sample_interval_ns: c.sample_interval_ns,
         device: c.device.clone(),
         trace: c.trace,
+        adaptive: c.adaptive.clone(),
     }
+}
+
+/// The trials of round `round` (warm-up rounds counted) of `plan`, in their shuffled order:
+/// the same as [`order`] gives for that round with more rounds, so a resumed run finds the
+/// same order. For adaptive runs, whose plan holds only the first rounds.
+pub fn round(plan: &Plan, round: u32) -> Vec<PlannedTrial> {
+    let warmup = plan.settings.warmup;
+    let measured = (round + 1).saturating_sub(warmup);
+    order(plan.cells.len(), measured, warmup.min(round + 1), plan.seed)
+        .into_iter()
+        .filter(|t| t.round == round)
+        .collect()
 }
 
 #[cfg(test)]

@@ -145,6 +145,7 @@ fn the_plan_carries_the_typed_settings_and_the_spec_as_run() {
             sample_interval_ns: Some(250_000_000),
             device: Some("vda".into()),
             trace: true,
+            adaptive: None,
         }
     );
     assert_eq!(plan.name, "s");
@@ -182,6 +183,37 @@ fn a_file_mistake_is_positioned_and_a_flag_mistake_is_not() {
 fn a_seed_toml_cannot_hold_is_a_usage_error() {
     let e = build(&Spec::default_quick(), u64::MAX).unwrap_err().0;
     assert!(e.starts_with("cannot write the spec as TOML"), "{e}");
+}
+
+#[test]
+fn an_adaptive_plan_holds_its_minimum_rounds_and_later_rounds_continue_the_same_shuffle() {
+    let mut spec = Spec::default_quick();
+    spec.settings.warmup = 1;
+    spec.settings.precision = Some("2%".into());
+    spec.settings.min_trials = Some(3);
+    spec.settings.max_trials = Some(8);
+    let plan = build(&spec, 5).unwrap();
+    let a = plan.settings.adaptive.clone().expect("adaptive");
+    assert_eq!((a.min_trials, a.max_trials), (3, 8));
+    assert_eq!(plan.trials.len(), 3 * (1 + 3), "warm-up and minimum rounds");
+    // Round k of the extended plan is round k of a fixed plan with more rounds.
+    let fixed = order(plan.cells.len(), 6, 1, 5);
+    for r in 0..7 {
+        let expected: Vec<_> = fixed.iter().copied().filter(|t| t.round == r).collect();
+        assert_eq!(round(&plan, r), expected, "round {r}");
+    }
+    // The spec as run names the limits and the metric, and plans the same again.
+    let stored = Spec::from_toml(&plan.spec_toml).unwrap();
+    assert_eq!(stored.settings.max_trials, Some(8));
+    assert_eq!(
+        stored.settings.precision_metric.as_deref(),
+        Some("makespan")
+    );
+    assert_eq!(build(&stored, 5).unwrap(), plan);
+    assert!(round(&plan, 0).iter().all(|t| t.warmup));
+    assert!(round(&plan, 5)
+        .iter()
+        .all(|t| !t.warmup && t.trial_index == 5));
 }
 
 #[test]

@@ -57,6 +57,13 @@ pub struct TaskRecord {
     pub utime_ns: u64,
     /// System CPU time, ns.
     pub stime_ns: u64,
+    /// Exact CPU time of the task's work, ns: its thread's CPU clock (CLOCK_THREAD_CPUTIME_ID)
+    /// from the end of its setup to the end of its work; for a program (command workload),
+    /// its rusage at exit less that clock at the end of setup. None if it never finished.
+    /// `utime_ns` + `stime_ns` come from rusage, which misses up to one scheduler tick of a
+    /// thread that reads it while running (see `run::task`).
+    #[serde(default)]
+    pub cpu_ns: Option<u64>,
     /// Voluntary context switches.
     pub nvcsw: u64,
     /// Involuntary context switches.
@@ -229,6 +236,18 @@ pub struct TrialMeta {
     pub psi_cpu_some_pct: Option<f64>,
     /// I/O scheduler read back before the trial.
     pub io_scheduler: Option<String>,
+    /// Speed of the reference loop just before the trial, relative to its calibration (1 = as
+    /// calibrated), on the trial's slowest CPU.
+    pub speed_before: Option<f64>,
+    /// The same just after the trial.
+    pub speed_after: Option<f64>,
+    /// Share of the trial's CPUs' time taken by the hypervisor during the trial, percent.
+    pub trial_steal_pct: Option<f64>,
+    /// The reference speed before or after was off by more than 10 %.
+    pub noisy: bool,
+    /// RT throttling cut the trial's CPU-bound RT tasks short (None: it has none, or no
+    /// RT budget applies).
+    pub rt_throttled: Option<bool>,
     /// Every kernel setting of the cell (knobs, I/O scheduler, sched_ext), read back before the trial.
     pub knobs: Vec<super::KnobReading>,
 }

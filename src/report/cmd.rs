@@ -42,6 +42,8 @@ pub struct ReportOptions {
     pub include_warmup: bool,
     /// The policy the others are compared with (None: the first of the policy axis).
     pub baseline: Option<String>,
+    /// Leave the trials flagged noisy out.
+    pub exclude_noisy: bool,
 }
 
 /// What `schedlab stats` prints.
@@ -61,6 +63,8 @@ pub struct StatsOptions {
     pub baseline: Option<String>,
     /// Every column of every table (default: the key columns, within 120 columns).
     pub wide: bool,
+    /// Leave the trials flagged noisy out.
+    pub exclude_noisy: bool,
 }
 
 /// What `schedlab compare` compares.
@@ -110,7 +114,18 @@ pub fn load_input(store: &Store, run_id: i64, include_warmup: bool) -> Result<Re
             .with_context(|| format!("cannot read the samples of run {run_id}"))?,
         ),
         baseline: None,
+        quality: crate::store::quality::trial_quality(store, run_id, include_warmup)
+            .with_context(|| format!("cannot read the trials of run {run_id}"))?,
+        exclude_noisy: false,
     })
+}
+
+/// `input` with the trials flagged noisy left out when `exclude` is set.
+fn with_exclusions(mut input: ReportInput, exclude: bool) -> ReportInput {
+    if exclude {
+        model::quality::exclude_noisy(&mut input);
+    }
+    input
 }
 
 /// Sets `input`'s baseline; `Err(message)` for a policy the run does not have.
@@ -130,7 +145,7 @@ pub fn report(args: &ReportOptions) -> Result<i32> {
         pool::load(&store, &ids, args.include_warmup)?,
         args.baseline.as_deref(),
     ) {
-        Ok(input) => input,
+        Ok(input) => with_exclusions(input, args.exclude_noisy),
         Err(message) => {
             eprintln!("error: {message}");
             return Ok(EXIT_USAGE);
@@ -248,7 +263,7 @@ pub fn stats(args: &StatsOptions) -> Result<i32> {
         pool::load(&store, &ids, args.include_warmup)?,
         args.baseline.as_deref(),
     ) {
-        Ok(input) => input,
+        Ok(input) => with_exclusions(input, args.exclude_noisy),
         Err(message) => {
             eprintln!("error: {message}");
             return Ok(EXIT_USAGE);
@@ -351,6 +366,10 @@ pub fn render_stats(r: &Report, wide: bool) -> String {
         }
     }
     out += &terminal_table(&cells);
+    for t in model::quality::tables(&r.quality) {
+        out += "\n";
+        out += &terminal_table(&t);
+    }
     for m in Metric::ALL {
         let t = tables::summary_table(r, m);
         if !t.rows.is_empty() {

@@ -322,6 +322,66 @@ fn key_tables(r: &Report) -> Result<String> {
     document(&header, rows)
 }
 
+/// Runs with reference speeds: every trial's conditions at full precision; adaptive runs:
+/// the precision each cell reached.
+fn quality(q: &super::model::quality::Quality) -> Result<Vec<(&'static str, String)>> {
+    let mut out = Vec::new();
+    if q.trials.iter().any(|t| t.speed_before.is_some()) {
+        let header = [
+            "trial_id",
+            "cell_index",
+            "trial_index",
+            "round",
+            "status",
+            "speed_before",
+            "speed_after",
+            "trial_steal_pct",
+            "noisy",
+            "rt_throttled",
+        ];
+        let rows = q.trials.iter().map(|t| {
+            let b = |v: Option<bool>| v.map_or(String::new(), |b| u8::from(b).to_string());
+            vec![
+                t.trial_id.to_string(),
+                t.cell_index.to_string(),
+                t.trial_index.to_string(),
+                t.round.to_string(),
+                t.status.clone(),
+                opt(t.speed_before),
+                opt(t.speed_after),
+                opt(t.steal_pct),
+                b(Some(t.noisy)),
+                b(t.rt_throttled),
+            ]
+        });
+        out.push(("trial_conditions.csv", document(&header, rows)?));
+    }
+    if let Some((t, cells)) = &q.precision {
+        let header = [
+            "cell",
+            "metric",
+            "trials",
+            "median",
+            "half_width_pct",
+            "target_pct",
+            "met",
+        ];
+        let rows = cells.iter().map(|c| {
+            vec![
+                c.label.clone(),
+                t.metric.key().to_string(),
+                c.trials.to_string(),
+                opt(c.median),
+                opt(c.half_width_pct),
+                num(t.precision * 100.0),
+                u8::from(c.met).to_string(),
+            ]
+        });
+        out.push(("precision.csv", document(&header, rows)?));
+    }
+    Ok(out)
+}
+
 /// Every table as (file name, CSV text).
 pub fn tables(r: &Report) -> Result<Vec<(&'static str, String)>> {
     let mut out = vec![
@@ -381,6 +441,7 @@ pub fn tables(r: &Report) -> Result<Vec<(&'static str, String)>> {
         let header: Vec<&str> = t.header.iter().map(String::as_str).collect();
         out.push(("iosched_tests.csv", document(&header, t.rows)?));
     }
+    out.extend(quality(&r.quality)?);
     Ok(out)
 }
 

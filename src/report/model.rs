@@ -12,6 +12,7 @@ pub mod iosched;
 pub mod kernel;
 mod metric;
 mod notes;
+pub mod quality;
 mod stats;
 pub mod tables;
 pub mod trials;
@@ -48,6 +49,10 @@ pub struct ReportInput {
     /// The policy every other is compared with (`--baseline`); `None`: the first policy of
     /// the run's policy axis. Check it with [`baseline::check`] first.
     pub baseline: Option<String>,
+    /// Every trial's conditions (reference speed, steal, noise flag, RT throttling).
+    pub quality: Vec<crate::store::quality::TrialQuality>,
+    /// Noisy trials were left out of `cells` ([`quality::exclude_noisy`]).
+    pub exclude_noisy: bool,
 }
 
 /// The axis values of a cell, which identify it within a run and across runs.
@@ -225,6 +230,8 @@ pub struct Report {
     pub panels: Vec<Panel>,
     /// Every policy against its group's baseline, per group and tested metric.
     pub findings: Vec<Finding>,
+    /// Precision reached, the machine's drift, noisy and throttled trials.
+    pub quality: quality::Quality,
     /// Samples per cell and metric (cells x [`Metric::ALL`]), in the metric's unit: every
     /// task of every trial for per-task metrics (descriptive summaries and figures).
     #[serde(skip)]
@@ -487,8 +494,12 @@ pub fn build(input: &ReportInput) -> Report {
     .into_iter()
     .flatten()
     .collect();
-    let warnings = notes::warnings(input, &cells, &groups);
-    let methods = notes::methods(
+    let quality = quality::build(input, &cells, &groups);
+    let mut warnings = notes::warnings(input, &cells, &groups);
+    // Before the stored warnings, which are many and shown only in part.
+    let at = warnings.len() - input.warnings.len();
+    warnings.splice(at..at, quality::warnings(&quality));
+    let mut methods = notes::methods(
         &notes::MethodsInput {
             seed,
             any_analytic,
@@ -497,6 +508,7 @@ pub fn build(input: &ReportInput) -> Report {
         },
         &findings,
     );
+    methods.notes.extend(quality::notes(&quality));
     Report {
         run: input.run.clone(),
         include_warmup: input.include_warmup,
@@ -506,6 +518,7 @@ pub fn build(input: &ReportInput) -> Report {
         groups,
         panels,
         findings,
+        quality,
         samples,
         trial_values,
         kernel: input.kernel.clone(),
@@ -514,81 +527,4 @@ pub fn build(input: &ReportInput) -> Report {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::store::query::TaskRow;
-
-    fn task(trial_id: i64, response: i64, turnaround: i64, cpu: i64) -> TaskRow {
-        TaskRow {
-            trial_id,
-            round: trial_id,
-            response_ns: Some(response),
-            turnaround_ns: Some(turnaround),
-            cpu_ns: cpu,
-            nvcsw: 2,
-            nivcsw: 3,
-            run_delay_ns: 1_000_000,
-        }
-    }
-
-    #[test]
-    fn cell_samples_derive_run_span_trial_totals_and_jain_from_task_rows() {
-        let c = CellView {
-            tasks: 2,
-            makespans_ns: vec![20_000_000, 30_000_000],
-            task_rows: vec![
-                task(1, 1_000_000, 10_000_000, 8_000_000),
-                task(1, 2_000_000, 20_000_000, 8_000_000),
-                task(2, 1_000_000, 30_000_000, 4_000_000),
-                task(2, 1_000_000, 30_000_000, 12_000_000),
-            ],
-            ..CellView::default()
-        };
-        let s = cell_samples(&c);
-        assert_eq!(s[Metric::Makespan.index()], vec![20.0, 30.0]);
-        assert_eq!(s[Metric::MakespanPerTask.index()], vec![10.0, 15.0]);
-        assert_eq!(s[Metric::RunSpan.index()], vec![9.0, 18.0, 29.0, 29.0]);
-        assert_eq!(s[Metric::TrialCpu.index()], vec![16.0, 16.0]);
-        assert_eq!(s[Metric::CpuPerTask.index()], vec![8.0, 8.0]);
-        assert_eq!(s[Metric::TrialIvcsw.index()], vec![6.0, 6.0]);
-        assert_eq!(s[Metric::CswPerTask.index()], vec![5.0, 5.0]);
-        assert_eq!(s[Metric::JainCpu.index()], vec![1.0, 0.8]);
-    }
-
-    fn view(policy: &str, io: Option<&str>, antagonists: i64) -> CellView {
-        CellView {
-            policy: policy.into(),
-            workload: "io:sync-copy".into(),
-            tasks: 4,
-            io_scheduler: io.map(String::from),
-            antagonists,
-            ..CellView::default()
-        }
-    }
-
-    #[test]
-    fn io_schedulers_are_the_compared_treatment_and_antagonists_split_groups() {
-        let one_policy = CellKey::all_of(&[
-            view("other", Some("bfq"), 0),
-            view("other", Some("kyber"), 0),
-        ]);
-        assert_eq!(one_policy[0].policy, "bfq");
-        assert_eq!(one_policy[1].policy, "kyber");
-        assert_eq!(one_policy[0].workload, one_policy[1].workload);
-        let two = CellKey::all_of(&[view("other", Some("bfq"), 0), view("fifo", Some("bfq"), 2)]);
-        assert_eq!(two[0].policy, "other io=bfq");
-        assert_eq!(two[1].policy, "fifo io=bfq");
-        assert_eq!(two[1].workload, "io:sync-copy +2 antagonists");
-        let plain = CellKey::all_of(&[view("rr", None, 0)]);
-        assert_eq!(plain[0], CellKey::of(&view("rr", None, 0)));
-        let report = build(&ReportInput {
-            cells: vec![view("fifo", None, 0), view("fifo", None, 2)],
-            ..ReportInput::default()
-        });
-        assert_eq!(
-            report.groups.len(),
-            2,
-            "with and without load are two groups"
-        );
-    }
-}
+mod tests;

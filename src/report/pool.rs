@@ -111,6 +111,9 @@ pub fn load(store: &Store, ids: &[i64], include_warmup: bool) -> Result<ReportIn
     let mut cells: Vec<CellView> = Vec::new();
     let mut kernel: Vec<KernelCellRows> = Vec::new();
     let mut of_kernel_row: Vec<usize> = Vec::new();
+    // Where each run's cells, trial conditions and problems start in the lists (positions by
+    // the run's own cell index).
+    let mut firsts: Vec<(usize, usize, usize)> = Vec::new();
     let mut input = ReportInput {
         run: infos[0].clone(),
         include_warmup,
@@ -119,6 +122,7 @@ pub fn load(store: &Store, ids: &[i64], include_warmup: bool) -> Result<ReportIn
     for info in &infos {
         let id = info.run_id;
         let first = cells.len();
+        firsts.push((first, input.quality.len(), input.problems.len()));
         let mut cs = query::cells(store, id, include_warmup)?;
         for c in &mut cs {
             c.host = info.host.clone();
@@ -140,6 +144,11 @@ pub fn load(store: &Store, ids: &[i64], include_warmup: bool) -> Result<ReportIn
         input
             .problems
             .extend(query::problems(store, id, include_warmup)?);
+        input.quality.extend(crate::store::quality::trial_quality(
+            store,
+            id,
+            include_warmup,
+        )?);
         if info.status != "done" && input.run.status == "done" {
             input.run.status = info.status.clone();
         }
@@ -147,6 +156,21 @@ pub fn load(store: &Store, ids: &[i64], include_warmup: bool) -> Result<ReportIn
     input.run.trials_planned = infos.iter().map(|i| i.trials_planned).sum();
     let keys = CellKey::all_of(&cells);
     input.warnings.insert(0, pooled_note(&infos, &hash));
+    // Each run's own cell indices, to find a trial's cell after pooling.
+    let position = |run: usize, index: i64| -> Option<usize> {
+        let start = firsts[run].0;
+        let end = firsts.get(run + 1).map_or(cells.len(), |f| f.0);
+        (start..end).find(|&i| cells[i].cell_index == index)
+    };
+    let runs_of = |start_of: fn(&(usize, usize, usize)) -> usize, at: usize| {
+        firsts.iter().rposition(|f| start_of(f) <= at).unwrap_or(0)
+    };
+    let quality_cells: Vec<Option<usize>> = (0..input.quality.len())
+        .map(|q| position(runs_of(|f| f.1, q), input.quality[q].cell_index))
+        .collect();
+    let problem_cells: Vec<Option<usize>> = (0..input.problems.len())
+        .map(|p| position(runs_of(|f| f.2, p), input.problems[p].cell_index))
+        .collect();
     // Cells of equal keys (the same host and kernel) pool their trials.
     let mut pooled: Vec<(CellKey, CellView)> = Vec::new();
     let mut slot = Vec::with_capacity(cells.len());
@@ -162,12 +186,23 @@ pub fn load(store: &Store, ids: &[i64], include_warmup: bool) -> Result<ReportIn
             }
         }
     }
+    // Pooled cells are numbered anew (runs number their cells from 0 each), and what points
+    // at a cell follows.
+    for (i, (_, c)) in pooled.iter_mut().enumerate() {
+        c.cell_index = i as i64;
+    }
+    for (q, cell) in input.quality.iter_mut().zip(quality_cells) {
+        q.cell_index = cell.map_or(-1, |c| slot[c] as i64);
+    }
+    for (p, cell) in input.problems.iter_mut().zip(problem_cells) {
+        p.cell_index = cell.map_or(-1, |c| slot[c] as i64);
+    }
     let mut krows: Vec<KernelCellRows> = Vec::new();
     let mut kslot: Vec<usize> = Vec::new();
     for (mut k, cell) in kernel.into_iter().zip(of_kernel_row) {
         let s = slot[cell];
         k.policy = pooled[s].0.policy.clone();
-        k.cell_index = pooled[s].1.cell_index;
+        k.cell_index = s as i64;
         match kslot.iter().position(|&x| x == s) {
             Some(i) => {
                 krows[i].latency_hdr_v2.extend(k.latency_hdr_v2);
@@ -239,5 +274,6 @@ fn pool(into: &mut CellView, c: CellView) {
     }
     into.makespans_ns.extend(c.makespans_ns);
     into.trial_rounds.extend(c.trial_rounds);
+    into.trial_ids.extend(c.trial_ids);
     into.task_rows.extend(c.task_rows);
 }

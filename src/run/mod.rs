@@ -1,11 +1,14 @@
 //! The run loop: calibrate, run every planned trial safely, store each as it ends, report progress.
 
+pub mod adaptive;
 mod cells;
 pub mod iosched;
 pub mod journal;
 pub mod knobfile;
 pub mod knobs;
 pub mod launcher;
+pub mod limits;
+pub mod noise;
 mod one;
 pub mod progress;
 pub mod sampler;
@@ -19,7 +22,7 @@ pub mod work;
 
 pub use cells::{default_timeout_ns, estimate_trial_ns, units_per_task, Calibrator, CellState};
 
-use crate::plan::Plan;
+use crate::plan::{Plan, PlannedTrial};
 use crate::records::{TrialOutcome, TrialStatus};
 use anyhow::{Context, Result};
 use launcher::Launcher;
@@ -39,6 +42,9 @@ pub struct RunOptions {
     pub quiet: bool,
     /// The command line, stored with the run.
     pub argv: String,
+    /// Decides after each round of an adaptive run whether another is needed (None: the
+    /// plan's trials only).
+    pub judge: Option<Arc<dyn adaptive::Judge>>,
 }
 
 /// What a finished (or interrupted) run did.
@@ -108,9 +114,29 @@ pub(crate) struct Session<'a> {
     pub interrupted: Arc<AtomicBool>,
     /// Progress output.
     pub progress: &'a progress::Progress,
-    /// Kernel release and CPU model, the key of stored calibrations.
+    /// Kernel release, part of the key of stored calibrations.
     pub kernel: String,
+    /// CPU model, the other part.
     pub cpu_model: String,
+    /// The reference loop whose speed before and after each trial tells noise.
+    pub reference: noise::Reference,
+}
+
+impl Session<'_> {
+    /// A calibrator of this machine writing to `sink`.
+    fn calibrator<'b>(
+        &'b self,
+        sink: &'b mut dyn Sink,
+        io_dir: &'b std::path::Path,
+    ) -> Calibrator<'b> {
+        Calibrator {
+            sink: Some(sink),
+            io_dir,
+            kernel: self.kernel.clone(),
+            cpu_model: self.cpu_model.clone(),
+            progress: self.progress,
+        }
+    }
 }
 
 /// How the trials of a run are kept: a sink, and (for a worker) the queue the trial came from.
@@ -198,8 +224,10 @@ impl RunState {
     }
 }
 
-/// Runs trial `n` of `plan` (run `run_id`) and hands it to `keeper`; returns its status, or
-/// None when it was interrupted (nothing stored).
+/// Runs `planned`, trial `n` of run `run_id` (of `plan`), and hands it to `keeper`; returns
+/// its status, or None when it was interrupted (nothing stored). `resumed`: the cell has
+/// trials stored from before, so its warnings were given then.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn one_trial(
     s: &mut Session,
     keeper: &mut dyn Keeper,
@@ -207,37 +235,23 @@ pub(crate) fn one_trial(
     plan: &Plan,
     state: &mut RunState,
     n: usize,
+    planned: &PlannedTrial,
+    resumed: bool,
 ) -> Result<Option<TrialStatus>> {
-    let planned = &plan.trials[n];
     let io_dir = plan.settings.io_dir.as_path();
     let cell = &plan.cells[planned.cell];
     let cs = &mut state.cells[planned.cell];
     if !cs.prepared() {
-        cs.prepare(
-            cell,
-            &mut Calibrator {
-                sink: Some(keeper.sink()),
-                io_dir,
-                kernel: s.kernel.clone(),
-                cpu_model: s.cpu_model.clone(),
-                progress: s.progress,
-            },
-        )?;
+        cs.prepare(cell, &mut s.calibrator(keeper.sink(), io_dir))?;
         let units = keeper.cell_units(run_id, planned.cell, cs.units.unwrap_or(1))?;
         if cs.units != Some(units) {
             // Another worker calibrated the cell first: its units hold for every trial.
             cs.units = Some(units);
-            cs.alone_ns = 0;
-            cs.prepare(
-                cell,
-                &mut Calibrator {
-                    sink: Some(keeper.sink()),
-                    io_dir,
-                    kernel: s.kernel.clone(),
-                    cpu_model: s.cpu_model.clone(),
-                    progress: s.progress,
-                },
-            )?;
+            cs.prepare(cell, &mut s.calibrator(keeper.sink(), io_dir))?;
+        }
+        if let (Some(w), false) = (limits::cell_warning(cell, cs.alone_ns), resumed) {
+            s.progress.note(&format!("warning: {w}"));
+            keeper.sink().add_warning(run_id, None, &w)?;
         }
     }
     let timeout_ns = plan
@@ -249,6 +263,7 @@ pub(crate) fn one_trial(
         ..Default::default()
     };
     let mut warning = None;
+    let mut trial_warnings: Vec<String> = Vec::new();
     if cs.skipped.is_none() {
         // Set before the settle window, so the change settles before the trial.
         match state.knobs.apply(cell) {
@@ -280,7 +295,8 @@ pub(crate) fn one_trial(
             meta.psi_cpu_some_pct = idle.psi_cpu_some_pct;
             warning = idle.warning();
             meta.started_at = crate::records::now_utc();
-            run_one(
+            let around = noise::Around::before(&s.reference, cell.cpus.as_deref());
+            let outcome = run_one(
                 s.launcher,
                 cell,
                 cs,
@@ -289,7 +305,10 @@ pub(crate) fn one_trial(
                 &format!("r{run_id}-t{n}"),
                 &s.interrupted,
                 state.observe,
-            )?
+            )?;
+            trial_warnings.extend(around.after(&s.reference, cell.cpus.as_deref(), &mut meta));
+            trial_warnings.extend(limits::judge(cell, &outcome, &mut meta));
+            outcome
         }
     };
     if meta.started_at.is_empty() {
@@ -314,6 +333,11 @@ pub(crate) fn one_trial(
             Some(trial_id),
             &format!("before trial {}: {w}", n + 1),
         )?;
+        s.progress.note(&format!("warning: {w}"));
+    }
+    for w in trial_warnings {
+        let w = format!("trial {} ({}): {w}", n + 1, cell.label());
+        sink.add_warning(run_id, Some(trial_id), &w)?;
         s.progress.note(&format!("warning: {w}"));
     }
     s.progress
@@ -345,15 +369,40 @@ fn run_trials(
         ..Default::default()
     };
     let progress = progress::Progress::new(plan.trials.len(), opts.quiet);
+    let (kernel, cpu_model) = (
+        crate::machine::kernel_release(),
+        crate::machine::cpu_model(),
+    );
+    let reference = noise::Reference::new(&mut Calibrator {
+        sink: Some(&mut *store),
+        io_dir: &plan.settings.io_dir,
+        kernel: kernel.clone(),
+        cpu_model: cpu_model.clone(),
+        progress: &progress,
+    })?;
     let mut session = Session {
         launcher,
         interrupted: interrupted.clone(),
         progress: &progress,
-        kernel: crate::machine::kernel_release(),
-        cpu_model: crate::machine::cpu_model(),
+        kernel,
+        cpu_model,
+        reference,
     };
-    let mut keeper = Local(store);
-    for (n, planned) in plan.trials.iter().enumerate() {
+    let mut schedule = adaptive::Schedule::new(plan, &stored.trials);
+    let metric = plan.settings.adaptive.as_ref().map(|a| a.metric.clone());
+    while let Some((n, planned)) = schedule.next(opts.judge.as_deref(), |through| {
+        // Skipped cells and cells without an ok trial cannot become precise: not judged.
+        let all = store.key_values(run_id, metric.as_deref().unwrap_or("makespan"), through)?;
+        Ok(all
+            .into_iter()
+            .enumerate()
+            .filter(|(c, v)| {
+                state.cells.get(*c).is_some_and(|s| s.skipped.is_none()) && !v.is_empty()
+            })
+            .map(|(_, v)| v)
+            .collect())
+    })? {
+        progress.set_total(schedule.len());
         if interrupted.load(SeqCst) {
             summary.interrupted = true;
             break;
@@ -361,7 +410,19 @@ fn run_trials(
         if stored.trials.contains(&(planned.cell, planned.trial_index)) {
             continue;
         }
-        match one_trial(&mut session, &mut keeper, run_id, plan, &mut state, n)? {
+        let resumed = stored.trials.iter().any(|&(c, _)| c == planned.cell);
+        let mut keeper = Local(&mut *store);
+        let status = one_trial(
+            &mut session,
+            &mut keeper,
+            run_id,
+            plan,
+            &mut state,
+            n,
+            &planned,
+            resumed,
+        )?;
+        match status {
             None => {
                 summary.interrupted = true;
                 break;
@@ -372,6 +433,12 @@ fn run_trials(
         }
     }
     progress.finish();
+    if let (Some(a), Some(stop)) = (&plan.settings.adaptive, schedule.stop) {
+        if let Some(w) = adaptive::stop_warning(a, stop, schedule.measured_rounds()) {
+            eprintln!("warning: {w}");
+            store.add_warning(run_id, None, &w)?;
+        }
+    }
     for id in sig_ids {
         signal_hook::low_level::unregister(id);
     }

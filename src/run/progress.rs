@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 /// Reports trials as they end.
 pub struct Progress {
     bar: Option<ProgressBar>,
-    total: usize,
+    total: std::cell::Cell<usize>,
     quiet: bool,
 }
 
@@ -24,7 +24,20 @@ impl Progress {
             );
             b
         });
-        Progress { bar, total, quiet }
+        Progress {
+            bar,
+            total: std::cell::Cell::new(total),
+            quiet,
+        }
+    }
+
+    /// Changes the total (an adaptive run adds rounds as it goes).
+    pub fn set_total(&self, total: usize) {
+        if self.total.replace(total) != total {
+            if let Some(b) = &self.bar {
+                b.set_length(total as u64);
+            }
+        }
     }
 
     /// A transient note (e.g. calibrating).
@@ -48,7 +61,7 @@ impl Progress {
                 b.set_position(done as u64);
                 b.set_message(format!("{label}{w}: {what}"));
             }
-            None if !self.quiet => eprintln!("[{done}/{}] {label}{w}: {what}", self.total),
+            None if !self.quiet => eprintln!("[{done}/{}] {label}{w}: {what}", self.total.get()),
             None => {}
         }
     }

@@ -95,6 +95,11 @@ pub struct Slot {
     pub base: [AtomicU64; 7],
     /// Bytes of the serialised latency histogram in this task's histogram buffer (periodic work).
     pub hist_len: AtomicU32,
+    /// The thread's exact CPU time (CLOCK_THREAD_CPUTIME_ID) at the end of setup, ns.
+    pub base_cpu_ns: AtomicU64,
+    /// The same clock right after the work's last unit, ns (0: the task did not record it,
+    /// e.g. an exec'd program, whose CPU time comes from its rusage when it is reaped).
+    pub cpu_ns: AtomicU64,
     /// EEVDF slice read back with sched_getattr (`sched_runtime` of a fair task), ns; 0: unread.
     pub slice_getattr_ns: AtomicU64,
     /// EEVDF slice in /proc/thread-self/sched (`se.slice`), ns; 0: unread.
@@ -216,6 +221,8 @@ pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, 
     for (b, v) in slot.base.iter().zip(base) {
         b.store(v, SeqCst);
     }
+    // The exact CPU clock, last thing before the barrier (see `cpu_ns` in `TaskRecord`).
+    slot.base_cpu_ns.store(sys::thread_cpu_ns(), SeqCst);
     if plan.barrier {
         slot.state.store(STATE_READY, SeqCst);
         arrive(hdr);
@@ -240,6 +247,18 @@ pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, 
     };
     let t_end = sys::now_ns();
     // ---- end of measured region ----
+    // The thread's exact CPU time, read before anything else runs. Not the CPU time of
+    // getrusage(RUSAGE_THREAD) or /proc/thread-self/schedstat: both report the scheduler's
+    // `se.sum_exec_runtime`, which for a thread that is running is brought up to date only
+    // at a scheduler tick (every 4 ms at HZ=250), a context switch or a migration. A thread
+    // reading its own counters at the end of its work is running, so they miss the time since
+    // the last tick: up to 4 ms here, which is most of a 2 ms task and 30-70 % of a short
+    // unpreempted FIFO run (/proc/thread-self/schedstat advances in 4 ms steps while a thread
+    // spins). CLOCK_THREAD_CPUTIME_ID adds the running slice (task_sched_runtime()), so it is
+    // exact at any instant (and, as a side effect, brings `sum_exec_runtime` up to date, which
+    // is why the rusage read just after it is right too). Processes were right before only
+    // because their rusage is read by wait4() after exit, when the sum is final.
+    slot.cpu_ns.store(sys::thread_cpu_ns(), SeqCst);
     slot.t_end_ns.store(t_end, SeqCst);
     slot.work_units.store(done, SeqCst);
     let c = counters(&mut buf);

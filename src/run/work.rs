@@ -81,12 +81,25 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
     let interrupted = Arc::new(AtomicBool::new(false));
     let sig_ids = catch_signals(&interrupted)?;
     let progress = progress::Progress::new(0, true);
+    let (kernel, cpu_model) = (
+        crate::machine::kernel_release(),
+        crate::machine::cpu_model(),
+    );
+    // The noise reference (spin chunks): no I/O, so any directory does.
+    let reference = super::noise::Reference::new(&mut super::Calibrator {
+        sink: Some(queue.keeper().sink()),
+        io_dir: &std::env::temp_dir(),
+        kernel: kernel.clone(),
+        cpu_model: cpu_model.clone(),
+        progress: &progress,
+    })?;
     let mut session = Session {
         launcher: &mut launcher,
         interrupted: interrupted.clone(),
         progress: &progress,
-        kernel: crate::machine::kernel_release(),
-        cpu_model: crate::machine::cpu_model(),
+        kernel,
+        cpu_model,
+        reference,
     };
     let mut runs: HashMap<i64, RunState> = HashMap::new();
     let mut summary = WorkSummary::default();
@@ -181,5 +194,15 @@ fn run_claimed(
             )?)
         }
     };
-    one_trial(session, queue.keeper(), c.run_id, plan, state, c.position)
+    let planned = plan.trials[c.position];
+    one_trial(
+        session,
+        queue.keeper(),
+        c.run_id,
+        plan,
+        state,
+        c.position,
+        &planned,
+        false,
+    )
 }

@@ -129,6 +129,8 @@ fn hint(path: &[Seg], expected: Option<&str>) -> Option<String> {
         "settings.nice" => "a whole number -20..=19".into(),
         "settings.rt_priority" => "a whole number 1..=99".into(),
         "settings.trials" => "a whole number from 1 to 4294967295".into(),
+        "settings.precision" => "a percentage in quotes, e.g. \"2%\"".into(),
+        "settings.max_time" => duration.into(),
         _ => String::new(),
     };
     if !specific.is_empty() {

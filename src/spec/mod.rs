@@ -1,6 +1,7 @@
 //! The experiment file: its serde types, parsing with positioned errors, and the check of
 //! every value ([`Spec::validate`]); the plan stage expands a checked spec into cells.
 
+pub mod adaptive;
 mod durations;
 mod knobs;
 pub mod locate;
@@ -11,6 +12,7 @@ mod types;
 mod validate;
 mod workloads;
 
+pub use adaptive::{Adaptive, PRECISION_METRICS};
 pub use durations::{parse_duration_ns, MAX_DURATION_NS};
 pub use knobs::{knob_path, CheckedKnob, KnobAxis, KnobValue, ScxSpec, MAX_SLICE_NS, MIN_SLICE_NS};
 pub use problem::{accepted_values, Problem, SpecError};

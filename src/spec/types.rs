@@ -229,6 +229,23 @@ pub struct Settings {
     /// Record the kernel's scheduler events (tracefs) during every trial; root only.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub trace: bool,
+    /// Adaptive trial count: add shuffled rounds until every cell's 95% CI of its key metric
+    /// is within this share of its median, e.g. "2%" (then `trials` is the default minimum).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision: Option<String>,
+    /// With `precision`: rounds always run (default: `trials`, at least 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_trials: Option<u32>,
+    /// With `precision`: most rounds (default 30).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_trials: Option<u32>,
+    /// With `precision`: start no round that would end after this long, e.g. "20m".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_time: Option<String>,
+    /// With `precision`: the key metric (default "makespan"; per-task metrics count through
+    /// each trial's median).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision_metric: Option<String>,
 }
 
 impl Default for Settings {
@@ -248,6 +265,11 @@ impl Default for Settings {
             sample_interval: "100ms".into(),
             device: None,
             trace: false,
+            precision: None,
+            min_trials: None,
+            max_trials: None,
+            max_time: None,
+            precision_metric: None,
         }
     }
 }

@@ -69,6 +69,8 @@ pub struct Checked {
     pub device: Option<String>,
     /// Record the kernel's scheduler trace.
     pub trace: bool,
+    /// Adaptive trial count (`settings.precision`); None: `trials` rounds.
+    pub adaptive: Option<super::Adaptive>,
 }
 
 impl Spec {
@@ -84,7 +86,8 @@ impl Spec {
         let timeout_ns = timeout_ns(s)?;
         let cpus = cpu_sets(&a.cpus)?;
         let workloads = check_workloads(a, default_work_ns)?;
-        check_trial_count(a, &workloads, s)?;
+        let adaptive = super::adaptive::check_adaptive(s)?;
+        check_trial_count(a, &workloads, s, adaptive.as_ref())?;
         check_antagonists(a, s)?;
         let sample_interval_ns = sample_interval_ns(s)?;
         let io_schedulers = io_schedulers(&a.io_schedulers)?;
@@ -116,6 +119,7 @@ impl Spec {
             sample_interval_ns,
             device: s.device.clone(),
             trace: s.trace,
+            adaptive,
         })
     }
 }
@@ -277,18 +281,24 @@ fn cell_count(a: &Axes, workloads: &[CheckedWorkload]) -> u64 {
     ))
 }
 
-/// The experiment has at most [`MAX_TRIALS`] trials.
-fn check_trial_count(a: &Axes, workloads: &[CheckedWorkload], s: &Settings) -> Result<(), Problem> {
+/// The experiment has at most [`MAX_TRIALS`] trials (an adaptive one at its maximum).
+fn check_trial_count(
+    a: &Axes,
+    workloads: &[CheckedWorkload],
+    s: &Settings,
+    adaptive: Option<&super::Adaptive>,
+) -> Result<(), Problem> {
     let cells = cell_count(a, workloads);
-    let rounds = u64::from(s.trials) + u64::from(s.warmup);
+    let measured = adaptive.map_or(s.trials, |a| a.max_trials);
+    let rounds = u64::from(measured) + u64::from(s.warmup);
     let trials = cells.saturating_mul(rounds);
     if trials <= MAX_TRIALS {
         return Ok(());
     }
-    let key = if cells > MAX_TRIALS {
-        "axes"
-    } else {
-        "settings.trials"
+    let key = match (cells > MAX_TRIALS, adaptive) {
+        (true, _) => "axes",
+        (false, Some(_)) => "settings.max_trials",
+        (false, None) => "settings.trials",
     };
     Err(Problem::new(
         key,

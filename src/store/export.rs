@@ -68,7 +68,7 @@ fn tasks_sql() -> String {
                 t.run_delay_ns, t.timeslices, t.migrations, t.work_units, t.exit_status,
                 t.t_release_ns, t.t_start_ns, t.t_end_ns, t.role, t.lat_count, t.lat_min_ns, t.lat_p50_ns,
                 t.lat_p90_ns, t.lat_p99_ns, t.lat_p999_ns, t.lat_max_ns, tr.status, {KNOB_COLUMNS},
-                t.slice_getattr_ns, t.slice_proc_ns
+                t.slice_getattr_ns, t.slice_proc_ns, t.cpu_ns
          FROM tasks t JOIN trials tr ON tr.trial_id = t.trial_id JOIN cells c ON c.cell_id = tr.cell_id
               JOIN runs r ON r.run_id = tr.run_id
          WHERE r.run_id = ?1 ORDER BY tr.trial_id, t.task_index"
@@ -90,7 +90,8 @@ fn samples_sql() -> String {
 /// SQL of the `trials` export.
 fn trials_sql() -> String {
     format!(
-        "SELECT {CELL_COLUMNS}, tr.makespan_ns, tr.status, tr.reason, tr.timeout_ns, tr.harness_cpu_ns, tr.pgid, tr.started_at, {KNOB_COLUMNS}
+        "SELECT {CELL_COLUMNS}, tr.makespan_ns, tr.status, tr.reason, tr.timeout_ns, tr.harness_cpu_ns, tr.pgid, tr.started_at, {KNOB_COLUMNS},
+                tr.speed_before, tr.speed_after, tr.trial_steal_pct, tr.noisy, tr.rt_throttled
          FROM trials tr JOIN cells c ON c.cell_id = tr.cell_id JOIN runs r ON r.run_id = tr.run_id
          WHERE r.run_id = ?1 ORDER BY tr.trial_id"
     )

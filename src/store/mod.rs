@@ -10,6 +10,7 @@ mod knobs;
 mod location;
 mod pg;
 pub mod push;
+pub mod quality;
 pub mod query;
 pub mod queue;
 mod spool;
@@ -79,6 +80,8 @@ const MIGRATIONS: [&str; 1] = [
     // every engine; the work queue; indexes for reading a trial's rows.
     // Kernel knobs (issue 12): the cell's slice, knobs and BPF scheduler, the slice read back
     // per task, and every setting read back before each trial.
+    // Trust (issue 11): exact task CPU time; each trial's reference speed, steal, noise flag
+    // and RT throttling.
     "ALTER TABLE runs ADD COLUMN runner_pid INTEGER;
      ALTER TABLE runs ADD COLUMN runner_boot_id TEXT;
      ALTER TABLE runs ADD COLUMN runner_start_ticks INTEGER;
@@ -116,7 +119,13 @@ const MIGRATIONS: [&str; 1] = [
      CREATE TABLE IF NOT EXISTS knob_readings (
          reading_id INTEGER PRIMARY KEY, trial_id INTEGER NOT NULL REFERENCES trials(trial_id), name TEXT NOT NULL,
          path TEXT NOT NULL, requested TEXT NOT NULL, read_back TEXT NOT NULL);
-     CREATE INDEX IF NOT EXISTS knob_readings_by_trial ON knob_readings(trial_id);",
+     CREATE INDEX IF NOT EXISTS knob_readings_by_trial ON knob_readings(trial_id);
+     ALTER TABLE tasks ADD COLUMN cpu_ns INTEGER;
+     ALTER TABLE trials ADD COLUMN speed_before REAL;
+     ALTER TABLE trials ADD COLUMN speed_after REAL;
+     ALTER TABLE trials ADD COLUMN trial_steal_pct REAL;
+     ALTER TABLE trials ADD COLUMN noisy INTEGER;
+     ALTER TABLE trials ADD COLUMN rt_throttled INTEGER;",
 ];
 
 /// Oldest schema version this schedlab can read (and upgrade).

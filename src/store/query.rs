@@ -68,7 +68,8 @@ pub struct TaskRow {
     pub response_ns: Option<i64>,
     /// Turnaround, ns.
     pub turnaround_ns: Option<i64>,
-    /// User + system CPU, ns.
+    /// CPU time of the work, ns: the exact `cpu_ns` where stored, else user + system from
+    /// rusage (runs stored before it existed).
     pub cpu_ns: i64,
     /// Voluntary switches.
     pub nvcsw: i64,
@@ -121,6 +122,8 @@ pub struct CellView {
     pub makespans_ns: Vec<i64>,
     /// Round of each ok trial, in the order of `makespans_ns`.
     pub trial_rounds: Vec<i64>,
+    /// Id of each ok trial, in the order of `makespans_ns`.
+    pub trial_ids: Vec<i64>,
     /// Tasks of the ok trials.
     pub task_rows: Vec<TaskRow>,
 }
@@ -184,14 +187,19 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
             }
             view.statuses.push((status, n));
         }
-        let trials: Vec<(i64, i64)> = db.query(
-            "SELECT makespan_ns, round FROM trials WHERE cell_id = ?1 AND status = 'ok' AND (warmup = 0 OR ?2) ORDER BY trial_id",
+        let trials: Vec<(i64, i64, i64)> = db.query(
+            "SELECT makespan_ns, round, trial_id FROM trials WHERE cell_id = ?1 AND status = 'ok' AND (warmup = 0 OR ?2) ORDER BY trial_id",
             params![cell_id, warmup],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )?;
-        (view.makespans_ns, view.trial_rounds) = trials.into_iter().unzip();
+        for (makespan, round, id) in trials {
+            view.makespans_ns.push(makespan);
+            view.trial_rounds.push(round);
+            view.trial_ids.push(id);
+        }
         view.task_rows = db.query(
-            "SELECT t.trial_id, tr.round, t.response_ns, t.turnaround_ns, COALESCE(t.utime_ns,0) + COALESCE(t.stime_ns,0), t.nvcsw, t.nivcsw, t.run_delay_ns
+            "SELECT t.trial_id, tr.round, t.response_ns, t.turnaround_ns, COALESCE(t.cpu_ns, COALESCE(t.utime_ns,0) + COALESCE(t.stime_ns,0)),
+                    t.nvcsw, t.nivcsw, t.run_delay_ns
              FROM tasks t JOIN trials tr ON tr.trial_id = t.trial_id
              WHERE tr.cell_id = ?1 AND tr.status = 'ok' AND (tr.warmup = 0 OR ?2) AND t.role = 'task'
              ORDER BY t.trial_id, t.task_index",

@@ -75,6 +75,11 @@ CREATE TABLE IF NOT EXISTS trials (
     trace_lost_events INTEGER,                  -- --trace: events lost or overwritten
     started_at      TEXT    NOT NULL,
     host            TEXT,                       -- host name of the machine that ran the trial
+    speed_before    REAL,                       -- reference loop just before the trial, relative to its calibration (1 = as calibrated)
+    speed_after     REAL,                       -- the same just after the trial
+    trial_steal_pct REAL,                       -- steal share of the trial's CPUs during the trial
+    noisy           INTEGER,                    -- 1: the reference speed before or after was off by more than 10 %
+    rt_throttled    INTEGER,                    -- 1: RT throttling cut its CPU-bound RT tasks short; NULL: none to judge
     UNIQUE (cell_id, trial_index)
 );
 
@@ -117,6 +122,7 @@ CREATE TABLE IF NOT EXISTS tasks (
     trace_unseen_switch_ins INTEGER,            -- --trace: slices whose switch-in the trace lacks
     slice_getattr_ns INTEGER,                   -- EEVDF slice read back with sched_getattr (sched_runtime), fair classes
     slice_proc_ns   INTEGER,                    -- EEVDF slice in /proc/thread-self/sched (se.slice), fair classes
+    cpu_ns          INTEGER,                    -- exact CPU time of the work (thread CPU clock); utime/stime are rusage
     PRIMARY KEY (trial_id, task_index)
 );
 

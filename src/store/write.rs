@@ -10,7 +10,7 @@ use crate::records::{TrialMeta, TrialOutcome};
 use anyhow::Result;
 
 /// Columns of a `tasks` row, in the order [`task_rows`] gives them.
-const TASK_COLUMNS: [&str; 38] = [
+const TASK_COLUMNS: [&str; 39] = [
     "trial_id",
     "task_index",
     "pid",
@@ -49,6 +49,7 @@ const TASK_COLUMNS: [&str; 38] = [
     "trace_unseen_switch_ins",
     "slice_getattr_ns",
     "slice_proc_ns",
+    "cpu_ns",
 ];
 
 /// Columns of a `samples` row.
@@ -219,8 +220,9 @@ impl Store {
         )?;
         let inserted: Option<i64> = db.query_opt(
             "INSERT INTO trials (run_id, cell_id, trial_index, round, warmup, status, reason, makespan_ns, timeout_ns, harness_cpu_ns,
-                                 started_at, pgid, load1, busy_pct, steal_pct, psi_cpu_some_pct, io_scheduler, trace_lost_events, host)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+                                 started_at, pgid, load1, busy_pct, steal_pct, psi_cpu_some_pct, io_scheduler, trace_lost_events, host,
+                                 speed_before, speed_after, trial_steal_pct, noisy, rt_throttled)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)
              ON CONFLICT (cell_id, trial_index) DO NOTHING RETURNING trial_id",
             params![
                 run_id,
@@ -242,6 +244,11 @@ impl Store {
                 meta.io_scheduler.as_deref(),
                 outcome.trace_lost_events.map(|v| v as i64),
                 crate::machine::host::hostname(),
+                meta.speed_before,
+                meta.speed_after,
+                meta.trial_steal_pct,
+                meta.noisy,
+                meta.rt_throttled,
             ],
             |r| r.get(0),
         )?;
@@ -500,6 +507,7 @@ fn task_rows(trial_id: i64, outcome: &TrialOutcome) -> (Vec<Vec<Value>>, Vec<Vec
                 tr.map(|t| t.unseen_switch_ins as i64),
                 t.slice_getattr_ns.map(|v| v as i64),
                 t.slice_proc_ns.map(|v| v as i64),
+                t.cpu_ns.map(|v| v as i64),
             ]
             .to_vec(),
         );

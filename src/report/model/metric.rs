@@ -63,6 +63,11 @@ impl Metric {
         self as usize
     }
 
+    /// The metric whose [`Metric::key`] is `key`.
+    pub fn from_key(key: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.key() == key)
+    }
+
     /// Stable machine name, used in CSV and file names.
     pub fn key(self) -> &'static str {
         match self {

@@ -10,6 +10,21 @@ fn since_base(total: &std::sync::atomic::AtomicU64, base: &std::sync::atomic::At
     total.load(SeqCst).saturating_sub(base.load(SeqCst))
 }
 
+/// The task's exact CPU time over its work, ns (see `TaskRecord::cpu_ns`): its own thread CPU
+/// clock at the end less the same clock at the end of setup; for a program, which cannot read
+/// it, the rusage of the reaped process (final at exit) less that base.
+fn exact_cpu_ns(s: &Slot, done: bool) -> Option<u64> {
+    let base = s.base_cpu_ns.load(SeqCst);
+    match s.cpu_ns.load(SeqCst) {
+        0 if done => {
+            let total = s.utime_ns.load(SeqCst) + s.stime_ns.load(SeqCst);
+            (total > 0).then(|| total.saturating_sub(base))
+        }
+        0 => None,
+        end => Some(end.saturating_sub(base)),
+    }
+}
+
 pub(super) fn record(i: usize, s: &Slot, h: &Header) -> TaskRecord {
     let t_release = match s.t_release_ns.load(SeqCst) {
         0 => h.t_release_ns.load(SeqCst),
@@ -31,6 +46,7 @@ pub(super) fn record(i: usize, s: &Slot, h: &Header) -> TaskRecord {
         run_span_ns: if done { diff(t_end, t_start) } else { None },
         utime_ns: since_base(&s.utime_ns, &s.base[0]),
         stime_ns: since_base(&s.stime_ns, &s.base[1]),
+        cpu_ns: exact_cpu_ns(s, done),
         nvcsw: since_base(&s.nvcsw, &s.base[2]),
         nivcsw: since_base(&s.nivcsw, &s.base[3]),
         run_delay_ns: since_base(&s.run_delay_ns, &s.base[4]),
@@ -104,7 +120,8 @@ pub(super) fn judge(
         .find(|(_, s)| s.state.load(SeqCst) == task::STATE_REFUSED)
     {
         let p = &policies[i];
-        let reason = policy::refusal_reason(p.kind, p.nice, s.errno.load(SeqCst) as i32);
+        let errno = s.errno.load(SeqCst) as i32;
+        let reason = policy::refusal_reason(p.kind, p.nice, errno, plan.cpus.as_deref());
         return (TrialStatus::Skipped, Some(format!("task {i}: {reason}")));
     }
     if let Some((i, s)) = slots

@@ -1,0 +1,333 @@
+//! The run's order of trials, and for an adaptive run (`--precision`) the decision after each
+//! round whether to add another: whole shuffled rounds only, until every cell is precise
+//! enough or a limit (`--max-trials`, `--max-time`) is reached.
+//!
+//! The statistics are not the run stage's: `app` plugs in a [`Judge`] (the analyze layer's
+//! stopping rule) and the sink reads the key metric back from the stored trials, so the run
+//! stops on exactly the numbers the report will show.
+
+use crate::plan::{Adaptive, Plan, PlannedTrial};
+use anyhow::Result;
+use std::collections::HashSet;
+use std::time::Instant;
+
+/// What the judge says after a round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Run another round.
+    Continue,
+    /// Every cell is within the precision (and the minimum rounds ran).
+    Precise,
+    /// The maximum rounds ran with some cell still imprecise.
+    LimitReached,
+}
+
+/// Decides from every judged cell's key-metric values (one per ok measured trial) whether
+/// an adaptive run needs another round.
+pub trait Judge: std::fmt::Debug + Send + Sync {
+    /// The decision for `cells` under `adaptive`'s precision and limits.
+    fn decide(&self, adaptive: &Adaptive, cells: &[Vec<f64>]) -> Decision;
+}
+
+/// Why the run stopped adding rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Every judged cell is within the precision.
+    Precise,
+    /// `max_trials` rounds ran.
+    MaxTrials,
+    /// The next round would have ended after `max_time`.
+    MaxTime,
+}
+
+/// The trials of a run in order: the plan's, then, for an adaptive run, one round at a time
+/// while the judge asks for more.
+pub struct Schedule<'a> {
+    plan: &'a Plan,
+    trials: Vec<PlannedTrial>,
+    next: usize,
+    /// Rounds scheduled so far, warm-up rounds included.
+    rounds: u32,
+    /// Rounds that have trials stored already (a resumed run completes them first).
+    stored_rounds: HashSet<u32>,
+    started: Instant,
+    /// Why rounds stopped being added (adaptive runs, once they stop).
+    pub stop: Option<Stop>,
+}
+
+impl<'a> Schedule<'a> {
+    /// The schedule of `plan`; `stored` are the (cell, trial index) pairs already stored.
+    pub fn new(plan: &'a Plan, stored: &HashSet<(usize, u32)>) -> Schedule<'a> {
+        Schedule {
+            plan,
+            trials: plan.trials.clone(),
+            next: 0,
+            rounds: plan.trials.iter().map(|t| t.round + 1).max().unwrap_or(0),
+            stored_rounds: stored.iter().map(|&(_, t)| t).collect(),
+            started: Instant::now(),
+            stop: None,
+        }
+    }
+
+    /// Trials scheduled so far.
+    pub fn len(&self) -> usize {
+        self.trials.len()
+    }
+
+    /// Whether nothing is scheduled.
+    pub fn is_empty(&self) -> bool {
+        self.trials.is_empty()
+    }
+
+    /// Measured rounds scheduled so far.
+    pub fn measured_rounds(&self) -> u32 {
+        self.rounds.saturating_sub(self.plan.settings.warmup)
+    }
+
+    /// The next trial and its position in the run (from 0). When the scheduled trials are
+    /// used up, an adaptive run asks `values(last_round)` for each judged cell's key-metric
+    /// values of the rounds up to `last_round`, and `judge` whether to add a round.
+    pub fn next(
+        &mut self,
+        judge: Option<&dyn Judge>,
+        values: impl FnOnce(u32) -> Result<Vec<Vec<f64>>>,
+    ) -> Result<Option<(usize, PlannedTrial)>> {
+        if self.next == self.trials.len() {
+            let (Some(adaptive), Some(judge)) = (&self.plan.settings.adaptive, judge) else {
+                return Ok(None);
+            };
+            if !self.another_round(adaptive, judge, values)? {
+                return Ok(None);
+            }
+            self.trials
+                .extend(crate::plan::round(self.plan, self.rounds));
+            self.rounds += 1;
+        }
+        let t = self.trials[self.next];
+        self.next += 1;
+        Ok(Some((self.next - 1, t)))
+    }
+
+    /// Whether to add round `self.rounds`; sets `stop` when not.
+    fn another_round(
+        &mut self,
+        adaptive: &Adaptive,
+        judge: &dyn Judge,
+        values: impl FnOnce(u32) -> Result<Vec<Vec<f64>>>,
+    ) -> Result<bool> {
+        // A round begun before an interruption is completed whatever the numbers say.
+        if self.stored_rounds.contains(&self.rounds) {
+            return Ok(true);
+        }
+        if self.measured_rounds() >= adaptive.max_trials {
+            self.stop = Some(Stop::MaxTrials);
+            return Ok(false);
+        }
+        let cells = values(self.rounds.saturating_sub(1))?;
+        match judge.decide(adaptive, &cells) {
+            Decision::Precise => {
+                self.stop = Some(Stop::Precise);
+                return Ok(false);
+            }
+            Decision::LimitReached => {
+                self.stop = Some(Stop::MaxTrials);
+                return Ok(false);
+            }
+            Decision::Continue => {}
+        }
+        if let Some(limit) = adaptive.max_time_ns {
+            // The mean round so far predicts the next (a resumed run's stored rounds took no
+            // time here, which makes the prediction short, never long).
+            let elapsed = self.started.elapsed().as_nanos() as u64;
+            let per_round = elapsed / u64::from(self.rounds.max(1));
+            if elapsed.saturating_add(per_round) > limit {
+                self.stop = Some(Stop::MaxTime);
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// The warning stored when an adaptive run stopped short of its precision, or `None` when it
+/// met it.
+pub fn stop_warning(adaptive: &Adaptive, stop: Stop, rounds: u32) -> Option<String> {
+    let target = format!(
+        "±{}% of the median {}",
+        adaptive.precision * 100.0,
+        adaptive.metric
+    );
+    match stop {
+        Stop::Precise => None,
+        Stop::MaxTrials => Some(format!(
+            "adaptive run: some cell's 95% CI is still wider than {target} after {rounds} rounds (--max-trials {}); the report marks the cells that did not meet it. Raise --max-trials, ask for less precision, or reduce the noise (see the reference speed and steal of the trials)",
+            adaptive.max_trials
+        )),
+        Stop::MaxTime => Some(format!(
+            "adaptive run: stopped after {rounds} rounds because another round would have ended after --max-time; some cell's 95% CI is still wider than {target} (the report marks which). Raise --max-time or ask for less precision"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Cell;
+
+    /// A judge that stops when every cell has `enough` values.
+    #[derive(Debug)]
+    struct Count(usize);
+
+    impl Judge for Count {
+        fn decide(&self, a: &Adaptive, cells: &[Vec<f64>]) -> Decision {
+            let n = cells.iter().map(Vec::len).min().unwrap_or(0);
+            if n >= self.0 {
+                Decision::Precise
+            } else if n >= a.max_trials as usize {
+                Decision::LimitReached
+            } else {
+                Decision::Continue
+            }
+        }
+    }
+
+    fn plan(min: u32, max: u32, warmup: u32) -> Plan {
+        Plan {
+            name: "t".into(),
+            description: String::new(),
+            spec_toml: String::new(),
+            settings: crate::plan::RunSettings {
+                trials: min,
+                warmup,
+                timeout_ns: None,
+                io_dir: "/tmp".into(),
+                sample_interval_ns: None,
+                device: None,
+                trace: false,
+                adaptive: Some(Adaptive {
+                    precision: 0.02,
+                    min_trials: min,
+                    max_trials: max,
+                    max_time_ns: None,
+                    metric: "makespan".into(),
+                }),
+            },
+            cells: vec![cell(), cell()],
+            trials: crate::plan::order(2, min, warmup, 3),
+            seed: 3,
+        }
+    }
+
+    fn cell() -> Cell {
+        crate::plan::Cell {
+            policy: crate::policy::PolicyKind::Other,
+            priorities: crate::policy::PriorityMode::Same,
+            workload: crate::workload::Workload::default(),
+            size: crate::records::WorkSize::Iterations(1),
+            split: false,
+            tasks: 1,
+            kind: crate::records::TaskKind::Process,
+            start: crate::records::StartMode::Barrier,
+            cpus: None,
+            nice: None,
+            rt_priority: None,
+            deadline: crate::policy::DeadlineParams {
+                runtime_ns: 1_000_000,
+                deadline_ns: 10_000_000,
+                period_ns: 10_000_000,
+            },
+            antagonists: 0,
+            antagonist_policy: crate::policy::PolicyKind::Other,
+            antagonist_workload: crate::workload::WorkloadKind::Cpu,
+            io_scheduler: None,
+            slice_ns: None,
+            knobs: Vec::new(),
+            scx: None,
+        }
+    }
+
+    /// Runs the schedule to its end, "storing" one value per measured trial; returns the
+    /// trials in order, the rounds asked about, and the stop.
+    fn drain(p: &Plan, judge: &dyn Judge) -> (Vec<PlannedTrial>, Vec<u32>, Option<Stop>) {
+        let mut s = Schedule::new(p, &HashSet::new());
+        let mut done: Vec<PlannedTrial> = Vec::new();
+        let mut asked = Vec::new();
+        while let Some((n, t)) = s
+            .next(Some(judge), |through| {
+                asked.push(through);
+                Ok((0..p.cells.len())
+                    .map(|c| {
+                        done.iter()
+                            .filter(|t| t.cell == c && !t.warmup && t.round <= through)
+                            .map(|_| 1.0)
+                            .collect()
+                    })
+                    .collect())
+            })
+            .unwrap()
+        {
+            assert_eq!(n, done.len());
+            done.push(t);
+        }
+        (done, asked, s.stop)
+    }
+
+    #[test]
+    fn rounds_are_added_whole_until_the_judge_is_satisfied() {
+        let p = plan(3, 10, 1);
+        let (trials, asked, stop) = drain(&p, &Count(5));
+        assert_eq!(stop, Some(Stop::Precise));
+        // 1 warm-up + 5 measured rounds of 2 cells; asked after rounds 3, 4 and 5 (0-based).
+        assert_eq!(trials.len(), 2 * 6);
+        assert_eq!(asked, vec![3, 4, 5]);
+        for r in 0..6 {
+            let cells: HashSet<usize> = trials
+                .iter()
+                .filter(|t| t.round == r)
+                .map(|t| t.cell)
+                .collect();
+            assert_eq!(cells.len(), 2, "round {r} is whole");
+        }
+    }
+
+    #[test]
+    fn the_maximum_rounds_end_an_imprecise_run() {
+        let p = plan(2, 4, 0);
+        let (trials, _, stop) = drain(&p, &Count(usize::MAX));
+        assert_eq!(stop, Some(Stop::MaxTrials));
+        assert_eq!(trials.len(), 2 * 4);
+        let w = stop_warning(p.settings.adaptive.as_ref().unwrap(), Stop::MaxTrials, 4);
+        assert!(w.unwrap().contains("--max-trials 4"));
+    }
+
+    #[test]
+    fn a_fixed_plan_or_a_run_without_a_judge_runs_the_plan_only() {
+        let mut p = plan(3, 10, 0);
+        let mut s = Schedule::new(&p, &HashSet::new());
+        let mut n = 0;
+        while s.next(None, |_| unreachable!()).unwrap().is_some() {
+            n += 1;
+        }
+        assert_eq!(n, 6);
+        p.settings.adaptive = None;
+        let (trials, asked, stop) = drain(&p, &Count(100));
+        assert_eq!((trials.len(), asked.len(), stop), (6, 0, None));
+    }
+
+    #[test]
+    fn a_resumed_run_completes_a_begun_round_before_judging() {
+        let p = plan(2, 10, 0);
+        // Round 2 had one trial stored before the interruption; the judge would stop at 2.
+        let stored: HashSet<(usize, u32)> = [(0, 0), (1, 0), (0, 1), (1, 1), (1, 2)].into();
+        let mut s = Schedule::new(&p, &stored);
+        let mut rounds = Vec::new();
+        while let Some((_, t)) = s
+            .next(Some(&Count(2)), |_| Ok(vec![vec![1.0; 2]; 2]))
+            .unwrap()
+        {
+            rounds.push(t.round);
+        }
+        assert_eq!(rounds, vec![0, 0, 1, 1, 2, 2]);
+        assert_eq!(s.stop, Some(Stop::Precise));
+    }
+}

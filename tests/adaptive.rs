@@ -1,0 +1,219 @@
+//! Adaptive trial counts with the real binary: whole rounds stored until the precision or a
+//! limit, the report's precision table, and `--resume` in the middle of the added rounds.
+
+mod common;
+
+use common::*;
+use std::time::{Duration, Instant};
+
+/// (cell_index, round) of every stored trial.
+fn rounds(s: &Scratch) -> Vec<(i64, i64)> {
+    s.conn()
+        .prepare(
+            "SELECT c.cell_index, t.round FROM trials t JOIN cells c USING (cell_id)
+             ORDER BY c.cell_index, t.round",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect()
+}
+
+/// Every cell of `cells` has exactly the rounds 0..n, once each.
+fn assert_whole_rounds(got: &[(i64, i64)], cells: i64, n: i64) {
+    let want: Vec<(i64, i64)> = (0..cells)
+        .flat_map(|c| (0..n).map(move |r| (c, r)))
+        .collect();
+    assert_eq!(got, want.as_slice(), "{cells} cells x {n} whole rounds");
+}
+
+#[test]
+fn an_unreachable_precision_runs_whole_rounds_up_to_the_maximum_and_says_so() {
+    let s = Scratch::new();
+    let out = run_ok(
+        &s,
+        &[
+            "--policy",
+            "other",
+            "--kind",
+            "process,thread",
+            "--tasks",
+            "2",
+            "--work",
+            "5ms",
+            "--precision",
+            "0.001%",
+            "--min-trials",
+            "2",
+            "--max-trials",
+            "4",
+        ],
+    );
+    assert_whole_rounds(&rounds(&s), 2, 4);
+    assert!(out.contains("--max-trials 4"), "{out}");
+    let warned = ints(
+        &s.conn(),
+        "SELECT COUNT(*) FROM warnings WHERE message LIKE 'adaptive run:%--max-trials 4%'",
+    );
+    assert_eq!(warned, vec![1]);
+    let stats = schedlab()
+        .args(["stats", "--db", s.db().to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&stats.stdout);
+    assert!(
+        text.contains("Precision of the adaptive run") && text.contains("│ no  │"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Adaptive trial count"),
+        "methods say how: {text}"
+    );
+}
+
+#[test]
+fn a_loose_precision_stops_at_the_minimum() {
+    // The tasks' CPU time varies by far less than ±99 % even on a busy machine.
+    let s = Scratch::new();
+    run_ok(
+        &s,
+        &[
+            "--policy",
+            "other",
+            "--tasks",
+            "2",
+            "--work",
+            "5ms",
+            "--precision",
+            "99%",
+            "--precision-metric",
+            "cpu",
+            "--min-trials",
+            "3",
+            "--max-trials",
+            "10",
+        ],
+    );
+    assert_whole_rounds(&rounds(&s), 1, 3);
+    let warned = ints(
+        &s.conn(),
+        "SELECT COUNT(*) FROM warnings WHERE message LIKE 'adaptive%'",
+    );
+    assert_eq!(warned, vec![0]);
+}
+
+#[test]
+fn plan_shows_the_bounds_of_an_adaptive_run() {
+    let s = Scratch::new();
+    let out = schedlab()
+        .args([
+            "plan",
+            "--db",
+            s.db().to_str().unwrap(),
+            "--policy",
+            "other,fifo",
+            "--tasks",
+            "2",
+            "--work",
+            "5ms",
+            "--precision",
+            "2%",
+            "--max-trials",
+            "12",
+            "--max-time",
+            "10m",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("2 cells x 3..12 trials"), "{text}");
+    assert!(
+        text.contains("within ±2% of its median") && text.contains("10 min 00 s"),
+        "{text}"
+    );
+    let bad = schedlab()
+        .args([
+            "plan",
+            "--db",
+            s.db().to_str().unwrap(),
+            "--max-trials",
+            "5",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("settings.precision"));
+}
+
+#[test]
+fn an_adaptive_run_killed_in_an_added_round_resumes_to_whole_rounds() {
+    let s = Scratch::new();
+    let spec = s.path().join("adaptive.toml");
+    std::fs::write(
+        &spec,
+        r#"
+name = "adaptive"
+[axes]
+policies = ["other", "batch"]
+tasks = [2]
+[settings]
+work = "40ms"
+seed = 3
+precision = "0.001%"
+min_trials = 2
+max_trials = 5
+sample_interval = "off"
+"#,
+    )
+    .unwrap();
+    let db = s.db();
+    let mut child = schedlab()
+        .args([
+            "run",
+            spec.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "--quiet",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it once it is inside the added rounds (the plan holds 2 x 2 trials).
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        std::thread::sleep(Duration::from_millis(20));
+        let stored = rusqlite::Connection::open(&db)
+            .ok()
+            .and_then(|c| {
+                c.query_row("SELECT COUNT(*) FROM trials", [], |r| r.get::<_, i64>(0))
+                    .ok()
+            })
+            .unwrap_or(0);
+        if stored >= 5 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no trials stored in time");
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = rounds(&s).len();
+    assert!((5..10).contains(&before), "{before} trials before the kill");
+    let out = schedlab()
+        .args(["run", "--resume", "--db", db.to_str().unwrap(), "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_whole_rounds(&rounds(&s), 2, 5);
+    let status: String = s
+        .conn()
+        .query_row("SELECT status FROM runs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(status, "done");
+}
