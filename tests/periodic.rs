@@ -61,7 +61,7 @@ fn a_periodic_fifo_task_among_cpu_hogs_wakes_up_sooner_than_under_other() {
     );
     let hogs = ints(
         &c,
-        "SELECT COUNT(*) FROM tasks WHERE role = 'antagonist' AND utime_ns > 0",
+        "SELECT COUNT(*) FROM tasks WHERE role = 'antagonist' AND cpu_ns > 0 AND work_units > 0",
     );
     assert_eq!(
         hogs,
