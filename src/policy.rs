@@ -79,6 +79,14 @@ impl PolicyKind {
         matches!(self, PolicyKind::Other | PolicyKind::Batch)
     }
 
+    /// Whether the class is a fair one (EEVDF: other, batch, idle, ext), whose tasks have a slice.
+    pub fn is_fair(self) -> bool {
+        matches!(
+            self,
+            PolicyKind::Other | PolicyKind::Batch | PolicyKind::Idle | PolicyKind::Ext
+        )
+    }
+
     /// FIFO, RR or DEADLINE: classes that can starve the rest of the machine.
     pub fn needs_guard(self) -> bool {
         self.is_rt() || self == PolicyKind::Deadline

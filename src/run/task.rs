@@ -39,12 +39,15 @@ pub struct Header {
     pub t_release_ns: AtomicU64,
     /// CPU time of the host's own thread (creating and reaping tasks), ns.
     pub host_cpu_ns: AtomicU64,
-    /// 1 once every measured task finished: antagonists stop.
+    /// 1 once every measured task finished: antagonists stop, finished tasks exit.
     pub stop: AtomicU32,
     /// Tasks of the trial (measured and antagonists): the number the barrier waits for.
     pub tasks: AtomicU32,
     /// Threads the host counted in /proc when it started (1 after a fork).
     pub host_threads: AtomicU32,
+    /// 1 when the spawner (staggered start) holds the first task's policy, which every task
+    /// created after that inherits.
+    pub spawner_policy: AtomicU32,
 }
 
 /// What one task records (all times CLOCK_MONOTONIC ns, CPU times ns).
@@ -151,9 +154,14 @@ pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, 
     // Staggered: the task inherited the cell's policy from its spawner; it takes its own level
     // (spread priorities) at once, then its first timestamp, before any other work.
     if !plan.barrier {
-        if let Err(e) = plan.policies[i].apply() {
-            hdr.refused.fetch_add(1, SeqCst);
-            return give_up(hdr, slot, STATE_REFUSED, e, measured);
+        // A task whose attributes are the spawner's has them already (read back below).
+        let inherited =
+            hdr.spawner_policy.load(SeqCst) == 1 && plan.policies[i] == plan.policies[0];
+        if !inherited {
+            if let Err(e) = plan.policies[i].apply() {
+                hdr.refused.fetch_add(1, SeqCst);
+                return give_up(hdr, slot, STATE_REFUSED, e, measured);
+            }
         }
         slot.t_start_ns.store(sys::now_ns(), SeqCst);
     }
@@ -182,7 +190,9 @@ pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, 
         slot.policy_read.store(a.policy, SeqCst);
         slot.nice_read.store(a.nice, SeqCst);
         slot.prio_read.store(a.priority, SeqCst);
-        read_slice(policy, a.runtime_ns, slot);
+        if policy.kind.is_fair() {
+            slot.slice_getattr_ns.store(a.runtime_ns, SeqCst);
+        }
     }
     let (workload, units) = match (&plan.antagonist_workload, measured) {
         (Some(w), false) => (w, plan.antagonist_chunk),
@@ -217,7 +227,12 @@ pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, 
         None
     };
     let mut buf = [0u8; 4096];
-    let base = counters(&mut buf);
+    // Staggered tasks are being created while this runs, so this task does the least it can
+    // before its work: its migrations count from its creation (a new task starts at zero,
+    // and its setup runs after its first timestamp anyway), which spares reading `sched`
+    // here. Barrier tasks read everything before they wait.
+    let mut procs = ThreadProc::open(plan.barrier);
+    let (base, slice_ns) = procs.counters(&mut buf);
     for (b, v) in slot.base.iter().zip(base) {
         b.store(v, SeqCst);
     }
@@ -261,7 +276,14 @@ pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, 
     slot.cpu_ns.store(sys::thread_cpu_ns(), SeqCst);
     slot.t_end_ns.store(t_end, SeqCst);
     slot.work_units.store(done, SeqCst);
-    let c = counters(&mut buf);
+    procs.open_sched();
+    let (c, end_slice_ns) = procs.counters(&mut buf);
+    drop(procs);
+    if policy.kind.is_fair() {
+        // The slice in force, as /proc/thread-self/sched shows it (`se.slice`).
+        slot.slice_proc_ns
+            .store(if plan.barrier { slice_ns } else { end_slice_ns }, SeqCst);
+    }
     let fields = [
         &slot.utime_ns,
         &slot.stime_ns,
@@ -286,6 +308,17 @@ pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, 
     drop(work);
     slot.state.store(STATE_DONE, SeqCst);
     finish(hdr, measured);
+    linger(hdr);
+}
+
+/// Waits, asleep, until every measured task of the trial has finished. A task's exit is
+/// harness work (a process's exit tears down its address space: tens of microseconds of CPU;
+/// a thread's unmaps its stacks, which stalls every thread of the process for a TLB flush),
+/// so finished tasks keep it out of the period in which others are still created or running.
+fn linger(hdr: &Header) {
+    while hdr.stop.load(SeqCst) == 0 {
+        sys::futex_wait(&hdr.stop, 0, Some(std::time::Duration::from_millis(100)));
+    }
 }
 
 /// Sets the working directory, standard streams and environment of a command and prepares its
@@ -327,38 +360,67 @@ pub fn command_log(trial_dir: &std::path::Path, index: usize, stream: &str) -> P
     trial_dir.join(format!("task-{index}.{stream}"))
 }
 
-/// The calling thread's counters, in `Slot::base` order. Reads /proc into `buf`; allocates nothing.
-fn counters(buf: &mut [u8]) -> [u64; 7] {
-    let (ut, st, nv, ni) = sys::rusage_thread();
-    let mut c = [ut, st, nv, ni, 0, 0, 0];
-    if let Some(s) =
-        sys::read_small(c"/proc/thread-self/schedstat", buf).and_then(procfs::parse_schedstat)
-    {
-        c[4] = s.run_delay_ns;
-        c[5] = s.timeslices;
-    }
-    if let Some(text) = sys::read_small(c"/proc/thread-self/sched", buf) {
-        c[6] = procfs::parse_sched(text).nr_migrations.unwrap_or(0);
-    }
-    c
+/// The calling thread's /proc files, opened once at the end of setup and read twice (an open
+/// costs about as much as a read here: 3.5 us, while the kernel formats `sched` in 5 us and
+/// `schedstat` in 0.6 us).
+struct ThreadProc {
+    schedstat: Option<std::fs::File>,
+    sched: Option<std::fs::File>,
 }
 
-/// Records the EEVDF slice of a fair task as the kernel reports it twice: `sched_runtime` of
-/// sched_getattr (Linux 6.12+) and `se.slice` of /proc/thread-self/sched.
-fn read_slice(policy: &TaskPolicy, getattr_runtime_ns: u64, slot: &Slot) {
-    use crate::policy::PolicyKind;
-    if !matches!(
-        policy.kind,
-        PolicyKind::Other | PolicyKind::Batch | PolicyKind::Idle | PolicyKind::Ext
-    ) {
-        return;
+impl ThreadProc {
+    /// Opens `schedstat`, and `sched` too when `with_sched`.
+    fn open(with_sched: bool) -> ThreadProc {
+        let mut p = ThreadProc {
+            schedstat: std::fs::File::open("/proc/thread-self/schedstat").ok(),
+            sched: None,
+        };
+        if with_sched {
+            p.open_sched();
+        }
+        p
     }
-    slot.slice_getattr_ns.store(getattr_runtime_ns, SeqCst);
-    let mut buf = [0u8; 4096];
-    if let Some(text) = sys::read_small(c"/proc/thread-self/sched", &mut buf) {
-        let slice = procfs::parse_sched(text).slice_ns.unwrap_or(0);
-        slot.slice_proc_ns.store(slice, SeqCst);
+
+    /// Opens `sched` if it is not open yet.
+    fn open_sched(&mut self) {
+        if self.sched.is_none() {
+            self.sched = std::fs::File::open("/proc/thread-self/sched").ok();
+        }
     }
+
+    /// The thread's counters in `Slot::base` order, and its EEVDF slice (`se.slice`, ns).
+    /// Reads into `buf`; allocates nothing.
+    fn counters(&mut self, buf: &mut [u8]) -> ([u64; 7], u64) {
+        let (ut, st, nv, ni) = sys::rusage_thread();
+        let mut c = [ut, st, nv, ni, 0, 0, 0];
+        let mut slice = 0;
+        if let Some(s) =
+            read_at_start(self.schedstat.as_ref(), buf).and_then(procfs::parse_schedstat)
+        {
+            c[4] = s.run_delay_ns;
+            c[5] = s.timeslices;
+        }
+        if let Some(text) = read_at_start(self.sched.as_ref(), buf) {
+            let info = procfs::parse_sched(text);
+            c[6] = info.nr_migrations.unwrap_or(0);
+            slice = info.slice_ns.unwrap_or(0);
+        }
+        (c, slice)
+    }
+}
+
+/// The text of an open /proc file, read again from its start (pread) into `buf`.
+fn read_at_start<'a>(file: Option<&std::fs::File>, buf: &'a mut [u8]) -> Option<&'a str> {
+    use std::os::unix::fs::FileExt;
+    let file = file?;
+    let mut len = 0;
+    while len < buf.len() {
+        match file.read_at(&mut buf[len..], len as u64) {
+            Ok(n) if n > 0 => len += n,
+            _ => break,
+        }
+    }
+    std::str::from_utf8(&buf[..len]).ok()
 }
 
 fn give_up(hdr: &Header, slot: &Slot, state: u32, errno: i32, measured: bool) {

@@ -68,7 +68,9 @@ pub(super) fn host_main(
             .first()
             .filter(|p| p.kind != PolicyKind::Deadline)
         {
-            let _ = top.apply();
+            if top.apply().is_ok() {
+                h.spawner_policy.store(1, SeqCst);
+            }
         }
         // Tasks are born on their CPUs, as they inherit the spawner's affinity.
         if let Some(cpus) = &plan.cpus {

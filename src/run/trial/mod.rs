@@ -99,8 +99,10 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
             (status, reason) = w.into_status(setup.timeout_ns);
         }
     }
-    // Antagonists run until every measured task is done.
+    // Antagonists run until every measured task is done; finished tasks wait for this too
+    // (see `task::linger`), so their exits come after the measured period.
     h.stop.store(1, SeqCst);
+    sys::futex_wake(&h.stop, i32::MAX);
     // Give the host a moment to reap its tasks and exit, then make sure nothing survives.
     let mut host_usage = None;
     let grace = sys::now_ns() + 2_000_000_000;
