@@ -7,7 +7,7 @@
 //! with `--measure`) so that its peak RSS (VmHWM) counts the report alone. Set
 //! SCHEDLAB_BENCH_DIR=DIR to keep the database and the report in DIR.
 
-use schedlab::report::cmd::{load_input, write_report, ReportFormat, ReportOptions};
+use schedlab::report::cmd::{load_input, write_report, ReportFormat};
 use schedlab::report::model;
 use schedlab::store::Store;
 use std::path::{Path, PathBuf};
@@ -121,30 +121,19 @@ fn peak_rss_mib() -> f64 {
 /// The child: `schedlab report` on `db` into `out`, timed per phase.
 fn measure(db: &Path, out: &Path) {
     let start = Instant::now();
-    let args = ReportOptions {
-        run: None,
-        runs: Vec::new(),
-        spec_hash: None,
-        db: db.into(),
-        formats: vec![
-            ReportFormat::Html,
-            ReportFormat::Latex,
-            ReportFormat::Markdown,
-            ReportFormat::Csv,
-        ],
-        out: out.to_path_buf(),
-        include_warmup: false,
-        baseline: None,
-        exclude_noisy: false,
-    };
-    let store = Store::open_read(&args.db).expect("bench db opens");
+    let formats = [
+        ReportFormat::Html,
+        ReportFormat::Latex,
+        ReportFormat::Markdown,
+        ReportFormat::Csv,
+    ];
+    let store = Store::open_read(schedlab::store::Location::from(db)).expect("bench db opens");
     let input = load_input(&store, 1, false).expect("run 1 loads");
     let loaded = start.elapsed();
     let report = model::build(&input);
     let built = start.elapsed();
     drop(input);
-    let written =
-        write_report(&report, &args.formats, &args.out.join("1")).expect("report written");
+    let written = write_report(&report, &formats, &out.join("1")).expect("report written");
     let total = start.elapsed();
     println!(
         "report: load {:.2} s, statistics {:.2} s, write {:.2} s ({} outputs), total {:.2} s; peak RSS {:.0} MiB",

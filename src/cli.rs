@@ -2,7 +2,7 @@
 
 use crate::policy::{PolicyKind, PriorityMode};
 use crate::records::{StartMode, TaskKind};
-use crate::report::cmd::{CompareOptions, ReportFormat, ReportOptions, StatsOptions};
+use crate::report::cmd::{CompareOptions, ReportFormat, ReportOptions, Selection, StatsOptions};
 use crate::spec::{Spec, SpecError, WorkloadSpec};
 use crate::store::export::{Format, Table};
 use crate::store::Location;
@@ -429,9 +429,9 @@ impl RunArgs {
 #[cfg(test)]
 mod tests;
 
-/// Flags of `schedlab report`.
+/// Which runs `report` and `stats` read.
 #[derive(Debug, Args)]
-pub struct ReportArgs {
+pub struct SelectionArgs {
     /// Run id (default: the latest run).
     #[arg(long)]
     pub run: Option<i64>,
@@ -450,56 +450,55 @@ pub struct ReportArgs {
         default_value = "schedlab.db"
     )]
     pub db: Location,
+    /// Include warm-up trials (excluded by default).
+    #[arg(long)]
+    pub include_warmup: bool,
+    /// Policy every other is compared with (default: the first of the run's policy axis).
+    #[arg(long, value_name = "POLICY")]
+    pub baseline: Option<String>,
+    /// Leave out the trials flagged noisy (reference speed more than 10% off); the output says so.
+    #[arg(long)]
+    pub exclude_noisy: bool,
+}
+
+impl SelectionArgs {
+    /// The selection as the report stage takes it.
+    pub fn selection(&self) -> Selection {
+        Selection {
+            db: self.db.clone(),
+            run: self.run,
+            runs: self.runs.clone(),
+            spec_hash: self.spec_hash.clone(),
+            include_warmup: self.include_warmup,
+            baseline: self.baseline.clone(),
+            exclude_noisy: self.exclude_noisy,
+        }
+    }
+}
+
+/// Flags of `schedlab report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Which runs.
+    #[command(flatten)]
+    pub selection: SelectionArgs,
     /// Output formats, comma-separated: html, latex, markdown, csv.
     #[arg(long, value_delimiter = ',', default_value = "html,latex,markdown,csv")]
     pub format: Vec<ReportFormatArg>,
     /// Output directory; the report goes into DIR/RUN/.
     #[arg(long, default_value = "schedlab-report")]
     pub out: PathBuf,
-    /// Include warm-up trials (excluded by default).
-    #[arg(long)]
-    pub include_warmup: bool,
-    /// Policy every other is compared with (default: the first of the run's policy axis).
-    #[arg(long, value_name = "POLICY")]
-    pub baseline: Option<String>,
-    /// Leave out the trials flagged noisy (reference speed more than 10% off); the report says so.
-    #[arg(long)]
-    pub exclude_noisy: bool,
 }
 
 /// Flags of `schedlab stats`.
 #[derive(Debug, Args)]
 pub struct StatsArgs {
-    /// Run id (default: the latest run).
-    #[arg(long)]
-    pub run: Option<i64>,
-    /// Several runs of one spec in one report, e.g. 3,4,5 (the same experiment on several
-    /// hosts or kernels): host and kernel are compared like policies.
-    #[arg(long, value_delimiter = ',', conflicts_with = "run")]
-    pub runs: Vec<i64>,
-    /// Every run whose spec hash (`schedlab runs`) starts with this, in one report.
-    #[arg(long, conflicts_with_all = ["run", "runs"])]
-    pub spec_hash: Option<String>,
-    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
-    #[arg(
-        long,
-        env = "SCHEDLAB_DB",
-        hide_env_values = true,
-        default_value = "schedlab.db"
-    )]
-    pub db: Location,
-    /// Include warm-up trials (excluded by default).
-    #[arg(long)]
-    pub include_warmup: bool,
-    /// Policy every other is compared with (default: the first of the run's policy axis).
-    #[arg(long, value_name = "POLICY")]
-    pub baseline: Option<String>,
+    /// Which runs.
+    #[command(flatten)]
+    pub selection: SelectionArgs,
     /// Show every column of every table (default: the key columns, within 120 columns).
     #[arg(long)]
     pub wide: bool,
-    /// Leave out the trials flagged noisy (reference speed more than 10% off); the output says so.
-    #[arg(long)]
-    pub exclude_noisy: bool,
 }
 
 /// Flags of `schedlab compare`.
@@ -532,15 +531,9 @@ impl ReportArgs {
     /// The report's options.
     pub fn options(&self) -> ReportOptions {
         ReportOptions {
-            db: self.db.clone(),
-            run: self.run,
-            runs: self.runs.clone(),
-            spec_hash: self.spec_hash.clone(),
+            selection: self.selection.selection(),
             formats: self.format.iter().map(|&f| f.into()).collect(),
             out: self.out.clone(),
-            include_warmup: self.include_warmup,
-            baseline: self.baseline.clone(),
-            exclude_noisy: self.exclude_noisy,
         }
     }
 }
@@ -549,14 +542,8 @@ impl StatsArgs {
     /// The options of `stats`.
     pub fn options(&self) -> StatsOptions {
         StatsOptions {
-            db: self.db.clone(),
-            run: self.run,
-            runs: self.runs.clone(),
-            spec_hash: self.spec_hash.clone(),
-            include_warmup: self.include_warmup,
-            baseline: self.baseline.clone(),
+            selection: self.selection.selection(),
             wide: self.wide,
-            exclude_noisy: self.exclude_noisy,
         }
     }
 }

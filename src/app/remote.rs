@@ -166,6 +166,30 @@ impl Remote {
         &self.spool_path
     }
 
+    /// A calibration stored on the server, if connected now; an unreachable server has none
+    /// (the workload is then calibrated here).
+    pub fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>> {
+        match &self.server {
+            Some(s) => match s.calibration(key, kernel, cpu_model) {
+                Err(e) if is_unreachable(&e) => Ok(None),
+                other => other,
+            },
+            None => Ok(None),
+        }
+    }
+
+    /// Stores a calibration on the server when it can be reached.
+    pub fn save_calibration(
+        &mut self,
+        key: &str,
+        kernel: &str,
+        cpu_model: &str,
+        units_per_sec: f64,
+    ) -> Result<()> {
+        self.try_server(|s| s.save_calibration(key, kernel, cpu_model, units_per_sec))?;
+        Ok(())
+    }
+
     /// Runs `f` on the server; None if the server cannot be reached (now, or during `f`).
     pub fn try_server<T>(&mut self, f: impl FnOnce(&mut Store) -> Result<T>) -> Result<Option<T>> {
         let Some(server) = self.server() else {
@@ -402,13 +426,7 @@ impl Sink for RemoteSink {
     }
 
     fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>> {
-        match &self.remote.server {
-            Some(s) => match s.calibration(key, kernel, cpu_model) {
-                Err(e) if is_unreachable(&e) => Ok(None),
-                other => other,
-            },
-            None => Ok(None),
-        }
+        self.remote.calibration(key, kernel, cpu_model)
     }
 
     fn save_calibration(
@@ -419,7 +437,6 @@ impl Sink for RemoteSink {
         units_per_sec: f64,
     ) -> Result<()> {
         self.remote
-            .try_server(|s| s.save_calibration(key, kernel, cpu_model, units_per_sec))?;
-        Ok(())
+            .save_calibration(key, kernel, cpu_model, units_per_sec)
     }
 }

@@ -11,7 +11,7 @@ use crate::run::sink::{Sink, Stored};
 use crate::run::work::{Claimed, Next, Queue, WorkOptions};
 use crate::run::Keeper;
 use crate::store::queue::{Claim, Completed, Idle};
-use crate::store::{is_unreachable, query, RunIdentity};
+use crate::store::{query, RunIdentity};
 use anyhow::{bail, Context, Result};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -285,13 +285,7 @@ impl Sink for Worker {
     }
 
     fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>> {
-        match self.remote.current() {
-            Some(s) => match s.calibration(key, kernel, cpu_model) {
-                Err(e) if is_unreachable(&e) => Ok(None),
-                other => other,
-            },
-            None => Ok(None),
-        }
+        self.remote.calibration(key, kernel, cpu_model)
     }
 
     fn save_calibration(
@@ -302,8 +296,7 @@ impl Sink for Worker {
         units_per_sec: f64,
     ) -> Result<()> {
         self.remote
-            .try_server(|s| s.save_calibration(key, kernel, cpu_model, units_per_sec))?;
-        Ok(())
+            .save_calibration(key, kernel, cpu_model, units_per_sec)
     }
 }
 

@@ -23,9 +23,9 @@ pub enum ReportFormat {
     Csv,
 }
 
-/// What `schedlab report` writes.
+/// Which runs `report` and `stats` read, and which of their trials.
 #[derive(Debug, Clone)]
-pub struct ReportOptions {
+pub struct Selection {
     /// Results database.
     pub db: Location,
     /// Run id (None: the latest run).
@@ -34,10 +34,6 @@ pub struct ReportOptions {
     pub runs: Vec<i64>,
     /// Every run whose spec hash starts with this, reported together.
     pub spec_hash: Option<String>,
-    /// Formats to write.
-    pub formats: Vec<ReportFormat>,
-    /// Output directory; the report goes into `out/RUN/`.
-    pub out: PathBuf,
     /// Include warm-up trials.
     pub include_warmup: bool,
     /// The policy the others are compared with (None: the first of the policy axis).
@@ -46,25 +42,38 @@ pub struct ReportOptions {
     pub exclude_noisy: bool,
 }
 
+impl Selection {
+    /// The chosen runs and everything their report needs; the inner error is a mistake the
+    /// user fixes with a flag (an unknown baseline), printed as a usage error.
+    fn load(&self) -> Result<Result<(Vec<i64>, ReportInput), String>> {
+        let store = Store::open_read(&self.db)?;
+        let ids = pool::chosen_runs(&store, self.run, &self.runs, self.spec_hash.as_deref())?;
+        let input = with_baseline(
+            pool::load(&store, &ids, self.include_warmup)?,
+            self.baseline.as_deref(),
+        );
+        Ok(input.map(|i| (ids, with_exclusions(i, self.exclude_noisy))))
+    }
+}
+
+/// What `schedlab report` writes.
+#[derive(Debug, Clone)]
+pub struct ReportOptions {
+    /// The runs and trials reported.
+    pub selection: Selection,
+    /// Formats to write.
+    pub formats: Vec<ReportFormat>,
+    /// Output directory; the report goes into `out/RUN/`.
+    pub out: PathBuf,
+}
+
 /// What `schedlab stats` prints.
 #[derive(Debug, Clone)]
 pub struct StatsOptions {
-    /// Results database.
-    pub db: Location,
-    /// Run id (None: the latest run).
-    pub run: Option<i64>,
-    /// Several runs of one spec, reported together (host and kernel become treatments).
-    pub runs: Vec<i64>,
-    /// Every run whose spec hash starts with this, reported together.
-    pub spec_hash: Option<String>,
-    /// Include warm-up trials.
-    pub include_warmup: bool,
-    /// The policy the others are compared with (None: the first of the policy axis).
-    pub baseline: Option<String>,
+    /// The runs and trials summarised.
+    pub selection: Selection,
     /// Every column of every table (default: the key columns, within 120 columns).
     pub wide: bool,
-    /// Leave the trials flagged noisy out.
-    pub exclude_noisy: bool,
 }
 
 /// What `schedlab compare` compares.
@@ -139,13 +148,8 @@ fn with_baseline(mut input: ReportInput, baseline: Option<&str>) -> Result<Repor
 
 /// `schedlab report`: writes the chosen formats into `OUT/RUN/`.
 pub fn report(args: &ReportOptions) -> Result<i32> {
-    let store = Store::open_read(&args.db)?;
-    let ids = pool::chosen_runs(&store, args.run, &args.runs, args.spec_hash.as_deref())?;
-    let input = match with_baseline(
-        pool::load(&store, &ids, args.include_warmup)?,
-        args.baseline.as_deref(),
-    ) {
-        Ok(input) => with_exclusions(input, args.exclude_noisy),
+    let (ids, input) = match args.selection.load()? {
+        Ok(loaded) => loaded,
         Err(message) => {
             eprintln!("error: {message}");
             return Ok(EXIT_USAGE);
@@ -257,13 +261,8 @@ fn render_one(fig: &Figure, plot_dir: &Path) -> Result<String> {
 
 /// `schedlab stats`: the report's findings and summaries as terminal tables.
 pub fn stats(args: &StatsOptions) -> Result<i32> {
-    let store = Store::open_read(&args.db)?;
-    let ids = pool::chosen_runs(&store, args.run, &args.runs, args.spec_hash.as_deref())?;
-    let input = match with_baseline(
-        pool::load(&store, &ids, args.include_warmup)?,
-        args.baseline.as_deref(),
-    ) {
-        Ok(input) => with_exclusions(input, args.exclude_noisy),
+    let (_, input) = match args.selection.load()? {
+        Ok(loaded) => loaded,
         Err(message) => {
             eprintln!("error: {message}");
             return Ok(EXIT_USAGE);
