@@ -86,28 +86,11 @@ pub fn kernel_rows(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<Kerne
     Ok(out)
 }
 
-/// The columns of the `samples` table that [`scheduler_samples`] may read.
-pub const SAMPLE_COLUMNS: [&str; 19] = [
-    "r",
-    "b",
-    "in_per_s",
-    "cs_per_s",
-    "us_pct",
-    "sy_pct",
-    "id_pct",
-    "wa_pct",
-    "st_pct",
-    "bi_kib_s",
-    "bo_kib_s",
-    "psi_cpu_some_pct",
-    "psi_cpu_full_pct",
-    "psi_io_some_pct",
-    "psi_io_full_pct",
-    "psi_mem_some_pct",
-    "psi_mem_full_pct",
-    "load1",
-    "interval_ns",
-];
+/// The columns of the `samples` table that [`scheduler_samples`] may read: every measured
+/// column of a sample (not its trial or time).
+fn readable(column: &str) -> bool {
+    super::write::SAMPLE_COLUMNS[2..].contains(&column)
+}
 
 /// One sample of a cell that varied the I/O scheduler.
 #[derive(Debug, Clone, PartialEq)]
@@ -120,7 +103,7 @@ pub struct SchedulerSample {
     pub values: Vec<Option<f64>>,
 }
 
-/// `columns` (names from [`SAMPLE_COLUMNS`]) of every sample of the ok trials of the cells of
+/// `columns` (measured columns of the `samples` table) of every sample of the ok trials of the cells of
 /// `run_id` that set an I/O scheduler, in cell, trial and time order; warm-ups only if `warmup`.
 pub fn scheduler_samples(
     store: &Store,
@@ -128,8 +111,11 @@ pub fn scheduler_samples(
     warmup: bool,
     columns: &[&str],
 ) -> Result<Vec<SchedulerSample>> {
-    if let Some(c) = columns.iter().find(|c| !SAMPLE_COLUMNS.contains(c)) {
-        bail!("no sample column {c}; known: {}", SAMPLE_COLUMNS.join(", "));
+    if let Some(c) = columns.iter().find(|c| !readable(c)) {
+        bail!(
+            "no sample column {c}; known: {}",
+            super::write::SAMPLE_COLUMNS[2..].join(", ")
+        );
     }
     let cols: Vec<String> = columns.iter().map(|c| format!("s.{c}")).collect();
     let sql = format!(

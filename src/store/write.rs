@@ -52,8 +52,8 @@ const TASK_COLUMNS: [&str; 39] = [
     "cpu_ns",
 ];
 
-/// Columns of a `samples` row.
-const SAMPLE_COLUMNS: [&str; 21] = [
+/// Columns of a `samples` row: its trial and time, then what was measured.
+pub(super) const SAMPLE_COLUMNS: [&str; 21] = [
     "trial_id",
     "t_ns",
     "interval_ns",
