@@ -92,6 +92,7 @@ fn the_io_scheduler_is_restored_after_a_normal_run_an_error_and_sigterm() {
     // 2. An error ends the run (I/O files cannot be created under /proc).
     let s = Scratch::new();
     let out = schedlab()
+        .env("SCHEDLAB_STATE_DIR", s.state_dir())
         .args([
             "run",
             "--db",
@@ -122,6 +123,7 @@ fn the_io_scheduler_is_restored_after_a_normal_run_an_error_and_sigterm() {
     // 3. SIGTERM in the middle of a trial.
     let s = Scratch::new();
     let mut child = schedlab()
+        .env("SCHEDLAB_STATE_DIR", s.state_dir())
         .args([
             "run",
             "--db",

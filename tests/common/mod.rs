@@ -48,6 +48,10 @@ impl Scratch {
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
+    /// Where schedlab keeps its restore journals in this test (not /var/lib/schedlab).
+    pub fn state_dir(&self) -> PathBuf {
+        self.dir.path().join("state")
+    }
     pub fn conn(&self) -> Connection {
         Connection::open(self.db()).unwrap()
     }
@@ -56,6 +60,7 @@ impl Scratch {
 /// Runs `schedlab run` with `args` on the scratch database; panics with its output on failure.
 pub fn run_ok(s: &Scratch, args: &[&str]) -> String {
     let out = schedlab()
+        .env("SCHEDLAB_STATE_DIR", s.state_dir())
         .arg("run")
         .args(["--db", s.db().to_str().unwrap(), "--quiet"])
         .args(args)
