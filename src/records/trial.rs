@@ -129,6 +129,10 @@ pub struct TrialOutcome {
     /// Threads the host had when it started (1 after a fork; 0 when no host was forked).
     #[serde(default)]
     pub host_threads: u32,
+    /// When the launcher told the finished tasks to exit, CLOCK_MONOTONIC ns: the end of the
+    /// measured period (0 when the trial did not get that far).
+    #[serde(default)]
+    pub t_stop_ns: u64,
 }
 
 impl TrialOutcome {
@@ -146,6 +150,7 @@ impl TrialOutcome {
             trace_lost_events: None,
             launcher_threads: 0,
             host_threads: 0,
+            t_stop_ns: 0,
         }
     }
 }

@@ -126,7 +126,12 @@ fn task_plan(cell: &Cell, state: &CellState, dir: Option<&TrialDir>) -> TaskPlan
 fn attach_trace(t: &mut trace::TraceSession, o: &mut TrialOutcome) -> Result<(), String> {
     t.stop()?;
     let raw = t.read()?;
-    let (events, _) = trace::parse_lenient(&raw.text);
+    let (mut events, _) = trace::parse_lenient(&raw.text);
+    // The measured period ends when the finished tasks are told to exit; their exits (and the
+    // host's reaping) after that are teardown, not the schedule under study.
+    if o.t_stop_ns > 0 {
+        events.retain(|e| e.ts_ns <= o.t_stop_ns);
+    }
     let tids: Vec<i32> = o.tasks.iter().map(|r| r.tid).collect();
     for (r, tt) in o.tasks.iter_mut().zip(trace::per_task(&events, &tids)) {
         r.trace = Some(tt);

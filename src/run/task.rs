@@ -315,9 +315,13 @@ pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, 
 /// harness work (a process's exit tears down its address space: tens of microseconds of CPU;
 /// a thread's unmaps its stacks, which stalls every thread of the process for a TLB flush),
 /// so finished tasks keep it out of the period in which others are still created or running.
+///
+/// The wait has no timeout: a periodic check would wake the task during others' measured
+/// work (and a FIFO task would take its turn on the CPU again). Every way a trial ends sets
+/// `stop` or kills the trial's process group (deadline, Ctrl-C, the launcher's death).
 fn linger(hdr: &Header) {
     while hdr.stop.load(SeqCst) == 0 {
-        sys::futex_wait(&hdr.stop, 0, Some(std::time::Duration::from_millis(100)));
+        sys::futex_wait(&hdr.stop, 0, None);
     }
 }
 

@@ -101,6 +101,7 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
     }
     // Antagonists run until every measured task is done; finished tasks wait for this too
     // (see `task::linger`), so their exits come after the measured period.
+    let t_stop_ns = sys::now_ns();
     h.stop.store(1, SeqCst);
     sys::futex_wake(&h.stop, i32::MAX);
     // Give the host a moment to reap its tasks and exit, then make sure nothing survives.
@@ -178,6 +179,7 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
         trace_lost_events: None,
         launcher_threads,
         host_threads: h.host_threads.load(SeqCst),
+        t_stop_ns,
     })
 }
 
