@@ -12,8 +12,10 @@
 //! - [`wait`]: reaping children with their rusage, the calling thread's rusage.
 //! - [`shm`]: zeroed shared memory for forked children, futex waits.
 //! - [`host`]: uname, rlimits, filesystem type, allocation-free small file reads.
+//! - [`dir`]: private directories in shared ones, files under a held directory fd, no links followed.
 
 pub mod clock;
+pub mod dir;
 pub mod host;
 pub mod process;
 pub mod sched;

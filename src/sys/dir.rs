@@ -1,0 +1,287 @@
+//! Private directories in shared ones, and files under a held directory fd, none of it ever
+//! following a symbolic link.
+//!
+//! schedlab runs as root and writes its trial files under /var/tmp or a user-given directory,
+//! where other users can create entries. So a private directory gets a random name and mode
+//! 0700 (`mkdirat`, which refuses an existing name), it is opened once with `O_DIRECTORY |
+//! O_NOFOLLOW`, and everything after that goes through that fd: files are created with
+//! `O_CREAT | O_EXCL | O_NOFOLLOW` and opened with `O_NOFOLLOW` (`openat`), and removal walks
+//! the tree with `openat`/`unlinkat` without following links. Renaming the directory and
+//! planting a symlink at its old name then redirects nothing. Where another process must find
+//! the directory again by path, [`open_dir_checked`] opens it without following a link at its
+//! last component and refuses anything but the very directory ([`DirId`]) that was created.
+
+use nix::dir::{Dir, Type};
+use nix::errno::Errno;
+use nix::fcntl::{openat, AtFlags, OFlag};
+use nix::sys::stat::{fchmod, fstat, fstatat, mkdirat, FileStat, Mode, SFlag};
+use nix::unistd::{fchdir, unlinkat, UnlinkatFlags};
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::path::Path;
+
+/// Deepest tree [`remove_tree_at`] descends into (each level holds one fd).
+const MAX_REMOVE_DEPTH: usize = 64;
+
+/// How many random names [`make_private_dir`] tries before it gives up.
+const MAX_NAME_TRIES: usize = 64;
+
+/// The identity of a directory: the device and inode it was created as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DirId {
+    /// Device number (`st_dev`).
+    pub dev: u64,
+    /// Inode number (`st_ino`).
+    pub ino: u64,
+}
+
+/// Owner, mode and identity of a file, as `fstat`/`lstat` give them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileMeta {
+    /// Device and inode.
+    pub id: DirId,
+    /// Owner uid.
+    pub uid: u32,
+    /// Permission bits and file type (`st_mode`).
+    pub mode: u32,
+}
+
+impl FileMeta {
+    fn of(st: &FileStat) -> FileMeta {
+        FileMeta {
+            id: DirId {
+                dev: st.st_dev,
+                ino: st.st_ino,
+            },
+            uid: st.st_uid,
+            mode: st.st_mode,
+        }
+    }
+
+    /// Whether it is a directory (a symbolic link is not, whatever it points to).
+    pub fn is_dir(&self) -> bool {
+        self.mode & SFlag::S_IFMT.bits() == SFlag::S_IFDIR.bits()
+    }
+
+    /// Permission bits: `0o7777` of `st_mode`.
+    pub fn perms(&self) -> u32 {
+        self.mode & 0o7777
+    }
+}
+
+fn owned(fd: std::os::fd::RawFd) -> OwnedFd {
+    // SAFETY: `fd` was just returned by a successful open call and is owned by nobody else.
+    unsafe { OwnedFd::from_raw_fd(fd) }
+}
+
+/// Opens the directory at `path`, following symbolic links (the user chose that path), for
+/// creating private directories in it.
+pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
+    let fd = nix::fcntl::open(
+        path,
+        OFlag::O_DIRECTORY | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )?;
+    Ok(owned(fd))
+}
+
+/// Opens directory `name` under `dir`; refuses a symbolic link and anything else that is not
+/// a directory (ENOTDIR; ELOOP for a link to a non-directory).
+pub fn open_dir_at(dir: BorrowedFd, name: &str) -> io::Result<OwnedFd> {
+    let fd = openat(
+        Some(dir.as_raw_fd()),
+        name,
+        OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )?;
+    Ok(owned(fd))
+}
+
+/// Opens the directory at `path` again, without following a link at its last component, and
+/// only if it is the directory `id` owned by this process's effective uid: a directory that was
+/// moved away and replaced by a link or another directory is refused.
+pub fn open_dir_checked(path: &Path, id: DirId) -> io::Result<OwnedFd> {
+    let fd = owned(nix::fcntl::open(
+        path,
+        OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )?);
+    let meta = meta(fd.as_fd())?;
+    if meta.id != id || meta.uid != super::euid() {
+        return Err(io::Error::other(format!(
+            "{} is no longer the directory schedlab created (it was moved or replaced)",
+            path.display()
+        )));
+    }
+    Ok(fd)
+}
+
+/// Owner, mode and identity of an open file.
+pub fn meta(fd: BorrowedFd) -> io::Result<FileMeta> {
+    Ok(FileMeta::of(&fstat(fd.as_raw_fd())?))
+}
+
+/// Owner, mode and identity of entry `name` of `dir`, not following a link (lstat); None when
+/// there is no such entry.
+pub fn meta_at(dir: BorrowedFd, name: &str) -> io::Result<Option<FileMeta>> {
+    match fstatat(Some(dir.as_raw_fd()), name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+        Ok(st) => Ok(Some(FileMeta::of(&st))),
+        Err(Errno::ENOENT) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Creates a directory `PREFIX` + 10 random letters and digits under `parent` with mode 0700
+/// (`mkdirat` refuses a name that exists; another random name is tried then), opens it with
+/// `O_NOFOLLOW`, and checks it is a directory owned by this process's effective uid. Returns
+/// its name and fd.
+pub fn make_private_dir(parent: BorrowedFd, prefix: &str) -> io::Result<(String, OwnedFd)> {
+    for _ in 0..MAX_NAME_TRIES {
+        let suffix: String = std::iter::repeat_with(fastrand::alphanumeric)
+            .take(10)
+            .collect();
+        let name = format!("{prefix}{suffix}");
+        match mkdirat(Some(parent.as_raw_fd()), name.as_str(), Mode::S_IRWXU) {
+            Ok(()) => {}
+            Err(Errno::EEXIST) => continue,
+            Err(e) => return Err(e.into()),
+        }
+        let fd = open_dir_at(parent, &name)?;
+        let m = meta(fd.as_fd())?;
+        if !m.is_dir() || m.uid != super::euid() {
+            // Someone swapped the new directory for their own between mkdir and open.
+            return Err(io::Error::other(format!(
+                "the new directory {name} was replaced by another user's before it was opened"
+            )));
+        }
+        // mkdirat's mode is reduced by the umask; 0700 is what is wanted, whatever it is.
+        fchmod(fd.as_raw_fd(), Mode::S_IRWXU)?;
+        return Ok((name, fd));
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!("{MAX_NAME_TRIES} random names {prefix}* under the directory all existed"),
+    ))
+}
+
+/// Creates file `name` in `dir` for writing, mode 0600: refuses an existing entry (EEXIST),
+/// a symbolic link included. `flags` are added (e.g. `O_SYNC`).
+pub fn create_file_at(dir: BorrowedFd, name: &str, flags: OFlag) -> io::Result<File> {
+    let fd = openat(
+        Some(dir.as_raw_fd()),
+        name,
+        OFlag::O_WRONLY
+            | OFlag::O_CREAT
+            | OFlag::O_EXCL
+            | OFlag::O_NOFOLLOW
+            | OFlag::O_CLOEXEC
+            | flags,
+        Mode::S_IRUSR | Mode::S_IWUSR,
+    )?;
+    Ok(File::from(owned(fd)))
+}
+
+/// Opens file `name` of `dir` for reading; refuses a symbolic link (ELOOP). `flags` are added.
+pub fn open_file_at(dir: BorrowedFd, name: &str, flags: OFlag) -> io::Result<File> {
+    let fd = openat(
+        Some(dir.as_raw_fd()),
+        name,
+        OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | flags,
+        Mode::empty(),
+    )?;
+    Ok(File::from(owned(fd)))
+}
+
+/// Removes entry `name` of `dir` (not a directory); a symbolic link is removed, not followed.
+pub fn unlink_at(dir: BorrowedFd, name: &str) -> io::Result<()> {
+    Ok(unlinkat(
+        Some(dir.as_raw_fd()),
+        name,
+        UnlinkatFlags::NoRemoveDir,
+    )?)
+}
+
+/// Makes `dir` the working directory of the calling process (fchdir).
+pub fn chdir_fd(dir: BorrowedFd) -> io::Result<()> {
+    Ok(fchdir(dir.as_raw_fd())?)
+}
+
+/// Removes everything in `dir`, depth first, following no symbolic link: subdirectories are
+/// opened with `O_NOFOLLOW` under their parent's fd, links are unlinked.
+pub fn remove_tree_at(dir: BorrowedFd) -> io::Result<()> {
+    remove_tree_depth(dir, 0)
+}
+
+fn remove_tree_depth(dir: BorrowedFd, depth: usize) -> io::Result<()> {
+    if depth > MAX_REMOVE_DEPTH {
+        return Err(io::Error::other(format!(
+            "more than {MAX_REMOVE_DEPTH} nested directories"
+        )));
+    }
+    // A fresh open of "." reads the entries without moving `dir`'s own offset.
+    let mut entries = Dir::from(open_dir_at(dir, ".")?)?;
+    let mut names: Vec<(String, Option<Type>)> = Vec::new();
+    for e in entries.iter() {
+        let e = e?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name != "." && name != ".." {
+            names.push((name, e.file_type()));
+        }
+    }
+    drop(entries);
+    let mut first_error = None;
+    for (name, kind) in names {
+        let removed = match kind {
+            Some(Type::Directory) => remove_subdir(dir, &name, depth),
+            _ => match unlink_at(dir, &name) {
+                // An entry of unknown type that turns out to be a directory.
+                Err(e) if e.raw_os_error() == Some(libc::EISDIR) => {
+                    remove_subdir(dir, &name, depth)
+                }
+                other => other,
+            },
+        };
+        if let Err(e) = removed {
+            first_error.get_or_insert(e);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+fn remove_subdir(dir: BorrowedFd, name: &str, depth: usize) -> io::Result<()> {
+    let sub = open_dir_at(dir, name)?;
+    remove_tree_depth(sub.as_fd(), depth + 1)?;
+    drop(sub);
+    Ok(unlinkat(
+        Some(dir.as_raw_fd()),
+        name,
+        UnlinkatFlags::RemoveDir,
+    )?)
+}
+
+/// Removes directory `name` of `parent` and everything in it, through the already open `dir`,
+/// if `name` still is that directory ([`DirId`]); a name that now is something else (moved
+/// away and replaced) is left alone, and only the contents of `dir` are removed.
+pub fn remove_dir_at(parent: BorrowedFd, name: &str, dir: BorrowedFd) -> io::Result<()> {
+    let id = meta(dir)?.id;
+    remove_tree_at(dir)?;
+    match meta_at(parent, name)? {
+        Some(m) if m.is_dir() && m.id == id => Ok(unlinkat(
+            Some(parent.as_raw_fd()),
+            name,
+            UnlinkatFlags::RemoveDir,
+        )?),
+        _ => Ok(()),
+    }
+}
+
+/// Bytes available to unprivileged users on the filesystem holding `path` (statvfs).
+pub fn free_bytes(path: &Path) -> io::Result<u64> {
+    let st = nix::sys::statvfs::statvfs(path)?;
+    Ok((st.blocks_available() as u64).saturating_mul(st.fragment_size() as u64))
+}
+
+#[cfg(test)]
+#[path = "dir_tests.rs"]
+mod tests;
