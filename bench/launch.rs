@@ -36,8 +36,6 @@ fn plan(n: usize, units: u64, barrier: bool) -> TaskPlan {
         cpus: None,
         barrier,
         dir: None,
-        input: "/dev/null".into(),
-        outputs: vec!["/dev/null".into(); n],
         run_units: 0,
         measured: n,
         antagonist_workload: None,
@@ -55,6 +53,7 @@ fn schedlab_spawn_ns(kind: TaskKind, n: usize) -> u64 {
         timeout_ns: 60_000_000_000,
         guard: false,
         interrupted: &stop,
+        dir: None,
     })
     .unwrap();
     assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);
@@ -73,6 +72,7 @@ fn schedlab_release_ns(kind: TaskKind, n: usize) -> u64 {
         timeout_ns: 60_000_000_000,
         guard: false,
         interrupted: &stop,
+        dir: None,
     })
     .unwrap();
     assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);
@@ -123,6 +123,7 @@ fn harness_pct(kind: TaskKind, n: usize, units: u64) -> f64 {
         timeout_ns: 600_000_000_000,
         guard: false,
         interrupted: &stop,
+        dir: None,
     })
     .unwrap();
     assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);

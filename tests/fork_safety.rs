@@ -39,8 +39,6 @@ fn two_spinning_tasks(kind: TaskKind) -> Request {
             cpus: None,
             barrier: true,
             dir: None,
-            input: "/dev/null".into(),
-            outputs: vec!["/dev/null".into(); n],
             run_units: 0,
             measured: n,
             antagonist_workload: None,

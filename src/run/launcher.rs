@@ -21,6 +21,7 @@ use crate::records::{TaskKind, TrialOutcome, TrialStatus};
 use crate::sys;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
@@ -138,17 +139,16 @@ fn launcher_main(mut sock: UnixStream, parent: i32) -> ! {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             _ => sys::exit_now(0),
         };
-        let guard = req.guard && take_guard();
-        let outcome = trial::run_trial(&TrialSetup {
-            kind: req.kind,
-            plan: &req.plan,
-            timeout_ns: req.timeout_ns,
-            guard,
-            interrupted: &interrupted,
-        });
-        if guard {
-            let _ = sys::sched_setattr(&sys::SchedAttr::default());
-        }
+        // The trial directory, found again by path: the very one the main process created
+        // (not a link or a directory put in its place); the tasks reach their files through it.
+        let outcome = match req.plan.dir.as_ref().map(|d| (d, d.open())) {
+            Some((d, Err(e))) => Ok(TrialOutcome::not_run(
+                TrialStatus::Failed,
+                format!("the trial directory {}: {e}", d.path.display()),
+            )),
+            Some((_, Ok(fd))) => run_request(&req, Some(fd.as_fd()), &interrupted),
+            None => run_request(&req, None, &interrupted),
+        };
         let reply = match outcome {
             Ok(o) => serde_json::to_vec(&o),
             Err(e) => serde_json::to_vec(&TrialOutcome::not_run(
@@ -161,6 +161,27 @@ fn launcher_main(mut sock: UnixStream, parent: i32) -> ! {
             _ => sys::exit_now(4),
         }
     }
+}
+
+/// Runs the trial of `req`, with the launcher's guard priority while it runs if it asks for it.
+fn run_request(
+    req: &Request,
+    dir: Option<BorrowedFd>,
+    interrupted: &AtomicBool,
+) -> io::Result<TrialOutcome> {
+    let guard = req.guard && take_guard();
+    let outcome = trial::run_trial(&TrialSetup {
+        kind: req.kind,
+        plan: &req.plan,
+        timeout_ns: req.timeout_ns,
+        guard,
+        interrupted,
+        dir,
+    });
+    if guard {
+        let _ = sys::sched_setattr(&sys::SchedAttr::default());
+    }
+    outcome
 }
 
 /// Puts the launcher above every RT worker (FIFO 99) where permitted, so that the deadline and

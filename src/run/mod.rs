@@ -196,6 +196,12 @@ impl RunState {
             eprintln!("warning: {msg}");
             sink.add_warning(run_id, None, &msg)?;
         }
+        if plan.cells.iter().any(one::needs_trial_dir) {
+            if let Some(msg) = crate::workload::io::shared_dir_warning(io_dir) {
+                eprintln!("warning: {msg}");
+                sink.add_warning(run_id, None, &msg)?;
+            }
+        }
         // Kernel settings (knobs, I/O scheduler, BPF scheduler): journaled before any change,
         // restored when the run's state is dropped, however the run ends (the journal covers
         // SIGKILL).

@@ -10,8 +10,9 @@ use crate::plan::Cell;
 use crate::policy::{PriorityMode, TaskPolicy};
 use crate::records::{StartMode, TrialOutcome};
 use crate::sys;
-use crate::workload::TrialDir;
+use crate::workload::{TrialDir, TrialDirRef};
 use anyhow::{Context, Result};
+use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -38,9 +39,7 @@ pub fn run_one(
     interrupted: &AtomicBool,
     observe: Observe,
 ) -> Result<TrialOutcome> {
-    let needs_files = cell.workload.needs_trial_dir()
-        || (cell.antagonists > 0 && antagonist_workload(cell).needs_files());
-    let dir = if needs_files {
+    let dir = if needs_trial_dir(cell) {
         Some(
             TrialDir::create(io_dir, tag, cell.workload.io_input_bytes).with_context(|| {
                 format!(
@@ -52,10 +51,17 @@ pub fn run_one(
     } else {
         None
     };
+    let dir_ref = match &dir {
+        Some(d) => Some(
+            d.reference()
+                .context("cannot read back the trial directory")?,
+        ),
+        None => None,
+    };
     let guard = cell.policy.needs_guard();
     let req = Request {
         kind: cell.kind,
-        plan: task_plan(cell, state, dir.as_ref()),
+        plan: task_plan(cell, state, dir_ref),
         timeout_ns,
         guard,
     };
@@ -78,8 +84,15 @@ pub fn run_one(
     Ok(outcome)
 }
 
-/// What every task of a trial of `cell` does, with which policy, on which files.
-fn task_plan(cell: &Cell, state: &CellState, dir: Option<&TrialDir>) -> TaskPlan {
+/// Whether the trials of `cell` need a directory under the I/O directory: for their files,
+/// their antagonists' files, or as the starting directory of their programs.
+pub fn needs_trial_dir(cell: &Cell) -> bool {
+    cell.workload.needs_trial_dir()
+        || (cell.antagonists > 0 && antagonist_workload(cell).needs_files())
+}
+
+/// What every task of a trial of `cell` does, with which policy, in which directory.
+fn task_plan(cell: &Cell, state: &CellState, dir: Option<TrialDirRef>) -> TaskPlan {
     let n = cell.tasks as usize;
     let a = cell.antagonists as usize;
     let measured = (0..n).map(|i| {
@@ -105,16 +118,13 @@ fn task_plan(cell: &Cell, state: &CellState, dir: Option<&TrialDir>) -> TaskPlan
             cell.deadline,
         )
     });
-    let output = |i: usize| dir.map_or_else(|| "/dev/null".into(), |d| d.output(i));
     TaskPlan {
-        dir: dir.map(|d| d.path().to_path_buf()),
+        dir,
         policies: measured.chain(antagonists).collect(),
         workload: cell.workload.clone(),
         units: state.units.unwrap_or(1),
         cpus: cell.cpus.clone(),
         barrier: cell.start == StartMode::Barrier,
-        input: dir.map_or_else(|| "/dev/null".into(), |d| d.input()),
-        outputs: (0..n + a).map(output).collect(),
         run_units: state.run_units,
         measured: n,
         antagonist_workload: (a > 0).then(|| antagonist_workload(cell)),
@@ -145,13 +155,18 @@ fn attach_trace(t: &mut trace::TraceSession, o: &mut TrialOutcome) -> Result<(),
 }
 
 /// Removes trial directories left under `io_dir` by schedlab processes that no longer exist
-/// (a run killed with SIGKILL cannot clean up after itself).
+/// (a run killed with SIGKILL cannot clean up after itself): entries named `schedlab-PID-…`
+/// whose process is gone, that are directories (not links) owned by this process's effective
+/// uid. Another user's entries are never touched, and nothing is followed through a link.
 pub fn remove_stale_trial_dirs(io_dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(io_dir) else {
+    let (Ok(entries), Ok(parent)) = (std::fs::read_dir(io_dir), sys::dir::open_dir(io_dir)) else {
         return;
     };
+    let me = sys::euid();
     for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
+        let Ok(name) = e.file_name().into_string() else {
+            continue;
+        };
         let Some(pid) = name
             .strip_prefix("schedlab-")
             .and_then(|r| r.split('-').next())
@@ -159,8 +174,71 @@ pub fn remove_stale_trial_dirs(io_dir: &Path) {
         else {
             continue;
         };
-        if !sys::process_exists(pid) && e.path().is_dir() {
-            let _ = std::fs::remove_dir_all(e.path());
+        if sys::process_exists(pid) {
+            continue;
         }
+        // lstat, then the opened directory itself: ours, and the same one.
+        let Ok(Some(m)) = sys::dir::meta_at(parent.as_fd(), &name) else {
+            continue;
+        };
+        if !m.is_dir() || m.uid != me {
+            continue;
+        }
+        let Ok(dir) = sys::dir::open_dir_at(parent.as_fd(), &name) else {
+            continue;
+        };
+        if sys::dir::meta(dir.as_fd()).is_ok_and(|d| d.id == m.id && d.uid == me) {
+            let _ = sys::dir::remove_dir_at(parent.as_fd(), &name, dir.as_fd());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// A pid that no process has: a child that was started and reaped.
+    fn dead_pid() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
+    #[test]
+    fn stale_trial_dirs_are_removed_only_when_dead_ours_and_real_directories() {
+        let t = tempfile::tempdir().unwrap();
+        let io = t.path().join("io");
+        let outside = t.path().join("outside");
+        std::fs::create_dir_all(&io).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("keep"), b"keep").unwrap();
+        let dead = dead_pid();
+        // A stale directory of ours, with a link out of it: removed, the link not followed.
+        let stale = io.join(format!("schedlab-{dead}-r1-t0.abcdefghij"));
+        std::fs::create_dir_all(stale.join("sub")).unwrap();
+        std::fs::write(stale.join("input"), b"x").unwrap();
+        symlink(&outside, stale.join("sub/link")).unwrap();
+        // A link with a stale name pointing at a directory: left alone, not followed.
+        let link = io.join(format!("schedlab-{dead}-calibration"));
+        symlink(&outside, &link).unwrap();
+        // A live process's directory and an unrelated one: left alone.
+        let live = io.join(format!("schedlab-{}-r1-t1.x", std::process::id()));
+        std::fs::create_dir(&live).unwrap();
+        let other = io.join("schedlab-notapid");
+        std::fs::create_dir(&other).unwrap();
+        // Another user's directory with a stale name (needs root to make): left alone.
+        let theirs = io.join(format!("schedlab-{dead}-r2-t0.zzz"));
+        std::fs::create_dir(&theirs).unwrap();
+        std::fs::write(theirs.join("file"), b"theirs").unwrap();
+        let chowned =
+            sys::is_root() && std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).is_ok();
+        remove_stale_trial_dirs(&io);
+        assert!(!stale.exists(), "the stale directory is removed");
+        assert!(outside.join("keep").exists(), "nothing followed out of it");
+        assert!(link.is_symlink(), "a link is not a trial directory");
+        assert!(live.exists() && other.exists());
+        assert_eq!(theirs.exists(), chowned, "another user's directory is kept");
     }
 }

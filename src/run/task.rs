@@ -6,8 +6,8 @@
 use crate::policy::TaskPolicy;
 use crate::procfs;
 use crate::sys;
-use crate::workload::{TaskWork, Workload, WorkloadKind};
-use std::path::PathBuf;
+use crate::workload::{TaskWork, TrialDirRef, Workload, WorkloadKind};
+use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering::SeqCst};
 
 /// Slot state: created, not yet ready.
@@ -122,13 +122,10 @@ pub struct TaskPlan {
     pub cpus: Option<Vec<usize>>,
     /// Barrier (true) or staggered start.
     pub barrier: bool,
-    /// The trial's scratch directory, if it has one (removed after the trial); command tasks
-    /// start in it unless their `cwd` says otherwise.
-    pub dir: Option<PathBuf>,
-    /// Input file of the sync-copy workload.
-    pub input: PathBuf,
-    /// Output file of each task.
-    pub outputs: Vec<PathBuf>,
+    /// The trial's scratch directory, if it has one (removed after the trial): the launcher
+    /// opens it again (refusing a replaced one) and the tasks reach their files through that
+    /// fd; command tasks start in it unless their `cwd` says otherwise.
+    pub dir: Option<TrialDirRef>,
     /// CPU units per period (periodic workload).
     pub run_units: u64,
     /// Number of measured tasks; the tasks after them are antagonists.
@@ -148,8 +145,16 @@ impl TaskPlan {
 
 /// Runs task `i` in the calling thread: the whole life of one task. Never panics into the caller.
 ///
-/// `hist` is this task's share of the trial's histogram buffer (empty unless the work is periodic).
-pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, i: usize) {
+/// `hist` is this task's share of the trial's histogram buffer (empty unless the work is
+/// periodic); `dir` is the trial directory, held open by the launcher.
+pub fn task_main(
+    hdr: &Header,
+    slot: &Slot,
+    hist: &[AtomicU8],
+    plan: &TaskPlan,
+    dir: Option<BorrowedFd>,
+    i: usize,
+) {
     let measured = !plan.is_antagonist(i);
     // Staggered: the task inherited the cell's policy from its spawner; it takes its own level
     // (spread priorities) at once, then its first timestamp, before any other work.
@@ -198,28 +203,23 @@ pub fn task_main(hdr: &Header, slot: &Slot, hist: &[AtomicU8], plan: &TaskPlan, 
         (Some(w), false) => (w, plan.antagonist_chunk),
         _ => (&plan.workload, plan.units),
     };
-    let mut work = match TaskWork::prepare(
-        workload,
-        units,
-        plan.run_units,
-        0x5EED + i as u64,
-        &plan.input,
-        &plan.outputs[i],
-    ) {
-        Ok(w) => w,
-        Err(e) => {
-            return give_up(
-                hdr,
-                slot,
-                STATE_SETUP_FAILED,
-                e.raw_os_error().unwrap_or(0),
-                measured,
-            )
-        }
-    };
+    let mut work =
+        match TaskWork::prepare(workload, units, plan.run_units, 0x5EED + i as u64, dir, i) {
+            Ok(w) => w,
+            Err(e) => {
+                return give_up(
+                    hdr,
+                    slot,
+                    STATE_SETUP_FAILED,
+                    e.raw_os_error().unwrap_or(0),
+                    measured,
+                )
+            }
+        };
     // A command task prepares its program now and execs it at its first timestamp.
     let exec = if measured && plan.workload.kind == WorkloadKind::Command {
-        match prepare_exec(&plan.workload.commands[i], plan.dir.as_deref(), i) {
+        let trial_dir = plan.dir.as_ref().map(|d| d.path.as_path()).zip(dir);
+        match prepare_exec(&plan.workload.commands[i], trial_dir, i) {
             Ok(e) => Some(e),
             Err(e) => return give_up(hdr, slot, STATE_EXEC_FAILED, e, measured),
         }
@@ -326,27 +326,31 @@ fn linger(hdr: &Header) {
 }
 
 /// Sets the working directory, standard streams and environment of a command and prepares its
-/// argv. Without a `cwd` the program starts in the trial directory, so what it writes is
-/// removed with it; it finds that directory in `SCHEDLAB_TRIAL_DIR` and its task index in
-/// `SCHEDLAB_TASK_INDEX`. Its stdin is /dev/null and its stdout and stderr go to
-/// [`command_log`] files there, so programs do not write over schedlab's progress.
+/// argv. Without a `cwd` the program starts in the trial directory (`fchdir` to the fd the
+/// launcher holds, not a path lookup), so what it writes is removed with it; it finds that
+/// directory's path in `SCHEDLAB_TRIAL_DIR` and its task index in `SCHEDLAB_TASK_INDEX`. Its
+/// stdin is /dev/null and its stdout and stderr go to [`command_log`] files there (created
+/// exclusively, no link followed), so programs do not write over schedlab's progress.
 fn prepare_exec(
     c: &crate::workload::Command,
-    trial_dir: Option<&std::path::Path>,
+    trial_dir: Option<(&std::path::Path, BorrowedFd)>,
     index: usize,
 ) -> Result<sys::ExecArgs, i32> {
     let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::ENOENT);
-    if let Some(dir) = trial_dir {
+    if let Some((path, dir)) = trial_dir {
+        use nix::fcntl::OFlag;
         let null = std::fs::File::open("/dev/null").map_err(errno)?;
-        let out = std::fs::File::create(command_log(dir, index, "stdout")).map_err(errno)?;
-        let err = std::fs::File::create(command_log(dir, index, "stderr")).map_err(errno)?;
+        let create =
+            |stream| sys::dir::create_file_at(dir, &command_log(index, stream), OFlag::empty());
+        let out = create("stdout").map_err(errno)?;
+        let err = create("stderr").map_err(errno)?;
         for (file, fd) in [(&null, 0), (&out, 1), (&err, 2)] {
             use std::os::fd::AsFd;
             sys::redirect_std_fd(file.as_fd(), fd).map_err(errno)?;
         }
-        std::env::set_current_dir(dir).map_err(errno)?;
+        sys::dir::chdir_fd(dir).map_err(errno)?;
         // SAFETY of set_var: this process is a freshly forked, single-threaded task.
-        std::env::set_var("SCHEDLAB_TRIAL_DIR", dir);
+        std::env::set_var("SCHEDLAB_TRIAL_DIR", path);
     }
     if let Some(dir) = &c.cwd {
         std::env::set_current_dir(dir).map_err(errno)?;
@@ -359,9 +363,10 @@ fn prepare_exec(
     sys::ExecArgs::new(&c.argv).ok_or(libc::EINVAL)
 }
 
-/// Where command task `index` writes `stream` ("stdout" or "stderr") in the trial directory.
-pub fn command_log(trial_dir: &std::path::Path, index: usize, stream: &str) -> PathBuf {
-    trial_dir.join(format!("task-{index}.{stream}"))
+/// The file in the trial directory where command task `index` writes `stream` ("stdout" or
+/// "stderr").
+pub fn command_log(index: usize, stream: &str) -> String {
+    format!("task-{index}.{stream}")
 }
 
 /// The calling thread's /proc files, opened once at the end of setup and read twice (an open

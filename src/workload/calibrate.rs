@@ -51,11 +51,17 @@ pub fn measure(w: &Workload, io_dir: &Path) -> std::io::Result<Rate> {
     } else {
         None
     };
-    let (input, output) = match &dir {
-        Some(d) => (d.input(), d.output(0)),
-        None => ("/dev/null".into(), "/dev/null".into()),
+    let fd = dir.as_ref().map(TrialDir::fd);
+    // Each batch writes a new output file (created exclusively); the last one's is removed.
+    let batch = |units: u64| {
+        if let Some(d) = &dir {
+            match d.remove_file(&super::io::output_file(0)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+        TaskWork::prepare(w, units, 0, 7, fd, 0)
     };
-    let w = w.clone();
     std::thread::scope(|s| {
         s.spawn(|| {
             // Whatever the caller's policy, calibrate as an ordinary task.
@@ -69,7 +75,7 @@ pub fn measure(w: &Workload, io_dir: &Path) -> std::io::Result<Rate> {
             };
             let mut units: u64 = 1;
             loop {
-                let mut t = TaskWork::prepare(&w, units, 0, 7, &input, &output)?;
+                let mut t = batch(units)?;
                 let a = clock(w.kind);
                 t.run();
                 let elapsed = clock(w.kind) - a;
@@ -82,7 +88,7 @@ pub fn measure(w: &Workload, io_dir: &Path) -> std::io::Result<Rate> {
             }
             let mut rates = Vec::with_capacity(3);
             for _ in 0..3 {
-                let mut t = TaskWork::prepare(&w, units, 0, 7, &input, &output)?;
+                let mut t = batch(units)?;
                 let a = clock(w.kind);
                 t.run();
                 let elapsed = (clock(w.kind) - a).max(1);
@@ -112,15 +118,7 @@ mod tests {
         assert!(rate.units_per_sec > 1000.0);
         let units = rate.units_for(30_000_000);
         let cpu = std::thread::spawn(move || {
-            let mut t = TaskWork::prepare(
-                &w,
-                units,
-                0,
-                1,
-                Path::new("/dev/null"),
-                Path::new("/dev/null"),
-            )
-            .unwrap();
+            let mut t = TaskWork::prepare(&w, units, 0, 1, None, 0).unwrap();
             let a = sys::thread_cpu_ns();
             t.run();
             sys::thread_cpu_ns() - a

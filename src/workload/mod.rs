@@ -6,10 +6,10 @@ pub mod io;
 pub mod periodic;
 
 pub use cpu::{CpuKernel, CpuState};
-pub use io::{IoFiles, IoMode, TrialDir};
+pub use io::{IoFiles, IoMode, TrialDir, TrialDirRef};
 
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::os::fd::BorrowedFd;
 use std::str::FromStr;
 
 /// The family of a workload.
@@ -210,14 +210,15 @@ pub struct TaskWork {
 
 impl TaskWork {
     /// Opens files and allocates buffers for `units` units of `w`; `run_units` are the CPU
-    /// units per period of a periodic workload.
+    /// units per period of a periodic workload. Sync-copy I/O reads the input of the trial
+    /// directory `dir` and writes task `index`'s output there ([`IoFiles::open`]).
     pub fn prepare(
         w: &Workload,
         units: u64,
         run_units: u64,
         seed: u64,
-        input: &Path,
-        output: &Path,
+        dir: Option<BorrowedFd>,
+        index: usize,
     ) -> std::io::Result<TaskWork> {
         let files = if matches!(
             w.kind,
@@ -227,8 +228,8 @@ impl TaskWork {
         } else {
             Some(IoFiles::open(
                 w.io_mode,
-                input,
-                output,
+                dir,
+                index,
                 w.io_block_bytes as usize,
             )?)
         };
@@ -321,10 +322,11 @@ mod tests {
             io_block_bytes: 16,
             ..Workload::default()
         };
-        let mut t = TaskWork::prepare(&w, 55, 0, 1, &dir.input(), &dir.output(0)).unwrap();
+        let mut t = TaskWork::prepare(&w, 55, 0, 1, Some(dir.fd()), 0).unwrap();
         assert_eq!(t.run(), 55);
         // 5 full chunks of 10 units, each followed by one 16-byte write; the last 5 units write nothing.
-        assert_eq!(std::fs::metadata(dir.output(0)).unwrap().len(), 5 * 16);
+        let out = dir.path().join(io::output_file(0));
+        assert_eq!(std::fs::metadata(out).unwrap().len(), 5 * 16);
     }
 
     #[test]
@@ -336,9 +338,10 @@ mod tests {
             io_block_bytes: 512,
             ..Workload::default()
         };
-        let mut t = TaskWork::prepare(&w, 12, 0, 1, &dir.input(), &dir.output(1)).unwrap();
+        let mut t = TaskWork::prepare(&w, 12, 0, 1, Some(dir.fd()), 1).unwrap();
         assert_eq!(t.run(), 12);
-        assert_eq!(std::fs::metadata(dir.output(1)).unwrap().len(), 12 * 512);
+        let out = dir.path().join(io::output_file(1));
+        assert_eq!(std::fs::metadata(out).unwrap().len(), 12 * 512);
     }
 
     #[test]

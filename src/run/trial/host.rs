@@ -94,7 +94,7 @@ pub(super) fn host_main(
                 match sys::fork_stamped((!plan.barrier).then_some(&slot.t_release_ns)) {
                     Ok(0) => {
                         sys::die_with_parent(me);
-                        task::task_main(h, slot, hist_chunk(hists, i), plan, i);
+                        task::task_main(h, slot, hist_chunk(hists, i), plan, setup.dir, i);
                         sys::exit_now(0);
                     }
                     Ok(pid) => slot.pid.store(pid, SeqCst),
@@ -114,7 +114,7 @@ pub(super) fn host_main(
                     if std::thread::Builder::new()
                         .stack_size(256 * 1024)
                         .spawn_scoped(s, move || {
-                            task::task_main(h, slot, hist_chunk(hists, i), plan, i)
+                            task::task_main(h, slot, hist_chunk(hists, i), plan, setup.dir, i)
                         })
                         .is_err()
                     {

@@ -12,6 +12,7 @@ use crate::sys::{self, SharedSlice};
 use crate::workload::periodic::{self, HIST_BYTES};
 use host::host_main;
 use reap::reap_group;
+use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::SeqCst};
 use verdict::{judge, record};
 
@@ -35,6 +36,8 @@ pub struct TrialSetup<'a> {
     pub guard: bool,
     /// Set by the SIGINT/SIGTERM handler.
     pub interrupted: &'a AtomicBool,
+    /// The trial directory, held open by the launcher (tasks and programs inherit the fd).
+    pub dir: Option<BorrowedFd<'a>>,
 }
 
 /// Runs one trial and returns its outcome. Leaves no process behind.
@@ -49,7 +52,7 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
     let hists: SharedSlice<AtomicU8> = SharedSlice::new(if periodic { n * HIST_BYTES } else { 0 })?;
     let cpu0 = sys::thread_cpu_ns();
     let t0 = sys::now_ns();
-    let deadline = t0 + setup.timeout_ns;
+    let deadline = t0.saturating_add(setup.timeout_ns);
     let launcher = sys::getpid();
     // Refused unless this process is single-threaded (the launcher always is).
     let launcher_threads = sys::thread_count().unwrap_or(0) as u32;
@@ -86,7 +89,7 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
         } else {
             t0
         };
-        Some(start + window_ns)
+        Some(start.saturating_add(window_ns))
     } else {
         None
     };
@@ -155,6 +158,7 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
             &mut tasks,
             slots.as_slice(),
             setup.plan,
+            setup.dir,
             if window_hit { None } else { host_usage },
             window_hit,
         );

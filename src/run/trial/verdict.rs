@@ -4,6 +4,7 @@ use super::super::task::{self, Header, Slot, TaskPlan};
 use crate::policy::{self, PolicyKind};
 use crate::records::{TaskRecord, TrialStatus};
 use crate::sys;
+use std::os::fd::BorrowedFd;
 use std::sync::atomic::Ordering::SeqCst;
 
 fn since_base(total: &std::sync::atomic::AtomicU64, base: &std::sync::atomic::AtomicU64) -> u64 {
@@ -89,6 +90,7 @@ pub(super) fn judge(
     tasks: &mut [TaskRecord],
     slots: &[Slot],
     plan: &TaskPlan,
+    dir: Option<BorrowedFd>,
     host: Option<sys::Reaped>,
     window_hit: bool,
 ) -> (TrialStatus, Option<String>) {
@@ -147,10 +149,10 @@ pub(super) fn judge(
     {
         let i = t.task_index as usize;
         let how = describe_wait_status(t.exit_status);
-        let reason = match (plan.workload.commands.get(i), &plan.dir) {
+        let reason = match (plan.workload.commands.get(i), dir) {
             (Some(c), Some(dir)) => {
-                let log = task::command_log(dir, i, "stderr");
-                let last = std::fs::read_to_string(&log).ok().and_then(|s| {
+                let log = task::command_log(i, "stderr");
+                let last = read_log(dir, &log).and_then(|s| {
                     s.lines()
                         .rev()
                         .find(|l| !l.trim().is_empty())
@@ -179,4 +181,16 @@ pub(super) fn judge(
         );
     }
     (TrialStatus::Ok, None)
+}
+
+/// The text of log file `name` in the trial directory `dir` (no link followed); None if it
+/// cannot be read.
+fn read_log(dir: BorrowedFd, name: &str) -> Option<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    sys::dir::open_file_at(dir, name, nix::fcntl::OFlag::empty())
+        .ok()?
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
 }
