@@ -106,6 +106,8 @@ fn there_is_a_bad_spec_for_every_class_of_mistake() {
         "cpus_",
         "empty_",
         "work_and_iterations",
+        "io_bytes_too_large",
+        "iterations_too_large",
     ] {
         assert!(
             names.iter().any(|n| n.starts_with(class)),

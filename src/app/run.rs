@@ -62,6 +62,7 @@ fn spec_and_plan(args: &RunArgs) -> Result<(crate::plan::Plan, Option<i64>)> {
 
 pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
     let (plan, _) = spec_and_plan(args)?;
+    run::capacity::check_plan(&plan)?;
     let mut store = if args.db.exists() {
         Some(Store::open(&args.db)?)
     } else {
@@ -91,8 +92,9 @@ pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
             }
         };
         let units = crate::run::units_per_task(cell, rate);
+        run::capacity::check_trial_length(cell, rate.ns_for(units))?;
         let est = crate::run::estimate_trial_ns(cell, rate.ns_for(units));
-        total_ns += est * per_cell as u64;
+        total_ns = total_ns.saturating_add(est.saturating_mul(u64::from(per_cell)));
         limit_warnings.extend(crate::run::limits::cell_warning(cell, rate.ns_for(units)));
         b.push_record([
             i.to_string(),
@@ -132,8 +134,8 @@ pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
                 a.max_trials,
                 rounds(a.min_trials),
                 rounds(a.max_trials),
-                fmt_duration(per_round * u64::from(a.min_trials + w)),
-                fmt_duration(per_round * u64::from(a.max_trials + w)),
+                fmt_duration(per_round.saturating_mul(u64::from(a.min_trials + w))),
+                fmt_duration(per_round.saturating_mul(u64::from(a.max_trials + w))),
                 plan.seed
             );
             println!("{}", adaptive_bounds(a));
@@ -206,7 +208,12 @@ pub fn cmd_restore() -> Result<i32> {
 }
 
 /// A long duration as `1 h 02 min`, `3 min 20 s` or `12 s`.
+/// A plan's estimated duration; a sum that reached `u64::MAX` ns (saturated, 584 years) is
+/// shown as such, never wrapped.
 fn fmt_duration(ns: u64) -> String {
+    if ns == u64::MAX {
+        return "more than 5124095 h".into();
+    }
     let s = ns / 1_000_000_000;
     match s {
         0..=59 => format!("{s} s"),
@@ -217,6 +224,8 @@ fn fmt_duration(ns: u64) -> String {
 
 pub fn cmd_run(args: &RunArgs) -> Result<i32> {
     let (plan, resume) = spec_and_plan(args)?;
+    // Before the store is opened: a plan this machine cannot hold creates nothing.
+    run::capacity::check_plan(&plan)?;
     let opts = RunOptions {
         quiet: args.quiet,
         argv: std::env::args().collect::<Vec<_>>().join(" "),

@@ -4,12 +4,17 @@
 
 mod expand;
 
-pub use crate::spec::Adaptive;
+pub use crate::spec::{Adaptive, SpecError};
 pub use expand::order;
+
+/// Longest a trial may be planned to last, ns: the longest duration a spec may give (168 h).
+/// It keeps every derived deadline (ten times this, plus 10 s) far inside the range of the
+/// stored `timeout_ns` (i64), and is checked by the run stage once a cell's work is known.
+pub const MAX_TRIAL_NS: u64 = crate::spec::MAX_DURATION_NS;
 
 use crate::policy::{DeadlineParams, PolicyKind, PriorityMode};
 use crate::records::{KnobSetting, ScxCommand, StartMode, TaskKind, WorkSize};
-use crate::spec::{Checked, Spec, SpecError};
+use crate::spec::{Checked, Spec};
 use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

@@ -116,6 +116,7 @@ impl CellState {
         let units = self.units.unwrap_or_else(|| units_per_task(cell, rate));
         self.units = Some(units);
         self.alone_ns = rate.ns_for(units).max(1);
+        super::capacity::check_trial_length(cell, self.alone_ns)?;
         Ok(())
     }
 }
@@ -161,13 +162,16 @@ pub fn estimate_trial_ns(cell: &Cell, alone_ns: u64) -> u64 {
     let tasks = cell.tasks as u64;
     if cell.workload.kind == WorkloadKind::Command && cell.workload.window_ns > 0 {
         // Programs stopped by a window: the window is the trial.
-        return cell.workload.window_ns + tasks * 300_000 + SETTLE_NS;
+        return cell
+            .workload
+            .window_ns
+            .saturating_add(tasks * 300_000 + SETTLE_NS);
     }
     let mut wall = (alone_ns.saturating_mul(tasks) / cpus_of(cell)).max(alone_ns);
     if cell.policy == PolicyKind::Deadline {
         wall = wall.max((alone_ns as f64 / deadline_share(cell)) as u64);
     }
-    wall + tasks * 300_000 + SETTLE_NS
+    wall.saturating_add(tasks * 300_000 + SETTLE_NS)
 }
 
 /// Generous default deadline: ten times the ideal time of all tasks on the CPUs they may use,
@@ -177,7 +181,7 @@ pub fn default_timeout_ns(cell: &Cell, alone_ns: u64) -> u64 {
         // Real programs: their window plus a minute, or ten minutes when they run to completion.
         return match cell.workload.window_ns {
             0 => 600_000_000_000,
-            w => w + 60_000_000_000,
+            w => w.saturating_add(60_000_000_000),
         };
     }
     let mut ideal = alone_ns.saturating_mul(cell.tasks as u64) / cpus_of(cell);

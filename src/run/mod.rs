@@ -1,6 +1,7 @@
 //! The run loop: calibrate, run every planned trial safely, store each as it ends, report progress.
 
 pub mod adaptive;
+pub mod capacity;
 mod cells;
 pub mod iosched;
 pub mod journal;
@@ -84,6 +85,12 @@ pub fn execute(
         );
     }
     remove_stale_trial_dirs(&io_dir);
+    capacity::check_plan(plan)?;
+    let quiet = progress::Progress::new(0, true);
+    capacity::check_calibrated(
+        plan,
+        &mut Calibrator::new(Some(&mut *sink), &io_dir, &quiet),
+    )?;
     if plan.settings.trace {
         trace::TraceSession::available()
             .map_err(|e| anyhow::anyhow!("--trace is not available: {e}"))?;
@@ -289,7 +296,7 @@ pub(crate) fn one_trial(
     let outcome = match &cs.skipped {
         Some(reason) => TrialOutcome::not_run(TrialStatus::Skipped, reason.clone()),
         None => {
-            keeper.starting(SETTLE_NS + timeout_ns)?;
+            keeper.starting(SETTLE_NS.saturating_add(timeout_ns))?;
             // A settle window before each trial, which also tells whether the machine is idle.
             let before = SystemSnapshot::capture();
             std::thread::sleep(std::time::Duration::from_nanos(SETTLE_NS));

@@ -178,6 +178,8 @@ fn run_claimed(
                     io_dir.display()
                 );
             }
+            super::capacity::check_plan(plan)
+                .with_context(|| format!("run {} does not fit this machine", c.run_id))?;
             if plan.settings.trace {
                 super::trace::TraceSession::available().map_err(|e| {
                     anyhow::anyhow!(

@@ -18,7 +18,7 @@ pub use knobs::{knob_path, CheckedKnob, KnobAxis, KnobValue, ScxSpec, MAX_SLICE_
 pub use problem::{accepted_values, Problem, SpecError};
 pub use types::{Axes, DeadlineSpec, Orders, Settings, Spec, WorkloadSpec};
 pub use validate::{Checked, MAX_TRIALS};
-pub use workloads::{permutations, CheckedWorkload};
+pub use workloads::{permutations, CheckedWorkload, MAX_IO_BYTES, MAX_ITERATIONS};
 
 impl Spec {
     /// Reads a TOML spec; errors read `line L, column C: KEY: message (accepted: ...)`.

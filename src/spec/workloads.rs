@@ -1,7 +1,7 @@
 //! Checks the workloads axis: each entry becomes a typed workload with its size, and a command
 //! workload its start orders.
 
-use super::durations::duration_ns;
+use super::durations::{duration_ns, MAX_DURATION_NS};
 use super::{Axes, Orders, Problem, WorkloadSpec};
 use crate::records::{TaskKind, WorkSize};
 use crate::workload::{Workload, WorkloadKind};
@@ -11,6 +11,16 @@ const MAX_COMMANDS_ALL_ORDERS: usize = 6;
 
 /// Largest I/O block, bytes (64 MiB).
 const MAX_IO_BLOCK_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Largest sync-copy input file (`io_bytes`), and most bytes one task's sync-copy I/O may
+/// write when its size is a count (`iterations`): 64 GiB. The input is written before every
+/// trial, so this also bounds the disk space and time a trial spends on it.
+pub const MAX_IO_BYTES: u64 = 64 << 30;
+
+/// Most units of work (`iterations`) a task may be given: 10^15, weeks of the fastest CPU
+/// kernel (1.2e8 spin units/s in a debug build here, about 1e9 in a release build), and far
+/// below the 2^53 above which the calibrated rate (a float) loses whole units.
+pub const MAX_ITERATIONS: u64 = 1_000_000_000_000_000;
 
 /// One entry of the workloads axis, checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +65,7 @@ fn check_workload(
     let key = format!("axes.workloads[{i}]");
     let workload = typed_workload(&key, w)?;
     let size = work_size(&key, w, &workload, default_work_ns)?;
+    check_size_limits(&key, &workload, size)?;
     if w.kind != WorkloadKind::Command {
         return Ok(CheckedWorkload {
             workload,
@@ -116,9 +127,12 @@ fn typed_workload(key: &str, w: &WorkloadSpec) -> Result<Workload, Problem> {
         out.io_every = e;
     }
     if let Some(b) = w.io_bytes {
-        if b == 0 {
-            return Err(Problem::new(format!("{key}.io_bytes"), "must be above 0")
-                .accepting("a whole number of bytes, 1 or more"));
+        if b == 0 || b > MAX_IO_BYTES {
+            return Err(Problem::new(
+                format!("{key}.io_bytes"),
+                format!("{b} bytes is not a usable input file size"),
+            )
+            .accepting(format!("1..={MAX_IO_BYTES} (64 GiB)")));
         }
         out.io_input_bytes = b;
     }
@@ -189,6 +203,50 @@ fn work_size(
         "settings.work".into()
     };
     Err(Problem::new(key, "must be above 0").accepting("a duration above 0 such as \"50ms\""))
+}
+
+/// A task's work stays within bounds: at most [`MAX_ITERATIONS`] units, a periodic task's
+/// periods within [`MAX_DURATION_NS`], and what one task's sync-copy I/O writes within
+/// [`MAX_IO_BYTES`]. (Sizes given as `work` are durations, bounded when parsed.)
+fn check_size_limits(key: &str, w: &Workload, size: WorkSize) -> Result<(), Problem> {
+    let WorkSize::Iterations(n) = size else {
+        return Ok(());
+    };
+    let key = format!("{key}.iterations");
+    if n > MAX_ITERATIONS {
+        return Err(
+            Problem::new(key, format!("{n} units of work per task is too many"))
+                .accepting(format!("1..={MAX_ITERATIONS}, or `work` as a duration")),
+        );
+    }
+    if w.kind == WorkloadKind::Periodic && n.saturating_mul(w.period_ns) > MAX_DURATION_NS {
+        return Err(Problem::new(
+            key,
+            format!(
+                "{n} periods of {} ns last longer than a task's work may (168 h)",
+                w.period_ns
+            ),
+        )
+        .accepting(format!(
+            "1..={} periods of this length",
+            MAX_DURATION_NS / w.period_ns.max(1)
+        )));
+    }
+    if let Some(bytes) = w.bytes_written(n).filter(|&b| b > MAX_IO_BYTES) {
+        return Err(Problem::new(
+            key,
+            format!(
+                "{n} units of {} would write {bytes} bytes per task",
+                w.label()
+            ),
+        )
+        .accepting(format!(
+            "at most {MAX_IO_BYTES} bytes (64 GiB) written per task: {} units of {}-byte blocks",
+            w.units_for_bytes(MAX_IO_BYTES),
+            w.io_block_bytes
+        )));
+    }
+    Ok(())
 }
 
 /// The start orders of a command workload, checked; `key` is the workload's key path.

@@ -142,8 +142,16 @@ pub struct TrialDir {
 
 impl TrialDir {
     /// Creates `base/schedlab-PID-TAG.RANDOM` and an input file of `input_bytes` pseudo-random
-    /// bytes (at least 1), written in chunks of at most 1 MiB.
+    /// bytes (at least 1), written in chunks of at most 1 MiB; refuses an input larger than
+    /// the free space under `base` rather than filling the disk.
     pub fn create(base: &Path, tag: &str, input_bytes: u64) -> io::Result<TrialDir> {
+        let free = sys::dir::free_bytes(base)?;
+        if input_bytes > free {
+            return Err(io::Error::new(
+                io::ErrorKind::StorageFull,
+                format!("an input file of {input_bytes} bytes does not fit in the {free} bytes free under {}", base.display()),
+            ));
+        }
         let parent = sys::dir::open_dir(base)?;
         let prefix = format!("{}{tag}.", dir_prefix(std::process::id()));
         let (name, fd) = sys::dir::make_private_dir(parent.as_fd(), &prefix)?;
@@ -251,6 +259,14 @@ mod tests {
         let path = dir.path().to_path_buf();
         drop(dir);
         assert!(!path.exists(), "the trial directory is removed on drop");
+    }
+
+    #[test]
+    fn an_input_larger_than_the_free_space_is_refused_before_writing() {
+        let base = tempfile::tempdir().unwrap();
+        let e = TrialDir::create(base.path(), "t", u64::MAX).err().unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::StorageFull, "{e}");
+        assert_eq!(std::fs::read_dir(base.path()).unwrap().count(), 0);
     }
 
     #[test]

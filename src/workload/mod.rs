@@ -166,6 +166,27 @@ impl Workload {
         self.needs_files() || self.kind == WorkloadKind::Command
     }
 
+    /// Bytes one task's sync-copy I/O writes in `units` units (None: it writes no file).
+    pub fn bytes_written(&self, units: u64) -> Option<u64> {
+        if !self.needs_files() {
+            return None;
+        }
+        let ops = match self.kind {
+            WorkloadKind::Mixed => units / self.io_every.max(1),
+            _ => units,
+        };
+        Some(ops.saturating_mul(self.io_block_bytes))
+    }
+
+    /// The most units whose sync-copy I/O writes at most `bytes` ([`Workload::bytes_written`]).
+    pub fn units_for_bytes(&self, bytes: u64) -> u64 {
+        let ops = bytes / self.io_block_bytes.max(1);
+        match self.kind {
+            WorkloadKind::Mixed => ops.saturating_mul(self.io_every.max(1)),
+            _ => ops,
+        }
+    }
+
     /// Checks the parameters; the message names the bad parameter.
     pub fn validate(&self) -> Result<(), String> {
         if self.io_block_bytes == 0 || self.io_block_bytes > 64 * 1024 * 1024 {
