@@ -59,9 +59,12 @@ impl RtBudget {
             };
             match k.path.as_str() {
                 "/proc/sys/kernel/sched_rt_runtime_us" => {
-                    b.runtime_ns = (v >= 0).then(|| v as u64 * 1000);
+                    // A knob's value is the user's: saturate rather than wrap.
+                    b.runtime_ns = (v >= 0).then(|| (v as u64).saturating_mul(1000));
                 }
-                "/proc/sys/kernel/sched_rt_period_us" => b.period_ns = v.max(1) as u64 * 1000,
+                "/proc/sys/kernel/sched_rt_period_us" => {
+                    b.period_ns = (v.max(1) as u64).saturating_mul(1000)
+                }
                 _ => {}
             }
         }
@@ -299,6 +302,23 @@ mod tests {
         // On two CPUs, 50..100 has both: 100 + 50 + 100.
         assert_eq!(capacity(&[(0, 100), (50, 200)], 2), (250, 200));
         assert_eq!(capacity(&[], 2), (0, 0));
+    }
+
+    #[test]
+    fn a_huge_budget_knob_saturates_instead_of_wrapping() {
+        let mut cell = fifo_cell(None);
+        for name in ["sched_rt_runtime_us", "sched_rt_period_us"] {
+            cell.knobs.push(crate::records::KnobSetting {
+                name: format!("kernel.{name}"),
+                path: format!("/proc/sys/kernel/{name}"),
+                value: i64::MAX.to_string(),
+            });
+        }
+        let Some(b) = RtBudget::for_cell(&cell) else {
+            eprintln!("skipping: no /proc/sys/kernel/sched_rt_*");
+            return;
+        };
+        assert_eq!((b.runtime_ns, b.period_ns), (Some(u64::MAX), u64::MAX));
     }
 
     fn fifo_cell(cpus: Option<Vec<usize>>) -> Cell {
