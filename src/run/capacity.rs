@@ -171,7 +171,7 @@ fn check_free_space(plan: &Plan) -> Result<(), SpecError> {
     else {
         return Ok(());
     };
-    let Ok(free) = sys::dir::free_bytes(io_dir) else {
+    let Ok(Some(free)) = sys::dir::free_bytes(io_dir) else {
         return Ok(());
     };
     let need = input.saturating_add(written);
@@ -245,7 +245,9 @@ mod tests {
 
     #[test]
     fn io_files_larger_than_the_free_space_are_refused() {
-        let free = sys::dir::free_bytes(std::path::Path::new("/var/tmp")).unwrap();
+        let free = sys::dir::free_bytes(std::path::Path::new("/var/tmp"))
+            .unwrap()
+            .unwrap();
         let io = (free / 2 + 1).min(64 << 30);
         let p = plan(&format!(
             "name = \"x\"\n[axes]\ntasks = [2]\nworkloads = [{{ kind = \"io\", io_bytes = {io} }}]\n"

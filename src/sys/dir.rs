@@ -276,10 +276,16 @@ pub fn remove_dir_at(parent: BorrowedFd, name: &str, dir: BorrowedFd) -> io::Res
     }
 }
 
-/// Bytes available to unprivileged users on the filesystem holding `path` (statvfs).
-pub fn free_bytes(path: &Path) -> io::Result<u64> {
+/// Bytes available to unprivileged users on the filesystem holding `path` (statvfs); None
+/// when the filesystem reports no size at all (procfs, sysfs), so its free space says nothing.
+pub fn free_bytes(path: &Path) -> io::Result<Option<u64>> {
     let st = nix::sys::statvfs::statvfs(path)?;
-    Ok((st.blocks_available() as u64).saturating_mul(st.fragment_size() as u64))
+    if st.blocks() == 0 {
+        return Ok(None);
+    }
+    Ok(Some(
+        (st.blocks_available() as u64).saturating_mul(st.fragment_size() as u64),
+    ))
 }
 
 #[cfg(test)]
