@@ -207,9 +207,8 @@ pub fn cmd_restore() -> Result<i32> {
     })
 }
 
-/// A long duration as `1 h 02 min`, `3 min 20 s` or `12 s`.
-/// A plan's estimated duration; a sum that reached `u64::MAX` ns (saturated, 584 years) is
-/// shown as such, never wrapped.
+/// A long duration as `1 h 02 min`, `3 min 20 s` or `12 s`; a sum that saturated at
+/// `u64::MAX` ns (584 years) says so rather than wrap.
 fn fmt_duration(ns: u64) -> String {
     if ns == u64::MAX {
         return "more than 5124095 h".into();
