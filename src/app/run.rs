@@ -169,7 +169,8 @@ fn adaptive_bounds(a: &crate::plan::Adaptive) -> String {
 }
 
 /// `schedlab restore`: restores what dead schedlab processes left changed (their restore
-/// journals), says what it did, and names journals still held by running ones.
+/// journals), says for every setting what it found and did, names journals still held by
+/// running ones, and refuses (exit 1) journals or a state directory it cannot trust.
 pub fn cmd_restore() -> Result<i32> {
     let dir = crate::run::journal::state_dir();
     if !crate::sys::is_root() && dir.exists() {
@@ -192,13 +193,16 @@ pub fn cmd_restore() -> Result<i32> {
             file.display()
         );
     }
-    if r.lines.is_empty() && r.live.is_empty() && r.unreadable.is_empty() {
+    for line in &r.refused {
+        eprintln!("error: {line}");
+    }
+    if r.lines.is_empty() && r.live.is_empty() && r.unreadable.is_empty() && r.refused.is_empty() {
         println!(
             "nothing to restore: no restore journal in {}",
             dir.display()
         );
     }
-    Ok(if r.lines.iter().any(|l| l.starts_with("could not")) {
+    Ok(if r.failed || !r.refused.is_empty() {
         1
     } else {
         0

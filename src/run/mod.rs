@@ -15,6 +15,7 @@ pub mod sampler;
 pub mod scx;
 pub mod settle;
 pub mod sink;
+pub mod statedir;
 pub mod task;
 pub mod trace;
 pub mod trial;

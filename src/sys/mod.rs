@@ -11,9 +11,11 @@
 //! - [`process`]: fork, exec, process groups, signals, ids, privileges.
 //! - [`wait`]: reaping children with their rusage, the calling thread's rusage.
 //! - [`shm`]: zeroed shared memory for forked children, futex waits.
+//! - [`dirfd`]: a directory opened without following links, files created and renamed in it.
 //! - [`host`]: uname, rlimits, filesystem type, allocation-free small file reads.
 
 pub mod clock;
+pub mod dirfd;
 pub mod host;
 pub mod process;
 pub mod sched;
@@ -21,6 +23,7 @@ pub mod shm;
 pub mod wait;
 
 pub use clock::{now_ns, sleep_until_ns, thread_cpu_ns};
+pub use dirfd::{lstat, user_name, DirFd, FileInfo, FileKind};
 pub use host::{
     is_tmpfs, lock_exclusive, read_small, set_rlimit, soft_rlimit, uname, FileLock, Resource, Uname,
 };

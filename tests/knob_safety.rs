@@ -1,0 +1,205 @@
+//! Kernel settings stay safe to vary as root, with the real binary: a restore journal someone
+//! else could have written is refused, not obeyed.
+//!
+//! Tests that change a setting need root, take turns (`rt_turn`), keep their journals in a
+//! scratch directory and put every setting back when they end, even on a panic ([`Restore`]).
+//! No test writes a denied setting: a journal names the harmless firmware fallback timeout.
+
+mod common;
+
+use common::*;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const SWAPPINESS: &str = "/proc/sys/vm/swappiness";
+/// Denied (it feeds firmware to the fallback loader), harmless to write: a timeout in seconds.
+const FIRMWARE_TIMEOUT: &str = "/sys/class/firmware/timeout";
+
+/// `schedlab` with its restore journal in `state`.
+fn schedlab_in(state: &Path) -> Command {
+    let mut c = schedlab();
+    c.env("SCHEDLAB_STATE_DIR", state);
+    c
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A value of vm.swappiness other than `original`.
+fn other_than(original: &str) -> &'static str {
+    if original == "10" {
+        "11"
+    } else {
+        "10"
+    }
+}
+
+/// The restore journals in `state`.
+fn journals(state: &Path) -> Vec<String> {
+    std::fs::read_dir(state)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("restore-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+// Restore journals that someone other than schedlab could have written.
+
+/// A journal as a killed schedlab run (a dead process) would have left it: it says
+/// vm.swappiness was `original`, and, when `firmware`, the firmware timeout was 61.
+fn dead_journal(original: &str, firmware: bool) -> String {
+    let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let mut entries = vec![format!(
+        "{{\"name\":\"vm.swappiness\",\"path\":\"{SWAPPINESS}\",\"original\":\"{original}\"}}"
+    )];
+    if firmware {
+        entries.push(format!(
+            "{{\"name\":\"{FIRMWARE_TIMEOUT}\",\"path\":\"{FIRMWARE_TIMEOUT}\",\"original\":\"61\"}}"
+        ));
+    }
+    format!(
+        "{{\"version\":1,\"owner\":{{\"pid\":{},\"start_ticks\":1,\"boot_id\":\"{}\"}},\
+         \"command\":\"schedlab run --knob vm.swappiness=10\",\"created_at\":\"2026-01-01T00:00:00Z\",\
+         \"entries\":[{}],\"scx\":null}}",
+        std::process::id(),
+        boot_id.trim(),
+        entries.join(",")
+    )
+}
+
+/// `schedlab restore` with the state directory `state`: its exit code and output.
+fn restore(state: &Path) -> (Option<i32>, String) {
+    let out = schedlab_in(state).arg("restore").output().unwrap();
+    (out.status.code(), text(&out))
+}
+
+#[test]
+fn a_planted_journal_is_refused_unless_only_root_could_have_written_it() {
+    if !root_or_skip("the planted journal test") {
+        return;
+    }
+    let _turn = rt_turn();
+    let guard = Restore::new(SWAPPINESS);
+    let firmware = Path::new(FIRMWARE_TIMEOUT).exists();
+    let _fw = firmware.then(|| Restore::new(FIRMWARE_TIMEOUT));
+    let original = guard.original().to_string();
+    // As a killed run would have left it.
+    let changed = other_than(&original);
+    std::fs::write(SWAPPINESS, changed).unwrap();
+    let s = Scratch::new();
+    let state = s.state_dir();
+    std::fs::create_dir(&state).unwrap();
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let journal = state.join("restore-999999.json");
+    std::fs::write(&journal, dead_journal(&original, false)).unwrap();
+    std::fs::set_permissions(&journal, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let chown = |p: &Path, uid: u32| std::os::unix::fs::chown(p, Some(uid), None).unwrap();
+    let mode =
+        |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    let link = s.path().join("state-link");
+    std::os::unix::fs::symlink(&state, &link).unwrap();
+    // Each untrusted case: refused with its cause, nothing written, the journal kept.
+    type Case<'a> = (&'a str, &'a dyn Fn(), &'a dyn Fn(), &'a Path);
+    let cases: [Case; 4] = [
+        (
+            "owned by uid 65534",
+            &|| chown(&journal, 65534),
+            &|| chown(&journal, 0),
+            &state,
+        ),
+        (
+            "mode 0666",
+            &|| mode(&journal, 0o666),
+            &|| mode(&journal, 0o600),
+            &state,
+        ),
+        ("symbolic link", &|| {}, &|| {}, &link),
+        (
+            "state directory",
+            &|| chown(&state, 65534),
+            &|| chown(&state, 0),
+            &state,
+        ),
+    ];
+    for (why, spoil, mend, dir) in cases {
+        spoil();
+        let (code, said) = restore(dir);
+        assert_eq!(code, Some(1), "{why}: {said}");
+        assert!(said.contains(why), "{why}: {said}");
+        assert_eq!(value(SWAPPINESS), changed, "{why}: obeyed: {said}");
+        // Any other command does not obey it either.
+        let out = schedlab_in(dir)
+            .args(["runs", "--db", s.db().to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(value(SWAPPINESS), changed, "{why}: obeyed: {}", text(&out));
+        assert!(journal.exists(), "{why}");
+        mend();
+    }
+    // Trusted, but naming a denied setting: that one is not written, the rest is.
+    if firmware {
+        std::fs::write(&journal, dead_journal(&original, true)).unwrap();
+        let fw = value(FIRMWARE_TIMEOUT);
+        let (code, said) = restore(&state);
+        assert_eq!(code, Some(1), "{said}");
+        assert!(said.contains("deny list"), "{said}");
+        assert_eq!(value(FIRMWARE_TIMEOUT), fw, "{said}");
+        assert_eq!(value(SWAPPINESS), original, "{said}");
+        std::fs::write(SWAPPINESS, changed).unwrap();
+        std::fs::remove_file(&journal).unwrap();
+        std::fs::write(&journal, dead_journal(&original, false)).unwrap();
+    }
+    // Trusted: obeyed, and it says what it found and did.
+    let (code, said) = restore(&state);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        said.contains(&format!(
+            "restored vm.swappiness ({SWAPPINESS}): {changed} -> {original}"
+        )),
+        "{said}"
+    );
+    assert_eq!(value(SWAPPINESS), original);
+    assert!(!journal.exists());
+}
+
+#[test]
+fn a_link_planted_at_the_journals_temp_file_is_not_followed() {
+    if !root_or_skip("the planted link test") {
+        return;
+    }
+    let _turn = rt_turn();
+    let guard = Restore::new(SWAPPINESS);
+    let changed = other_than(guard.original());
+    let s = Scratch::new();
+    let state = s.state_dir();
+    std::fs::create_dir(&state).unwrap();
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let victim = s.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    // The shell plants the link at its own pid's temp file, then becomes schedlab (same pid).
+    let line = format!(
+        "ln -s {} {}/restore-$$.json.tmp && exec {} run --db {} --quiet --tasks 1 --work 2ms --trials 1 --knob vm.swappiness={changed}",
+        victim.display(),
+        state.display(),
+        assert_cmd::cargo::cargo_bin("schedlab").display(),
+        s.db().display()
+    );
+    let out = Command::new("sh")
+        .args(["-c", &line])
+        .env("SCHEDLAB_STATE_DIR", &state)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert_eq!(value(SWAPPINESS), guard.original());
+    assert!(journals(&state).is_empty(), "{:?}", journals(&state));
+}
