@@ -1,9 +1,11 @@
-//! Kernel settings stay safe to vary as root, with the real binary: a restore journal someone
-//! else could have written is refused, not obeyed.
+//! Kernel settings stay safe to vary as root, with the real binary: two names for one file
+//! are refused naming both; knobs on the deny list need `--allow-knob`; a restore journal
+//! someone else could have written is refused, not obeyed.
 //!
 //! Tests that change a setting need root, take turns (`rt_turn`), keep their journals in a
 //! scratch directory and put every setting back when they end, even on a panic ([`Restore`]).
-//! No test writes a denied setting: a journal names the harmless firmware fallback timeout.
+//! No test writes a denied setting: refusals are shown with `plan`, which changes nothing, or
+//! on the harmless firmware fallback timeout.
 
 mod common;
 
@@ -202,4 +204,158 @@ fn a_link_planted_at_the_journals_temp_file_is_not_followed() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     assert_eq!(value(SWAPPINESS), guard.original());
     assert!(journals(&state).is_empty(), "{:?}", journals(&state));
+}
+
+// Knob names: two names for one file, and the deny list.
+
+/// `schedlab plan ARGS` on a scratch database.
+fn plan(s: &Scratch, args: &[&str]) -> Output {
+    schedlab_in(&s.state_dir())
+        .args(["plan", "--db", s.db().to_str().unwrap()])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn two_names_for_one_file_are_refused_naming_both() {
+    let s = Scratch::new();
+    // A glob and a sysctl name.
+    let out = plan(
+        &s,
+        &[
+            "--knob",
+            "vm.swappiness=10",
+            "--knob",
+            "/proc/sys/vm/swappines*=20",
+        ],
+    );
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("vm.swappiness (/proc/sys/vm/swappiness)")
+            && said.contains("/proc/sys/vm/swappines*")
+            && said.contains("same file"),
+        "{said}"
+    );
+    // A `..` is not a plain path.
+    let out = plan(&s, &["--knob", "/proc/sys/vm/../vm/swappiness=10"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    // A link under /sys and the file it leads to.
+    let dev = std::fs::read_dir("/sys/block")
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("queue/read_ahead_kb"))
+        .find(|p| p.exists());
+    if let Some(link) = dev {
+        let real = std::fs::canonicalize(&link).unwrap();
+        assert_ne!(link, real);
+        let out = plan(
+            &s,
+            &[
+                "--knob",
+                &format!("{}=128", link.display()),
+                "--knob",
+                &format!("{}=256", real.display()),
+            ],
+        );
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{said}");
+        assert!(
+            said.contains(&link.display().to_string())
+                && said.contains(&real.display().to_string()),
+            "{said}"
+        );
+    }
+    if !root_or_skip("the duplicate knob run") {
+        return;
+    }
+    // A run is refused before it changes anything.
+    let _turn = rt_turn();
+    let guard = Restore::new(SWAPPINESS);
+    let out = schedlab_in(&s.state_dir())
+        .args(["run", "--db", s.db().to_str().unwrap(), "--quiet"])
+        .args(["--tasks", "1", "--work", "2ms", "--trials", "1"])
+        .args([
+            "--knob",
+            "vm.swappiness=10",
+            "--knob",
+            "/proc/sys/vm/swappines*=20",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(value(SWAPPINESS), guard.original());
+    assert!(journals(&s.state_dir()).is_empty());
+}
+
+#[test]
+fn denied_knobs_are_refused_with_the_reason_unless_allowed() {
+    let s = Scratch::new();
+    for (args, reason) in [
+        (
+            vec!["--knob", "kernel.core_pattern=core"],
+            "run that program as root",
+        ),
+        (
+            vec!["--knob", "/proc/sys/kernel/core_patter*=core"],
+            "run that program as root",
+        ),
+        (vec!["--knob", "/sys/power/state=mem"], "powers off"),
+    ] {
+        let out = plan(&s, &args);
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+        assert!(
+            said.contains("deny list") && said.contains(reason) && said.contains("--allow-knob"),
+            "{args:?}: {said}"
+        );
+    }
+    // Allowed by name: accepted at plan time (plan writes nothing).
+    let out = plan(
+        &s,
+        &[
+            "--knob",
+            "kernel.core_pattern=core",
+            "--allow-knob",
+            "kernel.core_pattern",
+        ],
+    );
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("kernel.core_pattern (/proc/sys/kernel/core_pattern): now"),
+        "{said}"
+    );
+    // ... or by the spec's settings.allow_knobs.
+    let spec = s.path().join("fw.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "[axes]\npolicies = [\"other\"]\ntasks = [1]\n[[axes.knobs]]\nname = \"{FIRMWARE_TIMEOUT}\"\nvalues = [61]\n\
+             [settings]\ntrials = 1\nwork = \"2ms\"\nallow_knobs = [\"{FIRMWARE_TIMEOUT}\"]\n"
+        ),
+    )
+    .unwrap();
+    let out = plan(&s, &[spec.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    if !root_or_skip("the denied knob run") || !Path::new(FIRMWARE_TIMEOUT).exists() {
+        return;
+    }
+    // A run is refused before it changes anything.
+    let _turn = rt_turn();
+    let guard = Restore::new(FIRMWARE_TIMEOUT);
+    let out = schedlab_in(&s.state_dir())
+        .args(["run", "--db", s.db().to_str().unwrap(), "--quiet"])
+        .args(["--tasks", "1", "--work", "2ms", "--trials", "1", "--knob"])
+        .arg(format!("{FIRMWARE_TIMEOUT}=61"))
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains(&format!("--allow-knob {FIRMWARE_TIMEOUT}")),
+        "{said}"
+    );
+    assert_eq!(value(FIRMWARE_TIMEOUT), guard.original());
 }

@@ -9,8 +9,15 @@ use crate::spec::SpecError;
 use crate::store::{self, Store};
 use anyhow::Result;
 
-/// The spec, plan and (when resuming) run id that `run` and `plan` work on.
+/// The spec, plan and (when resuming) run id that `run` and `plan` work on; knobs on the deny
+/// list or naming one file twice are refused as bad input.
 fn spec_and_plan(args: &RunArgs) -> Result<(crate::plan::Plan, Option<i64>)> {
+    let (plan, resume) = build_plan(args)?;
+    crate::run::knobs::check(&plan, &plan.settings.io_dir).map_err(SpecError)?;
+    Ok((plan, resume))
+}
+
+fn build_plan(args: &RunArgs) -> Result<(crate::plan::Plan, Option<i64>)> {
     if let Some(which) = args.resume {
         if args.spec.is_some() {
             return Err(SpecError(

@@ -5,6 +5,7 @@ mod cells;
 pub mod iosched;
 pub mod journal;
 pub mod knobfile;
+pub mod knobpaths;
 pub mod knobs;
 pub mod launcher;
 pub mod limits;
