@@ -3,9 +3,9 @@
 //! two names for one file and denied files are refused), its original value written to the
 //! restore journal before anything changes, set before each trial of a cell and read back (the
 //! settle window runs after), and restored when the run ends however it ends (the journal
-//! covers SIGKILL and power loss). Cells whose knob is absent, refused, or needs what this
-//! machine lacks (root, sched_ext, a kernel that keeps custom slices) are skipped with the
-//! reason.
+//! covers SIGKILL and power loss). The process's [`super::owner::KernelOwner`] holds one run's
+//! knobs at a time. Cells whose knob is absent, refused, or needs what this machine lacks
+//! (root, sched_ext, a kernel that keeps custom slices) are skipped with the reason.
 
 use super::journal::{self, Entry, Journal, Owner, ScxProcess};
 use super::knobfile;
@@ -138,6 +138,10 @@ impl Knobs {
     /// the run. An error only when the run cannot start (a live schedlab varies the same
     /// setting, the journal cannot be written, the I/O device cannot be found).
     pub fn prepare(plan: &Plan, io_dir: &Path) -> Result<(Knobs, Vec<String>), String> {
+        if journal::held() {
+            // One owner per process: what is read now may be a change of its own.
+            return Err("internal error: kernel settings of an earlier run are still in force; restore them before reading originals".into());
+        }
         let io_device = io_device(plan, io_dir)?;
         let mut k = Knobs::default();
         k.io_device = io_device.clone();
@@ -305,41 +309,47 @@ impl Knobs {
     }
 
     /// Puts everything back: stops the BPF scheduler, writes every original value that
-    /// differs, and removes the journal once all is back (else keeps it for `schedlab restore`).
-    pub fn restore(&mut self) {
-        let mut all_back = true;
+    /// differs, and removes the journal once all is back (else keeps it for `schedlab restore`
+    /// and says what could not be restored).
+    pub fn restore(&mut self) -> Result<(), String> {
+        let mut failed = Vec::new();
         if let Some(scx) = self.scx.as_mut() {
             if let Err(e) = scx.stop() {
-                eprintln!("error: {e}");
-                all_back = false;
+                failed.push(e);
             }
         }
         for m in &self.files {
             if let Err(e) = set(m, &m.original, self.io_device.as_deref()) {
-                eprintln!(
-                    "error: could not restore {} to {}: {e}; restore it by hand: echo {} > {}",
+                failed.push(format!(
+                    "could not restore {} to {}: {e}; restore it by hand: echo {} > {}",
                     m.name,
                     m.original,
                     m.original,
                     m.file.display()
-                );
-                all_back = false;
+                ));
             }
         }
         match self.journal.take() {
-            Some(j) if all_back => j.remove(),
-            Some(j) => eprintln!(
-                "error: the restore journal {} keeps the original values; `schedlab restore` tries again",
+            Some(j) if failed.is_empty() => j.remove(),
+            Some(j) => failed.push(format!(
+                "the restore journal {} keeps the original values; `schedlab restore` tries again",
                 j.path().display()
-            ),
+            )),
             None => {}
+        }
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(failed.join("; "))
         }
     }
 }
 
 impl Drop for Knobs {
     fn drop(&mut self) {
-        self.restore();
+        if let Err(e) = self.restore() {
+            eprintln!("error: {e}");
+        }
     }
 }
 

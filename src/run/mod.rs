@@ -11,6 +11,7 @@ pub mod launcher;
 pub mod limits;
 pub mod noise;
 mod one;
+mod owner;
 pub mod progress;
 pub mod sampler;
 pub mod scx;
@@ -114,6 +115,8 @@ pub(crate) struct Session<'a> {
     pub launcher: &'a mut Launcher,
     /// Set by SIGINT or SIGTERM.
     pub interrupted: Arc<AtomicBool>,
+    /// The kernel settings of this process (one run's at a time); restored when dropped.
+    pub settings: owner::KernelOwner,
     /// Progress output.
     pub progress: &'a progress::Progress,
     /// Kernel release, part of the key of stored calibrations.
@@ -171,10 +174,10 @@ impl Keeper for Local<'_> {
     }
 }
 
-/// A run's state across its trials: its cells, and the device whose I/O scheduler it varies.
+/// A run's state across its trials: its cells and what its trials record. (Its kernel
+/// settings belong to the process: [`Session::settings`].)
 pub(crate) struct RunState {
     pub cells: Vec<CellState>,
-    pub knobs: knobs::Knobs,
     pub observe: Observe,
 }
 
@@ -198,14 +201,6 @@ impl RunState {
             eprintln!("warning: {msg}");
             sink.add_warning(run_id, None, &msg)?;
         }
-        // Kernel settings (knobs, I/O scheduler, BPF scheduler): journaled before any change,
-        // restored when the run's state is dropped, however the run ends (the journal covers
-        // SIGKILL).
-        let (knobs, knob_warnings) =
-            knobs::Knobs::prepare(plan, io_dir).map_err(anyhow::Error::msg)?;
-        for w in knob_warnings {
-            sink.add_warning(run_id, None, &w)?;
-        }
         let mut cells = vec![CellState::default(); plan.cells.len()];
         for &(cell, units) in units {
             if let Some(state) = cells.get_mut(cell) {
@@ -214,7 +209,6 @@ impl RunState {
         }
         Ok(RunState {
             cells,
-            knobs,
             observe: Observe {
                 sample_interval: plan
                     .settings
@@ -242,6 +236,8 @@ pub(crate) fn one_trial(
 ) -> Result<Option<TrialStatus>> {
     let io_dir = plan.settings.io_dir.as_path();
     let cell = &plan.cells[planned.cell];
+    // This run's kernel settings, another run's restored first (a worker's runs alternate).
+    s.settings.enter(run_id, plan, keeper.sink())?;
     let cs = &mut state.cells[planned.cell];
     if !cs.prepared() {
         cs.prepare(cell, &mut s.calibrator(keeper.sink(), io_dir))?;
@@ -268,7 +264,7 @@ pub(crate) fn one_trial(
     let mut trial_warnings: Vec<String> = Vec::new();
     if cs.skipped.is_none() {
         // Set before the settle window, so the change settles before the trial.
-        match state.knobs.apply(cell) {
+        match s.settings.apply(run_id, cell) {
             Ok(readings) => {
                 meta.io_scheduler = readings
                     .iter()
@@ -366,6 +362,11 @@ fn run_trials(
     let interrupted = Arc::new(AtomicBool::new(false));
     let sig_ids = catch_signals(&interrupted)?;
     let mut state = RunState::new(plan, run_id, &stored.units, store)?;
+    // Kernel settings: journaled before any change, restored when the session is dropped,
+    // however the run ends (the journal covers SIGKILL). Before calibrating, so that a run
+    // that cannot have them stops at once.
+    let mut settings = owner::KernelOwner::default();
+    settings.enter(run_id, plan, store)?;
     let mut summary = RunSummary {
         run_id,
         ..Default::default()
@@ -385,6 +386,7 @@ fn run_trials(
     let mut session = Session {
         launcher,
         interrupted: interrupted.clone(),
+        settings,
         progress: &progress,
         kernel,
         cpu_model,
