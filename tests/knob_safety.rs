@@ -1,6 +1,7 @@
-//! Kernel settings stay safe to vary as root, with the real binary: two names for one file
-//! are refused naming both; knobs on the deny list need `--allow-knob`; a restore journal
-//! someone else could have written is refused, not obeyed.
+//! Kernel settings stay safe to vary as root, with the real binary: SIGHUP restores a run's
+//! settings and exits 129; two names for one file are refused naming both; knobs on the deny
+//! list need `--allow-knob`; a restore journal someone else could have written is refused, not
+//! obeyed.
 //!
 //! Tests that change a setting need root, take turns (`rt_turn`), keep their journals in a
 //! scratch directory and put every setting back when they end, even on a panic ([`Restore`]).
@@ -12,7 +13,8 @@ mod common;
 use common::*;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 const SWAPPINESS: &str = "/proc/sys/vm/swappiness";
 /// Denied (it feeds firmware to the fallback loader), harmless to write: a timeout in seconds.
@@ -358,4 +360,148 @@ fn denied_knobs_are_refused_with_the_reason_unless_allowed() {
         "{said}"
     );
     assert_eq!(value(FIRMWARE_TIMEOUT), guard.original());
+}
+
+// Signals: SIGHUP from kill, from a closed terminal, and under nohup.
+
+/// The arguments of a run of two 5 s trials that sets vm.swappiness to `changed`.
+fn long_run(s: &Scratch, changed: &str) -> Vec<String> {
+    let mut args: Vec<String> = ["run", "--db", s.db().to_str().unwrap(), "--quiet"]
+        .iter()
+        .chain(&[
+            "--policy", "other", "--tasks", "1", "--work", "5s", "--trials", "2",
+        ])
+        .chain(&["--sample-interval", "off", "--knob"])
+        .map(|a| a.to_string())
+        .collect();
+    args.push(format!("vm.swappiness={changed}"));
+    args
+}
+
+/// Waits until vm.swappiness is `changed` (the run's trial has started), and a little more.
+fn wait_for(changed: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while value(SWAPPINESS) != changed {
+        assert!(Instant::now() < deadline, "the knob was never changed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+}
+
+fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill with a valid signal number on a process of this test.
+    assert_eq!(unsafe { libc::kill(pid as i32, sig) }, 0);
+}
+
+#[test]
+fn sighup_restores_a_runs_settings_and_exits_129() {
+    if !root_or_skip("the SIGHUP test") {
+        return;
+    }
+    let _turn = rt_turn();
+    let guard = Restore::new(SWAPPINESS);
+    let changed = other_than(guard.original());
+    let s = Scratch::new();
+    let child = schedlab_in(&s.state_dir())
+        .args(long_run(&s, changed))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(changed);
+    // What a closed terminal or a dropped ssh session sends.
+    signal(child.id(), libc::SIGHUP);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(129),
+        "{:?}: {}",
+        out.status,
+        text(&out)
+    );
+    assert_eq!(value(SWAPPINESS), guard.original(), "{}", text(&out));
+    assert!(journals(&s.state_dir()).is_empty(), "the journal is gone");
+}
+
+#[test]
+fn a_closed_terminal_restores_a_runs_settings_without_a_panic() {
+    if !root_or_skip("the closed terminal test") {
+        return;
+    }
+    let _turn = rt_turn();
+    let guard = Restore::new(SWAPPINESS);
+    let changed = other_than(guard.original());
+    let s = Scratch::new();
+    let err = s.path().join("stderr");
+    // A terminal of its own (`script` runs it on a new pseudo-terminal); its table goes there,
+    // its messages to a file.
+    let bin = assert_cmd::cargo::cargo_bin("schedlab");
+    let line = format!(
+        "{} {} 2>{}",
+        bin.display(),
+        long_run(&s, changed).join(" "),
+        err.display()
+    );
+    let mut term = Command::new("script")
+        .args(["-q", "-c", &line, "/dev/null"])
+        .env("SHELL", "/bin/sh")
+        .env("SCHEDLAB_STATE_DIR", s.state_dir())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(changed);
+    let journal = s.state_dir().join(&journals(&s.state_dir())[0]);
+    let journal: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(journal).unwrap()).unwrap();
+    let pid = journal["owner"]["pid"].as_i64().unwrap() as i32;
+    // The terminal goes away: the kernel hangs it up, and schedlab gets SIGHUP.
+    term.kill().unwrap();
+    term.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while pid_alive(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "schedlab (pid {pid}) did not end"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let said = std::fs::read_to_string(&err).unwrap();
+    assert_eq!(value(SWAPPINESS), guard.original(), "{said}");
+    assert!(journals(&s.state_dir()).is_empty(), "{said}");
+    assert!(
+        said.contains("interrupted") && !said.contains("panicked"),
+        "{said}"
+    );
+}
+
+#[test]
+fn under_nohup_sighup_is_ignored_and_sigterm_restores() {
+    if !root_or_skip("the nohup test") {
+        return;
+    }
+    let _turn = rt_turn();
+    let guard = Restore::new(SWAPPINESS);
+    let changed = other_than(guard.original());
+    let s = Scratch::new();
+    let child = Command::new("nohup")
+        .arg(assert_cmd::cargo::cargo_bin("schedlab"))
+        .args(long_run(&s, changed))
+        .env("SCHEDLAB_STATE_DIR", s.state_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(changed);
+    signal(child.id(), libc::SIGHUP);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        pid_alive(child.id() as i32),
+        "nohup's run outlives a SIGHUP"
+    );
+    assert_eq!(value(SWAPPINESS), changed);
+    signal(child.id(), libc::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert_eq!(value(SWAPPINESS), guard.original(), "{}", text(&out));
 }

@@ -2,7 +2,7 @@
 
 use super::remote::{Remote, RemoteSink};
 use super::sink::StoreSink;
-use super::EXIT_INTERRUPTED;
+use super::{EXIT_HANGUP, EXIT_INTERRUPTED};
 use crate::cli::RunArgs;
 use crate::run::{self, RunOptions};
 use crate::spec::SpecError;
@@ -286,7 +286,11 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32> {
             summary.ok + summary.skipped + summary.failed,
             summary.run_id
         );
-        return Ok(EXIT_INTERRUPTED);
+        return Ok(if summary.hung_up {
+            EXIT_HANGUP
+        } else {
+            EXIT_INTERRUPTED
+        });
     }
     if args.strict && summary.skipped > 0 {
         eprintln!(

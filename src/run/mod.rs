@@ -61,8 +61,10 @@ pub struct RunSummary {
     pub skipped: usize,
     /// Trials stored as timeout or failed.
     pub failed: usize,
-    /// Whether Ctrl-C or SIGTERM ended the run early.
+    /// Whether Ctrl-C, SIGTERM or SIGHUP ended the run early.
     pub interrupted: bool,
+    /// Whether it was SIGHUP (a closed terminal): the exit code is 129.
+    pub hung_up: bool,
 }
 
 /// Runs `plan` and hands every trial to `sink` as it ends.
@@ -113,7 +115,7 @@ pub fn execute(
 pub(crate) struct Session<'a> {
     /// The launcher, which forks every trial's host.
     pub launcher: &'a mut Launcher,
-    /// Set by SIGINT or SIGTERM.
+    /// Set by SIGINT, SIGTERM or SIGHUP.
     pub interrupted: Arc<AtomicBool>,
     /// The kernel settings of this process (one run's at a time); restored when dropped.
     pub settings: owner::KernelOwner,
@@ -343,12 +345,44 @@ pub(crate) fn one_trial(
     Ok(Some(outcome.status))
 }
 
-/// SIGINT and SIGTERM set `flag` until the returned ids are unregistered.
-pub(crate) fn catch_signals(flag: &Arc<AtomicBool>) -> Result<[signal_hook::SigId; 2]> {
-    Ok([
-        signal_hook::flag::register(libc::SIGINT, flag.clone())?,
-        signal_hook::flag::register(libc::SIGTERM, flag.clone())?,
-    ])
+/// The signals that end a run or a worker early, caught while this lives (and ignored after:
+/// the handlers stay, without actions): SIGINT, SIGTERM and SIGHUP (a closed terminal or a
+/// dropped ssh session) set the interrupted flag, so every setting is restored on the way out.
+/// After SIGHUP, output that went to the terminal goes to /dev/null (the terminal is gone).
+pub(crate) struct Caught {
+    ids: Vec<signal_hook::SigId>,
+    hung_up: Arc<AtomicBool>,
+}
+
+impl Caught {
+    /// Whether SIGHUP came.
+    pub fn hung_up(&self) -> bool {
+        self.hung_up.load(SeqCst)
+    }
+}
+
+impl Drop for Caught {
+    fn drop(&mut self) {
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}
+
+/// Catches SIGINT, SIGTERM and SIGHUP into `flag`; SIGHUP not when it is ignored (`nohup`
+/// schedlab ... is meant to outlive its terminal).
+pub(crate) fn catch_signals(flag: &Arc<AtomicBool>) -> Result<Caught> {
+    let hung_up = Arc::new(AtomicBool::new(false));
+    let mut ids = Vec::new();
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        ids.push(signal_hook::flag::register(sig, flag.clone())?);
+    }
+    if !crate::sys::signal_ignored(crate::sys::Signal::SIGHUP) {
+        ids.push(signal_hook::flag::register(libc::SIGHUP, flag.clone())?);
+        ids.push(signal_hook::flag::register(libc::SIGHUP, hung_up.clone())?);
+        ids.extend(crate::sys::detach_terminal_on_hangup()?);
+    }
+    Ok(Caught { ids, hung_up })
 }
 
 fn run_trials(
@@ -360,7 +394,8 @@ fn run_trials(
     opts: &RunOptions,
 ) -> Result<RunSummary> {
     let interrupted = Arc::new(AtomicBool::new(false));
-    let sig_ids = catch_signals(&interrupted)?;
+    // Dropped last: signals are still caught while the settings are restored.
+    let caught = catch_signals(&interrupted)?;
     let mut state = RunState::new(plan, run_id, &stored.units, store)?;
     // Kernel settings: journaled before any change, restored when the session is dropped,
     // however the run ends (the journal covers SIGKILL). Before calibrating, so that a run
@@ -443,11 +478,9 @@ fn run_trials(
             store.add_warning(run_id, None, &w)?;
         }
     }
-    for id in sig_ids {
-        signal_hook::low_level::unregister(id);
-    }
     if interrupted.load(SeqCst) {
         summary.interrupted = true;
     }
+    summary.hung_up = caught.hung_up();
     Ok(summary)
 }

@@ -69,8 +69,10 @@ pub struct WorkSummary {
     pub skipped: usize,
     /// Trials stored as timeout or failed.
     pub failed: usize,
-    /// Whether Ctrl-C or SIGTERM stopped the worker.
+    /// Whether Ctrl-C, SIGTERM or SIGHUP stopped the worker.
     pub interrupted: bool,
+    /// Whether it was SIGHUP: the exit code is 129.
+    pub hung_up: bool,
 }
 
 /// Runs claimed trials until the queue has nothing left or a signal stops the worker.
@@ -80,7 +82,8 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
         "cannot start the launcher process (it must be forked before any thread starts)",
     )?;
     let interrupted = Arc::new(AtomicBool::new(false));
-    let sig_ids = catch_signals(&interrupted)?;
+    // Dropped last: signals are still caught while the settings are restored.
+    let caught = catch_signals(&interrupted)?;
     let progress = progress::Progress::new(0, true);
     let (kernel, cpu_model) = (
         crate::machine::kernel_release(),
@@ -152,9 +155,6 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
         }
         Ok(())
     })();
-    for id in sig_ids {
-        signal_hook::low_level::unregister(id);
-    }
     let restored = session.settings.leave();
     drop(runs);
     result?;
@@ -162,6 +162,7 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
     if interrupted.load(SeqCst) {
         summary.interrupted = true;
     }
+    summary.hung_up = caught.hung_up();
     Ok(summary)
 }
 

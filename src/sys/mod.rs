@@ -28,9 +28,10 @@ pub use host::{
     is_tmpfs, lock_exclusive, read_small, set_rlimit, soft_rlimit, uname, FileLock, Resource, Uname,
 };
 pub use process::{
-    become_child_subreaper, die_with_parent, euid, exit_now, fork, fork_stamped, getpid, gettid,
-    group_alive, is_root, kill_group, process_exists, redirect_std_fd, restore_default_signal,
-    setpgid, signal_description, signal_process, thread_count, ExecArgs, Signal,
+    become_child_subreaper, detach_terminal_on_hangup, die_with_parent, euid, exit_now, fork,
+    fork_stamped, getpid, gettid, group_alive, is_root, kill_group, process_exists,
+    redirect_std_fd, restore_default_signal, setpgid, signal_description, signal_ignored,
+    signal_process, thread_count, ExecArgs, Signal,
 };
 pub use sched::{
     allowed_cpus, cpu_set, pin_command, sched_getattr, sched_setattr, set_affinity, SchedAttr,

@@ -1,6 +1,6 @@
 //! A worker's kernel settings have one owner: it restores a run's settings before the next
 //! run's trials (a run without knobs is measured at the original value), journals the true
-//! originals, and after a SIGKILL the next command restores them.
+//! originals, and after a SIGKILL the next command restores them; SIGHUP restores and exits 129.
 //!
 //! Needs root (it varies vm.swappiness); puts it back when it ends, even on a panic.
 
@@ -254,4 +254,17 @@ pub fn a_worker_restores_each_runs_settings_before_the_next_run(s: &Server) {
     );
     assert_eq!(value(SWAPPINESS), original, "{said}");
     assert_eq!(journals(&state), 0);
+    // A worker that gets SIGHUP restores and exits 129.
+    let w = Worker::start(&url, &state, &dir.path().join("b.db"));
+    let t = Instant::now();
+    while value(SWAPPINESS) != changed {
+        assert!(t.elapsed() < Duration::from_secs(60), "run 3 never resumed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    w.signal(libc::SIGHUP);
+    let (code, err) = w.wait();
+    assert_eq!(code, Some(129), "{err}");
+    assert_eq!(value(SWAPPINESS), original, "{err}");
+    assert_eq!(journals(&state), 0, "{err}");
 }
