@@ -159,6 +159,10 @@ pub struct RunArgs {
     /// after the run.
     #[arg(long = "knob", value_name = "NAME=V1,V2")]
     pub knobs: Vec<String>,
+    /// Lets a knob on schedlab's deny list (settings that run programs as root, load code or
+    /// stop the machine, e.g. kernel.core_pattern) be changed anyway; repeatable.
+    #[arg(long = "allow-knob", value_name = "PATH")]
+    pub allow_knobs: Vec<String>,
     /// A BPF scheduler (sched_ext) to run cells under, e.g. "scx_lavd", or none; repeatable.
     #[arg(long = "scx", value_name = "COMMAND")]
     pub scx: Vec<String>,
@@ -413,6 +417,7 @@ impl RunArgs {
         }
         s.device = self.device.clone().or(s.device.take());
         s.trace |= self.trace;
+        s.allow_knobs.extend(self.allow_knobs.iter().cloned());
         if let Some(v) = &self.dl_runtime {
             s.deadline.runtime = v.clone();
         }

@@ -10,44 +10,11 @@
 mod common;
 
 use common::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 const RR_QUANTUM: &str = "/proc/sys/kernel/sched_rr_timeslice_ms";
 const THP: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
-
-/// Puts a kernel setting back to what it was when created, on drop (also during a panic).
-struct Restore {
-    path: PathBuf,
-    original: String,
-}
-
-impl Restore {
-    fn new(path: &str) -> Restore {
-        Restore {
-            path: path.into(),
-            original: value(path),
-        }
-    }
-}
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        if value(self.path.to_str().unwrap()) != self.original {
-            std::fs::write(&self.path, &self.original).unwrap();
-            eprintln!("test restored {} to {}", self.path.display(), self.original);
-        }
-    }
-}
-
-/// A setting's value: the bracketed choice of a list, else the trimmed text.
-fn value(path: &str) -> String {
-    let text = std::fs::read_to_string(path).unwrap();
-    text.split_whitespace()
-        .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
-        .map(str::to_string)
-        .unwrap_or_else(|| text.trim().to_string())
-}
 
 /// `schedlab` with its restore journal in `state`.
 fn schedlab_in(state: &Path) -> std::process::Command {

@@ -1,4 +1,5 @@
-//! Dispatch of subcommands and the mapping of outcomes to exit codes (0 ok, 1 failure, 2 bad input, 130 interrupted).
+//! Dispatch of subcommands and the mapping of outcomes to exit codes (0 ok, 1 failure, 2 bad
+//! input, 129 hung up, 130 interrupted).
 
 mod judge;
 mod push;
@@ -17,6 +18,9 @@ use clap::Parser;
 pub const EXIT_USAGE: i32 = 2;
 /// Exit code for a run ended by Ctrl-C or SIGTERM.
 pub const EXIT_INTERRUPTED: i32 = 130;
+/// Exit code for a run ended by SIGHUP (a closed terminal), after restoring everything: what
+/// the shell reports for a process the signal killed (128 + 1).
+pub const EXIT_HANGUP: i32 = 129;
 
 /// Parses the command line, runs the subcommand, returns the exit code.
 pub fn main() -> i32 {

@@ -19,6 +19,7 @@ pub fn cmd_submit(args: &SubmitArgs) -> Result<i32> {
             .map_or(1, |d| d.as_nanos() as u64)
     });
     let plan = crate::plan::build_for_file(&args.spec, &spec, seed)?;
+    crate::run::knobs::check(&plan, &plan.settings.io_dir).map_err(crate::spec::SpecError)?;
     if plan.settings.adaptive.is_some() {
         return Err(crate::spec::SpecError(
             "the work queue holds a fixed set of trials: give the spec a trial count, not --precision (adaptive runs go through `schedlab run`)".into(),

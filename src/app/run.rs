@@ -2,15 +2,22 @@
 
 use super::remote::{Remote, RemoteSink};
 use super::sink::StoreSink;
-use super::EXIT_INTERRUPTED;
+use super::{EXIT_HANGUP, EXIT_INTERRUPTED};
 use crate::cli::RunArgs;
 use crate::run::{self, RunOptions};
 use crate::spec::SpecError;
 use crate::store::{self, Store};
 use anyhow::Result;
 
-/// The spec, plan and (when resuming) run id that `run` and `plan` work on.
+/// The spec, plan and (when resuming) run id that `run` and `plan` work on; knobs on the deny
+/// list or naming one file twice are refused as bad input.
 fn spec_and_plan(args: &RunArgs) -> Result<(crate::plan::Plan, Option<i64>)> {
+    let (plan, resume) = build_plan(args)?;
+    crate::run::knobs::check(&plan, &plan.settings.io_dir).map_err(SpecError)?;
+    Ok((plan, resume))
+}
+
+fn build_plan(args: &RunArgs) -> Result<(crate::plan::Plan, Option<i64>)> {
     if let Some(which) = args.resume {
         if args.spec.is_some() {
             return Err(SpecError(
@@ -171,7 +178,8 @@ fn adaptive_bounds(a: &crate::plan::Adaptive) -> String {
 }
 
 /// `schedlab restore`: restores what dead schedlab processes left changed (their restore
-/// journals), says what it did, and names journals still held by running ones.
+/// journals), says for every setting what it found and did, names journals still held by
+/// running ones, and refuses (exit 1) journals or a state directory it cannot trust.
 pub fn cmd_restore() -> Result<i32> {
     let dir = crate::run::journal::state_dir();
     if !crate::sys::is_root() && dir.exists() {
@@ -194,13 +202,16 @@ pub fn cmd_restore() -> Result<i32> {
             file.display()
         );
     }
-    if r.lines.is_empty() && r.live.is_empty() && r.unreadable.is_empty() {
+    for line in &r.refused {
+        eprintln!("error: {line}");
+    }
+    if r.lines.is_empty() && r.live.is_empty() && r.unreadable.is_empty() && r.refused.is_empty() {
         println!(
             "nothing to restore: no restore journal in {}",
             dir.display()
         );
     }
-    Ok(if r.lines.iter().any(|l| l.starts_with("could not")) {
+    Ok(if r.failed || !r.refused.is_empty() {
         1
     } else {
         0
@@ -283,7 +294,11 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32> {
             summary.ok + summary.skipped + summary.failed,
             summary.run_id
         );
-        return Ok(EXIT_INTERRUPTED);
+        return Ok(if summary.hung_up {
+            EXIT_HANGUP
+        } else {
+            EXIT_INTERRUPTED
+        });
     }
     if args.strict && summary.skipped > 0 {
         eprintln!(

@@ -355,7 +355,9 @@ pub fn cmd_worker(args: &WorkerArgs) -> Result<i32> {
             summary.ok, summary.skipped, summary.failed
         );
     }
-    Ok(if summary.interrupted {
+    Ok(if summary.hung_up {
+        super::EXIT_HANGUP
+    } else if summary.interrupted {
         super::EXIT_INTERRUPTED
     } else {
         0

@@ -147,6 +147,9 @@ pub struct RunSettings {
     pub device: Option<String>,
     /// Record the kernel's scheduler trace.
     pub trace: bool,
+    /// Files on the deny list the knobs may change anyway (`--allow-knob`), as paths.
+    #[serde(default)]
+    pub allow_knobs: Vec<String>,
     /// Adaptive trial count: the plan holds its minimum rounds, [`round`] gives the next ones.
     pub adaptive: Option<Adaptive>,
 }
@@ -239,6 +242,7 @@ fn run_settings(c: &Checked) -> RunSettings {
         sample_interval_ns: c.sample_interval_ns,
         device: c.device.clone(),
         trace: c.trace,
+        allow_knobs: c.allow_knobs.clone(),
         adaptive: c.adaptive.clone(),
     }
 }

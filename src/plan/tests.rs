@@ -145,6 +145,7 @@ fn the_plan_carries_the_typed_settings_and_the_spec_as_run() {
             sample_interval_ns: Some(250_000_000),
             device: Some("vda".into()),
             trace: true,
+            allow_knobs: Vec::new(),
             adaptive: None,
         }
     );

@@ -4,10 +4,12 @@
 //! no stage (only the neutral modules `policy` and `workload`).
 
 mod cell;
+mod denied;
 mod knob;
 mod trial;
 
 pub use cell::{StartMode, TaskKind, WorkSize};
+pub use denied::{check_knob_value, denied, MAX_KNOB_VALUE_BYTES};
 pub use knob::{slice_label, KnobReading, KnobSetting, ScxCommand};
 pub use trial::{
     now_utc, Sample, Slice, TaskRecord, TaskTrace, TrialMeta, TrialOutcome, TrialStatus,

@@ -204,6 +204,7 @@ mod tests {
                 sample_interval_ns: None,
                 device: None,
                 trace: false,
+                allow_knobs: Vec::new(),
                 adaptive: Some(Adaptive {
                     precision: 0.02,
                     min_trials: min,

@@ -1,8 +1,14 @@
 //! The restore journal: before schedlab changes any kernel setting, it writes what the setting
 //! was to `STATE_DIR/restore-PID.json` (default `/var/lib/schedlab`, or `$SCHEDLAB_STATE_DIR`),
-//! with the owner's pid, start time and boot id. The owner restores and removes it on every exit
-//! path it lives through; after a SIGKILL or a crash, the next schedlab command of any kind
-//! finds the journal of a dead owner, restores what it names, says so, and removes it.
+//! with the owner's pid, start time and boot id. A process holds one journal at a time, naming
+//! every change it has in force. The owner restores and removes it on every exit path it lives
+//! through; after a SIGKILL or a crash, the next schedlab command of any kind finds the journal
+//! of a dead owner, restores what it names, says for every setting what it found and did, and
+//! removes it.
+//!
+//! A journal is obeyed only when its directory and file are trusted ([`super::statedir`]), and
+//! each setting is checked again as if it came from a spec: a canonical path under /proc/sys or
+//! /sys, not on the deny list, a one-line value. Anything else is reported, not written.
 //!
 //! The journal sits on a disk that survives a reboot, so a power loss is noticed too; but a
 //! reboot resets every /proc/sys and /sys setting to its boot value, so a journal from an
@@ -15,8 +21,10 @@
 //!   "scx":{"pid":..,"start_ticks":..,"command":"scx_lavd"}|null}`
 
 use super::knobfile;
+use super::statedir::StateDir;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 
 /// Environment variable naming the state directory (tests point it at a scratch directory).
 pub const STATE_DIR_ENV: &str = "SCHEDLAB_STATE_DIR";
@@ -111,79 +119,97 @@ pub struct Record {
 /// This process's journal, on disk while settings may differ from their originals.
 #[derive(Debug)]
 pub struct Journal {
-    path: PathBuf,
+    dir: StateDir,
+    name: String,
     record: Record,
 }
 
-/// The journal file of process `pid` in `dir`.
-fn file_of(dir: &Path, pid: i32) -> PathBuf {
-    dir.join(format!("restore-{pid}.json"))
+/// Whether this process holds a journal: there is one per process (`restore-PID.json`),
+/// holding every change in force, so a second one would overwrite the first's originals.
+static HELD: AtomicBool = AtomicBool::new(false);
+
+/// Whether this process holds a restore journal (then settings of its own may be changed, and
+/// nothing it reads now is an original).
+pub fn held() -> bool {
+    HELD.load(SeqCst)
 }
 
-/// Holds an exclusive flock on the directory itself while journals are read or written (no
-/// lock file to leave behind).
-fn lock(dir: &Path) -> Result<crate::sys::FileLock, String> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        format!(
-            "cannot create the state directory {}: {e}; run as root or set {STATE_DIR_ENV}",
-            dir.display()
-        )
-    })?;
-    let d = std::fs::File::open(dir).map_err(|e| format!("cannot open {}: {e}", dir.display()))?;
-    crate::sys::lock_exclusive(d).map_err(|e| format!("cannot lock {}: {e}", dir.display()))
+/// The journal file name of process `pid`.
+fn name_of(pid: i32) -> String {
+    format!("restore-{pid}.json")
 }
 
-/// Every journal in `dir` with its file.
-fn journals(dir: &Path) -> Vec<(PathBuf, Result<Record, String>)> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<(PathBuf, Result<Record, String>)> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name().is_some_and(|n| {
-                let n = n.to_string_lossy();
-                n.starts_with("restore-") && n.ends_with(".json")
-            })
+/// Whether `name` is a journal's file name.
+fn is_journal(name: &str) -> bool {
+    name.starts_with("restore-") && name.ends_with(".json")
+}
+
+/// A journal file as found.
+#[derive(Debug)]
+enum Found {
+    /// Trusted and read.
+    Record(Record),
+    /// Not trusted (owner, mode, link): why.
+    Refused(String),
+    /// Trusted but not schedlab's format: why.
+    Unreadable(String),
+}
+
+/// Every journal in `dir`, by file name.
+fn journals(dir: &StateDir) -> Vec<(String, Found)> {
+    dir.names(is_journal)
+        .into_iter()
+        .map(|name| {
+            let found = match dir.read(&name) {
+                Err(why) => Found::Refused(why),
+                Ok(text) => match serde_json::from_str::<Record>(&text) {
+                    Ok(r) => Found::Record(r),
+                    Err(e) => Found::Unreadable(e.to_string()),
+                },
+            };
+            (name, found)
         })
-        .map(|p| {
-            let r = std::fs::read_to_string(&p)
-                .map_err(|e| e.to_string())
-                .and_then(|t| serde_json::from_str::<Record>(&t).map_err(|e| e.to_string()));
-            (p, r)
-        })
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
+        .collect()
 }
 
-/// Writes `record` to `path` so that a reader sees the old file or the new one, never half.
-fn write_atomically(path: &Path, record: &Record) -> Result<(), String> {
-    let tmp = path.with_extension("json.tmp");
-    let text = serde_json::to_string_pretty(record).map_err(|e| e.to_string())?;
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        std::io::Write::write_all(&mut f, text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        if let Some(dir) = path.parent() {
-            std::fs::File::open(dir)?.sync_all()?;
-        }
-        Ok(())
-    };
-    write().map_err(|e| format!("cannot write the restore journal {}: {e}", path.display()))
+/// The message for a journal that is not trusted.
+fn refusal(file: &Path, why: &str) -> String {
+    format!(
+        "refused the restore journal {}: {why}, so someone other than schedlab could have written it; nothing in it was obeyed. Look at it, remove it (rm {}), and restore by hand what it names if need be",
+        file.display(),
+        file.display()
+    )
 }
 
 impl Journal {
-    /// Writes this process's journal of `entries` into `dir`, before anything changes. First
-    /// restores journals of dead owners (reported on stderr); refuses when a live schedlab
-    /// process holds any of the same files.
+    /// Writes this process's journal of `entries` into the state directory `dir`, before
+    /// anything changes. First restores journals of dead owners (reported on stderr); refuses
+    /// when a live schedlab process holds any of the same files, or when this process holds a
+    /// journal already.
     pub fn create(dir: &Path, entries: Vec<Entry>, roots: &[PathBuf]) -> Result<Journal, String> {
-        let _lock = lock(dir)?;
+        if HELD.swap(true, SeqCst) {
+            return Err("internal error: this process holds a restore journal already (its settings must be restored before others are read)".into());
+        }
+        let made = Journal::write_new(dir, entries, roots);
+        if made.is_err() {
+            HELD.store(false, SeqCst);
+        }
+        made
+    }
+
+    fn write_new(dir: &Path, entries: Vec<Entry>, roots: &[PathBuf]) -> Result<Journal, String> {
+        let dir = StateDir::open(dir, true)?.expect("created when missing");
+        let _lock = dir.lock()?;
         let me = Owner::this_process();
-        for (path, record) in journals(dir) {
-            let Ok(other) = record else { continue };
+        for (name, found) in journals(&dir) {
+            let other = match found {
+                Found::Record(r) => r,
+                Found::Refused(why) => {
+                    eprintln!("schedlab: {}", refusal(&dir.file(&name), &why));
+                    continue;
+                }
+                Found::Unreadable(_) => continue,
+            };
             if other.owner.pid == me.pid && other.owner.start_ticks == me.start_ticks {
                 continue;
             }
@@ -199,7 +225,7 @@ impl Journal {
                 }
                 continue;
             }
-            for line in restore_file(&path, &other, roots) {
+            for line in restore_file(&dir, &name, &other, roots).lines {
                 eprintln!("schedlab: {line}");
             }
         }
@@ -211,25 +237,33 @@ impl Journal {
             entries,
             scx: None,
         };
-        let path = file_of(dir, record.owner.pid);
-        write_atomically(&path, &record)?;
-        Ok(Journal { path, record })
+        let name = name_of(record.owner.pid);
+        let journal = Journal { dir, name, record };
+        journal.save()?;
+        Ok(journal)
+    }
+
+    fn save(&self) -> Result<(), String> {
+        let text = serde_json::to_string_pretty(&self.record).map_err(|e| e.to_string())?;
+        self.dir.write(&self.name, &text)
     }
 
     /// The journal's file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    pub fn path(&self) -> PathBuf {
+        self.dir.file(&self.name)
     }
 
     /// Records the BPF scheduler now running (None: none), before it starts or after it stopped.
     pub fn set_scx(&mut self, scx: Option<ScxProcess>) -> Result<(), String> {
         self.record.scx = scx;
-        write_atomically(&self.path, &self.record)
+        self.save()
     }
 
-    /// Removes the journal: everything it names is back as it was.
+    /// Removes the journal: everything it names is back as it was. A journal dropped without
+    /// this stays on disk for `schedlab restore`, and this process makes no other.
     pub fn remove(self) {
-        let _ = std::fs::remove_file(&self.path);
+        self.dir.remove(&self.name);
+        HELD.store(false, SeqCst);
     }
 }
 
@@ -250,79 +284,155 @@ fn stop_orphan(scx: &ScxProcess) -> Option<String> {
     }
     Some(format!(
         "stopped the BPF scheduler `{}` (pid {pid}) it had started",
-        scx.command
+        printable(&scx.command)
     ))
 }
 
-/// Restores every setting of `record` (the journal at `path`, whose owner is dead), then
-/// removes the journal unless something could not be restored. Returns one line per action.
-fn restore_file(path: &Path, record: &Record, roots: &[PathBuf]) -> Vec<String> {
+/// `s` with control characters escaped, for a terminal.
+fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// The file entry `e` may restore, checked again as if it came from a spec: under `roots`,
+/// its canonical path, not on the deny list, with a value schedlab would write. Else why not.
+fn check_entry(e: &Entry, roots: &[PathBuf]) -> Result<PathBuf, String> {
+    crate::records::check_knob_value(&e.original).map_err(|why| {
+        format!(
+            "its original value {:?} is not one schedlab writes: {why}",
+            e.original
+        )
+    })?;
+    let real = knobfile::check_allowed(Path::new(&e.path), roots)?;
+    if real != Path::new(&e.path) {
+        return Err(format!(
+            "{} is not the file's own path (that is {}); schedlab journals real paths",
+            printable(&e.path),
+            real.display()
+        ));
+    }
+    if let Some(reason) = crate::records::denied(&e.path) {
+        return Err(format!(
+            "{} is on schedlab's deny list ({reason}); restore it by hand if you trust the journal: echo {} > {}",
+            e.path, e.original, e.path
+        ));
+    }
+    Ok(real)
+}
+
+/// What restoring one journal did.
+#[derive(Debug, Default)]
+struct Restored {
+    lines: Vec<String>,
+    failed: bool,
+}
+
+/// Restores every setting of `record` (journal `name` in `dir`, whose owner is dead), then
+/// removes the journal unless something could not be restored. Says, for every setting, what
+/// it was, what it is now and what was done.
+fn restore_file(dir: &StateDir, name: &str, record: &Record, roots: &[PathBuf]) -> Restored {
+    let file = dir.file(name);
     let who = format!(
         "schedlab pid {} (`{}`, {})",
-        record.owner.pid, record.command, record.created_at
+        record.owner.pid,
+        printable(&record.command),
+        printable(&record.created_at)
     );
+    let names = || {
+        record
+            .entries
+            .iter()
+            .map(|e| printable(&e.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     if record.owner.earlier_boot() {
-        let _ = std::fs::remove_file(path);
-        return vec![format!(
-            "removed the restore journal of {who} from an earlier boot: the reboot reset the settings it changed ({}), nothing to restore",
-            record.entries.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", ")
-        )];
+        dir.remove(name);
+        return Restored {
+            lines: vec![format!(
+                "removed the restore journal of {who} from an earlier boot: the reboot reset the settings it changed ({}), nothing to restore",
+                names()
+            )],
+            failed: false,
+        };
     }
-    let mut lines: Vec<String> = record.scx.iter().filter_map(stop_orphan).collect();
-    let mut failed = false;
+    let mut out = Restored {
+        lines: record.scx.iter().filter_map(stop_orphan).collect(),
+        failed: false,
+    };
+    let mut unchanged = Vec::new();
     for e in &record.entries {
-        let checked = knobfile::check_allowed(Path::new(&e.path), roots).and_then(|real| {
-            let r = knobfile::read(&real).map_err(|err| format!("{}: {err}", e.path))?;
+        let label = format!("{} ({})", printable(&e.name), printable(&e.path));
+        let checked = check_entry(e, roots).and_then(|real| {
+            let r = knobfile::read(&real).map_err(|err| format!("cannot read it: {err}"))?;
             Ok((real, r.value))
         });
-        let (file, now) = match checked {
+        let (real, now) = match checked {
             Ok(found) => found,
             Err(err) => {
-                lines.push(format!("could not read {} to restore it: {err}", e.name));
-                failed = true;
+                out.lines.push(format!("did not restore {label}: {err}"));
+                out.failed = true;
                 continue;
             }
         };
         if knobfile::same(&now, &e.original) {
+            unchanged.push(format!("{label} = {now}"));
             continue;
         }
-        match knobfile::write(&file, &e.original).and_then(|()| knobfile::read(&file)) {
-            Ok(r) if knobfile::same(&r.value, &e.original) => lines.push(format!(
-                "restored {} ({}): {now} -> {}",
-                e.name, e.path, e.original
-            )),
+        match knobfile::write(&real, &e.original).and_then(|()| knobfile::read(&real)) {
+            Ok(r) if knobfile::same(&r.value, &e.original) => out
+                .lines
+                .push(format!("restored {label}: {now} -> {}", e.original)),
             Ok(r) => {
-                failed = true;
-                lines.push(format!(
-                    "could not restore {}: it reads {} after writing {}; restore it by hand: echo {} > {}",
-                    e.name, r.value, e.original, e.original, e.path
+                out.failed = true;
+                out.lines.push(format!(
+                    "could not restore {label}: it reads {} after writing {}; restore it by hand: echo {} > {}",
+                    r.value, e.original, e.original, e.path
                 ));
             }
             Err(err) => {
-                failed = true;
-                lines.push(format!(
-                    "could not restore {} to {}: {err}; restore it by hand: echo {} > {}",
-                    e.name, e.original, e.original, e.path
+                out.failed = true;
+                out.lines.push(format!(
+                    "could not restore {label} from {now} to {}: {err}; restore it by hand: echo {} > {}",
+                    e.original, e.original, e.path
                 ));
             }
         }
     }
-    if failed {
-        lines.push(format!("kept the journal {} of {who}", path.display()));
-        return lines;
+    if out.failed {
+        out.lines
+            .push(format!("kept the journal {} of {who}", file.display()));
+        return out;
     }
-    let _ = std::fs::remove_file(path);
-    if lines.is_empty() {
-        lines.push(format!(
-            "removed the restore journal of {who}: every setting it names is at its original value"
+    dir.remove(name);
+    let at_original = if unchanged.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; at the value it journaled as original: {}",
+            unchanged.join(", ")
+        )
+    };
+    if out.lines.is_empty() {
+        out.lines.push(format!(
+            "removed the restore journal of {who}: nothing needed restoring{at_original}"
         ));
     } else {
-        lines.insert(
+        out.lines.insert(
             0,
-            format!("{who} ended without restoring kernel settings; restored them now:"),
+            format!(
+                "{who} ended without restoring kernel settings; restored them now{at_original}:"
+            ),
         );
     }
-    lines
+    out
 }
 
 /// What a recovery found.
@@ -330,50 +440,55 @@ fn restore_file(path: &Path, record: &Record, roots: &[PathBuf]) -> Vec<String> 
 pub struct Recovery {
     /// What was restored (or could not be), one line each.
     pub lines: Vec<String>,
+    /// Whether a setting could not be restored (its journal is kept).
+    pub failed: bool,
     /// Journals of live schedlab processes, left to them: (pid, command).
     pub live: Vec<(i32, String)>,
     /// Journals that are not schedlab's format: (file, why).
     pub unreadable: Vec<(PathBuf, String)>,
+    /// Journals not trusted, hence not obeyed, one message each (cause and remedy).
+    pub refused: Vec<String>,
 }
 
-/// Restores every journal in `dir` whose owner is dead; settings must lie under `roots`.
+/// Restores every journal in the state directory `dir` whose owner is dead; settings must lie
+/// under `roots`. An error when the directory itself is not trusted.
 pub fn recover(dir: &Path, roots: &[PathBuf]) -> Result<Recovery, String> {
     let mut out = Recovery::default();
-    if journals(dir).is_empty() {
+    let Some(dir) = StateDir::open(dir, false)? else {
+        return Ok(out);
+    };
+    if dir.names(is_journal).is_empty() {
         return Ok(out);
     }
-    let _lock = lock(dir)?;
-    for (path, record) in journals(dir) {
-        match record {
-            Err(e) => out.unreadable.push((path, e)),
-            Ok(r) if r.owner.alive() => out.live.push((r.owner.pid, r.command)),
-            Ok(r) => out.lines.extend(restore_file(&path, &r, roots)),
+    let _lock = dir.lock()?;
+    for (name, found) in journals(&dir) {
+        match found {
+            Found::Refused(why) => out.refused.push(refusal(&dir.file(&name), &why)),
+            Found::Unreadable(e) => out.unreadable.push((dir.file(&name), e)),
+            Found::Record(r) if r.owner.alive() => {
+                out.live.push((r.owner.pid, printable(&r.command)))
+            }
+            Found::Record(r) => {
+                let done = restore_file(&dir, &name, &r, roots);
+                out.failed |= done.failed;
+                out.lines.extend(done.lines);
+            }
         }
     }
     Ok(out)
 }
 
 /// Run by every schedlab command as it starts: restores what a dead schedlab left changed and
-/// says so on stderr. Cheap when there is nothing to do (one directory listing).
+/// says so on stderr. Cheap when there is nothing to do (one directory listing). Only root
+/// can read or restore journals (the state directory is root's, mode 0700).
 pub fn recover_at_startup() {
     let dir = state_dir();
-    let dead = journals(&dir)
-        .into_iter()
-        .filter(|(_, r)| r.as_ref().is_ok_and(|r| !r.owner.alive()))
-        .count();
-    if dead == 0 {
-        return;
-    }
-    if !crate::sys::is_root() {
-        eprintln!(
-            "schedlab: {dead} restore journal(s) in {} name kernel settings a killed schedlab left changed; run `sudo schedlab restore`",
-            dir.display()
-        );
+    if !crate::sys::is_root() || !dir.exists() {
         return;
     }
     match recover(&dir, &knobfile::system_roots()) {
         Ok(r) => {
-            for line in r.lines {
+            for line in r.lines.iter().chain(&r.refused) {
                 eprintln!("schedlab: {line}");
             }
         }

@@ -1,7 +1,22 @@
 //! Tests of the restore journal against settings files in a scratch directory (allowed as
-//! the only root), so that nothing of the real system changes.
+//! the only root), so that nothing of the real system changes. Tests that create a journal of
+//! this process take turns ([`one_journal`]): a process holds one journal at a time.
 
 use super::*;
+
+/// Held by every test that creates a journal of this process.
+fn one_journal() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Writes `record` as journal `name` into the state directory `state` (created if missing).
+fn plant(state: &Path, name: &str, record: &Record) -> PathBuf {
+    let dir = StateDir::open(state, true).unwrap().unwrap();
+    dir.write(name, &serde_json::to_string(record).unwrap())
+        .unwrap();
+    dir.file(name)
+}
 
 /// A scratch directory with a state directory and a "settings" tree allowed as root.
 struct Scratch {
@@ -49,10 +64,7 @@ impl Scratch {
             entries,
             scx: None,
         };
-        std::fs::create_dir_all(self.state()).unwrap();
-        let path = self.state().join("restore-999999.json");
-        write_atomically(&path, &record).unwrap();
-        path
+        plant(&self.state(), "restore-999999.json", &record)
     }
 }
 
@@ -97,6 +109,7 @@ fn a_dead_owners_journal_is_restored_reported_and_removed() {
 
 #[test]
 fn a_live_owners_journal_is_left_alone_and_blocks_the_same_setting() {
+    let _turn = one_journal();
     let s = Scratch::new();
     let quantum = s.setting("rr_ms", "10\n");
     let other = s.setting("other", "1\n");
@@ -113,8 +126,7 @@ fn a_live_owners_journal_is_left_alone_and_blocks_the_same_setting() {
         entries: vec![entry("kernel.sched_rr_timeslice_ms", &quantum, "100")],
         scx: None,
     };
-    std::fs::create_dir_all(s.state()).unwrap();
-    write_atomically(&file_of(&s.state(), record.owner.pid), &record).unwrap();
+    plant(&s.state(), &name_of(record.owner.pid), &record);
     let r = recover(&s.state(), &s.roots()).unwrap();
     assert_eq!(r.live, vec![(record.owner.pid, record.command.clone())]);
     assert_eq!(
@@ -147,7 +159,8 @@ fn a_live_owners_journal_is_left_alone_and_blocks_the_same_setting() {
     .unwrap();
     assert_eq!(s.read("rr_ms"), "100");
     mine.remove();
-    assert!(journals(&s.state()).is_empty());
+    let dir = StateDir::open(&s.state(), false).unwrap().unwrap();
+    assert!(journals(&dir).is_empty());
 }
 
 #[test]
@@ -210,7 +223,7 @@ fn a_bpf_scheduler_left_running_by_a_dead_owner_is_stopped() {
         owner: Owner::of(child.id() as i32),
         command: "scx_lavd".into(),
     });
-    write_atomically(&journal, &record).unwrap();
+    plant(&s.state(), "restore-999999.json", &record);
     let r = recover(&s.state(), &s.roots()).unwrap();
     let status = child.wait().unwrap();
     assert_eq!(
@@ -226,4 +239,131 @@ fn a_bpf_scheduler_left_running_by_a_dead_owner_is_stopped() {
         r.lines
     );
     assert!(!journal.exists());
+}
+
+#[test]
+fn a_planted_temp_file_link_is_not_followed() {
+    let _turn = one_journal();
+    let s = Scratch::new();
+    let other = s.setting("other", "1\n");
+    let victim = s.dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    std::fs::create_dir(s.state()).unwrap();
+    std::fs::set_permissions(
+        s.state(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let tmp = s
+        .state()
+        .join(format!("{}.tmp", name_of(std::process::id() as i32)));
+    std::os::unix::fs::symlink(&victim, &tmp).unwrap();
+    let mine = Journal::create(&s.state(), vec![entry("o", &other, "1")], &s.roots()).unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert!(!tmp.exists() && std::fs::symlink_metadata(&tmp).is_err());
+    let meta = std::fs::symlink_metadata(mine.path()).unwrap();
+    assert!(meta.file_type().is_file());
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+        0o600
+    );
+    mine.remove();
+}
+
+#[test]
+fn a_process_holds_one_journal_at_a_time() {
+    let _turn = one_journal();
+    let s = Scratch::new();
+    let a = s.setting("a", "1\n");
+    let first = Journal::create(&s.state(), vec![entry("a", &a, "1")], &s.roots()).unwrap();
+    assert!(held());
+    let e = Journal::create(&s.state(), vec![entry("a", &a, "1")], &s.roots()).unwrap_err();
+    assert!(e.contains("holds a restore journal already"), "{e}");
+    first.remove();
+    assert!(!held());
+    Journal::create(&s.state(), vec![entry("a", &a, "1")], &s.roots())
+        .unwrap()
+        .remove();
+}
+
+#[test]
+fn journals_anyone_else_could_have_written_are_refused_not_obeyed() {
+    let s = Scratch::new();
+    let quantum = s.setting("rr_ms", "10\n");
+    let journal = s.dead_journal(
+        vec![entry("kernel.sched_rr_timeslice_ms", &quantum, "100")],
+        crate::machine::boot_id(),
+    );
+    let mode = |p: &Path, m: u32| {
+        std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(m)).unwrap()
+    };
+    // World-writable: refused with the cause and the remedy, kept, not obeyed.
+    mode(&journal, 0o666);
+    let r = recover(&s.state(), &s.roots()).unwrap();
+    assert_eq!(r.refused.len(), 1, "{r:?}");
+    assert!(
+        r.refused[0].contains("mode 0666") && r.refused[0].contains("rm "),
+        "{r:?}"
+    );
+    assert_eq!(s.read("rr_ms"), "10\n");
+    assert!(journal.exists());
+    // A symbolic link to a journal elsewhere, and a hard link: refused.
+    mode(&journal, 0o600);
+    let elsewhere = s.dir.path().join("elsewhere.json");
+    std::fs::rename(&journal, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &journal).unwrap();
+    let r = recover(&s.state(), &s.roots()).unwrap();
+    assert!(r.refused[0].contains("symbolic link"), "{r:?}");
+    std::fs::remove_file(&journal).unwrap();
+    std::fs::hard_link(&elsewhere, &journal).unwrap();
+    let r = recover(&s.state(), &s.roots()).unwrap();
+    assert!(r.refused[0].contains("2 hard links"), "{r:?}");
+    assert_eq!(s.read("rr_ms"), "10\n");
+    // A group-writable state directory, and one reached through a link: refused whole.
+    std::fs::remove_file(&elsewhere).unwrap();
+    mode(&s.state(), 0o770);
+    let e = recover(&s.state(), &s.roots()).unwrap_err();
+    assert!(e.contains("mode 0770") && e.contains("chmod 0700"), "{e}");
+    mode(&s.state(), 0o700);
+    let link = s.dir.path().join("state-link");
+    std::os::unix::fs::symlink(s.state(), &link).unwrap();
+    let e = recover(&link, &s.roots()).unwrap_err();
+    assert!(
+        e.contains("symbolic link") && e.contains(STATE_DIR_ENV),
+        "{e}"
+    );
+    assert_eq!(s.read("rr_ms"), "10\n");
+    // Trusted again: obeyed.
+    let r = recover(&s.state(), &s.roots()).unwrap();
+    assert!(r.refused.is_empty() && !r.failed, "{r:?}");
+    assert_eq!(s.read("rr_ms"), "100");
+}
+
+#[test]
+fn entries_are_checked_again_before_they_are_written() {
+    let s = Scratch::new();
+    let quantum = s.setting("rr_ms", "10\n");
+    s.setting("other", "5\n");
+    let roundabout = s.settings().join("../settings/other").display().to_string();
+    let journal = s.dead_journal(
+        vec![
+            entry("kernel.sched_rr_timeslice_ms", &quantum, "100\n|/tmp/evil"),
+            entry("other", &roundabout, "6"),
+        ],
+        crate::machine::boot_id(),
+    );
+    let r = recover(&s.state(), &s.roots()).unwrap();
+    assert!(r.failed, "{r:?}");
+    assert_eq!(
+        s.read("rr_ms"),
+        "10\n",
+        "a value with a newline is not written"
+    );
+    assert_eq!(s.read("other"), "5\n", "a path with .. is not written");
+    assert!(
+        r.lines[0].contains("did not restore") && r.lines[0].contains("control character"),
+        "{r:?}"
+    );
+    assert!(r.lines[1].contains("not the file's own path"), "{r:?}");
+    assert!(journal.exists(), "kept for a person to look at");
 }

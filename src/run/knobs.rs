@@ -1,13 +1,15 @@
 //! Kernel settings as axes: every knob a plan varies (sysctls, /sys files, the I/O scheduler,
-//! a BPF scheduler) is resolved to its files when the run starts, its original value written
-//! to the restore journal before anything changes, set before each trial of a cell and read
-//! back (the settle window runs after), and restored when the run ends however it ends (the
-//! journal covers SIGKILL and power loss). Cells whose knob is absent, refused, or needs what
-//! this machine lacks (root, sched_ext, a kernel that keeps custom slices) are skipped with
-//! the reason.
+//! a BPF scheduler) is resolved to its real files when the run starts ([`super::knobpaths`]:
+//! two names for one file and denied files are refused), its original value written to the
+//! restore journal before anything changes, set before each trial of a cell and read back (the
+//! settle window runs after), and restored when the run ends however it ends (the journal
+//! covers SIGKILL and power loss). The process's [`super::owner::KernelOwner`] holds one run's
+//! knobs at a time. Cells whose knob is absent, refused, or needs what this machine lacks
+//! (root, sched_ext, a kernel that keeps custom slices) are skipped with the reason.
 
 use super::journal::{self, Entry, Journal, Owner, ScxProcess};
 use super::knobfile;
+use super::knobpaths;
 use super::scx::Scx;
 use crate::machine::sched_ext::{self, SchedExt};
 use crate::plan::{Cell, Plan};
@@ -136,16 +138,25 @@ impl Knobs {
     /// the run. An error only when the run cannot start (a live schedlab varies the same
     /// setting, the journal cannot be written, the I/O device cannot be found).
     pub fn prepare(plan: &Plan, io_dir: &Path) -> Result<(Knobs, Vec<String>), String> {
+        if journal::held() {
+            // One owner per process: what is read now may be a change of its own.
+            return Err("internal error: kernel settings of an earlier run are still in force; restore them before reading originals".into());
+        }
         let io_device = io_device(plan, io_dir)?;
         let mut k = Knobs::default();
         k.io_device = io_device.clone();
         k.ext_refusal = ext_refusal(plan);
         let roots = knobfile::system_roots();
         let root = crate::sys::is_root();
-        for (name, pattern, _) in plan_settings(plan, io_device.as_deref()) {
+        let settings: Vec<(String, String)> = plan_settings(plan, io_device.as_deref())
+            .into_iter()
+            .map(|(name, pattern, _)| (name, pattern))
+            .collect();
+        for r in knobpaths::resolve(&settings, &plan.settings.allow_knobs, &roots) {
+            let (name, pattern) = (&r.name, &r.pattern);
             if !root {
                 k.unusable.insert(
-                    pattern,
+                    pattern.clone(),
                     format!(
                         "changing kernel settings needs root (this process runs as uid {}); run schedlab as root to vary {name}",
                         crate::sys::euid()
@@ -153,12 +164,15 @@ impl Knobs {
                 );
                 continue;
             }
-            let files = knobfile::expand(&pattern);
-            if files.is_empty() {
-                k.unusable.insert(pattern.clone(), absent(&name, &pattern));
+            if let Some(why) = r.refused {
+                k.unusable.insert(pattern.clone(), why);
+                continue;
             }
-            for file in files {
-                let read = knobfile::check_allowed(&file, &roots).and_then(|real| {
+            if r.files.is_empty() {
+                k.unusable.insert(pattern.clone(), absent(name, pattern));
+            }
+            for file in r.files {
+                let read = file.and_then(|real| {
                     let r = knobfile::read(&real)
                         .map_err(|e| format!("cannot read {name} ({}): {e}", real.display()))?;
                     Ok((real, r.value))
@@ -295,42 +309,59 @@ impl Knobs {
     }
 
     /// Puts everything back: stops the BPF scheduler, writes every original value that
-    /// differs, and removes the journal once all is back (else keeps it for `schedlab restore`).
-    pub fn restore(&mut self) {
-        let mut all_back = true;
+    /// differs, and removes the journal once all is back (else keeps it for `schedlab restore`
+    /// and says what could not be restored).
+    pub fn restore(&mut self) -> Result<(), String> {
+        let mut failed = Vec::new();
         if let Some(scx) = self.scx.as_mut() {
             if let Err(e) = scx.stop() {
-                eprintln!("error: {e}");
-                all_back = false;
+                failed.push(e);
             }
         }
         for m in &self.files {
             if let Err(e) = set(m, &m.original, self.io_device.as_deref()) {
-                eprintln!(
-                    "error: could not restore {} to {}: {e}; restore it by hand: echo {} > {}",
+                failed.push(format!(
+                    "could not restore {} to {}: {e}; restore it by hand: echo {} > {}",
                     m.name,
                     m.original,
                     m.original,
                     m.file.display()
-                );
-                all_back = false;
+                ));
             }
         }
         match self.journal.take() {
-            Some(j) if all_back => j.remove(),
-            Some(j) => eprintln!(
-                "error: the restore journal {} keeps the original values; `schedlab restore` tries again",
+            Some(j) if failed.is_empty() => j.remove(),
+            Some(j) => failed.push(format!(
+                "the restore journal {} keeps the original values; `schedlab restore` tries again",
                 j.path().display()
-            ),
+            )),
             None => {}
+        }
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(failed.join("; "))
         }
     }
 }
 
 impl Drop for Knobs {
     fn drop(&mut self) {
-        self.restore();
+        if let Err(e) = self.restore() {
+            eprintln!("error: {e}");
+        }
     }
+}
+
+/// Refuses, as bad input, knobs of `plan` that are on the deny list without `--allow-knob`
+/// or name one file twice, checked on this machine's real files (changes nothing).
+pub fn check(plan: &Plan, io_dir: &Path) -> Result<(), String> {
+    let io_device = io_device(plan, io_dir).ok().flatten();
+    let settings: Vec<(String, String)> = plan_settings(plan, io_device.as_deref())
+        .into_iter()
+        .map(|(name, pattern, _)| (name, pattern))
+        .collect();
+    knobpaths::check(&settings, &plan.settings.allow_knobs)
 }
 
 /// Sets file `m` to `target` unless it already is, and reads it back; returns the value read
@@ -397,27 +428,41 @@ pub fn describe(plan: &Plan, io_dir: &Path) -> Vec<String> {
         }
     };
     let settings = plan_settings(plan, io_device.as_deref());
-    let roots = knobfile::system_roots();
-    for (name, pattern, values) in &settings {
-        let files = knobfile::expand(pattern);
-        let now: Vec<String> = files
+    let names: Vec<(String, String)> = settings
+        .iter()
+        .map(|(n, p, _)| (n.clone(), p.clone()))
+        .collect();
+    let resolved = knobpaths::resolve(
+        &names,
+        &plan.settings.allow_knobs,
+        &knobfile::system_roots(),
+    );
+    for ((name, pattern, values), r) in settings.iter().zip(resolved) {
+        let now: Vec<String> = r
+            .files
             .iter()
-            .map(|f| {
-                match knobfile::check_allowed(f, &roots)
-                    .and_then(|real| knobfile::read(&real).map_err(|e| e.to_string()))
-                {
-                    Ok(r) => r.value,
-                    Err(e) => format!("unusable: {e}"),
+            .map(|f| match f {
+                Ok(real) => {
+                    knobfile::read(real).map_or_else(|e| format!("unusable: {e}"), |r| r.value)
                 }
+                Err(e) => format!("unusable: {e}"),
             })
             .collect();
-        let now = if files.is_empty() {
+        let now = if r.files.is_empty() {
             format!("absent here: {}", absent(name, pattern))
         } else {
             format!("now {}", now.join(", "))
         };
+        let allowed = r
+            .files
+            .iter()
+            .flatten()
+            .find_map(|f| crate::records::denied(&f.display().to_string()))
+            .map_or(String::new(), |why| {
+                format!(" (on the deny list, allowed by --allow-knob: {why})")
+            });
         out.push(format!(
-            "{name} ({pattern}): {now}; set to {}",
+            "{name} ({pattern}): {now}; set to {}{allowed}",
             values.join(", ")
         ));
     }

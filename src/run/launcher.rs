@@ -10,9 +10,10 @@
 //!
 //! The two processes talk over a socket pair: the main process sends a [`Request`] (what the
 //! trial's tasks do, its deadline) and gets the trial's [`TrialOutcome`] back, both as
-//! length-prefixed JSON. Signals: Ctrl-C reaches both (same process group); a SIGTERM sent to
-//! the main process alone is passed on; the launcher dies with the main process
-//! (PR_SET_PDEATHSIG), its host with it, and the tasks with their host.
+//! length-prefixed JSON. Signals: Ctrl-C and a closed terminal's SIGHUP reach both (same
+//! process group); a SIGTERM or SIGHUP sent to the main process alone is passed on; the
+//! launcher dies with the main process (PR_SET_PDEATHSIG), its host with it, and the tasks
+//! with their host.
 
 use super::task::TaskPlan;
 use super::trial::{self, TrialSetup};
@@ -123,7 +124,10 @@ fn launcher_main(mut sock: UnixStream, parent: i32) -> ! {
     // Tasks orphaned by a dying host come back here, so every trial is reaped completely.
     let _ = sys::become_child_subreaper();
     let interrupted = Arc::new(AtomicBool::new(false));
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    // A closed terminal sends SIGHUP to the whole foreground group, the launcher too (unless
+    // schedlab runs under nohup, which ignores it).
+    let hangup = (!sys::signal_ignored(sys::Signal::SIGHUP)).then_some(libc::SIGHUP);
+    for sig in [libc::SIGINT, libc::SIGTERM].into_iter().chain(hangup) {
         // Registering a flag creates no thread.
         if signal_hook::flag::register(sig, interrupted.clone()).is_err() {
             sys::exit_now(2);

@@ -6,16 +6,19 @@ mod cells;
 pub mod iosched;
 pub mod journal;
 pub mod knobfile;
+pub mod knobpaths;
 pub mod knobs;
 pub mod launcher;
 pub mod limits;
 pub mod noise;
 mod one;
+mod owner;
 pub mod progress;
 pub mod sampler;
 pub mod scx;
 pub mod settle;
 pub mod sink;
+pub mod statedir;
 pub mod task;
 pub mod trace;
 pub mod trial;
@@ -59,8 +62,10 @@ pub struct RunSummary {
     pub skipped: usize,
     /// Trials stored as timeout or failed.
     pub failed: usize,
-    /// Whether Ctrl-C or SIGTERM ended the run early.
+    /// Whether Ctrl-C, SIGTERM or SIGHUP ended the run early.
     pub interrupted: bool,
+    /// Whether it was SIGHUP (a closed terminal): the exit code is 129.
+    pub hung_up: bool,
 }
 
 /// Runs `plan` and hands every trial to `sink` as it ends.
@@ -117,8 +122,10 @@ pub fn execute(
 pub(crate) struct Session<'a> {
     /// The launcher, which forks every trial's host.
     pub launcher: &'a mut Launcher,
-    /// Set by SIGINT or SIGTERM.
+    /// Set by SIGINT, SIGTERM or SIGHUP.
     pub interrupted: Arc<AtomicBool>,
+    /// The kernel settings of this process (one run's at a time); restored when dropped.
+    pub settings: owner::KernelOwner,
     /// Progress output.
     pub progress: &'a progress::Progress,
     /// Kernel release, part of the key of stored calibrations.
@@ -176,10 +183,10 @@ impl Keeper for Local<'_> {
     }
 }
 
-/// A run's state across its trials: its cells, and the device whose I/O scheduler it varies.
+/// A run's state across its trials: its cells and what its trials record. (Its kernel
+/// settings belong to the process: [`Session::settings`].)
 pub(crate) struct RunState {
     pub cells: Vec<CellState>,
-    pub knobs: knobs::Knobs,
     pub observe: Observe,
 }
 
@@ -209,14 +216,6 @@ impl RunState {
                 sink.add_warning(run_id, None, &msg)?;
             }
         }
-        // Kernel settings (knobs, I/O scheduler, BPF scheduler): journaled before any change,
-        // restored when the run's state is dropped, however the run ends (the journal covers
-        // SIGKILL).
-        let (knobs, knob_warnings) =
-            knobs::Knobs::prepare(plan, io_dir).map_err(anyhow::Error::msg)?;
-        for w in knob_warnings {
-            sink.add_warning(run_id, None, &w)?;
-        }
         let mut cells = vec![CellState::default(); plan.cells.len()];
         for &(cell, units) in units {
             if let Some(state) = cells.get_mut(cell) {
@@ -225,7 +224,6 @@ impl RunState {
         }
         Ok(RunState {
             cells,
-            knobs,
             observe: Observe {
                 sample_interval: plan
                     .settings
@@ -253,6 +251,8 @@ pub(crate) fn one_trial(
 ) -> Result<Option<TrialStatus>> {
     let io_dir = plan.settings.io_dir.as_path();
     let cell = &plan.cells[planned.cell];
+    // This run's kernel settings, another run's restored first (a worker's runs alternate).
+    s.settings.enter(run_id, plan, keeper.sink())?;
     let cs = &mut state.cells[planned.cell];
     if !cs.prepared() {
         cs.prepare(cell, &mut s.calibrator(keeper.sink(), io_dir))?;
@@ -279,7 +279,7 @@ pub(crate) fn one_trial(
     let mut trial_warnings: Vec<String> = Vec::new();
     if cs.skipped.is_none() {
         // Set before the settle window, so the change settles before the trial.
-        match state.knobs.apply(cell) {
+        match s.settings.apply(run_id, cell) {
             Ok(readings) => {
                 meta.io_scheduler = readings
                     .iter()
@@ -358,12 +358,44 @@ pub(crate) fn one_trial(
     Ok(Some(outcome.status))
 }
 
-/// SIGINT and SIGTERM set `flag` until the returned ids are unregistered.
-pub(crate) fn catch_signals(flag: &Arc<AtomicBool>) -> Result<[signal_hook::SigId; 2]> {
-    Ok([
-        signal_hook::flag::register(libc::SIGINT, flag.clone())?,
-        signal_hook::flag::register(libc::SIGTERM, flag.clone())?,
-    ])
+/// The signals that end a run or a worker early, caught while this lives (and ignored after:
+/// the handlers stay, without actions): SIGINT, SIGTERM and SIGHUP (a closed terminal or a
+/// dropped ssh session) set the interrupted flag, so every setting is restored on the way out.
+/// After SIGHUP, output that went to the terminal goes to /dev/null (the terminal is gone).
+pub(crate) struct Caught {
+    ids: Vec<signal_hook::SigId>,
+    hung_up: Arc<AtomicBool>,
+}
+
+impl Caught {
+    /// Whether SIGHUP came.
+    pub fn hung_up(&self) -> bool {
+        self.hung_up.load(SeqCst)
+    }
+}
+
+impl Drop for Caught {
+    fn drop(&mut self) {
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}
+
+/// Catches SIGINT, SIGTERM and SIGHUP into `flag`; SIGHUP not when it is ignored (`nohup`
+/// schedlab ... is meant to outlive its terminal).
+pub(crate) fn catch_signals(flag: &Arc<AtomicBool>) -> Result<Caught> {
+    let hung_up = Arc::new(AtomicBool::new(false));
+    let mut ids = Vec::new();
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        ids.push(signal_hook::flag::register(sig, flag.clone())?);
+    }
+    if !crate::sys::signal_ignored(crate::sys::Signal::SIGHUP) {
+        ids.push(signal_hook::flag::register(libc::SIGHUP, flag.clone())?);
+        ids.push(signal_hook::flag::register(libc::SIGHUP, hung_up.clone())?);
+        ids.extend(crate::sys::detach_terminal_on_hangup()?);
+    }
+    Ok(Caught { ids, hung_up })
 }
 
 fn run_trials(
@@ -375,8 +407,14 @@ fn run_trials(
     opts: &RunOptions,
 ) -> Result<RunSummary> {
     let interrupted = Arc::new(AtomicBool::new(false));
-    let sig_ids = catch_signals(&interrupted)?;
+    // Dropped last: signals are still caught while the settings are restored.
+    let caught = catch_signals(&interrupted)?;
     let mut state = RunState::new(plan, run_id, &stored.units, store)?;
+    // Kernel settings: journaled before any change, restored when the session is dropped,
+    // however the run ends (the journal covers SIGKILL). Before calibrating, so that a run
+    // that cannot have them stops at once.
+    let mut settings = owner::KernelOwner::default();
+    settings.enter(run_id, plan, store)?;
     let mut summary = RunSummary {
         run_id,
         ..Default::default()
@@ -396,6 +434,7 @@ fn run_trials(
     let mut session = Session {
         launcher,
         interrupted: interrupted.clone(),
+        settings,
         progress: &progress,
         kernel,
         cpu_model,
@@ -452,11 +491,9 @@ fn run_trials(
             store.add_warning(run_id, None, &w)?;
         }
     }
-    for id in sig_ids {
-        signal_hook::low_level::unregister(id);
-    }
     if interrupted.load(SeqCst) {
         summary.interrupted = true;
     }
+    summary.hung_up = caught.hung_up();
     Ok(summary)
 }

@@ -1,7 +1,8 @@
 //! A worker's loop: trials claimed one at a time from a queue (trials of any run, planned by
 //! whoever submitted it), each run under the same safety as a local run's trials (launcher
-//! forked before any thread, deadlines, restored I/O schedulers), until the queue has nothing
-//! left for this worker or it is stopped.
+//! forked before any thread, deadlines, restored kernel settings), until the queue has nothing
+//! left for this worker or it is stopped. The session owns the kernel settings: a run's are
+//! restored before another run's trial and before the worker waits for work.
 //!
 //! The run stage still sees no database: the queue is a [`Queue`] that `app` implements on
 //! the store.
@@ -68,8 +69,10 @@ pub struct WorkSummary {
     pub skipped: usize,
     /// Trials stored as timeout or failed.
     pub failed: usize,
-    /// Whether Ctrl-C or SIGTERM stopped the worker.
+    /// Whether Ctrl-C, SIGTERM or SIGHUP stopped the worker.
     pub interrupted: bool,
+    /// Whether it was SIGHUP: the exit code is 129.
+    pub hung_up: bool,
 }
 
 /// Runs claimed trials until the queue has nothing left or a signal stops the worker.
@@ -79,7 +82,8 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
         "cannot start the launcher process (it must be forked before any thread starts)",
     )?;
     let interrupted = Arc::new(AtomicBool::new(false));
-    let sig_ids = catch_signals(&interrupted)?;
+    // Dropped last: signals are still caught while the settings are restored.
+    let caught = catch_signals(&interrupted)?;
     let progress = progress::Progress::new(0, true);
     let (kernel, cpu_model) = (
         crate::machine::kernel_release(),
@@ -96,6 +100,7 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
     let mut session = Session {
         launcher: &mut launcher,
         interrupted: interrupted.clone(),
+        settings: Default::default(),
         progress: &progress,
         kernel,
         cpu_model,
@@ -108,6 +113,8 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
             let claimed = match queue.next()? {
                 Next::Done => break,
                 Next::Wait(d) => {
+                    // Nothing of this worker's stays changed while it waits.
+                    session.settings.leave()?;
                     let until = Instant::now() + d;
                     while Instant::now() < until && !interrupted.load(SeqCst) {
                         std::thread::sleep(Duration::from_millis(50));
@@ -148,14 +155,14 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
         }
         Ok(())
     })();
-    for id in sig_ids {
-        signal_hook::low_level::unregister(id);
-    }
+    let restored = session.settings.leave();
     drop(runs);
     result?;
+    restored?;
     if interrupted.load(SeqCst) {
         summary.interrupted = true;
     }
+    summary.hung_up = caught.hung_up();
     Ok(summary)
 }
 

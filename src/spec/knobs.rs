@@ -182,8 +182,29 @@ pub fn check_slices(
     Ok(out)
 }
 
-/// The `knobs` axis with each name mapped to its file and each value as text.
-pub fn check_knobs(knobs: &[KnobAxis]) -> Result<Vec<CheckedKnob>, Problem> {
+/// `settings.allow_knobs` (and `--allow-knob`): each a knob name mapped to its file.
+pub fn check_allow_knobs(allow: &[String]) -> Result<Vec<String>, Problem> {
+    allow
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let key = format!("settings.allow_knobs[{i}]");
+            let path = knob_path(a).map_err(|e| Problem::new(key.clone(), e))?;
+            if path.contains('*') {
+                return Err(Problem::new(
+                    key,
+                    format!("{path}: name the one file to allow, without `*`"),
+                ));
+            }
+            Ok(path)
+        })
+        .collect()
+}
+
+/// The `knobs` axis with each name mapped to its file and each value as text; a file on the
+/// deny list is refused unless `allow` (paths) names it. The real files behind globs and links
+/// are checked again where they exist (`run::knobpaths`).
+pub fn check_knobs(knobs: &[KnobAxis], allow: &[String]) -> Result<Vec<CheckedKnob>, Problem> {
     let mut out: Vec<CheckedKnob> = Vec::with_capacity(knobs.len());
     for (i, k) in knobs.iter().enumerate() {
         let path = knob_path(&k.name).map_err(|e| {
@@ -191,6 +212,14 @@ pub fn check_knobs(knobs: &[KnobAxis]) -> Result<Vec<CheckedKnob>, Problem> {
                 "a sysctl name such as \"kernel.sched_rr_timeslice_ms\", a path under /proc/sys or /sys, or \"cpufreq.governor\"",
             )
         })?;
+        if let Some(reason) = crate::records::denied(&path).filter(|_| !allow.contains(&path)) {
+            return Err(Problem::new(
+                format!("axes.knobs[{i}].name"),
+                format!(
+                    "{path} is on schedlab's deny list: {reason}; if you mean it, allow it with --allow-knob {path} (settings.allow_knobs)"
+                ),
+            ));
+        }
         if let Some(j) = out.iter().position(|o| o.path == path) {
             return Err(Problem::new(
                 format!("axes.knobs[{i}].name"),
@@ -208,10 +237,10 @@ pub fn check_knobs(knobs: &[KnobAxis]) -> Result<Vec<CheckedKnob>, Problem> {
         let mut values = Vec::with_capacity(k.values.len());
         for (n, v) in k.values.iter().enumerate() {
             let text = v.to_string();
-            if text.is_empty() || text.contains(['\n', '\r']) {
+            if text.is_empty() || crate::records::check_knob_value(&text).is_err() {
                 return Err(Problem::new(
                     format!("axes.knobs[{i}].values[{n}]"),
-                    "a knob's value is one line of text",
+                    "a knob's value is one line of printable text, at most 4096 bytes",
                 )
                 .accepting("a number such as 10 or a word such as \"madvise\""));
             }
@@ -331,17 +360,43 @@ mod tests {
              [[axes.knobs]]\nname = \"/sys/kernel/mm/transparent_hugepage/enabled\"\nvalues = [\"never\", \"always\"]\n",
         )
         .unwrap();
-        let k = check_knobs(&spec.axes.knobs).unwrap();
+        let k = check_knobs(&spec.axes.knobs, &[]).unwrap();
         assert_eq!(k[0].values, ["950000", "-1"]);
         assert_eq!(k[1].values, ["never", "always"]);
         let twice = vec![spec.axes.knobs[0].clone(), spec.axes.knobs[0].clone()];
-        let e = check_knobs(&twice).unwrap_err();
+        let e = check_knobs(&twice, &[]).unwrap_err();
         assert_eq!(e.key, "axes.knobs[1].name");
         let outside = vec![KnobAxis {
             name: "/etc/hosts".into(),
             values: vec![KnobValue::Int(1)],
         }];
-        assert_eq!(check_knobs(&outside).unwrap_err().key, "axes.knobs[0].name");
+        assert_eq!(
+            check_knobs(&outside, &[]).unwrap_err().key,
+            "axes.knobs[0].name"
+        );
+    }
+
+    #[test]
+    fn denied_knobs_need_to_be_allowed_by_path_or_name() {
+        let core = vec![KnobAxis {
+            name: "kernel.core_pattern".into(),
+            values: vec![KnobValue::Text("|/tmp/evil %p".into())],
+        }];
+        let e = check_knobs(&core, &[]).unwrap_err();
+        assert_eq!(e.key, "axes.knobs[0].name");
+        assert!(
+            e.message.contains("deny list")
+                && e.message.contains("run that program as root")
+                && e.message
+                    .contains("--allow-knob /proc/sys/kernel/core_pattern"),
+            "{e}"
+        );
+        let allow = check_allow_knobs(&["kernel.core_pattern".into()]).unwrap();
+        assert_eq!(allow, ["/proc/sys/kernel/core_pattern"]);
+        assert!(check_knobs(&core, &allow).is_ok());
+        assert!(check_allow_knobs(&["/etc/passwd".into()]).is_err());
+        let e = check_allow_knobs(&["a".into(), "/sys/power/*".into()]).unwrap_err();
+        assert_eq!(e.key, "settings.allow_knobs[1]");
     }
 
     #[test]

@@ -229,6 +229,10 @@ pub struct Settings {
     /// Record the kernel's scheduler events (tracefs) during every trial; root only.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub trace: bool,
+    /// Knobs on schedlab's deny list this experiment may change anyway (paths or sysctl
+    /// names, e.g. "kernel.core_pattern"); `--allow-knob` adds to it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allow_knobs: Vec<String>,
     /// Adaptive trial count: add shuffled rounds until every cell's 95% CI of its key metric
     /// is within this share of its median, e.g. "2%" (then `trials` is the default minimum).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -265,6 +269,7 @@ impl Default for Settings {
             sample_interval: "100ms".into(),
             device: None,
             trace: false,
+            allow_knobs: Vec::new(),
             precision: None,
             min_trials: None,
             max_trials: None,

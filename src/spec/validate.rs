@@ -43,6 +43,8 @@ pub struct Checked {
     pub slices: Vec<Option<u64>>,
     /// Kernel settings to vary, with their files.
     pub knobs: Vec<super::CheckedKnob>,
+    /// Files on the deny list the knobs may change anyway (`settings.allow_knobs`), as paths.
+    pub allow_knobs: Vec<String>,
     /// BPF schedulers (None: the fair class); empty = not varied.
     pub scx: Vec<Option<crate::records::ScxCommand>>,
     /// Nice override for every task of the fair classes.
@@ -92,7 +94,8 @@ impl Spec {
         let sample_interval_ns = sample_interval_ns(s)?;
         let io_schedulers = io_schedulers(&a.io_schedulers)?;
         let slices = super::knobs::check_slices(&a.slices, &a.policies)?;
-        let knobs = super::knobs::check_knobs(&a.knobs)?;
+        let allow_knobs = super::knobs::check_allow_knobs(&s.allow_knobs)?;
+        let knobs = super::knobs::check_knobs(&a.knobs, &allow_knobs)?;
         let scx = super::knobs::check_scx(&a.scx)?;
         Ok(Checked {
             policies: a.policies.clone(),
@@ -106,6 +109,7 @@ impl Spec {
             io_schedulers,
             slices,
             knobs,
+            allow_knobs,
             scx,
             nice: s.nice,
             rt_priority: s.rt_priority,

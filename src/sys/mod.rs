@@ -11,11 +11,13 @@
 //! - [`process`]: fork, exec, process groups, signals, ids, privileges.
 //! - [`wait`]: reaping children with their rusage, the calling thread's rusage.
 //! - [`shm`]: zeroed shared memory for forked children, futex waits.
+//! - [`dirfd`]: a directory opened without following links, files created and renamed in it.
 //! - [`host`]: uname, rlimits, filesystem type, allocation-free small file reads.
 //! - [`dir`]: private directories in shared ones, files under a held directory fd, no links followed.
 
 pub mod clock;
 pub mod dir;
+pub mod dirfd;
 pub mod host;
 pub mod process;
 pub mod sched;
@@ -23,13 +25,15 @@ pub mod shm;
 pub mod wait;
 
 pub use clock::{now_ns, sleep_until_ns, thread_cpu_ns};
+pub use dirfd::{lstat, user_name, DirFd, FileInfo, FileKind};
 pub use host::{
     is_tmpfs, lock_exclusive, read_small, set_rlimit, soft_rlimit, uname, FileLock, Resource, Uname,
 };
 pub use process::{
-    become_child_subreaper, die_with_parent, euid, exit_now, fork, fork_stamped, getpid, gettid,
-    group_alive, is_root, kill_group, process_exists, redirect_std_fd, restore_default_signal,
-    setpgid, signal_description, signal_process, thread_count, ExecArgs, Signal,
+    become_child_subreaper, detach_terminal_on_hangup, die_with_parent, euid, exit_now, fork,
+    fork_stamped, getpid, gettid, group_alive, is_root, kill_group, process_exists,
+    redirect_std_fd, restore_default_signal, setpgid, signal_description, signal_ignored,
+    signal_process, thread_count, ExecArgs, Signal,
 };
 pub use sched::{
     allowed_cpus, cpu_set, pin_command, sched_getattr, sched_setattr, set_affinity, SchedAttr,

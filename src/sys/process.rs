@@ -160,6 +160,59 @@ pub fn restore_default_signal(sig: Signal) -> io::Result<()> {
         .map_err(io::Error::from)
 }
 
+/// Whether `sig` is ignored now (SIG_IGN), as `nohup` leaves SIGHUP for the program it runs.
+pub fn signal_ignored(sig: Signal) -> bool {
+    let mut old = std::mem::MaybeUninit::<libc::sigaction>::zeroed();
+    // SAFETY: with a null new action, sigaction only writes the current one into `old`, a
+    // zeroed sigaction of the right size; it is read only when the call succeeded.
+    unsafe {
+        libc::sigaction(sig as i32, std::ptr::null(), old.as_mut_ptr()) == 0
+            && old.assume_init().sa_sigaction == libc::SIG_IGN
+    }
+}
+
+/// On SIGHUP, points every standard descriptor (0, 1, 2) that is a terminal now at /dev/null,
+/// from the signal handler itself: once a terminal hangs up, writing to it fails with EIO, and
+/// a failed `eprintln!` panics, so the way out (restoring kernel settings, exit 129) would end
+/// in a panic instead. None when no standard descriptor is a terminal. The action is removed
+/// with `signal_hook::low_level::unregister`.
+pub fn detach_terminal_on_hangup() -> io::Result<Option<signal_hook::SigId>> {
+    use std::io::IsTerminal;
+    static NULL: std::sync::OnceLock<std::fs::File> = std::sync::OnceLock::new();
+    let ttys = [
+        io::stdin().is_terminal(),
+        io::stdout().is_terminal(),
+        io::stderr().is_terminal(),
+    ];
+    if !ttys.contains(&true) {
+        return Ok(None);
+    }
+    let null = match NULL.get() {
+        Some(f) => f,
+        None => {
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/null")?;
+            NULL.get_or_init(|| f)
+        }
+    };
+    let null_fd = null.as_raw_fd();
+    // SAFETY: the action only calls dup2, which is async-signal-safe, with descriptors fixed
+    // before it is registered (/dev/null stays open for the process's life); it allocates
+    // nothing and takes no lock.
+    let id = unsafe {
+        signal_hook::low_level::register(libc::SIGHUP, move || {
+            for (fd, tty) in ttys.iter().enumerate() {
+                if *tty {
+                    libc::dup2(null_fd, fd as i32);
+                }
+            }
+        })
+    }?;
+    Ok(Some(id))
+}
+
 /// The C library's description of signal number `sig` ("Killed" for 9), as `strsignal` gives it.
 pub fn signal_description(sig: i32) -> String {
     // SAFETY: strsignal accepts any number and returns a NUL-terminated string, static or in a

@@ -31,6 +31,44 @@ pub fn root_or_skip(test: &str) -> bool {
     root
 }
 
+/// Puts a kernel setting back to what it was when created, on drop (also during a panic).
+pub struct Restore {
+    path: PathBuf,
+    original: String,
+}
+
+impl Restore {
+    pub fn new(path: &str) -> Restore {
+        Restore {
+            path: path.into(),
+            original: value(path),
+        }
+    }
+
+    /// The value it had when this guard was made.
+    pub fn original(&self) -> &str {
+        &self.original
+    }
+}
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        if value(self.path.to_str().unwrap()) != self.original {
+            std::fs::write(&self.path, &self.original).unwrap();
+            eprintln!("test restored {} to {}", self.path.display(), self.original);
+        }
+    }
+}
+
+/// A setting's value: the bracketed choice of a list, else the trimmed text.
+pub fn value(path: &str) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
+        .map(str::to_string)
+        .unwrap_or_else(|| text.trim().to_string())
+}
+
 /// A scratch directory with a database path inside.
 pub struct Scratch {
     pub dir: tempfile::TempDir,

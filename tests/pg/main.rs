@@ -6,7 +6,10 @@
 //! `cargo test --test pg [NAME]` runs the tests whose name contains NAME.
 
 mod cli;
+#[path = "../common/mod.rs"]
+mod common;
 mod errors;
+mod knobs;
 mod queue;
 mod server;
 mod spool;
@@ -69,6 +72,10 @@ const TESTS: &[Test] = &[
     (
         "host_labels_route_trials_and_the_runs_report_together",
         queue::host_labels_route_trials_and_the_runs_report_together,
+    ),
+    (
+        "a_worker_restores_each_runs_settings_before_the_next_run",
+        knobs::a_worker_restores_each_runs_settings_before_the_next_run,
     ),
     (
         "pushing_twice_stores_each_run_once_with_the_same_rows",

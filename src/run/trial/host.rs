@@ -45,9 +45,12 @@ pub(super) fn host_main(
         .store(sys::thread_count().unwrap_or(0) as u32, SeqCst);
     let _ = sys::setpgid(0, 0);
     sys::die_with_parent(launcher);
-    // The launcher handles Ctrl-C and SIGTERM; the host dies with it or by SIGKILL.
+    // The launcher handles Ctrl-C, SIGTERM and SIGHUP; the host dies with it or by SIGKILL.
     let _ = sys::restore_default_signal(sys::Signal::SIGINT);
     let _ = sys::restore_default_signal(sys::Signal::SIGTERM);
+    if !sys::signal_ignored(sys::Signal::SIGHUP) {
+        let _ = sys::restore_default_signal(sys::Signal::SIGHUP);
+    }
     let plan = setup.plan;
     if setup.guard {
         // Above every RT worker, so creation and reaping are never starved; children reset.

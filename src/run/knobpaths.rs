@@ -1,0 +1,181 @@
+//! The files a plan's knobs name on this machine: globs expanded and links resolved to the
+//! real files, so that two names for one file (`vm.swappiness` and `/proc/sys/vm/swappines*`,
+//! or a link under /sys and the file it leads to) are caught, and the deny list is checked on
+//! the real file as well as on the name given. `plan`, `run` and `submit` refuse such a plan
+//! as bad input; a worker skips its cells with the reason.
+
+use super::knobfile;
+use std::path::{Path, PathBuf};
+
+/// One knob of a plan, resolved on this machine.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// Its name as the spec gives it.
+    pub name: String,
+    /// Its path (may hold a `*`).
+    pub pattern: String,
+    /// Each file it names: the real file under /proc/sys or /sys, or why it is not usable.
+    /// Empty when nothing matches here.
+    pub files: Vec<Result<PathBuf, String>>,
+    /// Why it may not be used at all: on the deny list and not allowed, or the same file as
+    /// another knob.
+    pub refused: Option<String>,
+}
+
+impl Resolved {
+    /// `name (path)`, or the path alone when the name is the path.
+    pub fn label(&self) -> String {
+        if self.name == self.pattern {
+            self.pattern.clone()
+        } else {
+            format!("{} ({})", self.name, self.pattern)
+        }
+    }
+}
+
+/// Whether `--allow-knob` entry `allow` (a path, from `knob_path`) names `pattern` or `real`.
+fn allows(allow: &str, pattern: &str, real: Option<&Path>) -> bool {
+    allow == pattern
+        || real.is_some_and(|r| {
+            Path::new(allow) == r || std::fs::canonicalize(allow).is_ok_and(|a| a == r)
+        })
+}
+
+/// Why `file` (the real file of knob `pattern`, or the pattern itself when `file` is None) is
+/// refused by the deny list, unless `allow` names it.
+fn deny_refusal(pattern: &str, file: Option<&Path>, allow: &[String]) -> Option<String> {
+    let checked = file.map_or(pattern.to_string(), |f| f.display().to_string());
+    let reason = crate::records::denied(&checked)?;
+    if allow.iter().any(|a| allows(a, pattern, file)) {
+        return None;
+    }
+    let via = if checked == pattern {
+        String::new()
+    } else {
+        format!(" ({pattern} leads to it)")
+    };
+    Some(format!(
+        "{checked}{via} is on schedlab's deny list: {reason}; if you mean it, allow it with --allow-knob {checked} (settings.allow_knobs)"
+    ))
+}
+
+/// Resolves each `(name, pattern)` on this machine against `roots`, and marks the knobs that
+/// are refused: denied (unless in `allow`), or naming a file an earlier knob names (both are
+/// marked, each naming the other).
+pub fn resolve(
+    settings: &[(String, String)],
+    allow: &[String],
+    roots: &[PathBuf],
+) -> Vec<Resolved> {
+    let mut out: Vec<Resolved> = Vec::with_capacity(settings.len());
+    for (name, pattern) in settings {
+        let files: Vec<Result<PathBuf, String>> = knobfile::expand(pattern)
+            .iter()
+            .map(|f| knobfile::check_allowed(f, roots))
+            .collect();
+        let mut refused = if pattern.contains('*') {
+            None
+        } else {
+            deny_refusal(pattern, None, allow)
+        };
+        for real in files.iter().flatten() {
+            refused = refused.or_else(|| deny_refusal(pattern, Some(real), allow));
+        }
+        let mut me = Resolved {
+            name: name.clone(),
+            pattern: pattern.clone(),
+            files,
+            refused,
+        };
+        let real: Vec<PathBuf> = me.files.iter().flatten().cloned().collect();
+        for earlier in out.iter_mut() {
+            let Some(shared) = earlier.files.iter().flatten().find(|f| real.contains(f)) else {
+                continue;
+            };
+            let why = format!(
+                "{} and {} are the same file, {}; give each setting once, with all its values",
+                earlier.label(),
+                me.label(),
+                shared.display()
+            );
+            earlier.refused.get_or_insert_with(|| why.clone());
+            me.refused.get_or_insert(why);
+        }
+        out.push(me);
+    }
+    out
+}
+
+/// The first reason the knobs `settings` cannot be used as a plan (deny list, two names for
+/// one file), checked on this machine's files under /proc/sys and /sys.
+pub fn check(settings: &[(String, String)], allow: &[String]) -> Result<(), String> {
+    match resolve(settings, allow, &knobfile::system_roots())
+        .into_iter()
+        .find_map(|r| r.refused)
+    {
+        Some(why) => Err(why),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_names_of_one_file_are_both_refused_naming_each_other() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::create_dir(root.join("vm")).unwrap();
+        std::fs::write(root.join("vm/swappiness"), "60").unwrap();
+        std::fs::write(root.join("vm/other"), "1").unwrap();
+        std::os::unix::fs::symlink(root.join("vm"), root.join("link")).unwrap();
+        let p = |s: &str| root.join(s).display().to_string();
+        let settings = vec![
+            ("vm.swappiness".to_string(), p("vm/swappiness")),
+            (p("vm/swappines*"), p("vm/swappines*")),
+            (p("link/swappiness"), p("link/swappiness")),
+            (p("vm/other"), p("vm/other")),
+        ];
+        let r = resolve(&settings, &[], std::slice::from_ref(&root));
+        let why = r[0].refused.as_deref().unwrap();
+        assert!(
+            why.contains(&format!("vm.swappiness ({})", p("vm/swappiness")))
+                && why.contains(&p("vm/swappines*"))
+                && why.contains("same file"),
+            "{why}"
+        );
+        assert!(r[1].refused.is_some());
+        assert!(r[2]
+            .refused
+            .as_deref()
+            .unwrap()
+            .contains(&p("link/swappiness")));
+        assert_eq!(r[3].refused, None);
+        assert_eq!(r[3].files, [Ok(root.join("vm/other"))]);
+    }
+
+    #[test]
+    fn the_deny_list_holds_for_the_real_file_unless_allowed() {
+        let roots = knobfile::system_roots();
+        let core = "/proc/sys/kernel/core_pattern";
+        let s = |name: &str, path: &str| vec![(name.to_string(), path.to_string())];
+        let r = resolve(&s("kernel.core_pattern", core), &[], &roots);
+        let why = r[0].refused.as_deref().unwrap();
+        assert!(
+            why.contains("--allow-knob /proc/sys/kernel/core_pattern"),
+            "{why}"
+        );
+        let glob = "/proc/sys/kernel/core_patter*";
+        let r = resolve(&s(glob, glob), &[], &roots);
+        let why = r[0].refused.as_deref().unwrap();
+        assert!(
+            why.contains("(/proc/sys/kernel/core_patter* leads to it)"),
+            "{why}"
+        );
+        let allowed = [core.to_string()];
+        assert_eq!(resolve(&s(glob, glob), &allowed, &roots)[0].refused, None);
+        assert_eq!(resolve(&s("x", core), &allowed, &roots)[0].refused, None);
+        assert!(check(&s("vm.swappiness", "/proc/sys/vm/swappiness"), &[]).is_ok());
+    }
+}

@@ -1,0 +1,270 @@
+//! A worker's kernel settings have one owner: it restores a run's settings before the next
+//! run's trials (a run without knobs is measured at the original value), journals the true
+//! originals, and after a SIGKILL the next command restores them; SIGHUP restores and exits 129.
+//!
+//! Needs root (it varies vm.swappiness); puts it back when it ends, even on a panic.
+
+use super::common::{value, Restore};
+use super::server::Server;
+use super::{ok, pg_int, schedlab};
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const SWAPPINESS: &str = "/proc/sys/vm/swappiness";
+
+/// A spec of one cell of `trials` trials of one task of `work`, varying vm.swappiness to
+/// `knob` if given.
+fn spec(dir: &Path, name: &str, knob: Option<&str>, trials: u32, work: &str) -> String {
+    let path = dir.join(format!("{name}.toml"));
+    let knobs = knob.map_or(String::new(), |v| {
+        format!("[[axes.knobs]]\nname = \"vm.swappiness\"\nvalues = [{v}]\n")
+    });
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"{name}\"\n[axes]\npolicies = [\"other\"]\ntasks = [1]\n\
+             [[axes.workloads]]\nkind = \"cpu\"\ncpu_kernel = \"spin\"\n{knobs}\
+             [settings]\ntrials = {trials}\nwarmup = 0\nwork = \"{work}\"\ntimeout = \"30s\"\nsample_interval = \"off\"\n"
+        ),
+    )
+    .unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// A worker process, SIGKILLed if a failed assertion leaves it running.
+struct Worker(Option<Child>);
+
+impl Worker {
+    fn start(url: &str, state: &Path, spool: &Path) -> Worker {
+        let child = schedlab()
+            .env("SCHEDLAB_STATE_DIR", state)
+            .args(["worker", "--db", url, "--quiet", "--spool-file"])
+            .arg(spool)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Worker(Some(child))
+    }
+
+    fn signal(&self, sig: i32) {
+        let pid = self.0.as_ref().unwrap().id() as i32;
+        // SAFETY: kill with a valid signal number on our own child.
+        assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+    }
+
+    /// Waits for it to end: its exit code (None: killed by a signal) and stderr.
+    fn wait(mut self) -> (Option<i32>, String) {
+        let o = self.0.take().unwrap().wait_with_output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Reads vm.swappiness every millisecond, with the CLOCK_MONOTONIC time (the clock of the
+/// tasks' t_start_ns and t_end_ns), until dropped.
+struct Poller {
+    stop: Arc<AtomicBool>,
+    seen: Arc<Mutex<Vec<(i64, String)>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Poller {
+    fn start() -> Poller {
+        let stop = Arc::new(AtomicBool::new(false));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (s, v) = (stop.clone(), seen.clone());
+        let thread = std::thread::spawn(move || {
+            while !s.load(SeqCst) {
+                let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).unwrap();
+                let ns = t.tv_sec() * 1_000_000_000 + t.tv_nsec();
+                v.lock().unwrap().push((ns, value(SWAPPINESS)));
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
+        Poller {
+            stop,
+            seen,
+            thread: Some(thread),
+        }
+    }
+
+    /// The values read between `from_ns` and `to_ns`.
+    fn between(&self, from_ns: i64, to_ns: i64) -> Vec<String> {
+        let seen = self.seen.lock().unwrap();
+        seen.iter()
+            .filter(|(t, _)| (from_ns..=to_ns).contains(t))
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+}
+
+impl Drop for Poller {
+    fn drop(&mut self) {
+        self.stop.store(true, SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn texts(c: &mut postgres::Client, sql: &str) -> Vec<String> {
+    c.query(sql, &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get::<_, String>(0))
+        .collect()
+}
+
+/// `schedlab restore` with the state directory `state`: exit code and output.
+fn restore(state: &Path) -> (Option<i32>, String) {
+    let o = schedlab()
+        .env("SCHEDLAB_STATE_DIR", state)
+        .arg("restore")
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+    )
+}
+
+fn journals(state: &Path) -> usize {
+    std::fs::read_dir(state).map_or(0, |d| {
+        d.flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("restore-"))
+            .count()
+    })
+}
+
+pub fn a_worker_restores_each_runs_settings_before_the_next_run(s: &Server) {
+    if !nix::unistd::geteuid().is_root() {
+        println!("skipping the worker knob test: varying vm.swappiness needs root");
+        return;
+    }
+    let guard = Restore::new(SWAPPINESS);
+    let original = guard.original().to_string();
+    let changed = if original == "10" { "11" } else { "10" };
+    let db = s.fresh_db("knobs");
+    let url = s.url(&db);
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    // Run 1 and run 3 vary the setting, run 2 does not; run 3's trials are long enough to be
+    // killed in.
+    for (name, knob, trials, work) in [
+        ("knob1", Some(changed), 2, "200ms"),
+        ("plain", None, 2, "200ms"),
+        ("knob3", Some(changed), 3, "3s"),
+    ] {
+        let spec = spec(dir.path(), name, knob, trials, work);
+        ok(&["submit", &spec, "--db", &url, "--seed", "3"]);
+    }
+    let mut c = s.client(&db);
+    let poller = Poller::start();
+    let w = Worker::start(&url, &state, &dir.path().join("a.db"));
+    let t = Instant::now();
+    while pg_int(
+        &mut c,
+        "SELECT COUNT(*) FROM queue WHERE run_id = 3 AND state = 'claimed'",
+    ) == 0
+        || value(SWAPPINESS) != changed
+    {
+        assert!(
+            t.elapsed() < Duration::from_secs(120),
+            "run 3 never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    w.signal(libc::SIGKILL);
+    let (_, err) = w.wait();
+    poller.stop.store(true, SeqCst);
+    // Every task was measured at its run's value: run 2 at the original.
+    let windows = c
+        .query(
+            "SELECT t.run_id, k.t_start_ns, k.t_end_ns FROM tasks k JOIN trials t USING (trial_id)
+             WHERE t.status = 'ok' ORDER BY k.t_start_ns",
+            &[],
+        )
+        .unwrap();
+    let mut per_run = [0; 3];
+    for r in &windows {
+        let (run, from, to): (i64, i64, i64) = (r.get(0), r.get(1), r.get(2));
+        let want = if run == 2 { original.as_str() } else { changed };
+        let seen = poller.between(from, to);
+        assert!(!seen.is_empty(), "no reading during a task of run {run}");
+        let off = seen.iter().filter(|v| *v != want).count();
+        assert_eq!(
+            off,
+            0,
+            "run {run}: {off} of {} readings during a task were not {want} (e.g. {:?}): {err}",
+            seen.len(),
+            seen.iter().find(|v| *v != want)
+        );
+        per_run[run as usize - 1] += 1;
+    }
+    assert_eq!(per_run[..2], [2, 2], "runs 1 and 2 finished: {err}");
+    // The readings are honest: the knob runs read back their value, run 2 read nothing.
+    let read = texts(
+        &mut c,
+        "SELECT t.run_id || ':' || r.requested || '=' || r.read_back FROM knob_readings r
+         JOIN trials t USING (trial_id) ORDER BY t.run_id",
+    );
+    let want = format!("1:{changed}={changed}");
+    assert_eq!(read[..2], [want.clone(), want], "{read:?}");
+    assert!(read.iter().all(|r| !r.starts_with("2:")), "{read:?}");
+    // Both knob runs journaled the true original, which their warnings repeat.
+    let warned = texts(
+        &mut c,
+        "SELECT run_id || ': ' || message FROM warnings WHERE message LIKE 'kernel setting vm.swappiness %' ORDER BY run_id",
+    );
+    assert_eq!(warned.len(), 2, "{warned:?}");
+    for w in &warned {
+        assert!(w.contains(&format!("it was {original} ")), "{warned:?}");
+    }
+    // Killed during run 3: the setting stays changed until the next command restores it and
+    // says what it did.
+    assert_eq!(value(SWAPPINESS), changed);
+    assert_eq!(journals(&state), 1);
+    let (code, said) = restore(&state);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        said.contains(&format!(
+            "restored vm.swappiness ({SWAPPINESS}): {changed} -> {original}"
+        )),
+        "{said}"
+    );
+    assert_eq!(value(SWAPPINESS), original, "{said}");
+    assert_eq!(journals(&state), 0);
+    // A worker that gets SIGHUP restores and exits 129.
+    let w = Worker::start(&url, &state, &dir.path().join("b.db"));
+    let t = Instant::now();
+    while value(SWAPPINESS) != changed {
+        assert!(t.elapsed() < Duration::from_secs(60), "run 3 never resumed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    w.signal(libc::SIGHUP);
+    let (code, err) = w.wait();
+    assert_eq!(code, Some(129), "{err}");
+    assert_eq!(value(SWAPPINESS), original, "{err}");
+    assert_eq!(journals(&state), 0, "{err}");
+}
