@@ -71,6 +71,10 @@ const TESTS: &[Test] = &[
         queue::host_labels_route_trials_and_the_runs_report_together,
     ),
     (
+        "labels_match_exactly_so_percent_and_underscore_are_plain",
+        queue::labels_match_exactly_so_percent_and_underscore_are_plain,
+    ),
+    (
         "pushing_twice_stores_each_run_once_with_the_same_rows",
         spool::pushing_twice_stores_each_run_once_with_the_same_rows,
     ),

@@ -316,3 +316,47 @@ pub fn a_worker_spools_while_the_server_is_away_and_nothing_is_lost(s: &Server) 
     let status: String = c.query_one("SELECT status FROM runs", &[]).unwrap().get(0);
     assert_eq!(status, "done");
 }
+
+pub fn labels_match_exactly_so_percent_and_underscore_are_plain(s: &Server) {
+    let db = s.fresh_db("likelabels");
+    let url = s.url(&db);
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(dir.path(), 1, "2ms", "10s");
+    let out = ok(&["submit", &spec, "--db", &url, "--hosts", "w_b,%"]);
+    assert!(out.contains("--runs 1,2"), "{out}");
+    let mut c = s.client(&db);
+    let spool = dir.path().join("spool.db");
+    let work = |labels: &str| {
+        ok(&[
+            "worker",
+            "--db",
+            &url,
+            "--quiet",
+            "--labels",
+            labels,
+            "--spool-file",
+            spool.to_str().unwrap(),
+        ])
+    };
+    let done = |c: &mut postgres::Client, label: &str| {
+        c.query_one(
+            "SELECT COUNT(*) FROM queue WHERE label = $1 AND state = 'done'",
+            &[&label],
+        )
+        .unwrap()
+        .get::<_, i64>(0)
+    };
+    // `_` and `%` would be wildcards under LIKE: a worker labelled wxb matched both runs.
+    work("wxb");
+    assert_eq!(
+        pg_int(&mut c, "SELECT COUNT(*) FROM trials"),
+        0,
+        "a worker labelled wxb runs neither w_b's nor %'s trials"
+    );
+    work("w_b");
+    assert_eq!(done(&mut c, "w_b"), 1);
+    assert_eq!(done(&mut c, "%"), 0, "label w_b does not take label %");
+    work("%");
+    assert_eq!(done(&mut c, "%"), 1);
+    assert_eq!(pg_int(&mut c, "SELECT COUNT(*) FROM trials"), 2);
+}
