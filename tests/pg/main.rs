@@ -6,7 +6,10 @@
 //! `cargo test --test pg [NAME]` runs the tests whose name contains NAME.
 
 mod cli;
+#[path = "../common/crafted.rs"]
+mod crafted;
 mod errors;
+mod push;
 mod queue;
 mod server;
 mod spool;
@@ -73,6 +76,10 @@ const TESTS: &[Test] = &[
     (
         "labels_match_exactly_so_percent_and_underscore_are_plain",
         queue::labels_match_exactly_so_percent_and_underscore_are_plain,
+    ),
+    (
+        "a_push_from_a_file_whose_column_names_are_sql_changes_nothing_on_the_server",
+        push::a_push_from_a_file_whose_column_names_are_sql_changes_nothing_on_the_server,
     ),
     (
         "pushing_twice_stores_each_run_once_with_the_same_rows",
