@@ -85,4 +85,16 @@ pub struct WorkerArgs {
     /// No line per trial.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Run queued `command` workloads: programs named by whoever can write to the database,
+    /// run as this worker's user (root for a root worker). Refused by default.
+    #[arg(long)]
+    pub allow_commands: bool,
+    /// Kernel settings queued runs may change, by exact name, e.g. vm.swappiness,io_scheduler
+    /// (`io_scheduler`: the I/O scheduler axis). Refused by default.
+    #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
+    pub allow_knobs: Vec<String>,
+    /// Start the BPF schedulers (sched_ext) queued runs name: programs run as root. Refused
+    /// by default.
+    #[arg(long)]
+    pub allow_scx: bool,
 }

@@ -4,7 +4,10 @@
 //! left for this worker or it is stopped.
 //!
 //! The run stage still sees no database: the queue is a [`Queue`] that `app` implements on
-//! the store.
+//! the store. A run the worker's flags do not allow is refused before anything of it runs
+//! ([`allow`]).
+
+pub mod allow;
 
 use super::launcher::Launcher;
 use super::{catch_signals, one_trial, progress, Keeper, RunState, Session};
@@ -57,6 +60,8 @@ pub trait Queue {
 pub struct WorkOptions {
     /// No line per trial.
     pub quiet: bool,
+    /// What queued runs may do to this machine (the worker's `--allow-*` flags).
+    pub allowed: allow::Allowed,
 }
 
 /// What a worker did.
@@ -116,7 +121,7 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
                 }
                 Next::Trial(c) => c,
             };
-            let status = match run_claimed(&mut session, queue, &mut runs, &claimed) {
+            let status = match run_claimed(&mut session, queue, &mut runs, &claimed, opts) {
                 Ok(s) => s,
                 Err(e) => {
                     let _ = queue.release();
@@ -165,8 +170,17 @@ fn run_claimed(
     queue: &mut dyn Queue,
     runs: &mut HashMap<i64, RunState>,
     c: &Claimed,
+    opts: &WorkOptions,
 ) -> Result<Option<TrialStatus>> {
     let plan = &c.plan;
+    if let Some(reason) = opts.allowed.refusal(c.run_id, &plan.cells) {
+        // Before the run's state exists: nothing of it is prepared, calibrated or started.
+        eprintln!("refused: {reason}");
+        let (outcome, meta) = allow::refused(&reason);
+        let sink = queue.keeper().sink();
+        sink.insert_trial(c.run_id, &plan.trials[c.position], &outcome, &meta)?;
+        return Ok(Some(TrialStatus::Skipped));
+    }
     let state = match runs.entry(c.run_id) {
         std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
         std::collections::hash_map::Entry::Vacant(e) => {

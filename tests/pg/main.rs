@@ -78,6 +78,10 @@ const TESTS: &[Test] = &[
         queue::labels_match_exactly_so_percent_and_underscore_are_plain,
     ),
     (
+        "a_queued_command_runs_only_on_a_worker_started_with_allow_commands",
+        queue::a_queued_command_runs_only_on_a_worker_started_with_allow_commands,
+    ),
+    (
         "a_push_from_a_file_whose_column_names_are_sql_changes_nothing_on_the_server",
         push::a_push_from_a_file_whose_column_names_are_sql_changes_nothing_on_the_server,
     ),
