@@ -219,7 +219,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32> {
     let (plan, resume) = spec_and_plan(args)?;
     let opts = RunOptions {
         quiet: args.quiet,
-        argv: std::env::args().collect::<Vec<_>>().join(" "),
+        argv: crate::machine::secret::command_line(),
         judge: Some(std::sync::Arc::new(super::judge::StoppingJudge)),
     };
     if !args.quiet {

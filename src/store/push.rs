@@ -236,7 +236,12 @@ fn push_run(
         }
         None => {
             summary.runs_added += 1;
-            let (names, values) = run.without("run_id", run_row, &[]);
+            // A file of an older schedlab may hold a password in its command line.
+            let argv = match &run_row[run.col("argv")?] {
+                Value::Text(a) => Value::Text(crate::machine::secret::mask_command_line(a)),
+                other => other.clone(),
+            };
+            let (names, values) = run.without("run_id", run_row, &[("argv", argv)]);
             dst.query_one(
                 &insert_sql("runs", &names, "RETURNING run_id"),
                 &values,

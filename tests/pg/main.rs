@@ -11,6 +11,7 @@ mod crafted;
 mod errors;
 mod push;
 mod queue;
+mod secrets;
 mod server;
 mod spool;
 
@@ -84,6 +85,10 @@ const TESTS: &[Test] = &[
     (
         "a_push_from_a_file_whose_column_names_are_sql_changes_nothing_on_the_server",
         push::a_push_from_a_file_whose_column_names_are_sql_changes_nothing_on_the_server,
+    ),
+    (
+        "no_output_file_or_stored_row_holds_the_database_password",
+        secrets::no_output_file_or_stored_row_holds_the_database_password,
     ),
     (
         "pushing_twice_stores_each_run_once_with_the_same_rows",
