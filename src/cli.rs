@@ -196,14 +196,9 @@ pub struct RunArgs {
     /// Seed of the trial order (default: random, stored).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
-    #[arg(
-        long,
-        env = "SCHEDLAB_DB",
-        hide_env_values = true,
-        default_value = "schedlab.db"
-    )]
-    pub db: Location,
+    /// The results database.
+    #[command(flatten)]
+    pub db: DbArg,
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
@@ -225,14 +220,98 @@ pub struct RunArgs {
 /// Only the database.
 #[derive(Debug, Args)]
 pub struct DbArgs {
-    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
+    /// The results database.
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+/// `--db` (or `SCHEDLAB_DB`), declared once for every command that reads or writes a store;
+/// its value is read by [`LocationParser`], so no message ever repeats its password.
+#[derive(Debug, Clone, Default, Args)]
+pub struct DbArg {
+    /// Results database: a file path or postgres://USER[:PASSWORD]@HOST:PORT/DATABASE (or
+    /// SCHEDLAB_DB); the password is never stored or shown.
     #[arg(
-        long,
+        id = "db",
+        long = "db",
+        value_name = "DB",
         env = "SCHEDLAB_DB",
         hide_env_values = true,
-        default_value = "schedlab.db"
+        default_value = "schedlab.db",
+        value_parser = LocationParser
     )]
-    pub db: Location,
+    pub location: Location,
+}
+
+/// `--db` of the commands of the shared store (`submit`, `worker`): no default.
+#[derive(Debug, Clone, Args)]
+pub struct SharedDbArg {
+    /// The shared store: postgres://USER[:PASSWORD]@HOST:PORT/DATABASE (or SCHEDLAB_DB); the
+    /// password is never stored or shown.
+    #[arg(
+        id = "db",
+        long = "db",
+        value_name = "DB",
+        env = "SCHEDLAB_DB",
+        hide_env_values = true,
+        value_parser = LocationParser
+    )]
+    pub location: Location,
+}
+
+macro_rules! location_arg {
+    ($t:ty) => {
+        impl std::ops::Deref for $t {
+            type Target = Location;
+            fn deref(&self) -> &Location {
+                &self.location
+            }
+        }
+        impl From<&$t> for Location {
+            fn from(a: &$t) -> Location {
+                a.location.clone()
+            }
+        }
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.location.fmt(f)
+            }
+        }
+    };
+}
+location_arg!(DbArg);
+location_arg!(SharedDbArg);
+
+/// Reads a [`Location`] for clap. Its errors are written here, without the value: clap's own
+/// (`invalid value '...'`) would repeat a URL and its password, from the command line or
+/// from SCHEDLAB_DB.
+#[derive(Debug, Clone, Copy)]
+pub struct LocationParser;
+
+impl clap::builder::TypedValueParser for LocationParser {
+    type Value = Location;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Location, clap::Error> {
+        let flag = arg.map_or_else(|| "the database".to_string(), |a| a.to_string());
+        let env = arg
+            .and_then(|a| a.get_env())
+            .map_or(String::new(), |e| format!(" (or {})", e.to_string_lossy()));
+        let fail = |why: &str| {
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("invalid value for {flag}{env}: {why}\n"),
+            )
+        };
+        let text = value
+            .to_str()
+            .ok_or_else(|| fail("not valid UTF-8; give a file path or a postgres:// URL"))?;
+        text.parse().map_err(|e: String| fail(&e))
+    }
 }
 
 /// Flags of `schedlab show`.
@@ -240,14 +319,9 @@ pub struct DbArgs {
 pub struct ShowArgs {
     /// Run id (default: the latest run).
     pub run: Option<i64>,
-    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
-    #[arg(
-        long,
-        env = "SCHEDLAB_DB",
-        hide_env_values = true,
-        default_value = "schedlab.db"
-    )]
-    pub db: Location,
+    /// The results database.
+    #[command(flatten)]
+    pub db: DbArg,
 }
 
 /// Flags of `schedlab export`.
@@ -256,14 +330,9 @@ pub struct ExportArgs {
     /// Run id (default: the latest run).
     #[arg(long)]
     pub run: Option<i64>,
-    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
-    #[arg(
-        long,
-        env = "SCHEDLAB_DB",
-        hide_env_values = true,
-        default_value = "schedlab.db"
-    )]
-    pub db: Location,
+    /// The results database.
+    #[command(flatten)]
+    pub db: DbArg,
     /// csv or json.
     #[arg(long, default_value = "csv")]
     pub format: Format,
@@ -442,14 +511,9 @@ pub struct SelectionArgs {
     /// Every run whose spec hash (`schedlab runs`) starts with this, in one report.
     #[arg(long, conflicts_with_all = ["run", "runs"])]
     pub spec_hash: Option<String>,
-    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
-    #[arg(
-        long,
-        env = "SCHEDLAB_DB",
-        hide_env_values = true,
-        default_value = "schedlab.db"
-    )]
-    pub db: Location,
+    /// The results database.
+    #[command(flatten)]
+    pub db: DbArg,
     /// Include warm-up trials (excluded by default).
     #[arg(long)]
     pub include_warmup: bool,
@@ -465,7 +529,7 @@ impl SelectionArgs {
     /// The selection as the report stage takes it.
     pub fn selection(&self) -> Selection {
         Selection {
-            db: self.db.clone(),
+            db: self.db.location.clone(),
             run: self.run,
             runs: self.runs.clone(),
             spec_hash: self.spec_hash.clone(),
@@ -508,16 +572,11 @@ pub struct CompareArgs {
     pub a: i64,
     /// Run B, compared with A (ratios are B/A).
     pub b: i64,
-    /// Results database (of both runs, or of run A with --db-b); a path or a postgres:// URL.
-    #[arg(
-        long,
-        env = "SCHEDLAB_DB",
-        hide_env_values = true,
-        default_value = "schedlab.db"
-    )]
-    pub db: Location,
+    /// The results database (of both runs, or of run A with --db-b).
+    #[command(flatten)]
+    pub db: DbArg,
     /// Results database of run B, when it is another one (e.g. another machine's).
-    #[arg(long)]
+    #[arg(long, value_parser = LocationParser)]
     pub db_b: Option<Location>,
     /// Include warm-up trials (excluded by default).
     #[arg(long)]
@@ -554,7 +613,7 @@ impl CompareArgs {
         CompareOptions {
             a: self.a,
             b: self.b,
-            db: self.db.clone(),
+            db: self.db.location.clone(),
             db_b: self.db_b.clone(),
             include_warmup: self.include_warmup,
             allow_different_work: self.allow_different_work,
