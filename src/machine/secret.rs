@@ -70,9 +70,19 @@ pub fn mask_url(text: &str) -> String {
     url.to_string()
 }
 
-/// Whether `text` is a key=value connection string naming a password (`password=...`).
+/// Whether `text` may name a password anywhere (a URL parameter, a connection string key).
 fn names_password(text: &str) -> bool {
     text.to_ascii_lowercase().contains("password")
+}
+
+/// Where the `password` key of a key=value connection string starts in `text` (`password=`
+/// or `password = `), if it has one.
+fn password_key(text: &str) -> Option<usize> {
+    let lower = text.to_ascii_lowercase();
+    lower
+        .match_indices("password")
+        .map(|(i, _)| i)
+        .find(|&i| lower[i + "password".len()..].trim_start().starts_with('='))
 }
 
 /// One command-line argument with any password masked: a URL, `--flag=URL`, or a key=value
@@ -84,8 +94,7 @@ pub fn mask_arg(arg: &str) -> String {
     if arg.contains("://") {
         return mask_url(arg);
     }
-    if names_password(arg) {
-        let at = arg.to_ascii_lowercase().find("password").unwrap_or(0);
+    if let Some(at) = password_key(arg) {
         return format!("{}password={MASK}", &arg[..at]);
     }
     arg.to_string()

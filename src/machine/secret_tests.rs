@@ -74,6 +74,8 @@ fn arguments_are_masked_in_every_form_a_command_line_holds_them() {
         "host=h user=lab password=***"
     );
     assert_eq!(mask_arg("--trials=3"), "--trials=3");
+    assert_eq!(mask_arg("host=h PASSWORD = s3cret"), "host=h password=***");
+    assert_eq!(mask_arg("--name=password-test"), "--name=password-test");
     assert_eq!(mask_arg("vm.swappiness=10,60"), "vm.swappiness=10,60");
     let line = format!("/usr/bin/schedlab run --db {url} --db-b=postgres://x:{ENCODED}@h/e");
     let masked = mask_command_line(&line);
