@@ -10,7 +10,9 @@ use crate::workload::{CpuKernel, IoMode, WorkloadKind};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+mod db;
 mod fleet;
+pub use db::{DbArg, LocationParser, SharedDbArg};
 pub use fleet::{PushArgs, RunsArgs, SubmitArgs, WorkerArgs};
 
 /// schedlab: controlled, exactly measured Linux CPU-scheduling experiments.
@@ -200,14 +202,9 @@ pub struct RunArgs {
     /// Seed of the trial order (default: random, stored).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
-    #[arg(
-        long,
-        env = "SCHEDLAB_DB",
-        hide_env_values = true,
-        default_value = "schedlab.db"
-    )]
-    pub db: Location,
+    /// The results database.
+    #[command(flatten)]
+    pub db: DbArg,
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
@@ -229,14 +226,9 @@ pub struct RunArgs {
 /// Only the database.
 #[derive(Debug, Args)]
 pub struct DbArgs {
-    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
-    #[arg(
-        long,
-        env = "SCHEDLAB_DB",
-        hide_env_values = true,
-        default_value = "schedlab.db"
-    )]
-    pub db: Location,
+    /// The results database.
+    #[command(flatten)]
+    pub db: DbArg,
 }
 
 /// Flags of `schedlab show`.
@@ -244,14 +236,9 @@ pub struct DbArgs {
 pub struct ShowArgs {
     /// Run id (default: the latest run).
     pub run: Option<i64>,
-    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
-    #[arg(
-        long,
-        env = "SCHEDLAB_DB",
-        hide_env_values = true,
-        default_value = "schedlab.db"
-    )]
-    pub db: Location,
+    /// The results database.
+    #[command(flatten)]
+    pub db: DbArg,
 }
 
 /// Flags of `schedlab export`.
@@ -260,14 +247,9 @@ pub struct ExportArgs {
     /// Run id (default: the latest run).
     #[arg(long)]
     pub run: Option<i64>,
-    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
-    #[arg(
-        long,
-        env = "SCHEDLAB_DB",
-        hide_env_values = true,
-        default_value = "schedlab.db"
-    )]
-    pub db: Location,
+    /// The results database.
+    #[command(flatten)]
+    pub db: DbArg,
     /// csv or json.
     #[arg(long, default_value = "csv")]
     pub format: Format,
@@ -447,14 +429,9 @@ pub struct SelectionArgs {
     /// Every run whose spec hash (`schedlab runs`) starts with this, in one report.
     #[arg(long, conflicts_with_all = ["run", "runs"])]
     pub spec_hash: Option<String>,
-    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
-    #[arg(
-        long,
-        env = "SCHEDLAB_DB",
-        hide_env_values = true,
-        default_value = "schedlab.db"
-    )]
-    pub db: Location,
+    /// The results database.
+    #[command(flatten)]
+    pub db: DbArg,
     /// Include warm-up trials (excluded by default).
     #[arg(long)]
     pub include_warmup: bool,
@@ -470,7 +447,7 @@ impl SelectionArgs {
     /// The selection as the report stage takes it.
     pub fn selection(&self) -> Selection {
         Selection {
-            db: self.db.clone(),
+            db: self.db.location.clone(),
             run: self.run,
             runs: self.runs.clone(),
             spec_hash: self.spec_hash.clone(),
@@ -513,16 +490,11 @@ pub struct CompareArgs {
     pub a: i64,
     /// Run B, compared with A (ratios are B/A).
     pub b: i64,
-    /// Results database (of both runs, or of run A with --db-b); a path or a postgres:// URL.
-    #[arg(
-        long,
-        env = "SCHEDLAB_DB",
-        hide_env_values = true,
-        default_value = "schedlab.db"
-    )]
-    pub db: Location,
+    /// The results database (of both runs, or of run A with --db-b).
+    #[command(flatten)]
+    pub db: DbArg,
     /// Results database of run B, when it is another one (e.g. another machine's).
-    #[arg(long)]
+    #[arg(long, value_parser = LocationParser)]
     pub db_b: Option<Location>,
     /// Include warm-up trials (excluded by default).
     #[arg(long)]
@@ -559,7 +531,7 @@ impl CompareArgs {
         CompareOptions {
             a: self.a,
             b: self.b,
-            db: self.db.clone(),
+            db: self.db.location.clone(),
             db_b: self.db_b.clone(),
             include_warmup: self.include_warmup,
             allow_different_work: self.allow_different_work,

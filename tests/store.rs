@@ -308,3 +308,49 @@ fn a_trial_whose_workers_keep_dying_fails_and_the_run_ends_when_all_are_stored()
     assert_eq!(info.status, "done");
     assert_eq!(store.trial_count().unwrap() as usize, plan.trials.len() - 1);
 }
+
+#[test]
+fn a_push_from_a_file_whose_column_names_are_sql_is_refused_and_changes_nothing() {
+    let s = Scratch::new();
+    tiny_run(&s);
+    let source = s.path().join("crafted.db");
+    let o = schedlab()
+        .env("SCHEDLAB_STATE_DIR", s.state_dir())
+        .args(["run", "--quiet", "--db", source.to_str().unwrap()])
+        .args(["--policy", "other", "--tasks", "1", "--work", "2ms"])
+        .args(["--trials", "1"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::crafted::craft_argv_injection(&source);
+    let argv = |c: &rusqlite::Connection| -> Vec<String> {
+        c.prepare("SELECT argv FROM runs ORDER BY run_id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let before = argv(&s.conn());
+    let before_trials = ints(&s.conn(), "SELECT COUNT(*) FROM trials");
+    let o = schedlab()
+        .args(["push", source.to_str().unwrap(), "--to"])
+        .arg(s.db())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    let after = argv(&s.conn());
+    assert!(
+        !o.status.success(),
+        "the crafted push was accepted; the target's argv now: {after:?}"
+    );
+    assert!(
+        err.contains("has a column") && err.contains("nothing of it is pushed"),
+        "{err}"
+    );
+    assert_eq!(after, before, "the target's runs are unchanged");
+    assert_eq!(
+        ints(&s.conn(), "SELECT COUNT(*) FROM trials"),
+        before_trials
+    );
+}

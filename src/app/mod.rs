@@ -11,6 +11,7 @@ mod sink;
 mod worker;
 
 use crate::cli::{Cli, Command};
+use crate::machine::secret;
 use crate::spec::SpecError;
 use clap::Parser;
 
@@ -26,7 +27,19 @@ pub const EXIT_HANGUP: i32 = 129;
 pub fn main() -> i32 {
     // Die quietly when a reader such as `head` closes the pipe, as other command-line tools do.
     let _ = crate::sys::restore_default_signal(crate::sys::Signal::SIGPIPE);
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap repeats arguments it does not expect (a URL given without --db, say).
+            let text = secret::scrub(&e.render().to_string(), &secret::process_secrets());
+            if e.use_stderr() {
+                eprint!("{text}");
+            } else {
+                print!("{text}");
+            }
+            return e.exit_code();
+        }
+    };
     // Any command first puts back kernel settings a killed schedlab left changed.
     if !matches!(cli.command, Command::Restore) {
         crate::run::journal::recover_at_startup();
@@ -59,11 +72,14 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
+            // Messages are masked where they are made; this catches what a library echoed
+            // (an error of the PostgreSQL client, say).
+            let secrets = secret::process_secrets();
             if let Some(spec) = e.downcast_ref::<SpecError>() {
-                eprintln!("error: {spec}");
+                eprintln!("error: {}", secret::scrub(&spec.to_string(), &secrets));
                 return EXIT_USAGE;
             }
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", secret::scrub(&format!("{e:#}"), &secrets));
             1
         }
     }

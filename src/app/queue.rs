@@ -35,7 +35,7 @@ pub fn cmd_submit(args: &SubmitArgs) -> Result<i32> {
         args.hosts.iter().map(|h| Some(h.as_str())).collect()
     };
     let mut store = Store::open(&args.db)?;
-    let argv = std::env::args().collect::<Vec<_>>().join(" ");
+    let argv = crate::machine::secret::command_line();
     let run = NewRun {
         name: &plan.name,
         seed: plan.seed,

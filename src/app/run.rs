@@ -238,7 +238,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32> {
     run::capacity::check_plan(&plan)?;
     let opts = RunOptions {
         quiet: args.quiet,
-        argv: std::env::args().collect::<Vec<_>>().join(" "),
+        argv: crate::machine::secret::command_line(),
         judge: Some(std::sync::Arc::new(super::judge::StoppingJudge)),
     };
     if !args.quiet {

@@ -8,6 +8,7 @@ use crate::machine::{EnvRecord, HostIdentity};
 use crate::plan::{Plan, PlannedTrial};
 use crate::records::{TrialMeta, TrialOutcome};
 use crate::run::sink::{Sink, Stored};
+use crate::run::work::allow::{self, Allowed};
 use crate::run::work::{Claimed, Next, Queue, WorkOptions};
 use crate::run::Keeper;
 use crate::store::queue::{Claim, Completed, Idle};
@@ -300,6 +301,25 @@ impl Sink for Worker {
     }
 }
 
+/// What the worker's `--allow-*` flags let queued runs do; a knob is known by the file its
+/// name stands for, as a spec's knob is.
+fn allowed(args: &WorkerArgs) -> Result<Allowed> {
+    let knobs = args
+        .allow_knobs
+        .iter()
+        .map(|name| match name.trim() {
+            allow::IO_SCHEDULER => Ok(allow::IO_SCHEDULER.to_string()),
+            name => crate::spec::knob_path(name)
+                .map_err(|e| anyhow::anyhow!("--allow-knobs {name}: {e}")),
+        })
+        .collect::<Result<_>>()?;
+    Ok(Allowed {
+        commands: args.allow_commands,
+        knobs,
+        scx: args.allow_scx,
+    })
+}
+
 /// `schedlab worker`: runs queued trials until none is left for this worker.
 pub fn cmd_worker(args: &WorkerArgs) -> Result<i32> {
     let spool = args
@@ -336,7 +356,11 @@ pub fn cmd_worker(args: &WorkerArgs) -> Result<i32> {
         last: None,
         lost_since: None,
     };
-    let summary = crate::run::work::work(&mut worker, &WorkOptions { quiet: args.quiet })?;
+    let opts = WorkOptions {
+        quiet: args.quiet,
+        allowed: allowed(args)?,
+    };
+    let summary = crate::run::work::work(&mut worker, &opts)?;
     if worker.remote.spooled > 0 {
         std::thread::sleep(Duration::from_secs(1));
         let _ = worker.remote.server();

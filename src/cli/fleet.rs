@@ -1,5 +1,6 @@
 //! Flags of the commands for many machines: `push`, `submit`, `worker`, and `runs --host`.
 
+use super::{DbArg, LocationParser, SharedDbArg};
 use crate::store::Location;
 use clap::Args;
 use std::path::PathBuf;
@@ -7,14 +8,9 @@ use std::path::PathBuf;
 /// Flags of `schedlab runs`.
 #[derive(Debug, Args)]
 pub struct RunsArgs {
-    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
-    #[arg(
-        long,
-        env = "SCHEDLAB_DB",
-        hide_env_values = true,
-        default_value = "schedlab.db"
-    )]
-    pub db: Location,
+    /// The results database.
+    #[command(flatten)]
+    pub db: DbArg,
     /// Only the runs of this host (its host name, as the `host` column shows).
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
@@ -24,10 +20,10 @@ pub struct RunsArgs {
 #[derive(Debug, Args)]
 pub struct PushArgs {
     /// The results database to copy from (a file written offline, or any store).
-    #[arg(required_unless_present = "spool")]
+    #[arg(required_unless_present = "spool", value_parser = LocationParser)]
     pub from: Option<Location>,
     /// The store to copy to (default: SCHEDLAB_DB), e.g. postgres://USER@HOST:PORT/DATABASE.
-    #[arg(long, env = "SCHEDLAB_DB", hide_env_values = true)]
+    #[arg(long, env = "SCHEDLAB_DB", hide_env_values = true, value_parser = LocationParser)]
     pub to: Location,
     /// Push the spool: the trials kept while the server could not be reached; the spool keeps
     /// only what the server does not have afterwards.
@@ -46,9 +42,9 @@ pub struct PushArgs {
 pub struct SubmitArgs {
     /// Experiment file (TOML).
     pub spec: PathBuf,
-    /// The shared store: postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
-    #[arg(long, env = "SCHEDLAB_DB", hide_env_values = true)]
-    pub db: Location,
+    /// The shared store.
+    #[command(flatten)]
+    pub db: SharedDbArg,
     /// Host labels, e.g. web1,web2: one run per label, run only by workers with that label
     /// (a worker's label is its host name unless it says otherwise). Default: one run, any worker.
     #[arg(long, value_delimiter = ',')]
@@ -64,9 +60,9 @@ pub struct SubmitArgs {
 /// Flags of `schedlab worker`.
 #[derive(Debug, Args)]
 pub struct WorkerArgs {
-    /// The shared store: postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB).
-    #[arg(long, env = "SCHEDLAB_DB", hide_env_values = true)]
-    pub db: Location,
+    /// The shared store.
+    #[command(flatten)]
+    pub db: SharedDbArg,
     /// The host labels this worker runs trials for, e.g. web1,fast (default: its host name).
     /// Trials submitted without --hosts are anyone's.
     #[arg(long, value_delimiter = ',')]
@@ -85,4 +81,16 @@ pub struct WorkerArgs {
     /// No line per trial.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Run queued `command` workloads: programs named by whoever can write to the database,
+    /// run as this worker's user (root for a root worker). Refused by default.
+    #[arg(long)]
+    pub allow_commands: bool,
+    /// Kernel settings queued runs may change, by exact name, e.g. vm.swappiness,io_scheduler
+    /// (`io_scheduler`: the I/O scheduler axis). Refused by default.
+    #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
+    pub allow_knobs: Vec<String>,
+    /// Start the BPF schedulers (sched_ext) queued runs name: programs run as root. Refused
+    /// by default.
+    #[arg(long)]
+    pub allow_scx: bool,
 }

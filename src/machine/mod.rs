@@ -3,13 +3,15 @@
 //! incomparable) across machines; its boot id; process identity.
 //!
 //! Submodules: [`probe`] (which scheduling policies this process may use, probed),
-//! [`sched_ext`] (BPF schedulers: present, state, loaded ops), and [`host`] (the identity
-//! every run records: host name, machine id, kernel, CPU, build). Whether the machine is idle
+//! [`sched_ext`] (BPF schedulers: present, state, loaded ops), [`host`] (the identity
+//! every run records: host name, machine id, kernel, CPU, build), and [`secret`] (the command
+//! line as stored and shown, passwords masked). Whether the machine is idle
 //! before a trial is the run stage's business: `run::settle`.
 
 pub mod host;
 pub mod probe;
 pub mod sched_ext;
+pub mod secret;
 
 pub use host::HostIdentity;
 pub use probe::{policy_report, render_policy_report, PolicyAvailability};

@@ -232,7 +232,7 @@ impl Journal {
         let record = Record {
             version: VERSION,
             owner: me,
-            command: std::env::args().collect::<Vec<_>>().join(" "),
+            command: crate::machine::secret::command_line(),
             created_at: crate::records::now_utc(),
             entries,
             scx: None,

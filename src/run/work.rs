@@ -5,7 +5,10 @@
 //! restored before another run's trial and before the worker waits for work.
 //!
 //! The run stage still sees no database: the queue is a [`Queue`] that `app` implements on
-//! the store.
+//! the store. A run the worker's flags do not allow is refused before anything of it runs
+//! ([`allow`]).
+
+pub mod allow;
 
 use super::launcher::Launcher;
 use super::{catch_signals, one_trial, progress, Keeper, RunState, Session};
@@ -58,6 +61,8 @@ pub trait Queue {
 pub struct WorkOptions {
     /// No line per trial.
     pub quiet: bool,
+    /// What queued runs may do to this machine (the worker's `--allow-*` flags).
+    pub allowed: allow::Allowed,
 }
 
 /// What a worker did.
@@ -123,7 +128,7 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
                 }
                 Next::Trial(c) => c,
             };
-            let status = match run_claimed(&mut session, queue, &mut runs, &claimed) {
+            let status = match run_claimed(&mut session, queue, &mut runs, &claimed, opts) {
                 Ok(s) => s,
                 Err(e) => {
                     let _ = queue.release();
@@ -172,8 +177,17 @@ fn run_claimed(
     queue: &mut dyn Queue,
     runs: &mut HashMap<i64, RunState>,
     c: &Claimed,
+    opts: &WorkOptions,
 ) -> Result<Option<TrialStatus>> {
     let plan = &c.plan;
+    if let Some(reason) = opts.allowed.refusal(c.run_id, &plan.cells) {
+        // Before the run's state exists: nothing of it is prepared, calibrated or started.
+        eprintln!("refused: {reason}");
+        let (outcome, meta) = allow::refused(&reason);
+        let sink = queue.keeper().sink();
+        sink.insert_trial(c.run_id, &plan.trials[c.position], &outcome, &meta)?;
+        return Ok(Some(TrialStatus::Skipped));
+    }
     let state = match runs.entry(c.run_id) {
         std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
         std::collections::hash_map::Entry::Vacant(e) => {

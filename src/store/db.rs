@@ -337,7 +337,8 @@ impl Db {
         if rows.is_empty() {
             return Ok(());
         }
-        let head = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
+        let quoted: Vec<String> = columns.iter().map(|c| quote_ident(c)).collect();
+        let head = format!("INSERT INTO {table} ({}) VALUES ", quoted.join(", "));
         let row_sql = |first: usize| {
             let marks: Vec<String> = (0..columns.len())
                 .map(|c| format!("?{}", first + c + 1))
@@ -375,7 +376,11 @@ const COPY_ROWS: usize = 16;
 impl Pg {
     /// `rows` into `table` by binary COPY; the columns' types come from the table itself.
     fn copy_in(&self, table: &str, columns: &[&str], rows: &[Vec<Value>]) -> Result<()> {
-        let cols = columns.join(", ");
+        let cols = columns
+            .iter()
+            .map(|c| quote_ident(c))
+            .collect::<Vec<_>>()
+            .join(", ");
         let types = self
             .statement(&format!("SELECT {cols} FROM {table} LIMIT 0"))?
             .columns()
@@ -391,6 +396,12 @@ impl Pg {
         writer.finish()?;
         Ok(())
     }
+}
+
+/// `name` as a quoted SQL identifier (`"name"`, any `"` doubled), the same on both engines:
+/// a column name, even one checked against the schema, never becomes SQL.
+pub fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 /// `sql` for SQLite: unchanged unless it holds an engine-specific snippet.

@@ -1,6 +1,7 @@
 //! Where a results store is: an SQLite file or a PostgreSQL server (`--db PATH` or
 //! `--db postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, or `SCHEDLAB_DB`).
 
+use crate::machine::secret;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -49,8 +50,16 @@ impl Default for Location {
     }
 }
 
+/// libpq's connection-string keywords: a `--db` value starting with one of them and `=` is a
+/// key=value connection string, not a file name.
+const CONNINFO_KEYS: [&str; 8] = [
+    "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "service",
+];
+
 impl FromStr for Location {
     type Err = String;
+    /// Reads a location; an error never holds the password (nor, for a value that may hide
+    /// one where it cannot be found, the value at all).
     fn from_str(s: &str) -> Result<Self, String> {
         let t = s.trim();
         if t.is_empty() {
@@ -58,12 +67,24 @@ impl FromStr for Location {
         }
         let lower = t.to_ascii_lowercase();
         if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+            if secret::ambiguous(t) {
+                return Err(
+                    "the postgres:// URL (not shown: it holds a password) has a / ? # or @ in its user name or password; percent-encode them there (%2F %3F %23 %40, and % as %25) so that it reads one way only"
+                        .into(),
+                );
+            }
             Ok(Location::Server(t.to_string()))
         } else if lower.contains("://") {
             Err(format!(
                 "{} is neither a file path nor a postgres:// URL; use a path such as results.db or postgres://USER@HOST:PORT/DATABASE",
-                hide_password(t)
+                secret::mask_url(t)
             ))
+        } else if lower.split_whitespace().any(|w| {
+            CONNINFO_KEYS
+                .iter()
+                .any(|k| w.strip_prefix(k).is_some_and(|r| r.starts_with('=')))
+        }) {
+            Err("a key=value connection string (not shown: it may hold a password) is not accepted; write postgres://USER@HOST:PORT/DATABASE, with the password in the URL (percent-encoded) or in PGPASSWORD".into())
         } else {
             Ok(Location::File(PathBuf::from(s)))
         }
@@ -109,25 +130,10 @@ impl From<&Location> for Location {
     }
 }
 
-/// `url` with the password of its user part replaced by `***`.
+/// `url` with its password (user part or `password` parameter) replaced by `***`, read with
+/// a URL parser (see [`secret::mask_url`]).
 pub fn hide_password(url: &str) -> String {
-    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
-        return url.to_string();
-    };
-    let rest = &url[scheme_end..];
-    let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let Some(at) = rest[..auth_end].rfind('@') else {
-        return url.to_string();
-    };
-    match rest[..at].find(':') {
-        Some(colon) => format!(
-            "{}{}:***{}",
-            &url[..scheme_end],
-            &rest[..colon],
-            &rest[at..]
-        ),
-        None => url.to_string(),
-    }
+    secret::mask_url(url)
 }
 
 #[cfg(test)]
@@ -153,6 +159,29 @@ mod tests {
             err.contains("mysql://u:***@h/d") && !err.contains("secret"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn ambiguous_urls_and_connection_strings_are_refused_without_their_password() {
+        for bad in [
+            "postgres://lab:Sq/Kt@h/d",
+            "postgres://lab:Sq?Kt@h/d",
+            "postgres://lab:Sq#Kt@h/d",
+            "postgres://lab:Sq@Kt@h/d",
+        ] {
+            let err = bad.parse::<Location>().unwrap_err();
+            assert!(
+                err.contains("percent-encode") && !err.contains("Kt"),
+                "{err}"
+            );
+        }
+        let ok: Location = "postgres://lab:Sq%2FK%3Ft%40x%23y@h/d".parse().unwrap();
+        assert_eq!(ok.to_string(), "postgres://lab:***@h/d");
+        for conninfo in ["host=h password=Kt3", "dbname=d user=lab", "PASSWORD=Kt3"] {
+            let err = conninfo.parse::<Location>().unwrap_err();
+            assert!(err.contains("key=value") && !err.contains("Kt3"), "{err}");
+        }
+        assert!(!"results=1.db".parse::<Location>().unwrap().is_server());
     }
 
     #[test]

@@ -2,8 +2,15 @@
 //! known by its UUID and a trial by its run, cell and trial index, so what the target already
 //! has is never copied twice. Rows are copied column by column by name, so every column of the
 //! schema travels, whatever its position in either database.
+//!
+//! The source is untrusted (any file a user hands over): a column name read from it is used
+//! only if the target's own table has that column, and is quoted even then. A source with a
+//! column the schema does not know is refused, with nothing written: every genuine schedlab
+//! file has the current schema's columns (an older one is upgraded in memory when opened), so
+//! an unknown column means the file was altered, and a row whose columns cannot all be stored
+//! is not copied in part.
 
-use super::db::{params, Db, Value};
+use super::db::{params, quote_ident, Db, Value};
 use super::Store;
 use anyhow::{bail, Context, Result};
 use std::collections::{HashMap, HashSet};
@@ -45,9 +52,51 @@ const TRIAL_TABLES: [(&str, &str, Option<&str>); 5] = [
 /// Terminal run states: a pushed run in one of them finishes a target run that is still open.
 const FINISHED: [&str; 3] = ["done", "interrupted", "failed"];
 
+/// Every table a push copies rows of.
+const COPIED_TABLES: [&str; 9] = [
+    "runs",
+    "cells",
+    "trials",
+    "tasks",
+    "histograms",
+    "samples",
+    "trace_slices",
+    "knob_readings",
+    "calibrations",
+];
+
+/// The columns of the target's tables: the only names a source's rows may use.
+struct Known(HashMap<&'static str, HashSet<String>>);
+
+impl Known {
+    fn of(dst: &Db) -> Result<Known> {
+        let mut map = HashMap::new();
+        for table in COPIED_TABLES {
+            let names = dst.columns(&format!("SELECT * FROM {table} WHERE 1 = 0"))?;
+            map.insert(table, names.into_iter().collect());
+        }
+        Ok(Known(map))
+    }
+
+    /// Refuses `names` (read from the source's `table`) unless the target's table has each.
+    fn check(&self, table: &'static str, names: &[String]) -> Result<()> {
+        let known = self
+            .0
+            .get(table)
+            .context("internal error: a table push does not know")?;
+        if let Some(bad) = names.iter().find(|n| !known.contains(n.as_str())) {
+            bail!(
+                "the source's table {table} has a column {bad:?}, which the schedlab schema does not have; the file was altered or not written by schedlab, so nothing of it is pushed"
+            );
+        }
+        Ok(())
+    }
+}
+
 /// Copies the runs of `src` into `dst`, one transaction per run in `dst`.
 pub fn push(src: &Store, dst: &Store, opts: &PushOptions) -> Result<PushSummary> {
     let mut summary = PushSummary::default();
+    let known = Known::of(&dst.db)?;
     let runs: Vec<(i64, Option<String>)> =
         src.db
             .query("SELECT run_id, uuid FROM runs ORDER BY run_id", &[], |r| {
@@ -67,7 +116,7 @@ pub fn push(src: &Store, dst: &Store, opts: &PushOptions) -> Result<PushSummary>
         };
         let copied = dst
             .db
-            .transaction(|| push_run(&src.db, &dst.db, run_id, &uuid, &mut summary))
+            .transaction(|| push_run(&src.db, &dst.db, &known, run_id, &uuid, &mut summary))
             .with_context(|| format!("cannot push run {run_id} ({uuid}) to {}", dst.location))?;
         if opts.remove_pushed {
             src.db
@@ -81,7 +130,7 @@ pub fn push(src: &Store, dst: &Store, opts: &PushOptions) -> Result<PushSummary>
         }
     }
     if opts.runs.is_none() {
-        copy_calibrations(&src.db, &dst.db)?;
+        copy_calibrations(&src.db, &dst.db, &known)?;
     }
     Ok(summary)
 }
@@ -93,8 +142,10 @@ struct Rows {
 }
 
 impl Rows {
-    fn read(db: &Db, sql: &str, p: &[Value]) -> Result<Rows> {
+    /// The rows of `sql` (on the source's `table`), whose column names `known` accepts.
+    fn read(db: &Db, known: &Known, table: &'static str, sql: &str, p: &[Value]) -> Result<Rows> {
         let names = db.columns(sql)?;
+        known.check(table, &names)?;
         let n = names.len();
         let rows = db.query(sql, p, |r| (0..n).map(|i| r.value(i)).collect())?;
         Ok(Rows { names, rows })
@@ -130,12 +181,14 @@ impl Rows {
     }
 }
 
-/// `INSERT INTO table (names) VALUES (?1 ...) suffix`.
+/// `INSERT INTO table ("name" ...) VALUES (?1 ...) suffix`, for `names` that [`Known`]
+/// accepted (quoted all the same).
 fn insert_sql(table: &str, names: &[String], suffix: &str) -> String {
     let marks: Vec<String> = (1..=names.len()).map(|i| format!("?{i}")).collect();
+    let quoted: Vec<String> = names.iter().map(|n| quote_ident(n)).collect();
     format!(
         "INSERT INTO {table} ({}) VALUES ({}) {suffix}",
-        names.join(", "),
+        quoted.join(", "),
         marks.join(", ")
     )
 }
@@ -145,11 +198,18 @@ fn insert_sql(table: &str, names: &[String], suffix: &str) -> String {
 fn push_run(
     src: &Db,
     dst: &Db,
+    known: &Known,
     run_id: i64,
     uuid: &str,
     summary: &mut PushSummary,
 ) -> Result<Vec<i64>> {
-    let run = Rows::read(src, "SELECT * FROM runs WHERE run_id = ?1", params![run_id])?;
+    let run = Rows::read(
+        src,
+        known,
+        "runs",
+        "SELECT * FROM runs WHERE run_id = ?1",
+        params![run_id],
+    )?;
     let Some(run_row) = run.rows.first() else {
         bail!("run {run_id} vanished while being pushed");
     };
@@ -176,7 +236,12 @@ fn push_run(
         }
         None => {
             summary.runs_added += 1;
-            let (names, values) = run.without("run_id", run_row, &[]);
+            // A file of an older schedlab may hold a password in its command line.
+            let argv = match &run_row[run.col("argv")?] {
+                Value::Text(a) => Value::Text(crate::machine::secret::mask_command_line(a)),
+                other => other.clone(),
+            };
+            let (names, values) = run.without("run_id", run_row, &[("argv", argv)]);
             dst.query_one(
                 &insert_sql("runs", &names, "RETURNING run_id"),
                 &values,
@@ -187,6 +252,8 @@ fn push_run(
     // Cells, by index.
     let cells = Rows::read(
         src,
+        known,
+        "cells",
         "SELECT * FROM cells WHERE run_id = ?1 ORDER BY cell_index",
         params![run_id],
     )?;
@@ -241,6 +308,8 @@ fn push_run(
         .collect();
     let trials = Rows::read(
         src,
+        known,
+        "trials",
         "SELECT * FROM trials WHERE run_id = ?1 ORDER BY trial_id",
         params![run_id],
     )?;
@@ -289,6 +358,8 @@ fn push_run(
         for (table, order, own_id) in TRIAL_TABLES {
             let rows = Rows::read(
                 src,
+                known,
+                table,
                 &format!("SELECT * FROM {table} WHERE trial_id = ?1 ORDER BY {order}"),
                 params![src_trial],
             )?;
@@ -367,8 +438,14 @@ fn copy_warnings(
 }
 
 /// Calibrations the target lacks (speeds per workload, kernel and CPU model).
-fn copy_calibrations(src: &Db, dst: &Db) -> Result<()> {
-    let rows = Rows::read(src, "SELECT * FROM calibrations", &[])?;
+fn copy_calibrations(src: &Db, dst: &Db, known: &Known) -> Result<()> {
+    let rows = Rows::read(
+        src,
+        known,
+        "calibrations",
+        "SELECT * FROM calibrations",
+        &[],
+    )?;
     if rows.rows.is_empty() {
         return Ok(());
     }

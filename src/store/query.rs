@@ -363,7 +363,8 @@ pub fn run_info(store: &Store, run_id: i64) -> Result<RunInfo> {
                     status: r.get(4)?,
                     seed: r.get::<i64>(5)? as u64,
                     version: r.get(6)?,
-                    argv: r.get(7)?,
+                    // Masked again: a row written by an older schedlab may hold a password.
+                    argv: crate::machine::secret::mask_command_line(&r.get::<String>(7)?),
                     spec_toml: r.get(8)?,
                     env_json: r.get(9)?,
                     trials_planned: r.get(10)?,

@@ -9,7 +9,7 @@
 //! trials table's uniqueness on (cell, trial index) backs this up. So a worker that died or
 //! lost its lease never stores a trial a second time.
 
-use super::db::params;
+use super::db::{params, Value};
 use super::write::RunIdentity;
 use super::{NewRun, Store};
 use crate::machine::HostIdentity;
@@ -81,8 +81,24 @@ pub struct WorkerLine {
     pub failed: i64,
 }
 
-/// The condition on a queue row's label for a worker with labels `?1` (comma-separated).
-const LABEL_MATCHES: &str = "(label IS NULL OR ',' || ?1 || ',' LIKE '%,' || label || ',%')";
+/// The condition on a queue row's label for a worker with `labels` bound from placeholder
+/// `?first` on: the label equals one of them exactly (`=`: `%` and `_` are plain characters,
+/// unlike in `LIKE`), or the row is anyone's.
+fn label_matches(first: usize, labels: usize) -> String {
+    let marks: Vec<String> = (first..first + labels).map(|i| format!("?{i}")).collect();
+    if marks.is_empty() {
+        "label IS NULL".into()
+    } else {
+        format!("(label IS NULL OR label IN ({}))", marks.join(", "))
+    }
+}
+
+/// `params` followed by every label, as bound values.
+fn with_labels(params: &[Value], labels: &[String]) -> Vec<Value> {
+    let mut v = params.to_vec();
+    v.extend(labels.iter().map(|l| Value::Text(l.clone())));
+    v
+}
 
 impl Store {
     /// Submits a run: the run (state queued, no host yet) with its cells, and one queue row per
@@ -141,26 +157,27 @@ impl Store {
         labels: &[String],
         lease_ms: i64,
     ) -> Result<Result<Claim, Idle>> {
-        let labels = labels.join(",");
         self.db.execute(
             &format!(
                 "UPDATE queue SET state = 'failed', lease_until_ms = NULL,
                         reason = 'its worker stopped without storing it ' || attempts || ' times'
-                 WHERE state = 'claimed' AND lease_until_ms < {{now_ms}} AND attempts >= ?2 AND {LABEL_MATCHES}"
+                 WHERE state = 'claimed' AND lease_until_ms < {{now_ms}} AND attempts >= ?1 AND {}",
+                label_matches(2, labels.len())
             ),
-            params![labels.as_str(), MAX_ATTEMPTS],
+            &with_labels(params![MAX_ATTEMPTS], labels),
         )?;
         let claim = self.db.query_opt(
             &format!(
-                "UPDATE queue SET state = 'claimed', attempts = attempts + 1, worker = ?2,
-                        lease_until_ms = {{now_ms}} + ?3
+                "UPDATE queue SET state = 'claimed', attempts = attempts + 1, worker = ?1,
+                        lease_until_ms = {{now_ms}} + ?2
                  WHERE queue_id = (SELECT queue_id FROM queue
                                    WHERE (state = 'pending' OR (state = 'claimed' AND lease_until_ms < {{now_ms}}))
-                                     AND {LABEL_MATCHES}
+                                     AND {}
                                    ORDER BY run_id, position LIMIT 1 {{skip_locked}})
-                 RETURNING queue_id, run_id, cell_index, trial_index, position, attempts"
+                 RETURNING queue_id, run_id, cell_index, trial_index, position, attempts",
+                label_matches(3, labels.len())
             ),
-            params![labels.as_str(), worker, lease_ms],
+            &with_labels(params![worker, lease_ms], labels),
             |r| {
                 Ok(Claim {
                     queue_id: r.get(0)?,
@@ -176,8 +193,11 @@ impl Store {
             return Ok(Ok(c));
         }
         let claimed: i64 = self.db.query_one(
-            &format!("SELECT COUNT(*) FROM queue WHERE state IN ('pending', 'claimed') AND {LABEL_MATCHES}"),
-            params![labels.as_str()],
+            &format!(
+                "SELECT COUNT(*) FROM queue WHERE state IN ('pending', 'claimed') AND {}",
+                label_matches(1, labels.len())
+            ),
+            &with_labels(&[], labels),
             |r| r.get(0),
         )?;
         Ok(Err(if claimed > 0 {

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: the real binary, a scratch database, queries.
 #![allow(dead_code)]
 
+pub mod crafted;
+
 use assert_cmd::cargo::CommandCargoExt;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};

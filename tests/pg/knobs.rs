@@ -41,7 +41,15 @@ impl Worker {
     fn start(url: &str, state: &Path, spool: &Path) -> Worker {
         let child = schedlab()
             .env("SCHEDLAB_STATE_DIR", state)
-            .args(["worker", "--db", url, "--quiet", "--spool-file"])
+            .args([
+                "worker",
+                "--db",
+                url,
+                "--quiet",
+                "--allow-knobs",
+                "vm.swappiness",
+                "--spool-file",
+            ])
             .arg(spool)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -8,9 +8,13 @@
 mod cli;
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../common/crafted.rs"]
+mod crafted;
 mod errors;
 mod knobs;
+mod push;
 mod queue;
+mod secrets;
 mod server;
 mod spool;
 
@@ -76,6 +80,22 @@ const TESTS: &[Test] = &[
     (
         "a_worker_restores_each_runs_settings_before_the_next_run",
         knobs::a_worker_restores_each_runs_settings_before_the_next_run,
+    ),
+    (
+        "labels_match_exactly_so_percent_and_underscore_are_plain",
+        queue::labels_match_exactly_so_percent_and_underscore_are_plain,
+    ),
+    (
+        "a_queued_command_runs_only_on_a_worker_started_with_allow_commands",
+        queue::a_queued_command_runs_only_on_a_worker_started_with_allow_commands,
+    ),
+    (
+        "a_push_from_a_file_whose_column_names_are_sql_changes_nothing_on_the_server",
+        push::a_push_from_a_file_whose_column_names_are_sql_changes_nothing_on_the_server,
+    ),
+    (
+        "no_output_file_or_stored_row_holds_the_database_password",
+        secrets::no_output_file_or_stored_row_holds_the_database_password,
     ),
     (
         "pushing_twice_stores_each_run_once_with_the_same_rows",

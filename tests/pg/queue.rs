@@ -316,3 +316,114 @@ pub fn a_worker_spools_while_the_server_is_away_and_nothing_is_lost(s: &Server) 
     let status: String = c.query_one("SELECT status FROM runs", &[]).unwrap().get(0);
     assert_eq!(status, "done");
 }
+
+pub fn labels_match_exactly_so_percent_and_underscore_are_plain(s: &Server) {
+    let db = s.fresh_db("likelabels");
+    let url = s.url(&db);
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(dir.path(), 1, "2ms", "10s");
+    let out = ok(&["submit", &spec, "--db", &url, "--hosts", "w_b,%"]);
+    assert!(out.contains("--runs 1,2"), "{out}");
+    let mut c = s.client(&db);
+    let spool = dir.path().join("spool.db");
+    let work = |labels: &str| {
+        ok(&[
+            "worker",
+            "--db",
+            &url,
+            "--quiet",
+            "--labels",
+            labels,
+            "--spool-file",
+            spool.to_str().unwrap(),
+        ])
+    };
+    let done = |c: &mut postgres::Client, label: &str| {
+        c.query_one(
+            "SELECT COUNT(*) FROM queue WHERE label = $1 AND state = 'done'",
+            &[&label],
+        )
+        .unwrap()
+        .get::<_, i64>(0)
+    };
+    // `_` and `%` would be wildcards under LIKE: a worker labelled wxb matched both runs.
+    work("wxb");
+    assert_eq!(
+        pg_int(&mut c, "SELECT COUNT(*) FROM trials"),
+        0,
+        "a worker labelled wxb runs neither w_b's nor %'s trials"
+    );
+    work("w_b");
+    assert_eq!(done(&mut c, "w_b"), 1);
+    assert_eq!(done(&mut c, "%"), 0, "label w_b does not take label %");
+    work("%");
+    assert_eq!(done(&mut c, "%"), 1);
+    assert_eq!(pg_int(&mut c, "SELECT COUNT(*) FROM trials"), 2);
+}
+
+pub fn a_queued_command_runs_only_on_a_worker_started_with_allow_commands(s: &Server) {
+    let db = s.fresh_db("allow");
+    let url = s.url(&db);
+    let dir = tempfile::tempdir().unwrap();
+    let written = dir.path().join("written-by-the-queue");
+    let spec = dir.path().join("command.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "name = \"cmd\"\n[axes]\npolicies = [\"other\"]\n[[axes.workloads]]\nkind = \"command\"\n\
+             commands = [{{ argv = [\"/bin/sh\", \"-c\", \"id > {}\"] }}]\n\
+             [settings]\ntrials = 1\nwarmup = 0\nsample_interval = \"off\"\n",
+            written.display()
+        ),
+    )
+    .unwrap();
+    let spec = spec.to_str().unwrap();
+    let spool = dir.path().join("spool.db");
+    let worker = |allow: &[&str]| {
+        let o = schedlab()
+            .args(["worker", "--db", &url, "--spool-file"])
+            .arg(&spool)
+            .args(allow)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{err}");
+        err
+    };
+    ok(&["submit", spec, "--db", &url]);
+    let err = worker(&[]);
+    assert!(
+        !written.exists(),
+        "a default worker ran the queued command: {err}"
+    );
+    assert!(err.contains("--allow-commands"), "{err}");
+    let mut c = s.client(&db);
+    let (status, reason): (String, Option<String>) = c
+        .query_one("SELECT status, reason FROM trials WHERE run_id = 1", &[])
+        .map(|r| (r.get(0), r.get(1)))
+        .unwrap();
+    assert_eq!(status, "skipped");
+    let reason = reason.unwrap_or_default();
+    assert!(
+        reason.contains("--allow-commands") && reason.contains("/bin/sh"),
+        "{reason}"
+    );
+    assert_eq!(
+        pg_int(
+            &mut c,
+            "SELECT COUNT(*) FROM queue WHERE run_id = 1 AND state = 'done' AND attempts = 1"
+        ),
+        1,
+        "the refused trial's queue row ended after one claim"
+    );
+    // A worker allowed to run programs runs it.
+    ok(&["submit", spec, "--db", &url]);
+    worker(&["--allow-commands", "--quiet"]);
+    let id = std::fs::read_to_string(&written).expect("the allowed worker ran the command");
+    assert!(id.contains("uid="), "{id}");
+    let status: String = c
+        .query_one("SELECT status FROM trials WHERE run_id = 2", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(status, "ok");
+}

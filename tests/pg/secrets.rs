@@ -1,0 +1,242 @@
+//! The password of the `--db` URL reaches neither storage nor output: every command against a
+//! real server, with a password full of URL delimiters, then a search of everything written.
+
+use super::server::Server;
+use super::{ok, schedlab};
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The role's password: every character a pattern tends to miss, and a literal `%2F`.
+const RAW: &str = "Sq/K?t@9#z%2Fw";
+/// As it goes into the URL.
+const ENCODED: &str = "Sq%2FK%3Ft%409%23z%252Fw";
+/// Pieces of either form that must not appear anywhere.
+const NEEDLES: [&str; 6] = [RAW, ENCODED, "Sq/K", "Sq%2FK", "9#z", "%409%23"];
+const ROLE: &str = "lab_secret";
+
+/// Every file under `dir`.
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            v.extend(files(&p));
+        } else {
+            v.push(p);
+        }
+    }
+    v
+}
+
+/// The needle found in `bytes`, if any.
+fn leak(bytes: &[u8]) -> Option<&'static str> {
+    NEEDLES.into_iter().find(|n| {
+        bytes
+            .windows(n.len())
+            .any(|w| w.eq_ignore_ascii_case(n.as_bytes()))
+    })
+}
+
+pub fn no_output_file_or_stored_row_holds_the_database_password(s: &Server) {
+    let db = s.fresh_db("secrets");
+    let mut admin = s.client("postgres");
+    admin
+        .batch_execute(&format!(
+            "CREATE ROLE {ROLE} LOGIN PASSWORD '{RAW}'; ALTER DATABASE {db} OWNER TO {ROLE}"
+        ))
+        .unwrap();
+    let port = s.port;
+    let url = format!("postgres://{ROLE}:{ENCODED}@127.0.0.1:{port}/{db}");
+    let query_url = format!("postgres://{ROLE}@127.0.0.1:{port}/{db}?password={ENCODED}");
+    let bare_url = format!("postgres://{ROLE}@127.0.0.1:{port}/{db}");
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let command = |args: &[&str]| {
+        let mut c = schedlab();
+        c.args(args)
+            .current_dir(dir.path())
+            .env("HOME", &home)
+            .env("SCHEDLAB_STATE_DIR", &state)
+            .env("SCHEDLAB_SPOOL", dir.path().join("spool.db"))
+            .env_remove("SCHEDLAB_DB")
+            .env_remove("PGPASSWORD");
+        c
+    };
+    let mut outputs: Vec<(String, Output)> = Vec::new();
+    let mut record = |what: String, o: Output, must_succeed: bool| {
+        if must_succeed {
+            assert!(
+                o.status.success(),
+                "{what}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        outputs.push((what, o));
+    };
+    let tiny = ["--policy", "other,batch", "--tasks", "1", "--work", "2ms"];
+    fn run(db: &str) -> Vec<&str> {
+        let tiny = ["--policy", "other,batch", "--tasks", "1", "--work", "2ms"];
+        [&["run", "--db", db][..], &tiny, &["--trials", "2"]].concat()
+    }
+    // Runs 1 and 2: the password in the user part and in the query.
+    for db in [&url, &query_url] {
+        let args = run(db);
+        record(format!("{args:?}"), command(&args).output().unwrap(), true);
+    }
+    // Run 3 from SCHEDLAB_DB, varying a kernel setting (kept at its value), so that a restore
+    // journal is written; it is read while the run goes on.
+    let mut journals: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    let mut knob_run = command(&[&["run"][..], &tiny, &["--trials", "6"]].concat());
+    knob_run.env("SCHEDLAB_DB", &url);
+    if nix::unistd::geteuid().is_root() {
+        let interval = std::fs::read_to_string("/proc/sys/vm/stat_interval").unwrap();
+        knob_run.args(["--knob", &format!("vm.stat_interval={}", interval.trim())]);
+    } else {
+        println!("(not root: run 3 varies no kernel setting, so no restore journal is read)");
+    }
+    let child = knob_run
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    let pid = child.id();
+    while Path::new(&format!("/proc/{pid}/stat")).exists()
+        && std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+    {
+        for f in files(&state) {
+            if let Ok(b) = std::fs::read(&f) {
+                if !journals.iter().any(|(p, _)| *p == f) {
+                    journals.push((f, b));
+                }
+            }
+        }
+        assert!(t.elapsed() < Duration::from_secs(120), "run 3 never ends");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    record(
+        "run 3 (SCHEDLAB_DB, knob)".into(),
+        child.wait_with_output().unwrap(),
+        true,
+    );
+    if nix::unistd::geteuid().is_root() {
+        assert!(!journals.is_empty(), "the knob run wrote a restore journal");
+    }
+    // A queued run, a worker, a pushed file.
+    let spec = dir.path().join("queued.toml");
+    std::fs::write(&spec, "name = \"q\"\n[axes]\npolicies = [\"other\"]\ntasks = [1]\n[settings]\ntrials = 1\nwork = \"2ms\"\nsample_interval = \"off\"\n").unwrap();
+    let local = dir.path().join("local.db");
+    let local_run = run(local.to_str().unwrap());
+    ok(&local_run);
+    let spec = spec.to_str().unwrap();
+    let local = local.to_str().unwrap();
+    let report = dir.path().join("report");
+    let report = report.to_str().unwrap();
+    let mut reading: Vec<Vec<&str>> = vec![
+        vec!["submit", spec, "--db", &url],
+        vec!["worker", "--db", &url],
+        vec!["queue", "--db", &url],
+        vec!["push", local, "--to", &url],
+        vec!["runs", "--db", &url],
+        vec!["runs", "--db", &query_url],
+        vec!["compare", "1", "2", "--db", &url],
+        vec!["compare", "1", "3", "--db", &url, "--db-b", &query_url],
+        vec!["stats", "--db", &url],
+        vec!["stats", "--runs", "1,2", "--db", &url],
+        vec!["report", "--out", report, "--db", &url],
+        vec!["report", "--runs", "1,2", "--out", report, "--db", &url],
+    ];
+    let ids: Vec<String> = (1..=5).map(|i| i.to_string()).collect();
+    for id in &ids {
+        reading.push(vec!["show", id, "--db", &url]);
+    }
+    for table in ["tasks", "trials", "samples"] {
+        for format in ["csv", "json"] {
+            reading.push(vec![
+                "export", "--table", table, "--format", format, "--db", &url,
+            ]);
+        }
+    }
+    for args in &reading {
+        record(format!("{args:?}"), command(args).output().unwrap(), true);
+    }
+    // The password from PGPASSWORD, and a command that fails after connecting.
+    let o = command(&["show", "--db", &bare_url])
+        .env("PGPASSWORD", RAW)
+        .output()
+        .unwrap();
+    record("show with PGPASSWORD".into(), o, true);
+    let nosuch = url.replace(&format!("/{db}"), "/nosuchdb");
+    let o = command(&["runs", "--db", &nosuch]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    record("runs of a missing database".into(), o, false);
+    // The masking is there to see, not the command line left out.
+    let show = outputs
+        .iter()
+        .find(|(w, _)| w.contains("\"show\", \"1\""))
+        .map(|(_, o)| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap();
+    assert!(show.contains(&format!("{ROLE}:***@127.0.0.1")), "{show}");
+    // Now search: every stream, every file written, every row stored.
+    for (what, o) in &outputs {
+        for (name, bytes) in [("stdout", &o.stdout), ("stderr", &o.stderr)] {
+            if let Some(n) = leak(bytes) {
+                panic!(
+                    "{what}: {name} holds {n:?}:\n{}",
+                    String::from_utf8_lossy(bytes)
+                );
+            }
+        }
+    }
+    for (file, bytes) in &journals {
+        if let Some(n) = leak(bytes) {
+            panic!("the restore journal {} holds {n:?}", file.display());
+        }
+    }
+    let written = files(dir.path());
+    assert!(
+        written.iter().any(|f| f.ends_with("index.html"))
+            && written.iter().any(|f| f.ends_with("report.md"))
+            && written.iter().any(|f| f.ends_with("report.tex"))
+            && written
+                .iter()
+                .any(|f| f.extension().is_some_and(|e| e == "csv")),
+        "every report format was written: {written:?}"
+    );
+    for f in &written {
+        if let Some(n) = leak(&std::fs::read(f).unwrap()) {
+            panic!("{} holds {n:?}", f.display());
+        }
+    }
+    let mut c = s.client(&db);
+    let tables: Vec<String> = c
+        .query(
+            "SELECT tablename::text FROM pg_tables WHERE schemaname = 'public'",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(tables.len() >= 9, "{tables:?}");
+    for t in &tables {
+        let rows: String = c
+            .query_one(
+                &format!("SELECT COALESCE(string_agg(t::text, E'\\n'), '') FROM {t} t"),
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        if let Some(n) = leak(rows.as_bytes()) {
+            panic!("table {t} holds {n:?}");
+        }
+    }
+    let argv: String = c
+        .query_one("SELECT string_agg(argv, ' ') FROM runs", &[])
+        .unwrap()
+        .get(0);
+    assert!(argv.matches(":***@").count() >= 2, "{argv}");
+}
