@@ -8,8 +8,6 @@
 mod cli;
 #[path = "../common/mod.rs"]
 mod common;
-#[path = "../common/crafted.rs"]
-mod crafted;
 mod errors;
 mod knobs;
 mod push;

@@ -12,7 +12,7 @@ pub fn a_push_from_a_file_whose_column_names_are_sql_changes_nothing_on_the_serv
     ok(&[&["run", "--db", &url][..], &tiny].concat());
     let source = dir.path().join("crafted.db");
     ok(&[&["run", "--db", source.to_str().unwrap()][..], &tiny].concat());
-    crate::crafted::craft_argv_injection(&source);
+    crate::common::crafted::craft_argv_injection(&source);
     let mut c = s.client(&db);
     let argv = |c: &mut postgres::Client| -> Vec<String> {
         c.query("SELECT argv FROM runs ORDER BY run_id", &[])
