@@ -16,20 +16,40 @@
 //! - [`precision()`] and [`StoppingRule`]: adaptive trial counts.
 
 mod bootstrap;
+pub mod claim_types;
+pub mod claims;
+pub mod effect;
+mod exact;
+pub mod family;
 #[cfg(test)]
 mod fixtures;
 pub mod hypothesis;
+pub mod intervals;
 pub mod mann_whitney;
 pub mod permutation;
 pub mod power;
 pub mod precision;
+pub mod rank_tests;
 pub mod ratio;
+#[cfg(test)]
+mod sim;
 pub mod summary;
+pub mod trend;
 pub mod trials;
 
+pub use claims::{
+    test_claim, Amount, Arm, ClaimError, ClaimKind, ClaimTest, Design, Fallback, Leaning, PairTest,
+    RankTest, Relation,
+};
+pub use effect::{effect_paired, effect_two_sample, Effect, EffectMethod, EffectScale};
+pub use family::{
+    claims_methods_text, decide_family, exploratory, power_alpha, untested, Exploratory,
+    FamilyVerdict, Verdict, EXPLORATORY,
+};
 pub use hypothesis::{
     anova_oneway, cliff_delta, cohen_d, holm, kruskal_wallis, welch_t, PValueMethod, TestResult,
 };
+pub use intervals::{mean_ci, median_ci, MeanCi, MeanCiMethod, MedianCi};
 pub use mann_whitney::{
     mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u, mann_whitney_u_asymptotic,
 };
@@ -41,11 +61,15 @@ pub use power::{
     min_detectable_difference, min_detectable_difference_for, MinDetectable, MDD_ALPHA, MDD_POWER,
 };
 pub use precision::{precision, Decision, Precision, StoppingRule};
+pub use rank_tests::{
+    jonckheere_one_sided, mann_whitney_one_sided, signed_rank_one_sided, OneSided,
+};
 pub use ratio::{median_ratio_ci, RatioCi};
 pub use summary::{
     jain_index, mean, median, percentile, percentile_sorted, quantile_sorted, sample_variance,
     summarize, Summary, CI_LEVEL, DEFAULT_RESAMPLES,
 };
+pub use trend::{test_trend, TrendLevel, TrendTest};
 pub use trials::{per_trial, per_trial_by_key, Location};
 
 use serde::Serialize;
