@@ -81,21 +81,8 @@ impl Counts {
         (self.above[first] / self.total).min(1.0)
     }
 
-    /// The largest lattice value `x` with P(statistic <= x) <= `tail`, and that probability;
-    /// `None` if even the smallest value has more probability than `tail`.
-    pub(super) fn lower_critical(&self, tail: f64) -> Option<(i64, f64)> {
-        let mut found = None;
-        for (i, cumulative) in self.below.iter().enumerate() {
-            let p = cumulative / self.total;
-            if p > tail * (1.0 + 1e-12) {
-                break;
-            }
-            found = Some((self.start + self.step * i as i64, p));
-        }
-        found
-    }
-
     /// Number of arrangements counted (e.g. C(m + n, m) for Mann-Whitney).
+    #[cfg(test)]
     pub(super) fn total(&self) -> f64 {
         self.total
     }
@@ -391,8 +378,6 @@ mod tests {
         assert_eq!(c.total(), 8.0);
         assert!((c.le(6) - 5.0 / 8.0).abs() < 1e-15);
         assert!((c.ge(12) - 1.0 / 8.0).abs() < 1e-15);
-        assert!((c.lower_critical(0.13).expect("tail").1 - 0.125).abs() < 1e-15);
-        assert_eq!(c.lower_critical(0.1), None);
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! - [`precision()`] and [`StoppingRule`]: adaptive trial counts.
 
 mod bootstrap;
+pub mod claim_power;
 pub mod claim_types;
 pub mod claims;
 pub mod effect;
@@ -37,6 +38,9 @@ pub mod summary;
 pub mod trend;
 pub mod trials;
 
+pub use claim_power::{
+    claim_power, Power, PowerQuery, TrialsNeeded, POWER_CAP, POWER_REPLICATIONS, POWER_TARGET,
+};
 pub use claims::{
     test_claim, Amount, Arm, ClaimError, ClaimKind, ClaimTest, Design, Fallback, Leaning, PairTest,
     RankTest, Relation,
