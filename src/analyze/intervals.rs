@@ -76,8 +76,8 @@ pub fn median_ci(values: &[f64], level: f64) -> Option<MedianCi> {
 #[serde(rename_all = "snake_case")]
 pub enum MeanCiMethod {
     /// mean ± t(1 - (1 - level)/2, n - 1) · s / √n: exact coverage when the values are
-    /// normal; below it for skewed values at small n (about 0.90 for log-normal values with
-    /// a 50% spread at n = 5).
+    /// normal; below it for skewed values (a 95% interval covers the mean of log-normal
+    /// values with log-SD 0.5 about 91.5% of the time at n = 5, 92.7% at n = 15).
     StudentT,
 }
 

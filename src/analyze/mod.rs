@@ -32,6 +32,7 @@ pub mod power;
 pub mod precision;
 pub mod rank_tests;
 pub mod ratio;
+pub mod sequential;
 #[cfg(test)]
 mod sim;
 pub mod summary;
@@ -69,6 +70,10 @@ pub use rank_tests::{
     jonckheere_one_sided, mann_whitney_one_sided, signed_rank_one_sided, OneSided,
 };
 pub use ratio::{median_ratio_ci, RatioCi};
+pub use sequential::{
+    look_alpha, sequence_boundary, sequential_precision, AnytimeStoppingRule, MedianSequence,
+    SequentialPrecision, UntilDecided, UntilDecidedStep, SEQUENCE_ALPHA, SEQUENCE_RHO,
+};
 pub use summary::{
     jain_index, mean, median, percentile, percentile_sorted, quantile_sorted, sample_variance,
     summarize, Summary, CI_LEVEL, DEFAULT_RESAMPLES,
