@@ -182,10 +182,13 @@ fn trials_needed_and_detectable_effect_hold_for_the_real_test() {
     // Two trials a side with a log-SD of about 0.15: inconclusive, and tens of trials needed.
     let (a, b) = ([80.0, 100.0], [95.0, 115.0]);
     let alpha = 0.05;
+    let t = test_claim(Arm::new(&a), &[Arm::new(&b)], &lower(0.1), 0.95).expect("ok");
+    assert_eq!(decide_family(&[t], alpha)[0].verdict, Verdict::Inconclusive);
     let q = PowerQuery::new(alpha, 7);
     let p = claim_power(Arm::new(&a), &[Arm::new(&b)], &lower(0.1), &q)
         .expect("ok")
         .expect("a model");
+    assert_eq!((p.possible, p.power), (false, Some(0.0)));
     let Some(TrialsNeeded::PerSide(n)) = p.trials_needed else {
         panic!("{p:?}")
     };

@@ -8,7 +8,7 @@
 //! |---|---|---|---|
 //! | no ties | exact ([`PValueMethod::Exact`]) | exact | exact |
 //! | ties | exact permutation distribution conditional on the ties ([`PValueMethod::Permutation`]) | the same | seeded Monte Carlo permutation |
-//! | too large to count (over [`exact::MAX_WORK`](super::exact)) | normal approximation with tie and continuity corrections ([`PValueMethod::Asymptotic`]) | the same | the same |
+//! | too large to count (about 0.1 s of counting) | normal approximation with tie and continuity corrections ([`PValueMethod::Asymptotic`]) | the same | the same |
 //!
 //! Unlike scipy's `mannwhitneyu(method="auto")`, which switches to the normal approximation
 //! when both samples have more than 8 values, Mann-Whitney stays exact while counting is
