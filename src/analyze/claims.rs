@@ -28,8 +28,8 @@
 //!
 //! Both give exact one-sided p-values (conditional on ties) for the shift model. TOST uses
 //! the same tests at the two margins, so it needs no normality and works from n = 3 (where
-//! its smallest p is 1/20 against 3 vs 3 and 1/8 with 3 rounds, so 3 trials can never show
-//! equivalence at 0.05).
+//! its smallest p is 1/20 against 3 vs 3, reaching 0.05 only alone in the family, and 1/8
+//! with 3 rounds).
 //!
 //! Combining, for each claim in each cell (see `family.rs` for why):
 //! - p_support: the evidence for the claim. Several Bs ("each must hold") are an

@@ -49,7 +49,7 @@ fn each_verdict_word_is_reached_on_synthetic_trials() {
 }
 
 #[test]
-fn three_trials_can_never_show_equivalence_at_five_percent() {
+fn three_trials_show_equivalence_only_alone_in_the_family() {
     let a = [100.0, 100.1, 99.9];
     let b = [100.05, 99.95, 100.0];
     let margin = Relation::Equal {
@@ -60,7 +60,16 @@ fn three_trials_can_never_show_equivalence_at_five_percent() {
         (t.p_support - 0.05).abs() < 1e-15,
         "smallest p of 3 vs 3 is 1/20: {t:?}"
     );
-    assert_eq!(decide_family(&[t], 0.049)[0].verdict, Verdict::Inconclusive);
+    assert_eq!(
+        decide_family(std::slice::from_ref(&t), 0.05)[0].verdict,
+        Verdict::Equivalent
+    );
+    let pair = decide_family(&[t.clone(), t], 0.05);
+    assert_eq!(
+        pair[0].verdict,
+        Verdict::Inconclusive,
+        "Holm: 2 x 0.05 > 0.05"
+    );
 }
 
 #[test]

@@ -257,24 +257,26 @@ impl AnytimeStoppingRule {
     {
         let mut cells: Vec<Vec<f64>> = Vec::new();
         let mut states: Vec<MedianSequence> = Vec::new();
-        let mut finite = true;
+        // A bad alpha or a non-finite value: never precise, as `decide` would say.
+        let mut usable = MedianSequence::new(self.alpha).is_some();
         for i in 0.. {
             let values = round(i);
             if cells.is_empty() {
                 cells = vec![Vec::new(); values.len()];
-                states = vec![
-                    MedianSequence::new(self.alpha).unwrap_or_else(|| {
-                        MedianSequence::new(SEQUENCE_ALPHA).expect("valid alpha")
-                    });
-                    values.len()
-                ];
+                let empty = MedianSequence::new(self.alpha).unwrap_or(MedianSequence {
+                    alpha: SEQUENCE_ALPHA,
+                    sorted: Vec::new(),
+                    lo: f64::NEG_INFINITY,
+                    hi: f64::INFINITY,
+                });
+                states = vec![empty; values.len()];
             }
             for ((cell, state), v) in cells.iter_mut().zip(&mut states).zip(values) {
                 cell.push(v);
-                finite &= state.push(v).is_some();
+                usable &= state.push(v).is_some();
             }
             let rounds = cells.iter().map(Vec::len).min();
-            let decision = self.decide_states(finite.then_some(&states[..]), rounds);
+            let decision = self.decide_states(usable.then_some(&states[..]), rounds);
             if decision != Decision::Continue {
                 return (cells, decision);
             }

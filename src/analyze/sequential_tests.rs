@@ -58,6 +58,10 @@ fn run_and_decide_agree_and_a_constant_cell_stops_once_bounded() {
     assert_eq!(decision, Decision::LimitReached);
     assert_eq!(rule.decide(&cells), Decision::LimitReached);
     assert!(rule.methods_text().contains("confidence sequence"));
+    let bad = AnytimeStoppingRule { alpha: 0.0, ..rule };
+    let (cells, decision) = bad.run(|_| vec![1.0]);
+    assert_eq!((cells[0].len(), decision), (40, Decision::LimitReached));
+    assert_eq!(bad.decide(&cells), Decision::LimitReached);
 }
 
 /// Realised coverage of the median under `--precision`'s loop (a round, a check, stop when
