@@ -91,6 +91,7 @@ fn ratio_interval_covers_as_stated_at_5_8_and_15_on_three_shapes() {
                 ("rounds", hits_paired, stated_paired),
             ] {
                 let got = hits as f64 / reps as f64;
+                eprintln!("ratio CI {shape:?} n = {n} {what}: covered {got}, stated {stated:.4}");
                 assert!(
                     (got - stated).abs() <= 0.02,
                     "{shape:?} n = {n} {what}: covered {got}, stated {stated}"

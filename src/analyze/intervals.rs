@@ -198,6 +198,7 @@ mod tests {
                     hits += usize::from(ci.lo <= shape.median() && shape.median() <= ci.hi);
                 }
                 let got = hits as f64 / reps as f64;
+                eprintln!("median CI {shape:?} n = {n}: covered {got}, stated {stated:.4}");
                 assert!(
                     (got - stated).abs() <= 0.02,
                     "{shape:?} n = {n}: covered {got}, stated {stated}"
