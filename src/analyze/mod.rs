@@ -14,22 +14,82 @@
 //!   [`min_detectable_difference`]: what too few trials could have found;
 //! - [`median_ratio_ci`]: ratio to a baseline with a bootstrap CI over trials;
 //! - [`precision()`] and [`StoppingRule`]: adaptive trial counts.
+//!
+//! These serve today's findings; the claims engine below replaces them for verdicts.
+//!
+//! # Claims engine: declared claims, verdicts, power, adaptive stopping
+//!
+//! How a caller (claims table, `--until-decided`) uses it, in order:
+//! 1. Each declared claim in each cell of its scope: [`test_claim`]`(a, &others, &relation,
+//!    level)`. [`Arm`]: one value per trial (e.g. the trial's median over its tasks), with
+//!    round ids if the run has rounds (then the signed-rank test on rounds). [`Relation`]:
+//!    lower / higher / ratio at least / at most / equal within a margin ([`Amount`]:
+//!    relative or absolute). Several `others` must each hold. Gives a [`ClaimTest`]:
+//!    `p_family` (what Holm adjusts), `leaning`, and per compared treatment a [`PairTest`]
+//!    (n per side, [`RankTest`] and p-value method, one-sided p's, the [`Effect`]: ratio or,
+//!    with a value <= 0, difference, Hodges-Lehmann, interval with its achieved coverage).
+//!    Trends: [`test_trend`]. A cell whose test cannot run: [`untested`] (p = 1, still in
+//!    the family). Bad input: [`ClaimError`], whose message says what to do.
+//! 2. All of them together: [`decide_family`]`(&tests, alpha)`: per test a [`FamilyVerdict`]
+//!    (the [`Verdict`] word, p, Holm-adjusted p), in input order. Undeclared comparisons:
+//!    [`exploratory`] (unadjusted p, labelled [`EXPLORATORY`]). Methods text:
+//!    [`claims_methods_text`]. The rules and why they keep the error at alpha: `family.rs`.
+//! 3. Inconclusive verdicts: [`claim_power()`]`(a, &others, &relation,
+//!    &PowerQuery::new(power_alpha(alpha, m), seed))`: [`Power`] at `smallest_effect` for the
+//!    test actually run, [`TrialsNeeded`] for 80%, the smallest reachable p, the detectable
+//!    effect. Trends get no power statement.
+//! 4. Cell summaries with stated coverage: [`median_ci`] (order statistics; `below_level`
+//!    and the achieved coverage where no 95% interval exists, n < 6), [`mean_ci`] (t).
+//! 5. Adaptive runs. `--precision`: [`AnytimeStoppingRule`] (the fields and calls of
+//!    [`StoppingRule`] plus `alpha`) and [`sequential_precision`] (for [`precision()`]): a
+//!    confidence sequence, finite from 10 trials. `--until-decided`: [`UntilDecided`]; after
+//!    each round, `look(rounds)`, then `alpha_at(look)` for both `decide_family` and
+//!    `test_claim`'s level (1 - alpha_k), then `decide(rounds, &verdicts)`; report the last
+//!    look's verdicts. Both have `methods_text`.
+//!
+//! Checked against scipy in `tests/fixtures/stats/`; coverage, family-wise error, power
+//! and the stopping rules are simulated in the tests beside each file.
 
 mod bootstrap;
+pub mod claim_power;
+pub mod claim_types;
+pub mod claims;
+pub mod effect;
+mod exact;
+pub mod family;
 #[cfg(test)]
 mod fixtures;
 pub mod hypothesis;
+pub mod intervals;
 pub mod mann_whitney;
 pub mod permutation;
 pub mod power;
 pub mod precision;
+pub mod rank_tests;
 pub mod ratio;
+pub mod sequential;
+#[cfg(test)]
+mod sim;
 pub mod summary;
+pub mod trend;
 pub mod trials;
 
+pub use claim_power::{
+    claim_power, Power, PowerQuery, TrialsNeeded, POWER_CAP, POWER_REPLICATIONS, POWER_TARGET,
+};
+pub use claims::{
+    test_claim, Amount, Arm, ClaimError, ClaimKind, ClaimTest, Design, Fallback, Leaning, PairTest,
+    RankTest, Relation,
+};
+pub use effect::{effect_paired, effect_two_sample, Effect, EffectMethod, EffectScale};
+pub use family::{
+    claims_methods_text, decide_family, exploratory, power_alpha, untested, Exploratory,
+    FamilyVerdict, Verdict, EXPLORATORY,
+};
 pub use hypothesis::{
     anova_oneway, cliff_delta, cohen_d, holm, kruskal_wallis, welch_t, PValueMethod, TestResult,
 };
+pub use intervals::{mean_ci, median_ci, MeanCi, MeanCiMethod, MedianCi};
 pub use mann_whitney::{
     mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u, mann_whitney_u_asymptotic,
 };
@@ -41,11 +101,19 @@ pub use power::{
     min_detectable_difference, min_detectable_difference_for, MinDetectable, MDD_ALPHA, MDD_POWER,
 };
 pub use precision::{precision, Decision, Precision, StoppingRule};
+pub use rank_tests::{
+    jonckheere_one_sided, mann_whitney_one_sided, signed_rank_one_sided, OneSided,
+};
 pub use ratio::{median_ratio_ci, RatioCi};
+pub use sequential::{
+    look_alpha, sequence_boundary, sequential_precision, AnytimeStoppingRule, MedianSequence,
+    SequentialPrecision, UntilDecided, UntilDecidedStep, SEQUENCE_ALPHA, SEQUENCE_RHO,
+};
 pub use summary::{
     jain_index, mean, median, percentile, percentile_sorted, quantile_sorted, sample_variance,
     summarize, Summary, CI_LEVEL, DEFAULT_RESAMPLES,
 };
+pub use trend::{test_trend, TrendLevel, TrendTest};
 pub use trials::{per_trial, per_trial_by_key, Location};
 
 use serde::Serialize;
