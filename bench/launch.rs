@@ -2,13 +2,13 @@
 //! harness's own CPU time as a share of the tasks' CPU time. Run with `cargo bench --bench launch`;
 //! results are recorded in bench/README.md.
 
-use schedlab::policy::{DeadlineParams, PolicyKind, PriorityMode, TaskPolicy};
-use schedlab::records::TaskKind;
-use schedlab::records::TrialStatus;
-use schedlab::run::task::TaskPlan;
-use schedlab::run::trial::{run_trial, TrialSetup};
-use schedlab::sys::{self, SharedSlice};
-use schedlab::workload::{CpuKernel, Workload};
+use schedlab_core::policy::{DeadlineParams, PolicyKind, PriorityMode, TaskPolicy};
+use schedlab_core::records::TaskKind;
+use schedlab_core::records::TrialStatus;
+use schedlab_core::workload::{CpuKernel, Workload};
+use schedlab_run::task::TaskPlan;
+use schedlab_run::trial::{run_trial, TrialSetup};
+use schedlab_sys::SharedSlice;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 
 const REPEATS: usize = 7;
@@ -83,15 +83,18 @@ fn schedlab_release_ns(kind: TaskKind, n: usize) -> u64 {
 /// Minimal fork loop: each child stores a timestamp and exits; first fork to last timestamp, ns.
 fn minimal_fork_ns(n: usize) -> u64 {
     let stamps: SharedSlice<AtomicU64> = SharedSlice::new(n).unwrap();
-    let t0 = sys::now_ns();
+    let t0 = schedlab_sys::now_ns();
     for s in stamps.as_slice() {
         // The bench is single-threaded here; the child only stores and exits.
-        if sys::fork().unwrap() == 0 {
-            s.store(sys::now_ns(), SeqCst);
-            sys::exit_now(0);
+        if schedlab_sys::fork().unwrap() == 0 {
+            s.store(schedlab_sys::now_ns(), SeqCst);
+            schedlab_sys::exit_now(0);
         }
     }
-    while sys::wait4(-1, false).map(|r| r.is_some()).unwrap_or(false) {}
+    while schedlab_sys::wait4(-1, false)
+        .map(|r| r.is_some())
+        .unwrap_or(false)
+    {}
     stamps
         .as_slice()
         .iter()
@@ -104,10 +107,10 @@ fn minimal_fork_ns(n: usize) -> u64 {
 /// Minimal thread loop: each thread stores a timestamp; first create to last timestamp, ns.
 fn minimal_thread_ns(n: usize) -> u64 {
     let stamps: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-    let t0 = sys::now_ns();
+    let t0 = schedlab_sys::now_ns();
     std::thread::scope(|sc| {
         for s in &stamps {
-            sc.spawn(move || s.store(sys::now_ns(), SeqCst));
+            sc.spawn(move || s.store(schedlab_sys::now_ns(), SeqCst));
         }
     });
     stamps.iter().map(|s| s.load(SeqCst)).max().unwrap() - t0
@@ -138,7 +141,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn main() {
     // Orphans come back to us, as in `schedlab run`.
-    sys::become_child_subreaper().unwrap();
+    schedlab_sys::become_child_subreaper().unwrap();
     let n = 1000;
     println!("launch cost, {n} trivial tasks, median of {REPEATS} (interleaved side by side)");
     for kind in [TaskKind::Process, TaskKind::Thread] {

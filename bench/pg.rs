@@ -12,12 +12,12 @@
 #[allow(dead_code)]
 mod server;
 
-use schedlab::plan::Plan;
-use schedlab::records::{TaskRecord, TrialMeta, TrialOutcome, TrialStatus};
-use schedlab::report::cmd::load_input;
-use schedlab::report::model;
-use schedlab::store::{Location, NewRun, Store};
-use schedlab::workload::WorkloadKind;
+use schedlab_core::records::{TaskRecord, TrialMeta, TrialOutcome, TrialStatus};
+use schedlab_core::workload::WorkloadKind;
+use schedlab_report::cmd::load_input;
+use schedlab_report::model;
+use schedlab_spec::plan::Plan;
+use schedlab_store::{Location, NewRun, Store};
 use std::time::Instant;
 
 const SPEC: &str = r#"
@@ -160,7 +160,7 @@ fn main() {
         }
     };
     let dir = tempfile::tempdir().expect("temp dir");
-    let (_, plan) = schedlab::plan::build_from_text("bench.toml", SPEC, 7).expect("plan");
+    let (_, plan) = schedlab_spec::plan::build_from_text("bench.toml", SPEC, 7).expect("plan");
     // Store the rows ROUNDS times in each engine, alternating, into fresh databases; the
     // last pair is the one reported from.
     let (mut lite_s, mut pg_s) = (Vec::new(), Vec::new());

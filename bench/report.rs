@@ -7,9 +7,9 @@
 //! with `--measure`) so that its peak RSS (VmHWM) counts the report alone. Set
 //! SCHEDLAB_BENCH_DIR=DIR to keep the database and the report in DIR.
 
-use schedlab::report::cmd::{load_input, write_report, ReportFormat};
-use schedlab::report::model;
-use schedlab::store::Store;
+use schedlab_report::cmd::{load_input, write_report, ReportFormat};
+use schedlab_report::model;
+use schedlab_store::Store;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -127,7 +127,7 @@ fn measure(db: &Path, out: &Path) {
         ReportFormat::Markdown,
         ReportFormat::Csv,
     ];
-    let store = Store::open_read(schedlab::store::Location::from(db)).expect("bench db opens");
+    let store = Store::open_read(schedlab_store::Location::from(db)).expect("bench db opens");
     let input = load_input(&store, 1, false).expect("run 1 loads");
     let loaded = start.elapsed();
     let report = model::build(&input);

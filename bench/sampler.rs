@@ -14,9 +14,8 @@
 //! Run: `cargo bench --bench sampler`.
 
 use nix::sys::resource::{getrusage, UsageWho};
-use schedlab::procfs::{CpuTicks, LoadAvg, Pressure, PsiLine, SystemReader, SYSTEM_FILES};
-use schedlab::run::sampler::{compute, Sampler};
-use schedlab::sys;
+use schedlab_procfs::{CpuTicks, LoadAvg, Pressure, PsiLine, SystemReader, SYSTEM_FILES};
+use schedlab_run::sampler::{compute, Sampler};
 use std::hint::black_box;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -167,7 +166,7 @@ mod old {
             .map(|t| parse_vmstat(&t))
             .and_then(|m| Some((*m.get("pgpgin")?, *m.get("pgpgout")?)));
         Reading {
-            t_ns: sys::now_ns(),
+            t_ns: schedlab_sys::now_ns(),
             stat: read("/proc/stat").and_then(|t| parse_stat(&t)),
             pgpg,
             psi: [
@@ -200,11 +199,11 @@ fn process_cpu_ns() -> u64 {
 
 /// CPU time of this thread per call of `f`, us, over READS calls back to back.
 fn back_to_back(mut f: impl FnMut()) -> f64 {
-    let t0 = sys::thread_cpu_ns();
+    let t0 = schedlab_sys::thread_cpu_ns();
     for _ in 0..READS {
         f();
     }
-    (sys::thread_cpu_ns() - t0) as f64 / READS as f64 / 1e3
+    (schedlab_sys::thread_cpu_ns() - t0) as f64 / READS as f64 / 1e3
 }
 
 /// What one window measured: process CPU ns, wall ns, samples taken.

@@ -1,13 +1,13 @@
 //! Command line: clap subcommands and flags, converted once into a checked spec and options.
 
-use crate::policy::{PolicyKind, PriorityMode};
-use crate::records::{StartMode, TaskKind};
-use crate::report::cmd::{CompareOptions, ReportFormat, ReportOptions, Selection, StatsOptions};
-use crate::spec::{Spec, SpecError, WorkloadSpec};
-use crate::store::export::{Format, Table};
-use crate::store::Location;
-use crate::workload::{CpuKernel, IoMode, WorkloadKind};
 use clap::{Args, Parser, Subcommand};
+use schedlab_core::policy::{PolicyKind, PriorityMode};
+use schedlab_core::records::{StartMode, TaskKind};
+use schedlab_core::workload::{CpuKernel, IoMode, WorkloadKind};
+use schedlab_report::cmd::{CompareOptions, ReportFormat, ReportOptions, Selection, StatsOptions};
+use schedlab_spec::{Spec, SpecError, WorkloadSpec};
+use schedlab_store::export::{Format, Table};
+use schedlab_store::Location;
 use std::path::PathBuf;
 
 mod db;
@@ -284,7 +284,7 @@ impl RunArgs {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| SpecError(format!("cannot read spec {}: {e}", path.display())))?;
-                crate::spec::locate::parse_spec_file(path, &text)?
+                schedlab_spec::locate::parse_spec_file(path, &text)?
             }
             None if self.has_axis_flags() => Spec {
                 name: "cli".into(),
@@ -294,7 +294,7 @@ impl RunArgs {
         };
         if self.spec.is_none() && self.has_axis_flags() {
             // Flags describe the experiment from scratch, with the quick experiment's settings.
-            spec.axes = crate::spec::Axes::default();
+            spec.axes = schedlab_spec::Axes::default();
             spec.description = "experiment from command-line flags".into();
         }
         let a = &mut spec.axes;
@@ -362,14 +362,14 @@ impl RunArgs {
                 .scx
                 .iter()
                 .cloned()
-                .map(crate::spec::ScxSpec::Command)
+                .map(schedlab_spec::ScxSpec::Command)
                 .collect();
         }
         if !self.knobs.is_empty() {
             let knobs = self
                 .knobs
                 .iter()
-                .map(|k| crate::spec::KnobAxis::from_flag(k));
+                .map(|k| schedlab_spec::KnobAxis::from_flag(k));
             a.knobs = knobs.collect::<Result<_, _>>()?;
         }
         let s = &mut spec.settings;

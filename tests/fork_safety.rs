@@ -4,12 +4,11 @@
 //! A plain `main` (harness = false): libtest would run this in a process that already has
 //! several threads.
 
-use schedlab::policy::{DeadlineParams, PolicyKind, PriorityMode, TaskPolicy};
-use schedlab::records::{TaskKind, TrialStatus};
-use schedlab::run::launcher::{Launcher, Request};
-use schedlab::run::task::TaskPlan;
-use schedlab::sys;
-use schedlab::workload::{CpuKernel, Workload};
+use schedlab_core::policy::{DeadlineParams, PolicyKind, PriorityMode, TaskPolicy};
+use schedlab_core::records::{TaskKind, TrialStatus};
+use schedlab_core::workload::{CpuKernel, Workload};
+use schedlab_run::launcher::{Launcher, Request};
+use schedlab_run::task::TaskPlan;
 use std::sync::atomic::AtomicBool;
 
 /// Two tasks of spin work under OTHER.
@@ -50,14 +49,18 @@ fn two_spinning_tasks(kind: TaskKind) -> Request {
 }
 
 fn main() {
-    assert_eq!(sys::thread_count().unwrap(), 1, "the test starts alone");
+    assert_eq!(
+        schedlab_sys::thread_count().unwrap(),
+        1,
+        "the test starts alone"
+    );
     let mut launcher = Launcher::start().expect("a single-threaded process may fork");
 
     // A thread of the main process, as the sampler or a calibration would be.
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     let helper = std::thread::spawn(move || rx.recv());
-    assert_eq!(sys::thread_count().unwrap(), 2);
-    let refused = sys::fork().expect_err("a process with two threads may not fork");
+    assert_eq!(schedlab_sys::thread_count().unwrap(), 2);
+    let refused = schedlab_sys::fork().expect_err("a process with two threads may not fork");
     assert!(
         refused.to_string().contains("refusing to fork"),
         "the refusal says why: {refused}"
@@ -83,7 +86,7 @@ fn main() {
             .iter()
             .all(|t| t.work_units == 1000 && t.t_end_ns > t.t_start_ns));
         assert!(
-            !sys::group_alive(o.pgid),
+            !schedlab_sys::group_alive(o.pgid),
             "{kind:?}: nothing of the trial is left"
         );
     }
@@ -92,7 +95,7 @@ fn main() {
     let pid = launcher.pid();
     drop(launcher);
     assert!(
-        !sys::process_exists(pid),
+        !schedlab_sys::process_exists(pid),
         "the launcher ends with its owner"
     );
     println!("fork_safety: ok (the launcher forked both hosts while this process had 2 threads)");

@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use schedlab::run::iosched;
+use schedlab_run::iosched;
 use std::path::Path;
 use std::time::{Duration, Instant};
 

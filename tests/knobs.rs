@@ -139,10 +139,10 @@ fn after_a_sigkill_during_a_knob_cell_the_next_command_restores_the_settings() {
     let _quantum = Restore::new(RR_QUANTUM);
     let original = value(RR_QUANTUM);
     let changed = if original == "30" { "40" } else { "30" };
-    let device = schedlab::run::iosched::device_for(Path::new("/var/tmp")).ok();
+    let device = schedlab_run::iosched::device_for(Path::new("/var/tmp")).ok();
     let io = device.as_ref().map(|d| {
         let file = format!("/sys/block/{d}/queue/scheduler");
-        let offered = schedlab::run::iosched::read(d).unwrap();
+        let offered = schedlab_run::iosched::read(d).unwrap();
         let other = offered
             .available
             .iter()
@@ -228,7 +228,7 @@ fn after_a_sigkill_during_a_knob_cell_the_next_command_restores_the_settings() {
 
 #[test]
 fn the_slice_is_read_back_from_proc_and_sched_getattr_for_each_task() {
-    if let Err(why) = schedlab::machine::probe::slice_support(0, 100_000) {
+    if let Err(why) = schedlab_machine::probe::slice_support(0, 100_000) {
         eprintln!("skipping: {why}");
         return;
     }
@@ -409,7 +409,7 @@ fn plan_lists_every_setting_it_will_change_with_the_value_now() {
 
 #[test]
 fn without_sched_ext_the_scx_axis_and_the_ext_policy_are_refused_with_cause_and_remedy() {
-    if schedlab::machine::sched_ext::SchedExt::now().present() {
+    if schedlab_machine::sched_ext::SchedExt::now().present() {
         eprintln!("skipping: this kernel has sched_ext; the refusal cannot be shown here");
         return;
     }

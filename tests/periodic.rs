@@ -107,7 +107,7 @@ fn the_scheduler_trace_shows_fifo_tasks_unpreempted_and_other_tasks_preempted() 
         return;
     }
     let _turn = rt_turn();
-    if let Err(e) = schedlab::run::trace::TraceSession::available() {
+    if let Err(e) = schedlab_run::trace::TraceSession::available() {
         eprintln!("skipping: tracefs unavailable: {e}");
         return;
     }

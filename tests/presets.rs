@@ -2,8 +2,8 @@
 //! give, documents itself, and (quick.toml) equals the built-in quick experiment.
 
 use assert_cmd::Command;
-use schedlab::plan;
-use schedlab::spec::Spec;
+use schedlab_spec::plan;
+use schedlab_spec::Spec;
 use std::path::{Path, PathBuf};
 
 /// Cells each preset must expand to, computed by hand from its axes

@@ -4,10 +4,10 @@
 use assert_cmd::Command;
 use predicates::prelude::*;
 use rusqlite::params;
-use schedlab::report::cmd::{load_input, render_stats, write_report, ReportFormat};
-use schedlab::report::model::{self, figures, Metric, Report};
-use schedlab::report::{compare, csv_tables, latex, markdown};
-use schedlab::store::Store;
+use schedlab_report::cmd::{load_input, render_stats, write_report, ReportFormat};
+use schedlab_report::model::{self, figures, Metric, Report};
+use schedlab_report::{compare, csv_tables, latex, markdown};
+use schedlab_store::Store;
 use std::path::{Path, PathBuf};
 
 mod report_db;
@@ -289,7 +289,7 @@ fn two_runs_db(dir: &Path, host_b: &str, kernel_b: &str) -> PathBuf {
             )
             .unwrap();
         let source = Store::open(&path).unwrap();
-        schedlab::store::push::push(&source, &target, &Default::default()).unwrap();
+        schedlab_store::push::push(&source, &target, &Default::default()).unwrap();
     }
     all
 }
@@ -312,7 +312,7 @@ fn turnaround(r: &Report, treatment: &str) -> (f64, usize) {
 
 #[test]
 fn runs_of_one_spec_on_two_hosts_compare_the_hosts_like_policies() {
-    use schedlab::report::pool;
+    use schedlab_report::pool;
     let dir = tempfile::tempdir().unwrap();
     let db = two_runs_db(dir.path(), "web2", "6.1.0");
     let store = Store::open_read(&db).unwrap();
@@ -372,7 +372,7 @@ fn runs_of_one_spec_on_two_hosts_compare_the_hosts_like_policies() {
         md.contains("fifo @ web1") && md.contains("fifo @ web2"),
         "{md}"
     );
-    let hash = schedlab::store::query::spec_hash("name = \"synthetic\"");
+    let hash = schedlab_store::query::spec_hash("name = \"synthetic\"");
     Command::cargo_bin("schedlab")
         .unwrap()
         .args(["stats", "--spec-hash", &hash[..6], "--db"])
@@ -384,7 +384,7 @@ fn runs_of_one_spec_on_two_hosts_compare_the_hosts_like_policies() {
 
 #[test]
 fn kernels_are_treatments_too_and_repeats_on_one_host_pool_their_trials() {
-    use schedlab::report::pool;
+    use schedlab_report::pool;
     let dir = tempfile::tempdir().unwrap();
     let db = two_runs_db(dir.path(), "web1", "6.2.0");
     let store = Store::open_read(&db).unwrap();

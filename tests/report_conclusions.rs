@@ -5,11 +5,11 @@
 
 use assert_cmd::Command;
 use predicates::prelude::*;
-use schedlab::analyze::PValueMethod;
-use schedlab::report::cmd::{load_input, render_stats};
-use schedlab::report::compare;
-use schedlab::report::model::{self, Metric, Report};
-use schedlab::store::Store;
+use schedlab_analyze::PValueMethod;
+use schedlab_report::cmd::{load_input, render_stats};
+use schedlab_report::compare;
+use schedlab_report::model::{self, Metric, Report};
+use schedlab_store::Store;
 
 mod report_db;
 use report_db::{keep_trials, report_of, synthetic_db};
@@ -290,13 +290,13 @@ fn the_default_tables_fit_120_columns_and_wide_shows_every_column() {
     }
     // The table after `schedlab run`.
     let store = Store::open(&db).unwrap();
-    let cells = schedlab::store::query::cells(&store, 1, false).unwrap();
-    let table = schedlab::report::terminal::render(&cells, false);
+    let cells = schedlab_store::query::cells(&store, 1, false).unwrap();
+    let table = schedlab_report::terminal::render(&cells, false);
     assert!(widest(&table) <= 120, "{table}");
     assert!(
         !table.contains("cpu/task p50") && !table.contains("prio"),
         "{table}"
     );
-    let all = schedlab::report::terminal::render(&cells, true);
+    let all = schedlab_report::terminal::render(&cells, true);
     assert!(all.contains("cpu/task p50") && all.contains("prio") && widest(&all) > 120);
 }

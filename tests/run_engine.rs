@@ -62,7 +62,7 @@ fn fifo_tasks_at_equal_priority_are_not_preempted_like_other_tasks() {
 fn barrier_start_gives_nonnegative_responses_and_turnarounds_after_them() {
     let s = Scratch::new();
     // CLOCK_MONOTONIC is the machine's: every stored instant lies between these two readings.
-    let before = schedlab::sys::now_ns() as i64;
+    let before = schedlab_sys::now_ns() as i64;
     run_ok(
         &s,
         &[
@@ -78,7 +78,7 @@ fn barrier_start_gives_nonnegative_responses_and_turnarounds_after_them() {
             "process,thread",
         ],
     );
-    let after = schedlab::sys::now_ns() as i64;
+    let after = schedlab_sys::now_ns() as i64;
     let c = s.conn();
     type Row = (i64, i64, i64, i64, i64, i64, i64);
     let rows: Vec<Row> = c

@@ -1,8 +1,8 @@
 //! The sampler's columns against independent sources: a hand computation in this file from the
 //! same bytes of the /proc files, and `vmstat` run over the same one-second interval.
 
-use schedlab::procfs::{SystemCounters, SystemReader, SYSTEM_FILES};
-use schedlab::run::sampler::compute;
+use schedlab_procfs::{SystemCounters, SystemReader, SYSTEM_FILES};
+use schedlab_run::sampler::compute;
 use std::process::Command;
 use std::time::{Duration, Instant};
 

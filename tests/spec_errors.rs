@@ -6,8 +6,8 @@ mod common;
 
 use common::schedlab;
 use proptest::prelude::*;
-use schedlab::plan::{build, build_from_text};
-use schedlab::spec::Spec;
+use schedlab_spec::plan::{build, build_from_text};
+use schedlab_spec::Spec;
 use std::path::{Path, PathBuf};
 
 /// The crate root: the binary runs there so that paths in messages are relative and stable.

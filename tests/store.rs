@@ -4,9 +4,9 @@
 mod common;
 
 use common::*;
-use schedlab::records::{TrialMeta, TrialOutcome, TrialStatus};
-use schedlab::store::queue::{Completed, Idle, MAX_ATTEMPTS};
-use schedlab::store::{NewRun, Store};
+use schedlab_core::records::{TrialMeta, TrialOutcome, TrialStatus};
+use schedlab_store::queue::{Completed, Idle, MAX_ATTEMPTS};
+use schedlab_store::{NewRun, Store};
 
 /// Runs the tiny quick experiment into the scratch database.
 fn tiny_run(s: &Scratch) {
@@ -186,9 +186,9 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
 }
 
 // The work queue's rules, on SQLite (tests/pg runs workers on PostgreSQL).
-fn queued(dir: &std::path::Path, labels: &[Option<&str>]) -> (Store, schedlab::plan::Plan) {
+fn queued(dir: &std::path::Path, labels: &[Option<&str>]) -> (Store, schedlab_spec::plan::Plan) {
     let mut store = Store::open(dir.join("q.db")).unwrap();
-    let plan = schedlab::plan::build(&schedlab::spec::Spec::default_quick(), 1).unwrap();
+    let plan = schedlab_spec::plan::build(&schedlab_spec::Spec::default_quick(), 1).unwrap();
     let run = NewRun {
         name: &plan.name,
         seed: plan.seed,
@@ -304,7 +304,7 @@ fn a_trial_whose_workers_keep_dying_fails_and_the_run_ends_when_all_are_stored()
             )
             .unwrap();
     }
-    let info = schedlab::store::query::run_info(&store, 1).unwrap();
+    let info = schedlab_store::query::run_info(&store, 1).unwrap();
     assert_eq!(info.status, "done");
     assert_eq!(store.trial_count().unwrap() as usize, plan.trials.len() - 1);
 }

@@ -1,9 +1,9 @@
 //! The adaptive run's judge: the analyze layer's stopping rule applied to the key-metric
 //! values the store reads back after each round.
 
-use crate::analyze::{self, StoppingRule};
-use crate::plan::Adaptive;
-use crate::run::adaptive::{Decision, Judge};
+use schedlab_analyze::StoppingRule;
+use schedlab_run::adaptive::{Decision, Judge};
+use schedlab_spec::plan::Adaptive;
 
 /// [`StoppingRule`] with an adaptive run's precision and limits.
 #[derive(Debug, Clone, Copy)]
@@ -17,9 +17,9 @@ impl Judge for StoppingJudge {
             precision: a.precision,
         };
         match rule.decide(cells) {
-            analyze::Decision::Continue => Decision::Continue,
-            analyze::Decision::Precise => Decision::Precise,
-            analyze::Decision::LimitReached => Decision::LimitReached,
+            schedlab_analyze::Decision::Continue => Decision::Continue,
+            schedlab_analyze::Decision::Precise => Decision::Precise,
+            schedlab_analyze::Decision::LimitReached => Decision::LimitReached,
         }
     }
 }
@@ -27,25 +27,25 @@ impl Judge for StoppingJudge {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{Plan, PlannedTrial};
-    use crate::run::adaptive::{Schedule, Stop};
+    use schedlab_run::adaptive::{Schedule, Stop};
+    use schedlab_spec::plan::{Plan, PlannedTrial};
     use std::collections::HashSet;
 
     #[test]
     fn the_precision_metrics_are_the_reports_metric_keys() {
-        let keys: Vec<&str> = crate::report::model::Metric::ALL
+        let keys: Vec<&str> = schedlab_report::model::Metric::ALL
             .iter()
             .map(|m| m.key())
             .collect();
-        assert_eq!(keys, crate::spec::PRECISION_METRICS);
+        assert_eq!(keys, schedlab_spec::PRECISION_METRICS);
     }
 
     fn plan(min: u32, max: u32) -> Plan {
-        let mut spec = crate::spec::Spec::default_quick();
+        let mut spec = schedlab_spec::Spec::default_quick();
         spec.settings.precision = Some("1%".into());
         spec.settings.min_trials = Some(min);
         spec.settings.max_trials = Some(max);
-        crate::plan::build(&spec, 11).unwrap()
+        schedlab_spec::plan::build(&spec, 11).unwrap()
     }
 
     /// Runs the schedule of `p` as the run loop does, each trial of cell c giving `value(c)`;

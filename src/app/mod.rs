@@ -11,9 +11,9 @@ mod sink;
 mod worker;
 
 use crate::cli::{Cli, Command};
-use crate::machine::secret;
-use crate::spec::SpecError;
 use clap::Parser;
+use schedlab_machine::secret;
+use schedlab_spec::SpecError;
 
 /// Exit code for bad input (flags, spec).
 pub const EXIT_USAGE: i32 = 2;
@@ -26,7 +26,7 @@ pub const EXIT_HANGUP: i32 = 129;
 /// Parses the command line, runs the subcommand, returns the exit code.
 pub fn main() -> i32 {
     // Die quietly when a reader such as `head` closes the pipe, as other command-line tools do.
-    let _ = crate::sys::restore_default_signal(crate::sys::Signal::SIGPIPE);
+    let _ = schedlab_sys::restore_default_signal(schedlab_sys::Signal::SIGPIPE);
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -42,7 +42,7 @@ pub fn main() -> i32 {
     };
     // Any command first puts back kernel settings a killed schedlab left changed.
     if !matches!(cli.command, Command::Restore) {
-        crate::run::journal::recover_at_startup();
+        schedlab_run::journal::recover_at_startup();
     }
     let result = match cli.command {
         Command::Run(args) => run::cmd_run(&args),
@@ -50,9 +50,9 @@ pub fn main() -> i32 {
         Command::Plan(args) => run::cmd_plan(&args),
         Command::Runs(args) => runs::cmd_runs(&args),
         Command::Show(args) => runs::cmd_show(&args),
-        Command::Report(args) => crate::report::cmd::report(&args.options()),
-        Command::Stats(args) => crate::report::cmd::stats(&args.options()),
-        Command::Compare(args) => crate::report::cmd::compare(&args.options()),
+        Command::Report(args) => schedlab_report::cmd::report(&args.options()),
+        Command::Stats(args) => schedlab_report::cmd::stats(&args.options()),
+        Command::Compare(args) => schedlab_report::cmd::compare(&args.options()),
         Command::Push(args) => push::cmd_push(&args),
         Command::Submit(args) => queue::cmd_submit(&args),
         Command::Worker(args) => worker::cmd_worker(&args),
@@ -61,9 +61,9 @@ pub fn main() -> i32 {
         Command::Policies => {
             print!(
                 "{}",
-                crate::machine::render_policy_report(
-                    &crate::machine::policy_report(),
-                    &crate::machine::EnvRecord::capture()
+                schedlab_machine::render_policy_report(
+                    &schedlab_machine::policy_report(),
+                    &schedlab_machine::EnvRecord::capture()
                 )
             );
             Ok(0)

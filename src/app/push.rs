@@ -2,9 +2,9 @@
 
 use super::remote::default_spool;
 use crate::cli::PushArgs;
-use crate::store::push::{push, PushOptions};
-use crate::store::Store;
 use anyhow::{bail, Context, Result};
+use schedlab_store::push::{push, PushOptions};
+use schedlab_store::Store;
 
 /// `schedlab push FILE --to URL`, or `schedlab push --spool --to URL`.
 pub fn cmd_push(args: &PushArgs) -> Result<i32> {

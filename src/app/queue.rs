@@ -2,8 +2,8 @@
 //! repeat) and `schedlab queue` (the queue's state per run, host label and worker).
 
 use crate::cli::{DbArgs, RunArgs, SubmitArgs};
-use crate::store::{NewRun, Store};
 use anyhow::Result;
+use schedlab_store::{NewRun, Store};
 
 /// `schedlab submit SPEC --db URL [--hosts A,B] [--repeat N]`.
 pub fn cmd_submit(args: &SubmitArgs) -> Result<i32> {
@@ -18,16 +18,16 @@ pub fn cmd_submit(args: &SubmitArgs) -> Result<i32> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64)
     });
-    let plan = crate::plan::build_for_file(&args.spec, &spec, seed)?;
-    crate::run::knobs::check(&plan, &plan.settings.io_dir).map_err(crate::spec::SpecError)?;
+    let plan = schedlab_spec::plan::build_for_file(&args.spec, &spec, seed)?;
+    schedlab_run::knobs::check(&plan, &plan.settings.io_dir).map_err(schedlab_spec::SpecError)?;
     if plan.settings.adaptive.is_some() {
-        return Err(crate::spec::SpecError(
+        return Err(schedlab_spec::SpecError(
             "the work queue holds a fixed set of trials: give the spec a trial count, not --precision (adaptive runs go through `schedlab run`)".into(),
         )
         .into());
     }
     if args.repeat == 0 {
-        return Err(crate::spec::SpecError("--repeat must be at least 1".into()).into());
+        return Err(schedlab_spec::SpecError("--repeat must be at least 1".into()).into());
     }
     let labels: Vec<Option<&str>> = if args.hosts.is_empty() {
         vec![None]
@@ -35,7 +35,7 @@ pub fn cmd_submit(args: &SubmitArgs) -> Result<i32> {
         args.hosts.iter().map(|h| Some(h.as_str())).collect()
     };
     let mut store = Store::open(&args.db)?;
-    let argv = crate::machine::secret::command_line();
+    let argv = schedlab_machine::secret::command_line();
     let run = NewRun {
         name: &plan.name,
         seed: plan.seed,

@@ -4,13 +4,13 @@
 //! `schedlab push --spool`. Nothing is lost, and nothing is stored twice (a push skips the
 //! trials the server has).
 
-use crate::machine::HostIdentity;
-use crate::plan::{Cell, Plan, PlannedTrial};
-use crate::records::{TrialMeta, TrialOutcome};
-use crate::run::sink::{Sink, Stored};
-use crate::store::push::{push, PushOptions};
-use crate::store::{is_unreachable, Location, NewRun, RunIdentity, SpooledRun, Store};
 use anyhow::{Context, Result};
+use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_machine::HostIdentity;
+use schedlab_run::sink::{Sink, Stored};
+use schedlab_spec::plan::{Cell, Plan, PlannedTrial};
+use schedlab_store::push::{push, PushOptions};
+use schedlab_store::{is_unreachable, Location, NewRun, RunIdentity, SpooledRun, Store};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -209,8 +209,6 @@ impl Remote {
 /// What a spool needs to hold a run's trials: the run as created on the server.
 #[derive(Debug, Clone)]
 pub struct RunCopy {
-    /// The server's id of the run.
-    pub run_id: i64,
     /// Experiment name.
     pub name: String,
     /// Seed of the trial order.
@@ -286,7 +284,6 @@ impl RemoteSink {
 impl Sink for RemoteSink {
     fn create_run(&mut self, plan: &Plan, argv: &str, env_json: &str) -> Result<i64> {
         let copy = RunCopy {
-            run_id: 0,
             name: plan.name.clone(),
             seed: plan.seed,
             spec_toml: plan.spec_toml.clone(),
@@ -307,7 +304,7 @@ impl Sink for RemoteSink {
             .server()
             .with_context(|| format!("the server at {shown} cannot be reached"))?;
         let run_id = server.create_run_as(&copy.spooled().run, &plan.cells, &copy.id)?;
-        self.run = Some(RunCopy { run_id, ..copy });
+        self.run = Some(copy);
         Ok(run_id)
     }
 
@@ -318,15 +315,14 @@ impl Sink for RemoteSink {
             .server()
             .with_context(|| format!("the server at {shown} cannot be reached"))?;
         server.mark_running(run_id)?;
-        let info = crate::store::query::run_info(server, run_id)?;
+        let info = schedlab_store::query::run_info(server, run_id)?;
         let stored = Stored {
             trials: server.stored_trials(run_id)?,
             units: server.cell_units(run_id)?,
         };
-        let spec = crate::spec::Spec::from_toml(&info.spec_toml)?;
-        let plan = crate::plan::build(&spec, info.seed)?;
+        let spec = schedlab_spec::Spec::from_toml(&info.spec_toml)?;
+        let plan = schedlab_spec::plan::build(&spec, info.seed)?;
         self.run = Some(RunCopy {
-            run_id,
             name: info.name,
             seed: info.seed,
             spec_toml: info.spec_toml,

@@ -4,20 +4,20 @@ use super::remote::{Remote, RemoteSink};
 use super::sink::StoreSink;
 use super::{EXIT_HANGUP, EXIT_INTERRUPTED};
 use crate::cli::RunArgs;
-use crate::run::{self, RunOptions};
-use crate::spec::SpecError;
-use crate::store::{self, Store};
 use anyhow::Result;
+use schedlab_run::RunOptions;
+use schedlab_spec::SpecError;
+use schedlab_store::Store;
 
 /// The spec, plan and (when resuming) run id that `run` and `plan` work on; knobs on the deny
 /// list or naming one file twice are refused as bad input.
-fn spec_and_plan(args: &RunArgs) -> Result<(crate::plan::Plan, Option<i64>)> {
+fn spec_and_plan(args: &RunArgs) -> Result<(schedlab_spec::plan::Plan, Option<i64>)> {
     let (plan, resume) = build_plan(args)?;
-    crate::run::knobs::check(&plan, &plan.settings.io_dir).map_err(SpecError)?;
+    schedlab_run::knobs::check(&plan, &plan.settings.io_dir).map_err(SpecError)?;
     Ok((plan, resume))
 }
 
-fn build_plan(args: &RunArgs) -> Result<(crate::plan::Plan, Option<i64>)> {
+fn build_plan(args: &RunArgs) -> Result<(schedlab_spec::plan::Plan, Option<i64>)> {
     if let Some(which) = args.resume {
         if args.spec.is_some() {
             return Err(SpecError(
@@ -42,7 +42,7 @@ fn build_plan(args: &RunArgs) -> Result<(crate::plan::Plan, Option<i64>)> {
                 )
             })?,
         };
-        let info = store::query::run_info(&store, run_id)?;
+        let info = schedlab_store::query::run_info(&store, run_id)?;
         if info.status == "running" {
             anyhow::bail!(
                 "run {run_id} in {} is still running in another schedlab process; wait for it or stop it (Ctrl-C) before resuming",
@@ -50,8 +50,8 @@ fn build_plan(args: &RunArgs) -> Result<(crate::plan::Plan, Option<i64>)> {
             );
         }
         let (toml_text, seed) = store.run_spec(run_id)?;
-        let spec = crate::spec::Spec::from_toml(&toml_text)?;
-        let plan = crate::plan::build(&spec, seed)?;
+        let spec = schedlab_spec::Spec::from_toml(&toml_text)?;
+        let plan = schedlab_spec::plan::build(&spec, seed)?;
         return Ok((plan, Some(run_id)));
     }
     let spec = args.to_spec()?;
@@ -61,24 +61,25 @@ fn build_plan(args: &RunArgs) -> Result<(crate::plan::Plan, Option<i64>)> {
             .map_or(1, |d| d.as_nanos() as u64)
     });
     let plan = match &args.spec {
-        Some(path) => crate::plan::build_for_file(path, &spec, seed)?,
-        None => crate::plan::build(&spec, seed)?,
+        Some(path) => schedlab_spec::plan::build_for_file(path, &spec, seed)?,
+        None => schedlab_spec::plan::build(&spec, seed)?,
     };
     Ok((plan, None))
 }
 
 pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
     let (plan, _) = spec_and_plan(args)?;
-    run::capacity::check_plan(&plan)?;
+    schedlab_run::capacity::check_plan(&plan)?;
     let mut store = if args.db.exists() {
         Some(Store::open(&args.db)?)
     } else {
         None
     };
     let mut sink = store.as_mut().map(StoreSink);
-    let progress = crate::run::progress::Progress::new(0, true);
-    let mut cal = run::Calibrator::new(
-        sink.as_mut().map(|s| s as &mut dyn run::sink::Sink),
+    let progress = schedlab_run::progress::Progress::new(0, true);
+    let mut cal = schedlab_run::Calibrator::new(
+        sink.as_mut()
+            .map(|s| s as &mut dyn schedlab_run::sink::Sink),
         &plan.settings.io_dir,
         &progress,
     );
@@ -89,7 +90,7 @@ pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
     let mut rates = std::collections::HashMap::new();
     let mut limit_warnings = Vec::new();
     for (i, cell) in plan.cells.iter().enumerate() {
-        let key = crate::workload::calibrate::key(&cell.workload);
+        let key = schedlab_core::workload::calibrate::key(&cell.workload);
         let rate = match rates.get(&key) {
             Some(&r) => r,
             None => {
@@ -98,22 +99,22 @@ pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
                 r
             }
         };
-        let units = crate::run::units_per_task(cell, rate);
-        run::capacity::check_trial_length(cell, rate.ns_for(units))?;
-        let est = crate::run::estimate_trial_ns(cell, rate.ns_for(units));
+        let units = schedlab_run::units_per_task(cell, rate);
+        schedlab_run::capacity::check_trial_length(cell, rate.ns_for(units))?;
+        let est = schedlab_run::estimate_trial_ns(cell, rate.ns_for(units));
         total_ns = total_ns.saturating_add(est.saturating_mul(u64::from(per_cell)));
-        limit_warnings.extend(crate::run::limits::cell_warning(cell, rate.ns_for(units)));
+        limit_warnings.extend(schedlab_run::limits::cell_warning(cell, rate.ns_for(units)));
         b.push_record([
             i.to_string(),
             cell.label(),
             units.to_string(),
-            crate::report::terminal::fmt_ns(est as f64),
+            schedlab_report::terminal::fmt_ns(est as f64),
         ]);
     }
     println!("{} — {}", plan.name, plan.description);
     print!("{}", b.build().with(tabled::settings::Style::sharp()));
     println!();
-    let changes = crate::run::knobs::describe(&plan, &plan.settings.io_dir);
+    let changes = schedlab_run::knobs::describe(&plan, &plan.settings.io_dir);
     if !changes.is_empty() {
         println!("Kernel settings this plan changes (read back before every trial, restored after the run):");
         for line in changes {
@@ -156,14 +157,14 @@ pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
 
 /// The table of a run's cells printed after it.
 fn print_cells(store: &Store, run_id: i64, name: &str, wide: bool) -> Result<()> {
-    let cells = store::query::cells(store, run_id, false)?;
+    let cells = schedlab_store::query::cells(store, run_id, false)?;
     println!("run {run_id} ({name})");
-    print!("{}", crate::report::terminal::render(&cells, wide));
+    print!("{}", schedlab_report::terminal::render(&cells, wide));
     Ok(())
 }
 
 /// What an adaptive run stops on, in one sentence.
-fn adaptive_bounds(a: &crate::plan::Adaptive) -> String {
+fn adaptive_bounds(a: &schedlab_spec::plan::Adaptive) -> String {
     format!(
         "adaptive: whole shuffled rounds are added after the first {} until every cell's 95% CI of its {} is within ±{}% of its median, or after {} rounds{}",
         a.min_trials,
@@ -181,14 +182,14 @@ fn adaptive_bounds(a: &crate::plan::Adaptive) -> String {
 /// journals), says for every setting what it found and did, names journals still held by
 /// running ones, and refuses (exit 1) journals or a state directory it cannot trust.
 pub fn cmd_restore() -> Result<i32> {
-    let dir = crate::run::journal::state_dir();
-    if !crate::sys::is_root() && dir.exists() {
+    let dir = schedlab_run::journal::state_dir();
+    if !schedlab_sys::is_root() && dir.exists() {
         anyhow::bail!(
             "restoring kernel settings needs root; run `sudo schedlab restore` (journals in {})",
             dir.display()
         );
     }
-    let r = crate::run::journal::recover(&dir, &crate::run::knobfile::system_roots())
+    let r = schedlab_run::journal::recover(&dir, &schedlab_run::knobfile::system_roots())
         .map_err(anyhow::Error::msg)?;
     for line in &r.lines {
         println!("{line}");
@@ -235,10 +236,10 @@ fn fmt_duration(ns: u64) -> String {
 pub fn cmd_run(args: &RunArgs) -> Result<i32> {
     let (plan, resume) = spec_and_plan(args)?;
     // Before the store is opened: a plan this machine cannot hold creates nothing.
-    run::capacity::check_plan(&plan)?;
+    schedlab_run::capacity::check_plan(&plan)?;
     let opts = RunOptions {
         quiet: args.quiet,
-        argv: crate::machine::secret::command_line(),
+        argv: schedlab_machine::secret::command_line(),
         judge: Some(std::sync::Arc::new(super::judge::StoppingJudge)),
     };
     if !args.quiet {
@@ -260,7 +261,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32> {
             .clone()
             .unwrap_or_else(super::remote::default_spool);
         let mut sink = RemoteSink::new(Remote::connect(&args.db, &spool, false)?);
-        let summary = run::execute(&plan, &mut sink, &opts, resume)?;
+        let summary = schedlab_run::execute(&plan, &mut sink, &opts, resume)?;
         let remote = &mut sink.remote;
         if remote.spooled > 0 {
             // One more try, so that a server back by now gets everything.
@@ -284,7 +285,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32> {
         summary
     } else {
         let mut store = Store::open(&args.db)?;
-        let summary = run::execute(&plan, &mut StoreSink(&mut store), &opts, resume)?;
+        let summary = schedlab_run::execute(&plan, &mut StoreSink(&mut store), &opts, resume)?;
         print_cells(&store, summary.run_id, &plan.name, args.wide)?;
         summary
     };

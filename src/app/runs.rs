@@ -1,8 +1,8 @@
 //! The reading commands about stored runs: `runs`, `show` and `export` (read-only).
 
 use crate::cli::{ExportArgs, RunsArgs, ShowArgs};
-use crate::store::{export, query, Store};
 use anyhow::Result;
+use schedlab_store::{export, query, Store};
 
 /// `schedlab runs`: one line per stored run (of one host with `--host`).
 pub fn cmd_runs(args: &RunsArgs) -> Result<i32> {

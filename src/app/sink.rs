@@ -1,10 +1,10 @@
 //! The results store as the run stage's sink: the one place where `run` meets `store`.
 
-use crate::plan::{Plan, PlannedTrial};
-use crate::records::{TrialMeta, TrialOutcome};
-use crate::run::sink::{Sink, Stored};
-use crate::store::{NewRun, Store};
 use anyhow::Result;
+use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_run::sink::{Sink, Stored};
+use schedlab_spec::plan::{Plan, PlannedTrial};
+use schedlab_store::{NewRun, Store};
 
 /// A [`Store`] seen by the run stage.
 pub struct StoreSink<'a>(pub &'a mut Store);
@@ -82,9 +82,9 @@ pub fn key_values(
     metric: &str,
     through_round: u32,
 ) -> Result<Vec<Vec<f64>>> {
-    let m = crate::report::model::Metric::from_key(metric)
+    let m = schedlab_report::model::Metric::from_key(metric)
         .ok_or_else(|| anyhow::anyhow!("unknown precision metric '{metric}'"))?;
-    let cells = crate::store::query::cells(store, run_id, false)?;
+    let cells = schedlab_store::query::cells(store, run_id, false)?;
     let n = cells
         .iter()
         .map(|c| c.cell_index + 1)
@@ -93,7 +93,7 @@ pub fn key_values(
         .max(0) as usize;
     let mut out = vec![Vec::new(); n];
     for c in &cells {
-        let per_trial = &crate::report::model::trial_values(c)[m.index()];
+        let per_trial = &schedlab_report::model::trial_values(c)[m.index()];
         out[c.cell_index as usize] = per_trial
             .iter()
             .filter(|&&(round, _)| round <= i64::from(through_round))

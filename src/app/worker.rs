@@ -4,16 +4,16 @@
 
 use super::remote::{Remote, RunCopy};
 use crate::cli::WorkerArgs;
-use crate::machine::{EnvRecord, HostIdentity};
-use crate::plan::{Plan, PlannedTrial};
-use crate::records::{TrialMeta, TrialOutcome};
-use crate::run::sink::{Sink, Stored};
-use crate::run::work::allow::{self, Allowed};
-use crate::run::work::{Claimed, Next, Queue, WorkOptions};
-use crate::run::Keeper;
-use crate::store::queue::{Claim, Completed, Idle};
-use crate::store::{query, RunIdentity};
 use anyhow::{bail, Context, Result};
+use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_machine::{EnvRecord, HostIdentity};
+use schedlab_run::sink::{Sink, Stored};
+use schedlab_run::work::allow::{self, Allowed};
+use schedlab_run::work::{Claimed, Next, Queue, WorkOptions};
+use schedlab_run::Keeper;
+use schedlab_spec::plan::{Plan, PlannedTrial};
+use schedlab_store::queue::{Claim, Completed, Idle};
+use schedlab_store::{query, RunIdentity};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -64,11 +64,10 @@ impl Worker {
         };
         server.start_queued_run(run_id, &host, &env_json)?;
         let info = query::run_info(server, run_id)?;
-        let spec = crate::spec::Spec::from_toml(&info.spec_toml)
+        let spec = schedlab_spec::Spec::from_toml(&info.spec_toml)
             .with_context(|| format!("run {run_id}'s stored spec does not read back"))?;
-        let plan = Rc::new(crate::plan::build(&spec, info.seed)?);
+        let plan = Rc::new(schedlab_spec::plan::build(&spec, info.seed)?);
         let copy = RunCopy {
-            run_id,
             name: info.name,
             seed: info.seed,
             spec_toml: info.spec_toml,
@@ -309,7 +308,7 @@ fn allowed(args: &WorkerArgs) -> Result<Allowed> {
         .iter()
         .map(|name| match name.trim() {
             allow::IO_SCHEDULER => Ok(allow::IO_SCHEDULER.to_string()),
-            name => crate::spec::knob_path(name)
+            name => schedlab_spec::knob_path(name)
                 .map_err(|e| anyhow::anyhow!("--allow-knobs {name}: {e}")),
         })
         .collect::<Result<_>>()?;
@@ -360,7 +359,7 @@ pub fn cmd_worker(args: &WorkerArgs) -> Result<i32> {
         quiet: args.quiet,
         allowed: allowed(args)?,
     };
-    let summary = crate::run::work::work(&mut worker, &opts)?;
+    let summary = schedlab_run::work::work(&mut worker, &opts)?;
     if worker.remote.spooled > 0 {
         std::thread::sleep(Duration::from_secs(1));
         let _ = worker.remote.server();

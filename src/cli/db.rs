@@ -1,8 +1,8 @@
 //! The `--db` flag, declared once for every command that reads or writes a store, and its
 //! parser, whose errors never repeat the value (it may hold a password).
 
-use crate::store::Location;
 use clap::Args;
+use schedlab_store::Location;
 
 /// `--db` (or `SCHEDLAB_DB`), declared once for every command that reads or writes a store;
 /// its value is read by [`LocationParser`], so no message ever repeats its password.

@@ -1,8 +1,8 @@
 //! Flags of the commands for many machines: `push`, `submit`, `worker`, and `runs --host`.
 
 use super::{DbArg, LocationParser, SharedDbArg};
-use crate::store::Location;
 use clap::Args;
+use schedlab_store::Location;
 use std::path::PathBuf;
 
 /// Flags of `schedlab runs`.

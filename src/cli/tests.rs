@@ -37,7 +37,10 @@ fn list_flags_become_axes() {
     assert_eq!(spec.axes.workloads.len(), 3);
     assert_eq!(spec.axes.tasks, vec![10, 50]);
     assert_eq!(spec.settings.trials, 5);
-    assert_eq!(crate::plan::build(&spec, 1).unwrap().cells.len(), 18);
+    assert_eq!(
+        schedlab_spec::plan::build(&spec, 1).unwrap().cells.len(),
+        18
+    );
 }
 
 #[test]

@@ -109,8 +109,7 @@ pub fn cli_runs_and_reads_on_postgres(s: &Server) {
     assert_eq!(counts(&mut c), before, "reading commands wrote nothing");
     // The reading commands' session cannot write even if asked to.
     let read_only =
-        schedlab::store::Store::open_read(url.parse::<schedlab::store::Location>().unwrap())
-            .unwrap();
+        schedlab_store::Store::open_read(url.parse::<schedlab_store::Location>().unwrap()).unwrap();
     let err = read_only
         .add_warning(1, None, "must not be stored")
         .unwrap_err();

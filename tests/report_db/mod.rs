@@ -3,9 +3,9 @@
 #![allow(dead_code)] // each test crate uses some of the helpers
 
 use rusqlite::params;
-use schedlab::report::cmd::load_input;
-use schedlab::report::model::{self, Report};
-use schedlab::store::Store;
+use schedlab_report::cmd::load_input;
+use schedlab_report::model::{self, Report};
+use schedlab_store::Store;
 use std::path::{Path, PathBuf};
 
 pub const MS: i64 = 1_000_000;

@@ -1,6 +1,6 @@
 use super::*;
-use crate::analyze::claims::test_claim;
-use crate::analyze::family::{decide_family, power_alpha, Verdict};
+use crate::claims::test_claim;
+use crate::family::{decide_family, power_alpha, Verdict};
 
 fn lower(e: f64) -> Relation {
     Relation::Lower {

@@ -1,6 +1,6 @@
 use super::*;
-use crate::analyze::bootstrap::standard_normal;
-use crate::analyze::family::{decide_family, Verdict};
+use crate::bootstrap::standard_normal;
+use crate::family::{decide_family, Verdict};
 
 /// `n` positive values around `level` with a relative spread `sd` (log-normal).
 fn trials(level: f64, sd: f64, n: usize, rng: &mut fastrand::Rng) -> Vec<f64> {
@@ -132,7 +132,7 @@ fn counts_with_zeros_are_tested_and_get_a_difference() {
     let t = test_claim(Arm::new(&other), &[Arm::new(&fifo)], &r, 0.95).expect("ok");
     assert_eq!(alone(t.clone()), Verdict::Supported);
     let e = t.pairs[0].effect.expect("effect");
-    assert_eq!(e.scale, crate::analyze::EffectScale::Difference);
+    assert_eq!(e.scale, crate::EffectScale::Difference);
     let negative = [-1.0, 2.0];
     let bad = test_claim(Arm::new(&negative), &[Arm::new(&fifo)], &r, 0.95);
     assert_eq!(bad, Err(ClaimError::NeedsNonNegative));

@@ -1,6 +1,6 @@
 use super::*;
-use crate::analyze::fixtures::{assert_close, floats, items, num, reference};
-use crate::analyze::sim::Shape;
+use crate::fixtures::{assert_close, floats, items, num, reference};
+use crate::sim::Shape;
 
 #[test]
 fn two_sample_ratio_and_interval_match_scipy_ranks() {

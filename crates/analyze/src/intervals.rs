@@ -132,8 +132,8 @@ pub fn mean_ci(values: &[f64], level: f64) -> Option<MeanCi> {
 mod tests {
     use super::super::bootstrap::standard_normal;
     use super::*;
-    use crate::analyze::fixtures::{assert_close, floats, items, num, reference};
-    use crate::analyze::sim::Shape;
+    use crate::fixtures::{assert_close, floats, items, num, reference};
+    use crate::sim::Shape;
 
     #[test]
     fn median_ci_matches_scipy_quantile_test_and_binomial_coverage() {

@@ -50,6 +50,8 @@
 //! Checked against scipy in `tests/fixtures/stats/`; coverage, family-wise error, power
 //! and the stopping rules are simulated in the tests beside each file.
 
+#![forbid(unsafe_code)]
+
 mod bootstrap;
 pub mod claim_power;
 pub mod claim_types;

@@ -1,7 +1,7 @@
 //! Tests of the Mann-Whitney p-values against scipy (`reference.json`).
 
 use super::*;
-use crate::analyze::fixtures::{assert_close, floats, items, num, reference};
+use crate::fixtures::{assert_close, floats, items, num, reference};
 
 const P: f64 = 1e-9;
 

@@ -1,7 +1,7 @@
 //! Tests of the stratified permutation test against numpy's explicit enumeration.
 
 use super::*;
-use crate::analyze::fixtures::{assert_close, floats, items, num, reference};
+use crate::fixtures::{assert_close, floats, items, num, reference};
 
 /// The rounds of a reference design as owned (A, B) vectors.
 fn design(case: &serde_json::Value) -> Vec<(Vec<f64>, Vec<f64>)> {

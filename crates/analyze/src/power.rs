@@ -97,7 +97,7 @@ pub fn min_detectable_difference_for(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::fixtures::{assert_close, floats, items, num, reference};
+    use crate::fixtures::{assert_close, floats, items, num, reference};
 
     #[test]
     fn mdd_matches_the_scipy_t_quantile_computation() {

@@ -141,7 +141,7 @@ impl StoppingRule {
 mod tests {
     use super::super::bootstrap::standard_normal;
     use super::*;
-    use crate::analyze::fixtures::{assert_close, floats, items, num, reference};
+    use crate::fixtures::{assert_close, floats, items, num, reference};
 
     #[test]
     fn relative_half_width_matches_the_scipy_t_interval() {

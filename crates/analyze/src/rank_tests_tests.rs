@@ -1,5 +1,5 @@
 use super::*;
-use crate::analyze::fixtures::{assert_close, floats, items, num, reference};
+use crate::fixtures::{assert_close, floats, items, num, reference};
 
 #[test]
 fn one_sided_mann_whitney_matches_scipy_exact_and_permutation_p_values() {

@@ -87,7 +87,7 @@ pub fn median_ratio_ci(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::fixtures::{assert_close, floats, items, num, reference};
+    use crate::fixtures::{assert_close, floats, items, num, reference};
 
     #[test]
     fn ci_ends_are_the_quantiles_of_the_exact_bootstrap_distribution_for_three_to_five_trials() {

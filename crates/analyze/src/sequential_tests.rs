@@ -1,10 +1,10 @@
 use super::*;
-use crate::analyze::bootstrap::standard_normal;
-use crate::analyze::claims::{test_claim, Arm, Relation};
-use crate::analyze::family::decide_family;
-use crate::analyze::fixtures::{assert_close, items, num, reference};
-use crate::analyze::intervals::median_ci;
-use crate::analyze::sim::Shape;
+use crate::bootstrap::standard_normal;
+use crate::claims::{test_claim, Arm, Relation};
+use crate::family::decide_family;
+use crate::fixtures::{assert_close, items, num, reference};
+use crate::intervals::median_ci;
+use crate::sim::Shape;
 
 #[test]
 fn the_boundary_matches_a_scipy_root_of_the_mixture_inequality() {

@@ -132,7 +132,7 @@ pub fn test_trend(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::claim_types::Leaning;
+    use crate::claim_types::Leaning;
 
     fn arms(a: &[f64], b: &[f64]) -> (Vec<f64>, Vec<f64>) {
         (a.to_vec(), b.to_vec())

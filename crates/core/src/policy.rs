@@ -1,6 +1,6 @@
 //! Scheduling policies: names, per-task parameters, application with sched_setattr, refusal reasons.
 
-use crate::sys::{self, SchedAttr};
+use schedlab_sys::SchedAttr;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -292,7 +292,7 @@ impl TaskPolicy {
                 a.deadline_ns = self.deadline.deadline_ns;
                 a.period_ns = self.deadline.period_ns;
                 // A deadline task may not fork unless its children reset.
-                a.flags = sys::FLAG_RESET_ON_FORK;
+                a.flags = schedlab_sys::FLAG_RESET_ON_FORK;
             }
         }
         a
@@ -300,15 +300,15 @@ impl TaskPolicy {
 
     /// Applies the attributes to the calling thread; returns the errno on refusal.
     pub fn apply(&self) -> Result<(), i32> {
-        sys::sched_setattr(&self.attr())
+        schedlab_sys::sched_setattr(&self.attr())
     }
 }
 
 /// A sentence naming why the kernel refused `kind` with `errno`, and what to do about it.
 /// `pinned`: the CPUs the task was pinned to, if it was (a cause of its own for DEADLINE).
 pub fn refusal_reason(kind: PolicyKind, nice: i32, errno: i32, pinned: Option<&[usize]>) -> String {
-    let name = sys::errno_name(errno);
-    let privileged = sys::is_root()
+    let name = schedlab_sys::errno_name(errno);
+    let privileged = schedlab_sys::is_root()
         || caps::has_cap(
             None,
             caps::CapSet::Effective,
@@ -357,7 +357,7 @@ fn deadline_eperm(pinned: Option<&[usize]>) -> String {
         let list: Vec<String> = cpus.iter().map(usize::to_string).collect();
         list.join(",")
     };
-    let allowed = sys::allowed_cpus();
+    let allowed = schedlab_sys::allowed_cpus();
     let narrower = |cpus: &[usize]| allowed.iter().any(|c| !cpus.contains(c));
     if let Some(cpus) = pinned.filter(|c| narrower(c)) {
         return format!(
@@ -525,7 +525,7 @@ mod tests {
     fn refusal_reasons_name_cause_and_remedy() {
         let r = refusal_reason(PolicyKind::Fifo, 0, libc::EPERM, None);
         assert!(r.contains("CAP_SYS_NICE"), "{r}");
-        if !sys::is_root() {
+        if !schedlab_sys::is_root() {
             assert!(r.contains("RLIMIT_RTPRIO"), "{r}");
         }
         let d = refusal_reason(PolicyKind::Deadline, 0, libc::EBUSY, None);
@@ -536,11 +536,11 @@ mod tests {
 
     #[test]
     fn a_privileged_pinned_deadline_refusal_names_the_root_domain_not_the_capability() {
-        if !sys::is_root() {
+        if !schedlab_sys::is_root() {
             eprintln!("skipping: the reason for a privileged process needs root");
             return;
         }
-        let allowed = sys::allowed_cpus();
+        let allowed = schedlab_sys::allowed_cpus();
         if allowed.len() < 2 {
             eprintln!("skipping: one CPU cannot be pinned narrower than the root domain");
             return;

@@ -36,7 +36,9 @@ impl HostIdentity {
 
 /// This machine's host name, empty if unknown.
 pub fn hostname() -> String {
-    crate::sys::uname().map(|u| u.nodename).unwrap_or_default()
+    schedlab_sys::uname()
+        .map(|u| u.nodename)
+        .unwrap_or_default()
 }
 
 /// The machine id: `/etc/machine-id`, else D-Bus's copy; None on systems without one.
@@ -56,7 +58,7 @@ mod tests {
     fn this_machine_has_a_name_a_kernel_and_a_version() {
         let h = HostIdentity::capture();
         assert!(!h.hostname.is_empty());
-        assert_eq!(h.kernel, crate::sys::uname().unwrap().release);
+        assert_eq!(h.kernel, schedlab_sys::uname().unwrap().release);
         assert_eq!(h.version, env!("CARGO_PKG_VERSION"));
         if let Ok(id) = std::fs::read_to_string("/etc/machine-id") {
             assert_eq!(h.machine_id.as_deref(), Some(id.trim()));

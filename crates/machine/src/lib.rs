@@ -8,6 +8,8 @@
 //! line as stored and shown, passwords masked). Whether the machine is idle
 //! before a trial is the run stage's business: `run::settle`.
 
+#![forbid(unsafe_code)]
+
 pub mod host;
 pub mod probe;
 pub mod sched_ext;
@@ -22,11 +24,11 @@ use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 
-use crate::procfs::{
+use schedlab_procfs::{
     cmdline_value, format_cpu_list, parse_cpu_list, parse_cpuinfo, parse_kernel_config,
     parse_preempt_mode, sched_config, SchedConfig,
 };
-use crate::sys::{soft_rlimit, uname, Resource};
+use schedlab_sys::{soft_rlimit, uname, Resource};
 
 /// Everything schedlab records about the machine a run happened on.
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
@@ -134,7 +136,7 @@ pub struct Privileges {
 impl Privileges {
     /// Reads the effective uid, CAP_SYS_NICE and the scheduling rlimits of this process.
     pub fn capture() -> Privileges {
-        let euid = crate::sys::euid();
+        let euid = schedlab_sys::euid();
         Privileges {
             euid,
             is_root: euid == 0,

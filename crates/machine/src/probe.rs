@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::{EnvRecord, Privileges};
-use crate::sys::{self, SchedAttr};
+use schedlab_sys::SchedAttr;
 
 /// Whether this process may use one policy, why, and what to do if not.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
@@ -61,7 +61,7 @@ fn probe(policy: u32, nice: Option<i32>, priority: u32) -> (Outcome, i32) {
     let spawned = std::thread::Builder::new()
         .name("policy-probe".into())
         .spawn(move || {
-            let current_nice = sys::sched_getattr().map_or(0, |a| a.nice);
+            let current_nice = schedlab_sys::sched_getattr().map_or(0, |a| a.nice);
             let mut attr = SchedAttr {
                 policy,
                 nice: nice.unwrap_or(current_nice),
@@ -74,7 +74,7 @@ fn probe(policy: u32, nice: Option<i32>, priority: u32) -> (Outcome, i32) {
                 attr.period_ns = DL_PERIOD_NS;
             }
             // Applies to this probe thread only.
-            let outcome = sys::sched_setattr(&attr).map_err(Some);
+            let outcome = schedlab_sys::sched_setattr(&attr).map_err(Some);
             (outcome, current_nice)
         });
     match spawned.map(|handle| handle.join()) {
@@ -170,12 +170,12 @@ pub fn slice_support(policy: u32, slice_ns: u64) -> Result<u64, String> {
         .spawn(move || {
             let attr = SchedAttr {
                 policy,
-                nice: sys::sched_getattr().map_or(0, |a| a.nice),
+                nice: schedlab_sys::sched_getattr().map_or(0, |a| a.nice),
                 runtime_ns: slice_ns,
                 ..Default::default()
             };
-            sys::sched_setattr(&attr)?;
-            sys::sched_getattr().map(|a| a.runtime_ns)
+            schedlab_sys::sched_setattr(&attr)?;
+            schedlab_sys::sched_getattr().map(|a| a.runtime_ns)
         })
         .map_err(|e| format!("could not start a thread to probe the EEVDF slice: {e}"))?;
     let release = super::kernel_release();
@@ -530,7 +530,7 @@ mod tests {
 
     #[test]
     fn probing_this_process_covers_seven_policies_and_allows_other() {
-        let before = sys::sched_getattr().map(|a| a.policy);
+        let before = schedlab_sys::sched_getattr().map(|a| a.policy);
         let report = policy_report();
         let names: Vec<&str> = report.iter().map(|p| p.policy.as_str()).collect();
         assert_eq!(
@@ -557,6 +557,6 @@ mod tests {
             .iter()
             .all(|p| p.allowed || p.remedy.is_some() || p.errno.is_some()));
         // The probes ran in other threads: this one keeps its policy.
-        assert_eq!(sys::sched_getattr().map(|a| a.policy), before);
+        assert_eq!(schedlab_sys::sched_getattr().map(|a| a.policy), before);
     }
 }

@@ -2,7 +2,7 @@
 //! it is in and which scheduler is loaded, read from `/sys/kernel/sched_ext` (or any directory
 //! laid out like it, for tests), with the cause and remedy when it is missing.
 
-use crate::procfs::SchedConfig;
+use schedlab_procfs::SchedConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 

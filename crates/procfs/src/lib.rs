@@ -11,7 +11,9 @@
 //! - [`machine`]: what describes the machine (`/proc/cpuinfo`, kernel configuration,
 //!   preemption mode, kernel command line, CPU lists); these may allocate.
 //!
-//! Everything is re-exported here, so `crate::procfs::parse_schedstat` and the like resolve.
+//! Everything is re-exported here, so `crate::parse_schedstat` and the like resolve.
+
+#![forbid(unsafe_code)]
 
 pub mod machine;
 pub mod system;

@@ -4,7 +4,7 @@
 //!
 //! The sampler reads these files every 100 ms during a trial, so the reader keeps the six files
 //! open, re-reads each from offset 0 with `pread` into one reused buffer, and the parsers work on
-//! bytes without allocating. Hand-written (see [`crate::procfs`] for why not the `procfs` crate);
+//! bytes without allocating. Hand-written (see [`crate`] for why not the `procfs` crate);
 //! the parsers are tested on literal text copied from a real machine, and the sampler's columns
 //! against a hand computation and against `vmstat` (tests/sampler_vmstat.rs).
 
@@ -378,7 +378,7 @@ impl SystemReader {
     /// Reads and parses every file now.
     pub fn read(&mut self) -> SystemCounters {
         let mut counters = SystemCounters {
-            t_ns: crate::sys::now_ns(),
+            t_ns: schedlab_sys::now_ns(),
             ..SystemCounters::default()
         };
         let SystemReader {

@@ -6,8 +6,8 @@ use super::model::tables;
 use super::model::{self, Metric, Report, ReportInput};
 use super::terminal::terminal_table;
 use super::{compare, csv_tables, html, latex, markdown, pool};
-use crate::store::{kernel, query, Location, Store};
 use anyhow::{Context, Result};
+use schedlab_store::{kernel, query, Location, Store};
 use std::path::{Path, PathBuf};
 
 /// An output format of `schedlab report`.
@@ -123,7 +123,7 @@ pub fn load_input(store: &Store, run_id: i64, include_warmup: bool) -> Result<Re
             .with_context(|| format!("cannot read the samples of run {run_id}"))?,
         ),
         baseline: None,
-        quality: crate::store::quality::trial_quality(store, run_id, include_warmup)
+        quality: schedlab_store::quality::trial_quality(store, run_id, include_warmup)
             .with_context(|| format!("cannot read the trials of run {run_id}"))?,
         exclude_noisy: false,
     })

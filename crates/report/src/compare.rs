@@ -11,7 +11,7 @@ use super::model::{
     describe, fmt_p, fmt_value, trial_values, CellKey, Metric, ReportInput, TestUnit,
 };
 use super::terminal::{fmt_ns, terminal_table};
-use crate::analyze::{
+use schedlab_analyze::{
     mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u, median, median_ratio_ci,
     PValueMethod, ALPHAS,
 };
@@ -510,7 +510,7 @@ mod tests {
     #[test]
     fn sides_come_from_the_environment_record() {
         let input = ReportInput {
-            run: crate::store::query::RunInfo {
+            run: schedlab_store::query::RunInfo {
                 run_id: 3,
                 name: "x".into(),
                 env_json: Some(

@@ -1,5 +1,7 @@
 //! Output of results: terminal tables and progress (one file per output format).
 
+#![forbid(unsafe_code)]
+
 pub mod cmd;
 pub mod compare;
 pub mod csv_tables;

@@ -2,7 +2,7 @@
 //! behind every figure, as pure functions from stored rows to a serialisable [`Report`].
 //!
 //! Times are reported in milliseconds (stored rows are nanoseconds), counts as counts.
-//! Statistics come from [`crate::analyze`]; nothing here touches the database or the disk.
+//! Statistics come from [`schedlab_analyze`]; nothing here touches the database or the disk.
 
 pub mod baseline;
 pub mod figures;
@@ -17,8 +17,8 @@ mod stats;
 pub mod tables;
 pub mod trials;
 
-use crate::analyze::{jain_index, Comparison, Summary};
-use crate::store::query::CellView;
+use schedlab_analyze::{jain_index, Comparison, Summary};
+use schedlab_store::query::CellView;
 use serde::Serialize;
 
 pub use findings::Finding;
@@ -27,7 +27,7 @@ pub use metric::Metric;
 pub use stats::{par_map, summarize_metric, LARGE_N};
 pub use trials::{trial_values, TestUnit};
 
-pub use crate::store::query::{RunInfo, TrialProblem};
+pub use schedlab_store::query::{RunInfo, TrialProblem};
 
 /// Everything a report is computed from: stored rows only.
 #[derive(Debug, Clone, Default)]
@@ -50,7 +50,7 @@ pub struct ReportInput {
     /// the run's policy axis. Check it with [`baseline::check`] first.
     pub baseline: Option<String>,
     /// Every trial's conditions (reference speed, steal, noise flag, RT throttling).
-    pub quality: Vec<crate::store::quality::TrialQuality>,
+    pub quality: Vec<schedlab_store::quality::TrialQuality>,
     /// Noisy trials were left out of `cells` ([`quality::exclude_noisy`]).
     pub exclude_noisy: bool,
 }
@@ -82,7 +82,7 @@ impl CellKey {
     /// Runs pooled from several hosts or kernels add those as treatments (`super::pool`).
     pub fn all_of(cells: &[CellView]) -> Vec<CellKey> {
         let one_policy = cells.iter().all(|c| c.policy == cells[0].policy);
-        let machines = crate::report::pool::Machines::of(cells);
+        let machines = crate::pool::Machines::of(cells);
         cells
             .iter()
             .map(|c| {
@@ -117,7 +117,7 @@ impl CellKey {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CiMethod {
-    /// Percentile bootstrap, [`crate::analyze::DEFAULT_RESAMPLES`] resamples seeded with the run's seed.
+    /// Percentile bootstrap, [`schedlab_analyze::DEFAULT_RESAMPLES`] resamples seeded with the run's seed.
     Bootstrap,
     /// n > [`LARGE_N`]: mean ± z·sd/√n and the distribution-free order-statistic interval
     /// of the median (ranks n/2 ± z·√n/2), which the bootstrap matches at this size.
@@ -206,7 +206,7 @@ pub struct Methods {
     /// The baseline named with `--baseline`; `None`: the first policy of the policy axis.
     pub baseline: Option<String>,
     /// How the findings' p-values were computed, with how many findings used each.
-    pub p_methods: Vec<(crate::analyze::PValueMethod, usize)>,
+    pub p_methods: Vec<(schedlab_analyze::PValueMethod, usize)>,
     /// The methods as sentences.
     pub notes: Vec<String>,
 }

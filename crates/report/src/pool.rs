@@ -4,10 +4,10 @@
 
 use super::cmd::load_input;
 use super::model::{self, CellKey, ReportInput};
-use crate::store::kernel::{kernel_rows, KernelCellRows};
-use crate::store::query::{self, spec_hash, CellView};
-use crate::store::Store;
 use anyhow::{bail, Result};
+use schedlab_store::kernel::{kernel_rows, KernelCellRows};
+use schedlab_store::query::{self, spec_hash, CellView};
+use schedlab_store::Store;
 
 /// Which of the machine's axes differ among a report's cells.
 #[derive(Debug, Clone, Copy)]
@@ -144,7 +144,7 @@ pub fn load(store: &Store, ids: &[i64], include_warmup: bool) -> Result<ReportIn
         input
             .problems
             .extend(query::problems(store, id, include_warmup)?);
-        input.quality.extend(crate::store::quality::trial_quality(
+        input.quality.extend(schedlab_store::quality::trial_quality(
             store,
             id,
             include_warmup,
@@ -222,8 +222,8 @@ pub fn load(store: &Store, ids: &[i64], include_warmup: bool) -> Result<ReportIn
 }
 
 /// The first line of a pooled report's warnings: which runs, and what is compared.
-fn pooled_note(infos: &[crate::store::query::RunInfo], hash: &str) -> String {
-    let distinct = |f: &dyn Fn(&crate::store::query::RunInfo) -> Option<String>| {
+fn pooled_note(infos: &[schedlab_store::query::RunInfo], hash: &str) -> String {
+    let distinct = |f: &dyn Fn(&schedlab_store::query::RunInfo) -> Option<String>| {
         let mut v: Vec<String> = infos
             .iter()
             .map(|i| f(i).unwrap_or_else(|| "unknown".into()))

@@ -1,13 +1,13 @@
 //! The per-cell summary table printed after a run, computed from the stored rows.
 
 use super::model::tables::Table;
-use crate::store::query::CellView;
+use schedlab_store::query::CellView;
 use tabled::settings::Style;
 
 /// Median of integers (mean of the two middle values for even counts); None when empty.
 fn median(values: impl IntoIterator<Item = i64>) -> Option<f64> {
     let v: Vec<f64> = values.into_iter().map(|x| x as f64).collect();
-    crate::analyze::median(&v)
+    schedlab_analyze::median(&v)
 }
 
 /// A duration in ns, printed with a unit that keeps 3-4 significant digits.
@@ -211,7 +211,7 @@ pub fn terminal_table(t: &Table) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::query::TaskRow;
+    use schedlab_store::query::TaskRow;
 
     #[test]
     fn medians_of_even_and_odd_counts() {

@@ -6,8 +6,8 @@
 //! stopping rule) and the sink reads the key metric back from the stored trials, so the run
 //! stops on exactly the numbers the report will show.
 
-use crate::plan::{Adaptive, Plan, PlannedTrial};
 use anyhow::Result;
+use schedlab_spec::plan::{Adaptive, Plan, PlannedTrial};
 use std::collections::HashSet;
 use std::time::Instant;
 
@@ -100,7 +100,7 @@ impl<'a> Schedule<'a> {
                 return Ok(None);
             }
             self.trials
-                .extend(crate::plan::round(self.plan, self.rounds));
+                .extend(schedlab_spec::plan::round(self.plan, self.rounds));
             self.rounds += 1;
         }
         let t = self.trials[self.next];
@@ -172,7 +172,7 @@ pub fn stop_warning(adaptive: &Adaptive, stop: Stop, rounds: u32) -> Option<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Cell;
+    use schedlab_spec::plan::Cell;
 
     /// A judge that stops when every cell has `enough` values.
     #[derive(Debug)]
@@ -196,7 +196,7 @@ mod tests {
             name: "t".into(),
             description: String::new(),
             spec_toml: String::new(),
-            settings: crate::plan::RunSettings {
+            settings: schedlab_spec::plan::RunSettings {
                 trials: min,
                 warmup,
                 timeout_ns: None,
@@ -214,32 +214,32 @@ mod tests {
                 }),
             },
             cells: vec![cell(), cell()],
-            trials: crate::plan::order(2, min, warmup, 3),
+            trials: schedlab_spec::plan::order(2, min, warmup, 3),
             seed: 3,
         }
     }
 
     fn cell() -> Cell {
-        crate::plan::Cell {
-            policy: crate::policy::PolicyKind::Other,
-            priorities: crate::policy::PriorityMode::Same,
-            workload: crate::workload::Workload::default(),
-            size: crate::records::WorkSize::Iterations(1),
+        schedlab_spec::plan::Cell {
+            policy: schedlab_core::policy::PolicyKind::Other,
+            priorities: schedlab_core::policy::PriorityMode::Same,
+            workload: schedlab_core::workload::Workload::default(),
+            size: schedlab_core::records::WorkSize::Iterations(1),
             split: false,
             tasks: 1,
-            kind: crate::records::TaskKind::Process,
-            start: crate::records::StartMode::Barrier,
+            kind: schedlab_core::records::TaskKind::Process,
+            start: schedlab_core::records::StartMode::Barrier,
             cpus: None,
             nice: None,
             rt_priority: None,
-            deadline: crate::policy::DeadlineParams {
+            deadline: schedlab_core::policy::DeadlineParams {
                 runtime_ns: 1_000_000,
                 deadline_ns: 10_000_000,
                 period_ns: 10_000_000,
             },
             antagonists: 0,
-            antagonist_policy: crate::policy::PolicyKind::Other,
-            antagonist_workload: crate::workload::WorkloadKind::Cpu,
+            antagonist_policy: schedlab_core::policy::PolicyKind::Other,
+            antagonist_workload: schedlab_core::workload::WorkloadKind::Cpu,
             io_scheduler: None,
             slice_ns: None,
             knobs: Vec::new(),

@@ -5,11 +5,10 @@
 //! that names the key to change.
 
 use super::cells::{estimate_trial_ns, units_per_task, Calibrator};
-use crate::plan::{Cell, Plan, SpecError, MAX_TRIAL_NS};
-use crate::records::WorkSize;
-use crate::sys;
-use crate::workload::calibrate::Rate;
-use crate::workload::WorkloadKind;
+use schedlab_core::records::WorkSize;
+use schedlab_core::workload::calibrate::Rate;
+use schedlab_core::workload::WorkloadKind;
+use schedlab_spec::plan::{Cell, Plan, SpecError, MAX_TRIAL_NS};
 
 /// Checks every cell of `plan` against this machine (see the module's comment).
 pub fn check_plan(plan: &Plan) -> Result<(), SpecError> {
@@ -39,7 +38,7 @@ pub fn check_calibrated(plan: &Plan, cal: &mut Calibrator) -> anyhow::Result<()>
         if !counted {
             continue;
         }
-        let key = crate::workload::calibrate::key(&cell.workload);
+        let key = schedlab_core::workload::calibrate::key(&cell.workload);
         let rate = match rates.get(&key) {
             Some(&r) => r,
             None => {
@@ -117,9 +116,9 @@ fn task_limit() -> Option<(u64, &'static str)> {
         (read("pid_max"), "kernel.pid_max"),
         (read("threads-max"), "kernel.threads-max"),
     ];
-    if !sys::is_root() {
+    if !schedlab_sys::is_root() {
         limits.push((
-            sys::soft_rlimit(sys::Resource::RLIMIT_NPROC),
+            schedlab_sys::soft_rlimit(schedlab_sys::Resource::RLIMIT_NPROC),
             "RLIMIT_NPROC (ulimit -u)",
         ));
     }
@@ -171,7 +170,7 @@ fn check_free_space(plan: &Plan) -> Result<(), SpecError> {
     else {
         return Ok(());
     };
-    let Ok(Some(free)) = sys::dir::free_bytes(io_dir) else {
+    let Ok(Some(free)) = schedlab_sys::dir::free_bytes(io_dir) else {
         return Ok(());
     };
     let need = input.saturating_add(written);
@@ -200,7 +199,7 @@ fn fmt_bytes(b: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::build_from_text;
+    use schedlab_spec::plan::build_from_text;
 
     fn plan(text: &str) -> Plan {
         build_from_text("test.toml", text, 1).unwrap().1
@@ -245,7 +244,7 @@ mod tests {
 
     #[test]
     fn io_files_larger_than_the_free_space_are_refused() {
-        let free = sys::dir::free_bytes(std::path::Path::new("/var/tmp"))
+        let free = schedlab_sys::dir::free_bytes(std::path::Path::new("/var/tmp"))
             .unwrap()
             .unwrap();
         let io = (free / 2 + 1).min(64 << 30);

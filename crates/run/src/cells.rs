@@ -4,12 +4,11 @@
 use super::progress::Progress;
 use super::sink::Sink;
 use super::SETTLE_NS;
-use crate::plan::Cell;
-use crate::policy::PolicyKind;
-use crate::records::WorkSize;
-use crate::sys;
-use crate::workload::{calibrate, CpuKernel, Workload, WorkloadKind};
 use anyhow::{Context, Result};
+use schedlab_core::policy::PolicyKind;
+use schedlab_core::records::WorkSize;
+use schedlab_core::workload::{calibrate, CpuKernel, Workload, WorkloadKind};
+use schedlab_spec::plan::Cell;
 use std::path::Path;
 
 /// Where calibrations come from: stored ones for this kernel and CPU model (when there is a
@@ -33,8 +32,8 @@ impl<'a> Calibrator<'a> {
         Calibrator {
             sink,
             io_dir,
-            kernel: crate::machine::kernel_release(),
-            cpu_model: crate::machine::cpu_model(),
+            kernel: schedlab_machine::kernel_release(),
+            cpu_model: schedlab_machine::cpu_model(),
             progress,
         }
     }
@@ -147,7 +146,7 @@ pub fn units_per_task(cell: &Cell, rate: calibrate::Rate) -> u64 {
 fn cpus_of(cell: &Cell) -> u64 {
     cell.cpus
         .as_ref()
-        .map_or_else(|| sys::allowed_cpus().len(), |c| c.len())
+        .map_or_else(|| schedlab_sys::allowed_cpus().len(), |c| c.len())
         .max(1) as u64
 }
 

@@ -61,21 +61,21 @@ impl Owner {
     pub fn of(pid: i32) -> Owner {
         Owner {
             pid,
-            start_ticks: crate::machine::process_start_ticks(pid),
-            boot_id: crate::machine::boot_id(),
+            start_ticks: schedlab_machine::process_start_ticks(pid),
+            boot_id: schedlab_machine::boot_id(),
         }
     }
 
     /// Whether the journal's owner ran in an earlier boot of this machine.
     pub fn earlier_boot(&self) -> bool {
-        matches!((&self.boot_id, crate::machine::boot_id()), (Some(a), Some(b)) if *a != b)
+        matches!((&self.boot_id, schedlab_machine::boot_id()), (Some(a), Some(b)) if *a != b)
     }
 
     /// Whether this very process still runs (same boot, same pid, same start time).
     pub fn alive(&self) -> bool {
         !self.earlier_boot()
             && self.start_ticks.is_some()
-            && crate::machine::process_start_ticks(self.pid) == self.start_ticks
+            && schedlab_machine::process_start_ticks(self.pid) == self.start_ticks
     }
 }
 
@@ -232,8 +232,8 @@ impl Journal {
         let record = Record {
             version: VERSION,
             owner: me,
-            command: crate::machine::secret::command_line(),
-            created_at: crate::records::now_utc(),
+            command: schedlab_machine::secret::command_line(),
+            created_at: schedlab_core::records::now_utc(),
             entries,
             scx: None,
         };
@@ -274,13 +274,13 @@ fn stop_orphan(scx: &ScxProcess) -> Option<String> {
         return None;
     }
     let pid = scx.owner.pid;
-    crate::sys::kill_group(pid, libc::SIGTERM);
+    schedlab_sys::kill_group(pid, libc::SIGTERM);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     while scx.owner.alive() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     if scx.owner.alive() {
-        crate::sys::kill_group(pid, libc::SIGKILL);
+        schedlab_sys::kill_group(pid, libc::SIGKILL);
     }
     Some(format!(
         "stopped the BPF scheduler `{}` (pid {pid}) it had started",
@@ -304,7 +304,7 @@ fn printable(s: &str) -> String {
 /// The file entry `e` may restore, checked again as if it came from a spec: under `roots`,
 /// its canonical path, not on the deny list, with a value schedlab would write. Else why not.
 fn check_entry(e: &Entry, roots: &[PathBuf]) -> Result<PathBuf, String> {
-    crate::records::check_knob_value(&e.original).map_err(|why| {
+    schedlab_core::records::check_knob_value(&e.original).map_err(|why| {
         format!(
             "its original value {:?} is not one schedlab writes: {why}",
             e.original
@@ -318,7 +318,7 @@ fn check_entry(e: &Entry, roots: &[PathBuf]) -> Result<PathBuf, String> {
             real.display()
         ));
     }
-    if let Some(reason) = crate::records::denied(&e.path) {
+    if let Some(reason) = schedlab_core::records::denied(&e.path) {
         return Err(format!(
             "{} is on schedlab's deny list ({reason}); restore it by hand if you trust the journal: echo {} > {}",
             e.path, e.original, e.path
@@ -483,7 +483,7 @@ pub fn recover(dir: &Path, roots: &[PathBuf]) -> Result<Recovery, String> {
 /// can read or restore journals (the state directory is root's, mode 0700).
 pub fn recover_at_startup() {
     let dir = state_dir();
-    if !crate::sys::is_root() || !dir.exists() {
+    if !schedlab_sys::is_root() || !dir.exists() {
         return;
     }
     match recover(&dir, &knobfile::system_roots()) {

@@ -88,7 +88,7 @@ fn a_dead_owners_journal_is_restored_reported_and_removed() {
             entry("io_scheduler", &io, "mq-deadline"),
             entry("unchanged", &same, "7"),
         ],
-        crate::machine::boot_id(),
+        schedlab_machine::boot_id(),
     );
     let r = recover(&s.state(), &s.roots()).unwrap();
     assert_eq!(s.read("rr_ms"), "100");
@@ -184,7 +184,7 @@ fn a_setting_outside_the_roots_is_not_written_and_the_journal_is_kept() {
     std::fs::write(outside.path(), "5").unwrap();
     let journal = s.dead_journal(
         vec![entry("evil", &outside.path().display().to_string(), "6")],
-        crate::machine::boot_id(),
+        schedlab_machine::boot_id(),
     );
     let r = recover(&s.state(), &s.roots()).unwrap();
     assert_eq!(std::fs::read_to_string(outside.path()).unwrap(), "5");
@@ -216,7 +216,7 @@ fn a_bpf_scheduler_left_running_by_a_dead_owner_is_stopped() {
     sched.arg("30");
     std::os::unix::process::CommandExt::process_group(&mut sched, 0);
     let mut child = sched.spawn().unwrap();
-    let journal = s.dead_journal(Vec::new(), crate::machine::boot_id());
+    let journal = s.dead_journal(Vec::new(), schedlab_machine::boot_id());
     let mut record: Record =
         serde_json::from_str(&std::fs::read_to_string(&journal).unwrap()).unwrap();
     record.scx = Some(ScxProcess {
@@ -292,7 +292,7 @@ fn journals_anyone_else_could_have_written_are_refused_not_obeyed() {
     let quantum = s.setting("rr_ms", "10\n");
     let journal = s.dead_journal(
         vec![entry("kernel.sched_rr_timeslice_ms", &quantum, "100")],
-        crate::machine::boot_id(),
+        schedlab_machine::boot_id(),
     );
     let mode = |p: &Path, m: u32| {
         std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(m)).unwrap()
@@ -350,7 +350,7 @@ fn entries_are_checked_again_before_they_are_written() {
             entry("kernel.sched_rr_timeslice_ms", &quantum, "100\n|/tmp/evil"),
             entry("other", &roundabout, "6"),
         ],
-        crate::machine::boot_id(),
+        schedlab_machine::boot_id(),
     );
     let r = recover(&s.state(), &s.roots()).unwrap();
     assert!(r.failed, "{r:?}");

@@ -45,7 +45,7 @@ fn allows(allow: &str, pattern: &str, real: Option<&Path>) -> bool {
 /// refused by the deny list, unless `allow` names it.
 fn deny_refusal(pattern: &str, file: Option<&Path>, allow: &[String]) -> Option<String> {
     let checked = file.map_or(pattern.to_string(), |f| f.display().to_string());
-    let reason = crate::records::denied(&checked)?;
+    let reason = schedlab_core::records::denied(&checked)?;
     if allow.iter().any(|a| allows(a, pattern, file)) {
         return None;
     }

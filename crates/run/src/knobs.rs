@@ -11,10 +11,10 @@ use super::journal::{self, Entry, Journal, Owner, ScxProcess};
 use super::knobfile;
 use super::knobpaths;
 use super::scx::Scx;
-use crate::machine::sched_ext::{self, SchedExt};
-use crate::plan::{Cell, Plan};
-use crate::policy::PolicyKind;
-use crate::records::{KnobReading, KnobSetting};
+use schedlab_core::policy::PolicyKind;
+use schedlab_core::records::{KnobReading, KnobSetting};
+use schedlab_machine::sched_ext::{self, SchedExt};
+use schedlab_spec::plan::{Cell, Plan};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -112,7 +112,7 @@ fn absent(name: &str, pattern: &str) -> String {
     };
     format!(
         "{name} is absent on this kernel ({}): {pattern} does not exist{hint}; drop it from the knobs axis",
-        crate::machine::kernel_release()
+        schedlab_machine::kernel_release()
     )
 }
 
@@ -126,7 +126,7 @@ fn ext_refusal(plan: &Plan) -> Option<String> {
         return None;
     }
     let ext = SchedExt::now();
-    let why = sched_ext::unavailable(&ext, crate::machine::kernel_sched_config().as_ref())?;
+    let why = sched_ext::unavailable(&ext, schedlab_machine::kernel_sched_config().as_ref())?;
     Some(format!(
         "the ext policy and the scx axis need sched_ext, and {why}"
     ))
@@ -147,7 +147,7 @@ impl Knobs {
         k.io_device = io_device.clone();
         k.ext_refusal = ext_refusal(plan);
         let roots = knobfile::system_roots();
-        let root = crate::sys::is_root();
+        let root = schedlab_sys::is_root();
         let settings: Vec<(String, String)> = plan_settings(plan, io_device.as_deref())
             .into_iter()
             .map(|(name, pattern, _)| (name, pattern))
@@ -159,7 +159,7 @@ impl Knobs {
                     pattern.clone(),
                     format!(
                         "changing kernel settings needs root (this process runs as uid {}); run schedlab as root to vary {name}",
-                        crate::sys::euid()
+                        schedlab_sys::euid()
                     ),
                 );
                 continue;
@@ -245,7 +245,7 @@ impl Knobs {
                 .slices
                 .entry((cell.policy.number(), ns))
                 .or_insert_with(|| {
-                    crate::machine::probe::slice_support(cell.policy.number(), ns).err()
+                    schedlab_machine::probe::slice_support(cell.policy.number(), ns).err()
                 });
             if let Some(why) = probed {
                 return Err(why.clone());
@@ -399,7 +399,7 @@ fn set(m: &Managed, target: &str, io_device: Option<&str>) -> Result<String, Str
             "{} ({}) refused '{target}' ({}: {why})",
             m.name,
             file.display(),
-            crate::sys::errno_name(errno)
+            schedlab_sys::errno_name(errno)
         )
     })?;
     let back = knobfile::read(file)
@@ -457,7 +457,7 @@ pub fn describe(plan: &Plan, io_dir: &Path) -> Vec<String> {
             .files
             .iter()
             .flatten()
-            .find_map(|f| crate::records::denied(&f.display().to_string()))
+            .find_map(|f| schedlab_core::records::denied(&f.display().to_string()))
             .map_or(String::new(), |why| {
                 format!(" (on the deny list, allowed by --allow-knob: {why})")
             });
@@ -466,10 +466,10 @@ pub fn describe(plan: &Plan, io_dir: &Path) -> Vec<String> {
             values.join(", ")
         ));
     }
-    if !settings.is_empty() && !crate::sys::is_root() {
+    if !settings.is_empty() && !schedlab_sys::is_root() {
         out.push(format!(
             "not root (uid {}): cells that change kernel settings will be skipped",
-            crate::sys::euid()
+            schedlab_sys::euid()
         ));
     }
     let mut scx: Vec<String> = Vec::new();
@@ -500,9 +500,9 @@ pub fn describe(plan: &Plan, io_dir: &Path) -> Vec<String> {
     if !slices.is_empty() {
         let labels: Vec<String> = slices
             .iter()
-            .map(|&s| crate::records::slice_label(s))
+            .map(|&s| schedlab_core::records::slice_label(s))
             .collect();
-        let probe = crate::machine::probe::slice_support(PolicyKind::Other.number(), slices[0]);
+        let probe = schedlab_machine::probe::slice_support(PolicyKind::Other.number(), slices[0]);
         out.push(format!(
             "EEVDF slices of the measured tasks (sched_attr.sched_runtime, per task; no system setting): {}{}",
             labels.join(", "),

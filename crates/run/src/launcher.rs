@@ -5,7 +5,7 @@
 //! deadlock on its first allocation or print. schedlab's main process has threads (the sampler,
 //! calibration), so it never forks a host itself: at start-up, while it is still alone, it forks
 //! this launcher, and the launcher — single-threaded for its whole life — forks one host per
-//! trial. Hosts fork their tasks before creating any thread. `sys::fork` enforces the invariant
+//! trial. Hosts fork their tasks before creating any thread. `schedlab_sys::fork` enforces the invariant
 //! by refusing to fork from a process with more than one thread.
 //!
 //! The two processes talk over a socket pair: the main process sends a [`Request`] (what the
@@ -17,9 +17,8 @@
 
 use super::task::TaskPlan;
 use super::trial::{self, TrialSetup};
-use crate::policy::{PolicyKind, RT_LAUNCHER};
-use crate::records::{TaskKind, TrialOutcome, TrialStatus};
-use crate::sys;
+use schedlab_core::policy::{PolicyKind, RT_LAUNCHER};
+use schedlab_core::records::{TaskKind, TrialOutcome, TrialStatus};
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd};
@@ -52,8 +51,8 @@ impl Launcher {
     /// otherwise.
     pub fn start() -> io::Result<Launcher> {
         let (ours, theirs) = UnixStream::pair()?;
-        let parent = sys::getpid();
-        let pid = sys::fork()?;
+        let parent = schedlab_sys::getpid();
+        let pid = schedlab_sys::fork()?;
         if pid == 0 {
             drop(ours);
             launcher_main(theirs, parent);
@@ -99,7 +98,7 @@ impl Launcher {
                     ) =>
                 {
                     if interrupted.load(SeqCst) && !forwarded {
-                        sys::signal_process(self.pid, sys::Signal::SIGTERM);
+                        schedlab_sys::signal_process(self.pid, schedlab_sys::Signal::SIGTERM);
                         forwarded = true;
                     }
                 }
@@ -114,34 +113,35 @@ impl Drop for Launcher {
     fn drop(&mut self) {
         // Closing our end tells the launcher to exit; then reap it.
         let _ = self.sock.shutdown(std::net::Shutdown::Both);
-        let _ = sys::wait4(self.pid, false);
+        let _ = schedlab_sys::wait4(self.pid, false);
     }
 }
 
 /// The launcher's life: one trial per request until the main process closes the socket.
 fn launcher_main(mut sock: UnixStream, parent: i32) -> ! {
-    sys::die_with_parent(parent);
+    schedlab_sys::die_with_parent(parent);
     // Tasks orphaned by a dying host come back here, so every trial is reaped completely.
-    let _ = sys::become_child_subreaper();
+    let _ = schedlab_sys::become_child_subreaper();
     let interrupted = Arc::new(AtomicBool::new(false));
     // A closed terminal sends SIGHUP to the whole foreground group, the launcher too (unless
     // schedlab runs under nohup, which ignores it).
-    let hangup = (!sys::signal_ignored(sys::Signal::SIGHUP)).then_some(libc::SIGHUP);
+    let hangup =
+        (!schedlab_sys::signal_ignored(schedlab_sys::Signal::SIGHUP)).then_some(libc::SIGHUP);
     for sig in [libc::SIGINT, libc::SIGTERM].into_iter().chain(hangup) {
         // Registering a flag creates no thread.
         if signal_hook::flag::register(sig, interrupted.clone()).is_err() {
-            sys::exit_now(2);
+            schedlab_sys::exit_now(2);
         }
     }
     loop {
         let req: Request = match read_frame(&mut sock) {
             Ok(Some(b)) => match serde_json::from_slice(&b) {
                 Ok(r) => r,
-                Err(_) => sys::exit_now(3),
+                Err(_) => schedlab_sys::exit_now(3),
             },
             // Ctrl-C while idle: the main process sends no more trials, or closes the socket.
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            _ => sys::exit_now(0),
+            _ => schedlab_sys::exit_now(0),
         };
         // The trial directory, found again by path: the very one the main process created
         // (not a link or a directory put in its place); the tasks reach their files through it.
@@ -162,7 +162,7 @@ fn launcher_main(mut sock: UnixStream, parent: i32) -> ! {
         };
         match reply {
             Ok(bytes) if write_frame(&mut sock, &bytes).is_ok() => {}
-            _ => sys::exit_now(4),
+            _ => schedlab_sys::exit_now(4),
         }
     }
 }
@@ -183,7 +183,7 @@ fn run_request(
         dir,
     });
     if guard {
-        let _ = sys::sched_setattr(&sys::SchedAttr::default());
+        let _ = schedlab_sys::sched_setattr(&schedlab_sys::SchedAttr::default());
     }
     outcome
 }
@@ -191,10 +191,10 @@ fn run_request(
 /// Puts the launcher above every RT worker (FIFO 99) where permitted, so that the deadline and
 /// Ctrl-C are handled while RT tasks spin; its children start reset to OTHER.
 fn take_guard() -> bool {
-    sys::sched_setattr(&sys::SchedAttr {
+    schedlab_sys::sched_setattr(&schedlab_sys::SchedAttr {
         policy: PolicyKind::Fifo.number(),
         priority: RT_LAUNCHER,
-        flags: sys::FLAG_RESET_ON_FORK,
+        flags: schedlab_sys::FLAG_RESET_ON_FORK,
         ..Default::default()
     })
     .is_ok()

@@ -1,5 +1,7 @@
 //! The run loop: calibrate, run every planned trial safely, store each as it ends, report progress.
 
+#![forbid(unsafe_code)]
+
 pub mod adaptive;
 pub mod capacity;
 mod cells;
@@ -26,11 +28,11 @@ pub mod work;
 
 pub use cells::{default_timeout_ns, estimate_trial_ns, units_per_task, Calibrator, CellState};
 
-use crate::plan::{Plan, PlannedTrial};
-use crate::records::{TrialOutcome, TrialStatus};
 use anyhow::{Context, Result};
 use launcher::Launcher;
 use one::{remove_stale_trial_dirs, run_one, Observe};
+use schedlab_core::records::{TrialOutcome, TrialStatus};
+use schedlab_spec::plan::{Plan, PlannedTrial};
 use settle::SystemSnapshot;
 use sink::Sink;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
@@ -103,7 +105,7 @@ pub fn execute(
     let (run_id, stored) = match resume {
         Some(id) => (id, sink.resume_run(id)?),
         None => {
-            let env_json = crate::machine::EnvRecord::capture().to_json();
+            let env_json = schedlab_machine::EnvRecord::capture().to_json();
             let id = sink.create_run(plan, &opts.argv, &env_json)?;
             (id, sink::Stored::default())
         }
@@ -201,7 +203,7 @@ impl RunState {
     ) -> Result<RunState> {
         let io_dir = &plan.settings.io_dir;
         if plan.cells.iter().any(|c| c.workload.needs_files())
-            && crate::workload::io::is_tmpfs(io_dir)
+            && schedlab_core::workload::io::is_tmpfs(io_dir)
         {
             let msg = format!(
                 "{} is a tmpfs: O_SYNC writes do not reach a disk there, so io results are not disk I/O; use --io-dir on a disk-backed filesystem",
@@ -211,7 +213,7 @@ impl RunState {
             sink.add_warning(run_id, None, &msg)?;
         }
         if plan.cells.iter().any(one::needs_trial_dir) {
-            if let Some(msg) = crate::workload::io::shared_dir_warning(io_dir) {
+            if let Some(msg) = schedlab_core::workload::io::shared_dir_warning(io_dir) {
                 eprintln!("warning: {msg}");
                 sink.add_warning(run_id, None, &msg)?;
             }
@@ -271,7 +273,7 @@ pub(crate) fn one_trial(
         .settings
         .timeout_ns
         .unwrap_or_else(|| default_timeout_ns(cell, cs.alone_ns));
-    let mut meta = crate::records::TrialMeta {
+    let mut meta = schedlab_core::records::TrialMeta {
         timeout_ns,
         ..Default::default()
     };
@@ -307,7 +309,7 @@ pub(crate) fn one_trial(
             meta.steal_pct = idle.steal_pct;
             meta.psi_cpu_some_pct = idle.psi_cpu_some_pct;
             warning = idle.warning();
-            meta.started_at = crate::records::now_utc();
+            meta.started_at = schedlab_core::records::now_utc();
             let around = noise::Around::before(&s.reference, cell.cpus.as_deref());
             let outcome = run_one(
                 s.launcher,
@@ -325,7 +327,7 @@ pub(crate) fn one_trial(
         }
     };
     if meta.started_at.is_empty() {
-        meta.started_at = crate::records::now_utc();
+        meta.started_at = schedlab_core::records::now_utc();
     }
     if outcome.status == TrialStatus::Interrupted {
         return Ok(None);
@@ -390,10 +392,10 @@ pub(crate) fn catch_signals(flag: &Arc<AtomicBool>) -> Result<Caught> {
     for sig in [libc::SIGINT, libc::SIGTERM] {
         ids.push(signal_hook::flag::register(sig, flag.clone())?);
     }
-    if !crate::sys::signal_ignored(crate::sys::Signal::SIGHUP) {
+    if !schedlab_sys::signal_ignored(schedlab_sys::Signal::SIGHUP) {
         ids.push(signal_hook::flag::register(libc::SIGHUP, flag.clone())?);
         ids.push(signal_hook::flag::register(libc::SIGHUP, hung_up.clone())?);
-        ids.extend(crate::sys::detach_terminal_on_hangup()?);
+        ids.extend(schedlab_sys::detach_terminal_on_hangup()?);
     }
     Ok(Caught { ids, hung_up })
 }
@@ -421,8 +423,8 @@ fn run_trials(
     };
     let progress = progress::Progress::new(plan.trials.len(), opts.quiet);
     let (kernel, cpu_model) = (
-        crate::machine::kernel_release(),
-        crate::machine::cpu_model(),
+        schedlab_machine::kernel_release(),
+        schedlab_machine::cpu_model(),
     );
     let reference = noise::Reference::new(&mut Calibrator {
         sink: Some(&mut *store),

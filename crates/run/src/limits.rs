@@ -13,14 +13,14 @@
 //! `rt_throttled` flag is in debugfs only, and it is a state, not a count), so a trial is
 //! judged by what its tasks got: CPU-bound RT tasks are runnable from their start to their end,
 //! so without throttling they get the whole of their CPUs while enough of them are active.
-//! Their exact CPU time ([`crate::records::TaskRecord::cpu_ns`]) falling short of that by at
+//! Their exact CPU time ([`schedlab_core::records::TaskRecord::cpu_ns`]) falling short of that by at
 //! least half of the least loss throttling causes, more than steal time explains, with demand
 //! long enough to reach the budget, is the mark of throttling.
 
-use crate::plan::Cell;
-use crate::policy::PolicyKind;
-use crate::records::{TaskRecord, TrialOutcome};
-use crate::workload::WorkloadKind;
+use schedlab_core::policy::PolicyKind;
+use schedlab_core::records::{TaskRecord, TrialOutcome};
+use schedlab_core::workload::WorkloadKind;
+use schedlab_spec::plan::Cell;
 
 /// The RT bandwidth the kernel allows on each CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,7 +98,7 @@ pub const THROTTLE_REMEDY: &str = "give each CPU less RT work back to back (less
 fn cpu_count(cell: &Cell) -> usize {
     cell.cpus
         .as_ref()
-        .map_or_else(|| crate::sys::allowed_cpus().len(), Vec::len)
+        .map_or_else(|| schedlab_sys::allowed_cpus().len(), Vec::len)
         .max(1)
 }
 
@@ -174,9 +174,9 @@ pub fn cell_warning(cell: &Cell, alone_ns: u64) -> Option<String> {
 pub fn judge(
     cell: &Cell,
     outcome: &TrialOutcome,
-    meta: &mut crate::records::TrialMeta,
+    meta: &mut schedlab_core::records::TrialMeta,
 ) -> Option<String> {
-    if outcome.status != crate::records::TrialStatus::Ok {
+    if outcome.status != schedlab_core::records::TrialStatus::Ok {
         return None;
     }
     let budget = RtBudget::current()?;
@@ -286,8 +286,8 @@ pub fn throttled_warning(t: &Throttling, budget: RtBudget) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Cell;
-    use crate::records::TrialStatus;
+    use schedlab_core::records::TrialStatus;
+    use schedlab_spec::plan::Cell;
 
     const MS: u64 = 1_000_000;
     const BUDGET: RtBudget = RtBudget {
@@ -308,7 +308,7 @@ mod tests {
     fn a_huge_budget_knob_saturates_instead_of_wrapping() {
         let mut cell = fifo_cell(None);
         for name in ["sched_rt_runtime_us", "sched_rt_period_us"] {
-            cell.knobs.push(crate::records::KnobSetting {
+            cell.knobs.push(schedlab_core::records::KnobSetting {
                 name: format!("kernel.{name}"),
                 path: format!("/proc/sys/kernel/{name}"),
                 value: i64::MAX.to_string(),
@@ -324,17 +324,17 @@ mod tests {
     fn fifo_cell(cpus: Option<Vec<usize>>) -> Cell {
         Cell {
             policy: PolicyKind::Fifo,
-            priorities: crate::policy::PriorityMode::Same,
-            workload: crate::workload::Workload::default(),
-            size: crate::records::WorkSize::WorkNs(300 * MS),
+            priorities: schedlab_core::policy::PriorityMode::Same,
+            workload: schedlab_core::workload::Workload::default(),
+            size: schedlab_core::records::WorkSize::WorkNs(300 * MS),
             split: false,
             tasks: 4,
-            kind: crate::records::TaskKind::Process,
-            start: crate::records::StartMode::Barrier,
+            kind: schedlab_core::records::TaskKind::Process,
+            start: schedlab_core::records::StartMode::Barrier,
             cpus,
             nice: None,
             rt_priority: None,
-            deadline: crate::policy::DeadlineParams {
+            deadline: schedlab_core::policy::DeadlineParams {
                 runtime_ns: 5 * MS,
                 deadline_ns: 50 * MS,
                 period_ns: 50 * MS,
@@ -428,7 +428,7 @@ mod tests {
         assert!(demand_warning(&pinned, 300 * MS, 1300 * MS, unlimited).is_none());
         // A cell that lifts the budget with a knob is not warned about.
         let mut lifted = pinned.clone();
-        lifted.knobs.push(crate::records::KnobSetting {
+        lifted.knobs.push(schedlab_core::records::KnobSetting {
             name: "kernel.sched_rt_runtime_us".into(),
             path: "/proc/sys/kernel/sched_rt_runtime_us".into(),
             value: "-1".into(),

@@ -15,10 +15,9 @@
 //! flag every trial. 1.0 is the calibrated speed; 0.8 means the same work took 25 % longer.
 
 use super::cells::Calibrator;
-use crate::procfs::{parse_per_cpu_ticks, CpuTicks};
-use crate::sys;
-use crate::workload::{CpuKernel, CpuState, Workload, WorkloadKind};
 use anyhow::Result;
+use schedlab_core::workload::{CpuKernel, CpuState, Workload, WorkloadKind};
+use schedlab_procfs::{parse_per_cpu_ticks, CpuTicks};
 
 /// A trial whose reference speed before or after it is off the calibration by more than this
 /// share is flagged noisy, in percent.
@@ -82,16 +81,16 @@ impl Reference {
     /// The loop's speed against `units_per_sec` measured for its calibration: the median over
     /// every CPU this process may use of each CPU's median of 5 measurements.
     fn calibrate(&self) -> f64 {
-        let original = sys::allowed_cpus();
+        let original = schedlab_sys::allowed_cpus();
         let mut per_cpu: Vec<f64> = Vec::new();
         for &cpu in &original {
-            if sys::set_affinity(&[cpu]).is_ok() {
+            if schedlab_sys::set_affinity(&[cpu]).is_ok() {
                 let mut v: Vec<f64> = (0..5).map(|_| self.speed_here()).collect();
                 v.sort_by(f64::total_cmp);
                 per_cpu.push(v[2]);
             }
         }
-        let _ = sys::set_affinity(&original);
+        let _ = schedlab_sys::set_affinity(&original);
         per_cpu.sort_by(f64::total_cmp);
         match per_cpu.len() {
             0 => 1.0,
@@ -112,17 +111,17 @@ impl Reference {
     /// the slowest one relative to the calibration. The calling thread is moved to each CPU in
     /// turn and its affinity restored afterwards. None if no CPU could be measured.
     pub fn speed(&self, cpus: Option<&[usize]>) -> Option<f64> {
-        let original = sys::allowed_cpus();
+        let original = schedlab_sys::allowed_cpus();
         let all = cpus.map_or_else(|| original.clone(), <[usize]>::to_vec);
         let mut slowest: Option<f64> = None;
         for cpu in spread(&all, MAX_CPUS) {
-            if sys::set_affinity(&[cpu]).is_err() {
+            if schedlab_sys::set_affinity(&[cpu]).is_err() {
                 continue;
             }
             let s = self.speed_here();
             slowest = Some(slowest.map_or(s, |m: f64| m.min(s)));
         }
-        let _ = sys::set_affinity(&original);
+        let _ = schedlab_sys::set_affinity(&original);
         slowest
     }
 
@@ -131,9 +130,9 @@ impl Reference {
         let mut state = CpuState::new(1);
         let mut speeds = [0.0f64; CHUNKS];
         for s in &mut speeds {
-            let t0 = sys::now_ns();
+            let t0 = schedlab_sys::now_ns();
             state.run(CpuKernel::Spin, self.units_per_chunk);
-            let wall = (sys::now_ns() - t0).max(1);
+            let wall = (schedlab_sys::now_ns() - t0).max(1);
             *s = self.units_per_chunk as f64 * 1e9 / wall as f64 / self.units_per_sec;
         }
         speeds.sort_by(f64::total_cmp);
@@ -164,7 +163,7 @@ impl Around {
         self,
         reference: &Reference,
         cpus: Option<&[usize]>,
-        meta: &mut crate::records::TrialMeta,
+        meta: &mut schedlab_core::records::TrialMeta,
     ) -> Option<String> {
         meta.trial_steal_pct = steal_pct(&self.ticks, &cpu_ticks(), cpus);
         meta.speed_before = self.speed_before;
@@ -269,14 +268,14 @@ mod tests {
     fn the_reference_loop_runs_near_its_calibrated_speed_and_restores_affinity() {
         // Calibrate the loop the way a run does (no sink: nothing stored), then measure on
         // CPU 0: on a quiet CPU the speed is about 1; on this shared machine allow a band.
-        let progress = crate::run::progress::Progress::new(0, true);
+        let progress = crate::progress::Progress::new(0, true);
         let mut cal = Calibrator::new(None, std::path::Path::new("/tmp"), &progress);
         let r = Reference::new(&mut cal).expect("calibration");
-        let before = sys::allowed_cpus();
+        let before = schedlab_sys::allowed_cpus();
         let s = r.speed(Some(&before[..1])).expect("measured");
         assert!(s > 0.6 && s < 1.6, "speed {s}");
-        assert_eq!(sys::allowed_cpus(), before);
-        let rate = crate::workload::calibrate::Rate {
+        assert_eq!(schedlab_sys::allowed_cpus(), before);
+        let rate = schedlab_core::workload::calibrate::Rate {
             units_per_sec: r.units_per_sec,
         };
         // Half the calibrated rate makes the same loop look twice as fast.

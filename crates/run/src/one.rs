@@ -6,12 +6,11 @@ use super::launcher::{Launcher, Request};
 use super::sampler::Sampler;
 use super::task::TaskPlan;
 use super::trace;
-use crate::plan::Cell;
-use crate::policy::{PriorityMode, TaskPolicy};
-use crate::records::{StartMode, TrialOutcome};
-use crate::sys;
-use crate::workload::{TrialDir, TrialDirRef};
 use anyhow::{Context, Result};
+use schedlab_core::policy::{PriorityMode, TaskPolicy};
+use schedlab_core::records::{StartMode, TrialOutcome};
+use schedlab_core::workload::{TrialDir, TrialDirRef};
+use schedlab_spec::plan::Cell;
 use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -159,10 +158,13 @@ fn attach_trace(t: &mut trace::TraceSession, o: &mut TrialOutcome) -> Result<(),
 /// whose process is gone, that are directories (not links) owned by this process's effective
 /// uid. Another user's entries are never touched, and nothing is followed through a link.
 pub fn remove_stale_trial_dirs(io_dir: &Path) {
-    let (Ok(entries), Ok(parent)) = (std::fs::read_dir(io_dir), sys::dir::open_dir(io_dir)) else {
+    let (Ok(entries), Ok(parent)) = (
+        std::fs::read_dir(io_dir),
+        schedlab_sys::dir::open_dir(io_dir),
+    ) else {
         return;
     };
-    let me = sys::euid();
+    let me = schedlab_sys::euid();
     for e in entries.flatten() {
         let Ok(name) = e.file_name().into_string() else {
             continue;
@@ -174,21 +176,21 @@ pub fn remove_stale_trial_dirs(io_dir: &Path) {
         else {
             continue;
         };
-        if sys::process_exists(pid) {
+        if schedlab_sys::process_exists(pid) {
             continue;
         }
         // lstat, then the opened directory itself: ours, and the same one.
-        let Ok(Some(m)) = sys::dir::meta_at(parent.as_fd(), &name) else {
+        let Ok(Some(m)) = schedlab_sys::dir::meta_at(parent.as_fd(), &name) else {
             continue;
         };
         if !m.is_dir() || m.uid != me {
             continue;
         }
-        let Ok(dir) = sys::dir::open_dir_at(parent.as_fd(), &name) else {
+        let Ok(dir) = schedlab_sys::dir::open_dir_at(parent.as_fd(), &name) else {
             continue;
         };
-        if sys::dir::meta(dir.as_fd()).is_ok_and(|d| d.id == m.id && d.uid == me) {
-            let _ = sys::dir::remove_dir_at(parent.as_fd(), &name, dir.as_fd());
+        if schedlab_sys::dir::meta(dir.as_fd()).is_ok_and(|d| d.id == m.id && d.uid == me) {
+            let _ = schedlab_sys::dir::remove_dir_at(parent.as_fd(), &name, dir.as_fd());
         }
     }
 }
@@ -232,8 +234,8 @@ mod tests {
         let theirs = io.join(format!("schedlab-{dead}-r2-t0.zzz"));
         std::fs::create_dir(&theirs).unwrap();
         std::fs::write(theirs.join("file"), b"theirs").unwrap();
-        let chowned =
-            sys::is_root() && std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).is_ok();
+        let chowned = schedlab_sys::is_root()
+            && std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).is_ok();
         remove_stale_trial_dirs(&io);
         assert!(!stale.exists(), "the stale directory is removed");
         assert!(outside.join("keep").exists(), "nothing followed out of it");

@@ -6,9 +6,9 @@
 
 use super::knobs::Knobs;
 use super::sink::Sink;
-use crate::plan::{Cell, Plan};
-use crate::records::KnobReading;
 use anyhow::{anyhow, Result};
+use schedlab_core::records::KnobReading;
+use schedlab_spec::plan::{Cell, Plan};
 use std::collections::HashSet;
 
 /// The kernel settings of this process, held for one run at a time.

@@ -1,7 +1,7 @@
 //! Progress of a run: a bar with ETA on a terminal, one line per trial otherwise, nothing with --quiet.
 
-use crate::records::{TrialOutcome, TrialStatus};
 use indicatif::{ProgressBar, ProgressStyle};
+use schedlab_core::records::{TrialOutcome, TrialStatus};
 use std::io::IsTerminal;
 
 /// Reports trials as they end.

@@ -8,13 +8,12 @@
 //! which keeps the files open and parses them without allocating: one sample costs a few tens
 //! of microseconds of CPU (bench/sampler.rs).
 
-use crate::procfs::{CpuTicks, SystemCounters, SystemReader};
-use crate::sys;
+use schedlab_procfs::{CpuTicks, SystemCounters, SystemReader};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-pub use crate::records::Sample;
+pub use schedlab_core::records::Sample;
 
 /// Samples reserved when the sampler starts: 1024, 102 s at the default 100 ms.
 pub const RESERVED_SAMPLES: usize = 1024;
@@ -87,10 +86,10 @@ impl Sampler {
         let flag = stop.clone();
         let handle = std::thread::spawn(move || {
             if rt {
-                let _ = sys::sched_setattr(&sys::SchedAttr {
-                    policy: crate::policy::PolicyKind::Fifo.number(),
-                    priority: crate::policy::RT_LAUNCHER,
-                    flags: sys::FLAG_RESET_ON_FORK,
+                let _ = schedlab_sys::sched_setattr(&schedlab_sys::SchedAttr {
+                    policy: schedlab_core::policy::PolicyKind::Fifo.number(),
+                    priority: schedlab_core::policy::RT_LAUNCHER,
+                    flags: schedlab_sys::FLAG_RESET_ON_FORK,
                     ..Default::default()
                 });
             }
@@ -136,7 +135,7 @@ impl Sampler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::procfs::{Pressure, ProcStat, PsiLine};
+    use schedlab_procfs::{Pressure, ProcStat, PsiLine};
 
     fn stat(
         user: u64,

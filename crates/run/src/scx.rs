@@ -9,8 +9,8 @@
 //! A scheduler process is spawned with `std::process::Command` (fork and exec at once, no code
 //! of ours in between), in its own process group so that a terminal's Ctrl-C does not reach it.
 
-use crate::machine::sched_ext::SchedExt;
-use crate::records::ScxCommand;
+use schedlab_core::records::ScxCommand;
+use schedlab_machine::sched_ext::SchedExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -151,21 +151,21 @@ impl Scx {
             return Ok(());
         };
         let pid = running.child.id() as i32;
-        crate::sys::kill_group(pid, libc::SIGTERM);
+        schedlab_sys::kill_group(pid, libc::SIGTERM);
         let deadline = Instant::now() + self.stop_timeout;
         let mut killed = false;
         loop {
             match running.child.try_wait() {
                 Ok(Some(_)) | Err(_) => break,
                 Ok(None) if Instant::now() >= deadline && !killed => {
-                    crate::sys::kill_group(pid, libc::SIGKILL);
+                    schedlab_sys::kill_group(pid, libc::SIGKILL);
                     killed = true;
                 }
                 Ok(None) => std::thread::sleep(POLL),
             }
         }
         // Helpers it left in its group go too.
-        crate::sys::kill_group(pid, libc::SIGKILL);
+        schedlab_sys::kill_group(pid, libc::SIGKILL);
         let _ = std::fs::remove_file(&running.log);
         let deadline = Instant::now() + self.stop_timeout;
         loop {

@@ -50,7 +50,7 @@ fn a_scheduler_is_started_until_enabled_and_stopped_back_to_the_fair_class() {
     assert_eq!(scx.running(), None);
     let after = scx.state();
     assert_eq!((after.state.as_str(), after.ops), ("disabled", None));
-    assert!(!crate::sys::group_alive(pid), "its process group is gone");
+    assert!(!schedlab_sys::group_alive(pid), "its process group is gone");
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::procfs::{CpuTicks, Pressure, SystemCounters, SystemReader};
+use schedlab_procfs::{CpuTicks, Pressure, SystemCounters, SystemReader};
 
 /// Above this share of all CPUs' time spent working during the window, in percent, the machine
 /// is called busy.
@@ -164,7 +164,7 @@ impl Idleness {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::procfs::PsiLine;
+    use schedlab_procfs::PsiLine;
 
     fn snap(taken_ms: u64, busy: u64, idle: u64, steal: u64, psi_total_us: u64) -> SystemSnapshot {
         let psi = Pressure {

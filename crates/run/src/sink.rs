@@ -4,9 +4,9 @@
 //! [`Sink`] (the results store, through a small adapter), so a trial is stored the moment it
 //! ends and a crash loses at most the trial in flight.
 
-use crate::plan::{Plan, PlannedTrial};
-use crate::records::{TrialMeta, TrialOutcome};
 use anyhow::Result;
+use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_spec::plan::{Plan, PlannedTrial};
 use std::collections::HashSet;
 
 /// What a resumed run already has.
@@ -42,7 +42,7 @@ pub trait Sink {
     /// The stored speed of a workload (units per second) on this kernel and CPU, if any.
     fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>>;
     /// Per cell of run `run_id` (by cell index, every cell), the value of `metric` (a key of
-    /// `crate::spec::PRECISION_METRICS`) of each ok, measured trial of rounds up to
+    /// `schedlab_spec::PRECISION_METRICS`) of each ok, measured trial of rounds up to
     /// `through_round`, as the report computes it: what an adaptive run judges its precision by.
     fn key_values(&self, run_id: i64, metric: &str, through_round: u32) -> Result<Vec<Vec<f64>>>;
     /// Stores a measured speed, replacing an older one.

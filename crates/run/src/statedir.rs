@@ -15,7 +15,7 @@
 //! What is refused is said with its cause and what to do.
 
 use super::journal::STATE_DIR_ENV;
-use crate::sys::{self, DirFd, FileInfo, FileKind};
+use schedlab_sys::{DirFd, FileInfo, FileKind};
 use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
 
@@ -31,7 +31,7 @@ pub struct StateDir {
 
 /// `uid 65534 (nobody)`.
 fn who(uid: u32) -> String {
-    match sys::user_name(uid) {
+    match schedlab_sys::user_name(uid) {
         Some(n) => format!("uid {uid} ({n})"),
         None => format!("uid {uid}"),
     }
@@ -72,12 +72,12 @@ impl StateDir {
                 "the state directory {shown} has a `..` or `.` component; set {STATE_DIR_ENV} to its plain path"
             ));
         }
-        let euid = sys::euid();
+        let euid = schedlab_sys::euid();
         let mut cur = PathBuf::new();
         for (i, part) in parts.iter().enumerate() {
             let last = i + 1 == parts.len();
             cur.push(part);
-            let mut info = sys::lstat(&cur);
+            let mut info = schedlab_sys::lstat(&cur);
             if matches!(&info, Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
                 if !create {
                     return Ok(None);
@@ -94,7 +94,7 @@ impl StateDir {
                         ))
                     }
                 }
-                info = sys::lstat(&cur);
+                info = schedlab_sys::lstat(&cur);
             }
             let info = info.map_err(|e| format!("cannot check {}: {e}", cur.display()))?;
             match info.kind {
@@ -162,12 +162,13 @@ impl StateDir {
 
     /// Holds an exclusive flock on the directory itself while journals are read or written
     /// (no lock file to leave behind).
-    pub fn lock(&self) -> Result<sys::FileLock, String> {
+    pub fn lock(&self) -> Result<schedlab_sys::FileLock, String> {
         let d = self
             .dir
             .try_clone()
             .map_err(|e| format!("cannot lock {}: {e}", self.path.display()))?;
-        sys::lock_exclusive(d).map_err(|e| format!("cannot lock {}: {e}", self.path.display()))
+        schedlab_sys::lock_exclusive(d)
+            .map_err(|e| format!("cannot lock {}: {e}", self.path.display()))
     }
 
     /// The names of the entries that `keep` accepts, sorted.
@@ -180,7 +181,7 @@ impl StateDir {
     /// The text of file `name`, if it may be trusted: a regular file owned by this user with
     /// one link, written by nobody else, not larger than 1 MiB. Else why not.
     pub fn read(&self, name: &str) -> Result<String, String> {
-        let euid = sys::euid();
+        let euid = schedlab_sys::euid();
         let (mut f, info) = self.dir.open_read(name).map_err(|e| {
             if e.raw_os_error() == Some(libc::ELOOP) {
                 "it is a symbolic link".to_string()

@@ -3,10 +3,8 @@
 //! Everything a task records goes into its preallocated shared `Slot`; between `t_start` and
 //! `t_end` it runs nothing but the workload.
 
-use crate::policy::TaskPolicy;
-use crate::procfs;
-use crate::sys;
-use crate::workload::{TaskWork, TrialDirRef, Workload, WorkloadKind};
+use schedlab_core::policy::TaskPolicy;
+use schedlab_core::workload::{TaskWork, TrialDirRef, Workload, WorkloadKind};
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering::SeqCst};
 
@@ -168,12 +166,12 @@ pub fn task_main(
                 return give_up(hdr, slot, STATE_REFUSED, e, measured);
             }
         }
-        slot.t_start_ns.store(sys::now_ns(), SeqCst);
+        slot.t_start_ns.store(schedlab_sys::now_ns(), SeqCst);
     }
-    slot.pid.store(sys::getpid(), SeqCst);
-    slot.tid.store(sys::gettid(), SeqCst);
+    slot.pid.store(schedlab_sys::getpid(), SeqCst);
+    slot.tid.store(schedlab_sys::gettid(), SeqCst);
     if let Some(cpus) = &plan.cpus {
-        if let Err(e) = sys::set_affinity(cpus) {
+        if let Err(e) = schedlab_sys::set_affinity(cpus) {
             return give_up(
                 hdr,
                 slot,
@@ -191,7 +189,7 @@ pub fn task_main(
             return give_up(hdr, slot, STATE_REFUSED, e, measured);
         }
     }
-    if let Ok(a) = sys::sched_getattr() {
+    if let Ok(a) = schedlab_sys::sched_getattr() {
         slot.policy_read.store(a.policy, SeqCst);
         slot.nice_read.store(a.nice, SeqCst);
         slot.prio_read.store(a.priority, SeqCst);
@@ -237,14 +235,15 @@ pub fn task_main(
         b.store(v, SeqCst);
     }
     // The exact CPU clock, last thing before the barrier (see `cpu_ns` in `TaskRecord`).
-    slot.base_cpu_ns.store(sys::thread_cpu_ns(), SeqCst);
+    slot.base_cpu_ns
+        .store(schedlab_sys::thread_cpu_ns(), SeqCst);
     if plan.barrier {
         slot.state.store(STATE_READY, SeqCst);
         arrive(hdr);
         while hdr.release.load(SeqCst) == 0 {
-            sys::futex_wait(&hdr.release, 0, None);
+            schedlab_sys::futex_wait(&hdr.release, 0, None);
         }
-        slot.t_start_ns.store(sys::now_ns(), SeqCst);
+        slot.t_start_ns.store(schedlab_sys::now_ns(), SeqCst);
     }
     if let Some(e) = exec {
         // The program is the workload; the host records its end when it reaps it.
@@ -252,7 +251,7 @@ pub fn task_main(
         slot.errno.store(errno as u32, SeqCst);
         slot.state.store(STATE_EXEC_FAILED, SeqCst);
         finish(hdr, measured);
-        sys::exit_now(127);
+        schedlab_sys::exit_now(127);
     }
     // ---- measured region: the workload only ----
     let done = if measured {
@@ -260,7 +259,7 @@ pub fn task_main(
     } else {
         work.run_until(units, || hdr.stop.load(SeqCst) != 0)
     };
-    let t_end = sys::now_ns();
+    let t_end = schedlab_sys::now_ns();
     // ---- end of measured region ----
     // The thread's exact CPU time, read before anything else runs. Not the CPU time of
     // getrusage(RUSAGE_THREAD) or /proc/thread-self/schedstat: both report the scheduler's
@@ -273,7 +272,7 @@ pub fn task_main(
     // exact at any instant (and, as a side effect, brings `sum_exec_runtime` up to date, which
     // is why the rusage read just after it is right too). Processes were right before only
     // because their rusage is read by wait4() after exit, when the sum is final.
-    slot.cpu_ns.store(sys::thread_cpu_ns(), SeqCst);
+    slot.cpu_ns.store(schedlab_sys::thread_cpu_ns(), SeqCst);
     slot.t_end_ns.store(t_end, SeqCst);
     slot.work_units.store(done, SeqCst);
     procs.open_sched();
@@ -297,7 +296,7 @@ pub fn task_main(
         f.store(v, SeqCst);
     }
     if let Some(h) = work.latency() {
-        let bytes = crate::workload::periodic::serialize(h);
+        let bytes = schedlab_core::workload::periodic::serialize(h);
         if bytes.len() <= hist.len() {
             for (dst, &b) in hist.iter().zip(&bytes) {
                 dst.store(b, SeqCst);
@@ -321,7 +320,7 @@ pub fn task_main(
 /// `stop` or kills the trial's process group (deadline, Ctrl-C, the launcher's death).
 fn linger(hdr: &Header) {
     while hdr.stop.load(SeqCst) == 0 {
-        sys::futex_wait(&hdr.stop, 0, None);
+        schedlab_sys::futex_wait(&hdr.stop, 0, None);
     }
 }
 
@@ -332,23 +331,24 @@ fn linger(hdr: &Header) {
 /// stdin is /dev/null and its stdout and stderr go to [`command_log`] files there (created
 /// exclusively, no link followed), so programs do not write over schedlab's progress.
 fn prepare_exec(
-    c: &crate::workload::Command,
+    c: &schedlab_core::workload::Command,
     trial_dir: Option<(&std::path::Path, BorrowedFd)>,
     index: usize,
-) -> Result<sys::ExecArgs, i32> {
+) -> Result<schedlab_sys::ExecArgs, i32> {
     let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::ENOENT);
     if let Some((path, dir)) = trial_dir {
         use nix::fcntl::OFlag;
         let null = std::fs::File::open("/dev/null").map_err(errno)?;
-        let create =
-            |stream| sys::dir::create_file_at(dir, &command_log(index, stream), OFlag::empty());
+        let create = |stream| {
+            schedlab_sys::dir::create_file_at(dir, &command_log(index, stream), OFlag::empty())
+        };
         let out = create("stdout").map_err(errno)?;
         let err = create("stderr").map_err(errno)?;
         for (file, fd) in [(&null, 0), (&out, 1), (&err, 2)] {
             use std::os::fd::AsFd;
-            sys::redirect_std_fd(file.as_fd(), fd).map_err(errno)?;
+            schedlab_sys::redirect_std_fd(file.as_fd(), fd).map_err(errno)?;
         }
-        sys::dir::chdir_fd(dir).map_err(errno)?;
+        schedlab_sys::dir::chdir_fd(dir).map_err(errno)?;
         // SAFETY of set_var: this process is a freshly forked, single-threaded task.
         std::env::set_var("SCHEDLAB_TRIAL_DIR", path);
     }
@@ -360,7 +360,7 @@ fn prepare_exec(
         // SAFETY of set_var: this process is a freshly forked, single-threaded task.
         std::env::set_var(k, v);
     }
-    sys::ExecArgs::new(&c.argv).ok_or(libc::EINVAL)
+    schedlab_sys::ExecArgs::new(&c.argv).ok_or(libc::EINVAL)
 }
 
 /// The file in the trial directory where command task `index` writes `stream` ("stdout" or
@@ -400,17 +400,17 @@ impl ThreadProc {
     /// The thread's counters in `Slot::base` order, and its EEVDF slice (`se.slice`, ns).
     /// Reads into `buf`; allocates nothing.
     fn counters(&mut self, buf: &mut [u8]) -> ([u64; 7], u64) {
-        let (ut, st, nv, ni) = sys::rusage_thread();
+        let (ut, st, nv, ni) = schedlab_sys::rusage_thread();
         let mut c = [ut, st, nv, ni, 0, 0, 0];
         let mut slice = 0;
         if let Some(s) =
-            read_at_start(self.schedstat.as_ref(), buf).and_then(procfs::parse_schedstat)
+            read_at_start(self.schedstat.as_ref(), buf).and_then(schedlab_procfs::parse_schedstat)
         {
             c[4] = s.run_delay_ns;
             c[5] = s.timeslices;
         }
         if let Some(text) = read_at_start(self.sched.as_ref(), buf) {
-            let info = procfs::parse_sched(text);
+            let info = schedlab_procfs::parse_sched(text);
             c[6] = info.nr_migrations.unwrap_or(0);
             slice = info.slice_ns.unwrap_or(0);
         }
@@ -444,7 +444,7 @@ fn give_up(hdr: &Header, slot: &Slot, state: u32, errno: i32, measured: bool) {
 /// still being created.
 fn arrive(hdr: &Header) {
     if hdr.ready.fetch_add(1, SeqCst) + 1 >= hdr.tasks.load(SeqCst) {
-        sys::futex_wake(&hdr.ready, 1);
+        schedlab_sys::futex_wake(&hdr.ready, 1);
     }
 }
 
@@ -458,6 +458,6 @@ fn finish(hdr: &Header, measured: bool) {
 /// Counts one measured task out; the last one wakes the launcher (see [`arrive`]).
 pub fn count_out(hdr: &Header) {
     if hdr.remaining.fetch_sub(1, SeqCst) == 1 {
-        sys::futex_wake(&hdr.remaining, 1);
+        schedlab_sys::futex_wake(&hdr.remaining, 1);
     }
 }

@@ -12,9 +12,9 @@ pub mod allow;
 
 use super::launcher::Launcher;
 use super::{catch_signals, one_trial, progress, Keeper, RunState, Session};
-use crate::plan::Plan;
-use crate::records::TrialStatus;
 use anyhow::{Context, Result};
+use schedlab_core::records::TrialStatus;
+use schedlab_spec::plan::Plan;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
@@ -91,8 +91,8 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
     let caught = catch_signals(&interrupted)?;
     let progress = progress::Progress::new(0, true);
     let (kernel, cpu_model) = (
-        crate::machine::kernel_release(),
-        crate::machine::cpu_model(),
+        schedlab_machine::kernel_release(),
+        schedlab_machine::cpu_model(),
     );
     // The noise reference (spin chunks): no I/O, so any directory does.
     let reference = super::noise::Reference::new(&mut super::Calibrator {

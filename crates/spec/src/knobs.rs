@@ -7,8 +7,8 @@
 
 use super::durations::duration_ns;
 use super::Problem;
-use crate::policy::PolicyKind;
-use crate::records::ScxCommand;
+use schedlab_core::policy::PolicyKind;
+use schedlab_core::records::ScxCommand;
 use serde::{Deserialize, Serialize};
 
 /// Shortest custom slice the kernel keeps, ns (it clamps `sched_runtime` to 0.1 ms..100 ms).
@@ -212,7 +212,9 @@ pub fn check_knobs(knobs: &[KnobAxis], allow: &[String]) -> Result<Vec<CheckedKn
                 "a sysctl name such as \"kernel.sched_rr_timeslice_ms\", a path under /proc/sys or /sys, or \"cpufreq.governor\"",
             )
         })?;
-        if let Some(reason) = crate::records::denied(&path).filter(|_| !allow.contains(&path)) {
+        if let Some(reason) =
+            schedlab_core::records::denied(&path).filter(|_| !allow.contains(&path))
+        {
             return Err(Problem::new(
                 format!("axes.knobs[{i}].name"),
                 format!(
@@ -237,7 +239,7 @@ pub fn check_knobs(knobs: &[KnobAxis], allow: &[String]) -> Result<Vec<CheckedKn
         let mut values = Vec::with_capacity(k.values.len());
         for (n, v) in k.values.iter().enumerate() {
             let text = v.to_string();
-            if text.is_empty() || crate::records::check_knob_value(&text).is_err() {
+            if text.is_empty() || schedlab_core::records::check_knob_value(&text).is_err() {
                 return Err(Problem::new(
                     format!("axes.knobs[{i}].values[{n}]"),
                     "a knob's value is one line of printable text, at most 4096 bytes",
@@ -355,7 +357,7 @@ mod tests {
 
     #[test]
     fn knob_values_become_text_and_duplicates_are_refused() {
-        let spec: crate::spec::Spec = toml::from_str(
+        let spec: crate::Spec = toml::from_str(
             "[[axes.knobs]]\nname = \"kernel.sched_rt_runtime_us\"\nvalues = [950000, -1]\n\
              [[axes.knobs]]\nname = \"/sys/kernel/mm/transparent_hugepage/enabled\"\nvalues = [\"never\", \"always\"]\n",
         )
@@ -418,7 +420,7 @@ mod tests {
 
     #[test]
     fn scx_commands_take_their_ops_name_from_the_program() {
-        let spec: crate::spec::Spec = toml::from_str(
+        let spec: crate::Spec = toml::from_str(
             "[axes]\nscx = [\"none\", \"/usr/bin/scx_lavd --performance\", { command = \"scx_rusty\", ops = \"rusty_x\" }]\n",
         )
         .unwrap();

@@ -1,10 +1,13 @@
 //! The experiment file: its serde types, parsing with positioned errors, and the check of
-//! every value ([`Spec::validate`]); the plan stage expands a checked spec into cells.
+//! every value ([`Spec::validate`]); the plan stage ([`plan`]) expands a checked spec into cells.
+
+#![forbid(unsafe_code)]
 
 pub mod adaptive;
 mod durations;
 mod knobs;
 pub mod locate;
+pub mod plan;
 mod problem;
 mod spans;
 mod syntax;

@@ -10,9 +10,9 @@
 use super::spans::{parse_path, render_path, Seg, Spans};
 use super::syntax::key_near;
 use super::{accepted_values, Checked, Problem, Spec, SpecError};
-use crate::policy::{PolicyKind, PriorityMode};
-use crate::records::{StartMode, TaskKind};
-use crate::workload::{CpuKernel, IoMode, WorkloadKind};
+use schedlab_core::policy::{PolicyKind, PriorityMode};
+use schedlab_core::records::{StartMode, TaskKind};
+use schedlab_core::workload::{CpuKernel, IoMode, WorkloadKind};
 use std::path::Path;
 
 /// A spec mistake with its place in the text, ready to print.

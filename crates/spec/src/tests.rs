@@ -1,9 +1,9 @@
 //! Tests of parsing and checking specs.
 
 use super::*;
-use crate::policy::PolicyKind;
-use crate::records::WorkSize;
-use crate::workload::WorkloadKind;
+use schedlab_core::policy::PolicyKind;
+use schedlab_core::records::WorkSize;
+use schedlab_core::workload::WorkloadKind;
 
 #[test]
 fn unknown_keys_are_rejected_with_their_name_and_position() {

@@ -2,9 +2,9 @@
 //! with their defaults. Values are checked in [`super::validate`].
 
 use super::knobs::{KnobAxis, ScxSpec};
-use crate::policy::{PolicyKind, PriorityMode};
-use crate::records::{StartMode, TaskKind};
-use crate::workload::{CpuKernel, IoMode, WorkloadKind};
+use schedlab_core::policy::{PolicyKind, PriorityMode};
+use schedlab_core::records::{StartMode, TaskKind};
+use schedlab_core::workload::{CpuKernel, IoMode, WorkloadKind};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -123,7 +123,7 @@ pub struct WorkloadSpec {
     pub run: Option<String>,
     /// command: the programs of one trial, one task each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub commands: Vec<crate::workload::Command>,
+    pub commands: Vec<schedlab_core::workload::Command>,
     /// command: start orders, "all" (every permutation, study 004's six) or a list of
     /// permutations of command indices, e.g. [[0, 1, 2], [2, 1, 0]]; default: as listed.
     #[serde(default, skip_serializing_if = "Option::is_none")]

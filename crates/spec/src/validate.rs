@@ -4,9 +4,9 @@
 use super::durations::duration_ns;
 use super::workloads::{check_workloads, CheckedWorkload};
 use super::{accepted_values, Axes, Problem, Settings, Spec};
-use crate::policy::{DeadlineParams, PolicyKind, PriorityMode};
-use crate::records::{StartMode, TaskKind};
-use crate::workload::WorkloadKind;
+use schedlab_core::policy::{DeadlineParams, PolicyKind, PriorityMode};
+use schedlab_core::records::{StartMode, TaskKind};
+use schedlab_core::workload::WorkloadKind;
 use std::path::PathBuf;
 
 /// Most trials (cells x rounds) one experiment may plan.
@@ -46,7 +46,7 @@ pub struct Checked {
     /// Files on the deny list the knobs may change anyway (`settings.allow_knobs`), as paths.
     pub allow_knobs: Vec<String>,
     /// BPF schedulers (None: the fair class); empty = not varied.
-    pub scx: Vec<Option<crate::records::ScxCommand>>,
+    pub scx: Vec<Option<schedlab_core::records::ScxCommand>>,
     /// Nice override for every task of the fair classes.
     pub nice: Option<i32>,
     /// RT priority override for every FIFO/RR task, 1..=99.
@@ -235,11 +235,11 @@ fn timeout_ns(s: &Settings) -> Result<Option<u64>, Problem> {
 
 /// The CPU lists of the `cpus` axis, parsed; every CPU must be allowed to this process.
 fn cpu_sets(lists: &[String]) -> Result<Vec<Vec<usize>>, Problem> {
-    let online = crate::sys::allowed_cpus();
+    let online = schedlab_sys::allowed_cpus();
     let mut sets = Vec::with_capacity(lists.len());
     for (i, c) in lists.iter().enumerate() {
         let key = format!("axes.cpus[{i}]");
-        let list = crate::procfs::parse_cpu_list(c).map_err(|e| {
+        let list = schedlab_procfs::parse_cpu_list(c).map_err(|e| {
             // The list's own message ends with the format; keep that for `accepted`.
             let message = e.split(": expected").next().unwrap_or(&e).to_string();
             Problem::new(key.as_str(), message).accepting(
@@ -251,7 +251,7 @@ fn cpu_sets(lists: &[String]) -> Result<Vec<Vec<usize>>, Problem> {
                 Problem::new(key, format!("CPU {bad} is not available to this process")).accepting(
                     format!(
                         "CPUs allowed to this process: {}",
-                        crate::procfs::format_cpu_list(&online)
+                        schedlab_procfs::format_cpu_list(&online)
                     ),
                 ),
             );

@@ -3,8 +3,8 @@
 
 use super::durations::{duration_ns, MAX_DURATION_NS};
 use super::{Axes, Orders, Problem, WorkloadSpec};
-use crate::records::{TaskKind, WorkSize};
-use crate::workload::{Workload, WorkloadKind};
+use schedlab_core::records::{TaskKind, WorkSize};
+use schedlab_core::workload::{Workload, WorkloadKind};
 
 /// Most commands whose orders "all" may run (6! = 720 orders).
 const MAX_COMMANDS_ALL_ORDERS: usize = 6;

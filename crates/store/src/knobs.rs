@@ -1,8 +1,8 @@
 //! The kernel settings read back before each trial (`knob_readings`), written with the trial.
 
 use super::db::{params, Db};
-use crate::records::KnobReading;
 use anyhow::Result;
+use schedlab_core::records::KnobReading;
 
 /// Stores the settings read back before trial `trial_id`, in the trial's transaction.
 pub(super) fn insert_readings(db: &Db, trial_id: i64, readings: &[KnobReading]) -> Result<()> {

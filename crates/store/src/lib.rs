@@ -3,6 +3,8 @@
 //! versions. The store is the only module that holds SQL; [`db`] runs each query on either
 //! engine.
 
+#![forbid(unsafe_code)]
+
 mod db;
 pub mod export;
 pub mod kernel;
@@ -57,7 +59,7 @@ pub struct NewRun<'a> {
     pub trials_planned: usize,
 }
 
-pub use crate::records::now_utc;
+pub use schedlab_core::records::now_utc;
 
 /// Tables every schedlab database has (since schema 2).
 const TABLES: [&str; 9] = [

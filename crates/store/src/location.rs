@@ -1,7 +1,7 @@
 //! Where a results store is: an SQLite file or a PostgreSQL server (`--db PATH` or
 //! `--db postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, or `SCHEDLAB_DB`).
 
-use crate::machine::secret;
+use schedlab_machine::secret;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;

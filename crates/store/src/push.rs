@@ -238,7 +238,7 @@ fn push_run(
             summary.runs_added += 1;
             // A file of an older schedlab may hold a password in its command line.
             let argv = match &run_row[run.col("argv")?] {
-                Value::Text(a) => Value::Text(crate::machine::secret::mask_command_line(a)),
+                Value::Text(a) => Value::Text(schedlab_machine::secret::mask_command_line(a)),
                 other => other.clone(),
             };
             let (names, values) = run.without("run_id", run_row, &[("argv", argv)]);

@@ -229,7 +229,7 @@ pub(crate) fn settings_label(
     scx: Option<String>,
 ) -> Option<String> {
     let parts: Vec<String> = slice_ns
-        .map(|ns| format!("slice={}", crate::records::slice_label(ns as u64)))
+        .map(|ns| format!("slice={}", schedlab_core::records::slice_label(ns as u64)))
         .into_iter()
         .chain(knobs.filter(|k| !k.is_empty()))
         .chain(scx.map(|c| format!("scx={c}")))
@@ -364,7 +364,7 @@ pub fn run_info(store: &Store, run_id: i64) -> Result<RunInfo> {
                     seed: r.get::<i64>(5)? as u64,
                     version: r.get(6)?,
                     // Masked again: a row written by an older schedlab may hold a password.
-                    argv: crate::machine::secret::mask_command_line(&r.get::<String>(7)?),
+                    argv: schedlab_machine::secret::mask_command_line(&r.get::<String>(7)?),
                     spec_toml: r.get(8)?,
                     env_json: r.get(9)?,
                     trials_planned: r.get(10)?,
@@ -423,8 +423,8 @@ impl Runner {
         let pid = std::process::id() as i32;
         Runner {
             pid: Some(i64::from(pid)),
-            boot_id: crate::machine::boot_id(),
-            start_ticks: crate::machine::process_start_ticks(pid).map(|t| t as i64),
+            boot_id: schedlab_machine::boot_id(),
+            start_ticks: schedlab_machine::process_start_ticks(pid).map(|t| t as i64),
         }
     }
 
@@ -444,10 +444,10 @@ impl Runner {
             // Stored without a runner record: nothing to tell, trust the stored status.
             return true;
         };
-        if crate::machine::boot_id().as_deref() != Some(boot) {
+        if schedlab_machine::boot_id().as_deref() != Some(boot) {
             return false;
         }
-        match crate::machine::process_start_ticks(pid as i32) {
+        match schedlab_machine::process_start_ticks(pid as i32) {
             Some(ticks) => self.start_ticks.is_none_or(|t| t == ticks as i64),
             None => false,
         }

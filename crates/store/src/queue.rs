@@ -12,10 +12,10 @@
 use super::db::{params, Value};
 use super::write::RunIdentity;
 use super::{NewRun, Store};
-use crate::machine::HostIdentity;
-use crate::plan::{Cell, PlannedTrial};
-use crate::records::{TrialMeta, TrialOutcome, TrialStatus};
 use anyhow::Result;
+use schedlab_core::records::{TrialMeta, TrialOutcome, TrialStatus};
+use schedlab_machine::HostIdentity;
+use schedlab_spec::plan::{Cell, PlannedTrial};
 
 /// A trial whose workers died this many times is given up (state failed).
 pub const MAX_ATTEMPTS: i64 = 3;

@@ -5,9 +5,9 @@
 use super::db::params;
 use super::write::RunIdentity;
 use super::{NewRun, Store};
-use crate::plan::{Cell, PlannedTrial};
-use crate::records::{TrialMeta, TrialOutcome};
 use anyhow::{bail, Result};
+use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_spec::plan::{Cell, PlannedTrial};
 
 /// A server's run as a spool keeps it.
 #[derive(Debug, Clone, Copy)]

@@ -50,7 +50,7 @@ impl<T: Into<Value>> From<Option<T>> for Value {
 /// The parameters of a statement, as a slice of [`Value`]s: `params![a, b]`.
 macro_rules! params {
     ($($x:expr),* $(,)?) => {
-        &[$($crate::store::value::Value::from($x)),*] as &[$crate::store::value::Value]
+        &[$($crate::value::Value::from($x)),*] as &[$crate::value::Value]
     };
 }
 pub(crate) use params;

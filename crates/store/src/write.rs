@@ -4,10 +4,10 @@
 use super::db::{params, Value};
 use super::query::Runner;
 use super::{now_utc, NewRun, Store};
-use crate::machine::HostIdentity;
-use crate::plan::{Cell, PlannedTrial};
-use crate::records::{TrialMeta, TrialOutcome};
 use anyhow::Result;
+use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_machine::HostIdentity;
+use schedlab_spec::plan::{Cell, PlannedTrial};
 
 /// Columns of a `tasks` row, in the order [`task_rows`] gives them.
 const TASK_COLUMNS: [&str; 39] = [
@@ -243,7 +243,7 @@ impl Store {
                 meta.psi_cpu_some_pct,
                 meta.io_scheduler.as_deref(),
                 outcome.trace_lost_events.map(|v| v as i64),
-                crate::machine::host::hostname(),
+                schedlab_machine::host::hostname(),
                 meta.speed_before,
                 meta.speed_after,
                 meta.trial_steal_pct,
@@ -404,8 +404,8 @@ impl Store {
 /// The `cells` row of cell `i` of a new run.
 fn cell_row(run_id: i64, i: usize, c: &Cell) -> Result<Vec<Value>> {
     let (work_ns, units) = match c.size {
-        crate::records::WorkSize::WorkNs(ns) => (Some(ns as i64), None),
-        crate::records::WorkSize::Iterations(n) => (
+        schedlab_core::records::WorkSize::WorkNs(ns) => (Some(ns as i64), None),
+        schedlab_core::records::WorkSize::Iterations(n) => (
             None,
             Some(if c.split {
                 n.div_ceil(u64::from(c.tasks)).max(1)
@@ -424,7 +424,7 @@ fn cell_row(run_id: i64, i: usize, c: &Cell) -> Result<Vec<Value>> {
         c.kind.name(),
         c.start.name(),
         c.tasks,
-        c.cpus.as_deref().map(crate::procfs::format_cpu_list),
+        c.cpus.as_deref().map(schedlab_procfs::format_cpu_list),
         c.nice,
         c.rt_priority,
         c.deadline.runtime_ns as i64,
@@ -441,7 +441,7 @@ fn cell_row(run_id: i64, i: usize, c: &Cell) -> Result<Vec<Value>> {
         (!c.knobs.is_empty()).then(|| c
             .knobs
             .iter()
-            .map(crate::records::KnobSetting::label)
+            .map(schedlab_core::records::KnobSetting::label)
             .collect::<Vec<_>>()
             .join(" ")),
         c.scx.as_ref().map(|x| x.command_line()),
@@ -458,9 +458,9 @@ fn task_rows(trial_id: i64, outcome: &TrialOutcome) -> (Vec<Vec<Value>>, Vec<Vec
         let lat = t.latency.as_ref().map(|(s, _)| s);
         let tr = t.trace.as_ref();
         let delay_stats = tr.map(|t| {
-            let mut h = crate::workload::periodic::new_histogram();
+            let mut h = schedlab_core::workload::periodic::new_histogram();
             for &d in &t.wakeup_delays_ns {
-                let _ = h.record(d.clamp(1, crate::workload::periodic::MAX_LATENCY_NS));
+                let _ = h.record(d.clamp(1, schedlab_core::workload::periodic::MAX_LATENCY_NS));
             }
             h
         });
@@ -517,7 +517,7 @@ fn task_rows(trial_id: i64, outcome: &TrialOutcome) -> (Vec<Vec<Value>>, Vec<Vec
                     trial_id,
                     t.task_index,
                     "trace_wakeup_delay_ns",
-                    crate::workload::periodic::serialize(h)
+                    schedlab_core::workload::periodic::serialize(h)
                 ]
                 .to_vec(),
             );

@@ -24,7 +24,7 @@ fn a_private_directory_has_a_random_name_and_mode_0700_whatever_the_umask() {
     let md = std::fs::symlink_metadata(t.path().join(&name)).unwrap();
     assert!(md.is_dir());
     assert_eq!(md.mode() & 0o7777, 0o700);
-    assert_eq!(md.uid(), crate::sys::euid());
+    assert_eq!(md.uid(), crate::euid());
     assert_eq!(meta(fd.as_fd()).unwrap().id.ino, md.ino());
 }
 

@@ -1,8 +1,8 @@
 //! The OS boundary and the only unsafe code of schedlab: syscalls, shared memory, fork.
 //!
 //! Every function here is safe to call: each wrapper checks or documents what makes its unsafe
-//! part sound, so callers above this module stay safe Rust (the crate root denies unsafe code
-//! everywhere else). Calls go through `nix` where it has them; raw `libc` is used only for what
+//! part sound, so callers above this crate stay safe Rust (every other crate of schedlab forbids
+//! unsafe code). Calls go through `nix` where it has them; raw `libc` is used only for what
 //! nix lacks (sched_setattr/getattr, futex, wait4 with rusage, _exit, strsignal) or where nix
 //! would allocate at a moment that is measured (execvp).
 //!

@@ -150,22 +150,22 @@ mod tests {
     #[test]
     fn futex_wait_returns_after_its_timeout_and_wake_releases_a_waiter() {
         let word = AtomicU32::new(0);
-        let t = crate::sys::now_ns();
+        let t = crate::now_ns();
         futex_wait(&word, 0, Some(Duration::from_millis(20)));
-        assert!(crate::sys::now_ns() - t >= 20_000_000);
+        assert!(crate::now_ns() - t >= 20_000_000);
         // A changed word returns at once.
-        let t = crate::sys::now_ns();
+        let t = crate::now_ns();
         futex_wait(&word, 1, Some(Duration::from_secs(5)));
-        assert!(crate::sys::now_ns() - t < 1_000_000_000);
+        assert!(crate::now_ns() - t < 1_000_000_000);
         std::thread::scope(|s| {
             let h = s.spawn(|| {
                 while word.load(SeqCst) == 0 {
                     futex_wait(&word, 0, Some(Duration::from_secs(10)));
                 }
-                crate::sys::now_ns()
+                crate::now_ns()
             });
             std::thread::sleep(Duration::from_millis(20));
-            let woke_at = crate::sys::now_ns();
+            let woke_at = crate::now_ns();
             word.store(1, SeqCst);
             futex_wake(&word, 1);
             let done = h.join().unwrap();

@@ -4,7 +4,6 @@
 //! studies meant); I/O and mixed work by the wall clock (their time alone is mostly waiting).
 
 use super::{TaskWork, TrialDir, Workload, WorkloadKind};
-use crate::sys;
 use std::path::Path;
 
 /// Minimum duration of one timed calibration batch, in nanoseconds.
@@ -65,12 +64,12 @@ pub fn measure(w: &Workload, io_dir: &Path) -> std::io::Result<Rate> {
     std::thread::scope(|s| {
         s.spawn(|| {
             // Whatever the caller's policy, calibrate as an ordinary task.
-            let _ = sys::sched_setattr(&sys::SchedAttr::default());
+            let _ = schedlab_sys::sched_setattr(&schedlab_sys::SchedAttr::default());
             let clock = |k: WorkloadKind| {
                 if k == WorkloadKind::Cpu {
-                    sys::thread_cpu_ns()
+                    schedlab_sys::thread_cpu_ns()
                 } else {
-                    sys::now_ns()
+                    schedlab_sys::now_ns()
                 }
             };
             let mut units: u64 = 1;
@@ -119,9 +118,9 @@ mod tests {
         let units = rate.units_for(30_000_000);
         let cpu = std::thread::spawn(move || {
             let mut t = TaskWork::prepare(&w, units, 0, 1, None, 0).unwrap();
-            let a = sys::thread_cpu_ns();
+            let a = schedlab_sys::thread_cpu_ns();
             t.run();
-            sys::thread_cpu_ns() - a
+            schedlab_sys::thread_cpu_ns() - a
         })
         .join()
         .unwrap();

@@ -1,6 +1,5 @@
 //! I/O work: synchronous block copy (studies 000/002) and /dev/urandom -> /dev/null (study 001).
 
-use crate::sys;
 use nix::fcntl::OFlag;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -71,8 +70,8 @@ impl IoFiles {
     ) -> io::Result<IoFiles> {
         let (input, output) = match (mode, dir) {
             (IoMode::SyncCopy, Some(dir)) => (
-                sys::dir::open_file_at(dir, INPUT_FILE, OFlag::O_SYNC)?,
-                sys::dir::create_file_at(dir, &output_file(index), OFlag::O_SYNC)?,
+                schedlab_sys::dir::open_file_at(dir, INPUT_FILE, OFlag::O_SYNC)?,
+                schedlab_sys::dir::create_file_at(dir, &output_file(index), OFlag::O_SYNC)?,
             ),
             (IoMode::SyncCopy, None) => {
                 return Err(io::Error::new(
@@ -112,13 +111,13 @@ pub struct TrialDirRef {
     /// The directory's path (for messages and `SCHEDLAB_TRIAL_DIR`).
     pub path: PathBuf,
     /// Device and inode it was created as.
-    pub id: sys::dir::DirId,
+    pub id: schedlab_sys::dir::DirId,
 }
 
 impl TrialDirRef {
-    /// Opens the directory, if it still is the one created ([`sys::dir::open_dir_checked`]).
+    /// Opens the directory, if it still is the one created ([`schedlab_sys::dir::open_dir_checked`]).
     pub fn open(&self) -> io::Result<OwnedFd> {
-        sys::dir::open_dir_checked(&self.path, self.id)
+        schedlab_sys::dir::open_dir_checked(&self.path, self.id)
     }
 }
 
@@ -132,7 +131,7 @@ pub fn dir_prefix(pid: u32) -> String {
 /// Made for shared directories such as /var/tmp: a new directory with a random name
 /// (`schedlab-PID-TAG.XXXXXXXXXX`) and mode 0700, held open, every file in it created with
 /// `O_EXCL | O_NOFOLLOW` through that fd, and removed through it without following links
-/// (see [`sys::dir`]).
+/// (see [`schedlab_sys::dir`]).
 pub struct TrialDir {
     parent: OwnedFd,
     name: String,
@@ -145,22 +144,23 @@ impl TrialDir {
     /// bytes (at least 1), written in chunks of at most 1 MiB; refuses an input larger than
     /// the free space under `base` rather than filling the disk.
     pub fn create(base: &Path, tag: &str, input_bytes: u64) -> io::Result<TrialDir> {
-        if let Some(free) = sys::dir::free_bytes(base)?.filter(|&free| input_bytes > free) {
+        if let Some(free) = schedlab_sys::dir::free_bytes(base)?.filter(|&free| input_bytes > free)
+        {
             return Err(io::Error::new(
                 io::ErrorKind::StorageFull,
                 format!("an input file of {input_bytes} bytes does not fit in the {free} bytes free under {}", base.display()),
             ));
         }
-        let parent = sys::dir::open_dir(base)?;
+        let parent = schedlab_sys::dir::open_dir(base)?;
         let prefix = format!("{}{tag}.", dir_prefix(std::process::id()));
-        let (name, fd) = sys::dir::make_private_dir(parent.as_fd(), &prefix)?;
+        let (name, fd) = schedlab_sys::dir::make_private_dir(parent.as_fd(), &prefix)?;
         let dir = TrialDir {
             path: base.join(&name),
             parent,
             name,
             fd,
         };
-        let mut input = sys::dir::create_file_at(dir.fd(), INPUT_FILE, OFlag::empty())?;
+        let mut input = schedlab_sys::dir::create_file_at(dir.fd(), INPUT_FILE, OFlag::empty())?;
         let mut chunk = vec![0u8; input_bytes.clamp(1, 1 << 20) as usize];
         let mut left = input_bytes.max(1);
         let mut x: u32 = 0x9E37_79B9;
@@ -194,19 +194,19 @@ impl TrialDir {
     pub fn reference(&self) -> io::Result<TrialDirRef> {
         Ok(TrialDirRef {
             path: self.path.clone(),
-            id: sys::dir::meta(self.fd())?.id,
+            id: schedlab_sys::dir::meta(self.fd())?.id,
         })
     }
 
     /// Removes file `name` from the directory.
     pub fn remove_file(&self, name: &str) -> io::Result<()> {
-        sys::dir::unlink_at(self.fd(), name)
+        schedlab_sys::dir::unlink_at(self.fd(), name)
     }
 }
 
 impl Drop for TrialDir {
     fn drop(&mut self) {
-        let _ = sys::dir::remove_dir_at(self.parent.as_fd(), &self.name, self.fd.as_fd());
+        let _ = schedlab_sys::dir::remove_dir_at(self.parent.as_fd(), &self.name, self.fd.as_fd());
     }
 }
 
@@ -218,7 +218,7 @@ impl Drop for TrialDir {
 pub fn shared_dir_warning(path: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let md = std::fs::metadata(path).ok()?;
-    let me = sys::euid();
+    let me = schedlab_sys::euid();
     let why = if md.uid() != 0 && md.uid() != me {
         format!("belongs to uid {}", md.uid())
     } else if md.mode() & 0o022 != 0 && md.mode() & 0o1000 == 0 {
@@ -237,7 +237,7 @@ pub fn shared_dir_warning(path: &Path) -> Option<String> {
 
 /// Whether `path` lies on a tmpfs (memory-backed, so O_SYNC does not reach a disk).
 pub fn is_tmpfs(path: &Path) -> bool {
-    crate::sys::is_tmpfs(path)
+    schedlab_sys::is_tmpfs(path)
 }
 
 #[cfg(test)]
@@ -416,7 +416,9 @@ mod tests {
         set(0o770);
         assert!(shared_dir_warning(base.path()).is_some(), "group-writable");
         set(0o700);
-        if sys::is_root() && std::os::unix::fs::chown(base.path(), Some(65534), None).is_ok() {
+        if schedlab_sys::is_root()
+            && std::os::unix::fs::chown(base.path(), Some(65534), None).is_ok()
+        {
             let w = shared_dir_warning(base.path()).unwrap();
             assert!(w.contains("belongs to uid 65534"), "{w}");
         }

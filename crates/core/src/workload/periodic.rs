@@ -5,7 +5,6 @@
 //! digits: relative error <= 1%) that never allocates while recording.
 
 use super::cpu::{CpuKernel, CpuState};
-use crate::sys;
 use hdrhistogram::serialization::Serializer;
 use hdrhistogram::Histogram;
 
@@ -34,11 +33,11 @@ pub fn run(
     periods: u64,
     hist: &mut Histogram<u64>,
 ) -> u64 {
-    let start = sys::now_ns();
+    let start = schedlab_sys::now_ns();
     for k in 1..=periods {
         let intended = start + k * period_ns;
-        sys::sleep_until_ns(intended);
-        let late = sys::now_ns().saturating_sub(intended);
+        schedlab_sys::sleep_until_ns(intended);
+        let late = schedlab_sys::now_ns().saturating_sub(intended);
         // Within bounds by construction (clamped), so this never allocates or fails.
         let _ = hist.record(late.clamp(1, MAX_LATENCY_NS));
         cpu.run(kernel, run_units);
@@ -103,9 +102,9 @@ mod tests {
     fn periods_are_kept_and_latencies_are_recorded_once_per_period() {
         let mut h = new_histogram();
         let mut cpu = CpuState::new(1);
-        let t0 = sys::now_ns();
+        let t0 = schedlab_sys::now_ns();
         let done = run(&mut cpu, CpuKernel::Spin, 1000, 2_000_000, 10, &mut h);
-        let elapsed = sys::now_ns() - t0;
+        let elapsed = schedlab_sys::now_ns() - t0;
         assert_eq!(done, 10);
         assert_eq!(h.len(), 10);
         // Ten 2 ms periods take at least 20 ms: the sleeps are absolute.

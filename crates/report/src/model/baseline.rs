@@ -7,7 +7,7 @@ use super::{CellKey, ReportInput};
 /// What a cell compares when the run varied the I/O scheduler or kernel settings: with one
 /// policy in the run the scheduler ("bfq") or the settings ("slice=0.1ms"), else the policy
 /// with them ("other io=bfq", "other slice=0.1ms"); None when it varied neither.
-pub fn treatment(c: &crate::store::query::CellView, one_policy: bool) -> Option<String> {
+pub fn treatment(c: &schedlab_store::query::CellView, one_policy: bool) -> Option<String> {
     let io = c.io_scheduler.as_ref().map(|io| format!("io={io}"));
     let parts: Vec<String> = io.into_iter().chain(c.settings.clone()).collect();
     match (one_policy, c.io_scheduler.as_ref(), c.settings.is_some()) {
@@ -106,7 +106,7 @@ pub fn pick(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::query::CellView;
+    use schedlab_store::query::CellView;
 
     fn cell(policy: &str, ok: i64) -> CellView {
         CellView {

@@ -5,7 +5,7 @@
 
 use super::trials::{values, TestUnit};
 use super::{fmt_p, fmt_with_unit, Group, Metric};
-use crate::analyze::{
+use schedlab_analyze::{
     cliff_delta, holm, mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u, median,
     median_ratio_ci, min_detectable_difference, Comparison, PValueMethod, ALPHAS,
     DEFAULT_RESAMPLES, MDD_ALPHA, MDD_POWER,
@@ -332,7 +332,7 @@ fn sentence(label: &str, f: &Finding) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::Group;
+    use crate::model::Group;
 
     /// A group of cells 0..policies.len(), baseline cell 0, with `makespans[c]` as the
     /// trial values of cell c.

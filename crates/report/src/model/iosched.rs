@@ -4,9 +4,9 @@
 use super::figures::{Figure, Plot};
 use super::tables::Table;
 use super::Panel;
-use crate::analyze::{anova_oneway, kruskal_wallis, ALPHAS};
-use crate::report::plots::BoxGroup;
-use crate::store::kernel::SchedulerSample;
+use crate::plots::BoxGroup;
+use schedlab_analyze::{anova_oneway, kruskal_wallis, ALPHAS};
+use schedlab_store::kernel::SchedulerSample;
 
 /// The sampled columns compared, with their labels (unit included).
 pub const COLUMNS: [(&str, &str); 11] = [

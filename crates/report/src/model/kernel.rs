@@ -5,10 +5,10 @@
 use super::figures::{Figure, Plot};
 use super::tables::Table;
 use super::Panel;
-use crate::report::plots::GanttBar;
-use crate::store::kernel::KernelCellRows;
-use crate::workload::periodic;
+use crate::plots::GanttBar;
 use hdrhistogram::Histogram;
+use schedlab_core::workload::periodic;
+use schedlab_store::kernel::KernelCellRows;
 
 /// Points drawn per latency CDF (evenly spaced quantiles of the merged histogram).
 const CDF_POINTS: usize = 1000;

@@ -1,7 +1,7 @@
 //! The report's prose about the run: the methods section and the warnings.
 
 use super::{CellReport, Finding, Group, Methods, ReportInput, LARGE_N};
-use crate::analyze::{PValueMethod, CI_LEVEL, DEFAULT_RESAMPLES};
+use schedlab_analyze::{PValueMethod, CI_LEVEL, DEFAULT_RESAMPLES};
 
 /// What the methods section depends on besides the findings.
 #[derive(Debug, Clone, Default)]

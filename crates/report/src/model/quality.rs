@@ -4,9 +4,8 @@
 
 use super::tables::Table;
 use super::{trial_values, CellReport, Group, Metric, ReportInput};
-use crate::analyze;
-use crate::store::quality::TrialQuality;
-use crate::store::query::CellView;
+use schedlab_store::quality::TrialQuality;
+use schedlab_store::query::CellView;
 use serde::Serialize;
 use std::collections::HashSet;
 
@@ -121,11 +120,13 @@ pub fn build(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> Qua
             .enumerate()
             .map(|(i, c)| {
                 let values = super::trials::values(&trial_values(c)[t.metric.index()]);
-                let p = analyze::precision(&values, t.precision);
+                let p = schedlab_analyze::precision(&values, t.precision);
                 CellPrecision {
                     label: label(i),
                     trials: values.len(),
-                    median: p.map(|p| p.median).or_else(|| analyze::median(&values)),
+                    median: p
+                        .map(|p| p.median)
+                        .or_else(|| schedlab_analyze::median(&values)),
                     half_width_pct: p.map(|p| p.relative_half_width * 100.0),
                     met: p.is_some_and(|p| p.within),
                 }
@@ -163,7 +164,7 @@ pub fn build(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> Qua
 
 /// "0.98 [0.91, 1.02]": median and range of `v`, or "-".
 fn spread(v: &[f64]) -> String {
-    let Some(m) = analyze::median(v) else {
+    let Some(m) = schedlab_analyze::median(v) else {
         return "-".into();
     };
     let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
@@ -235,7 +236,7 @@ pub fn drift_table(q: &Quality) -> Option<Table> {
                 },
                 spread(&col(|t| t.speed_before)),
                 spread(&col(|t| t.speed_after)),
-                analyze::median(&steal).map_or("-".into(), |m| {
+                schedlab_analyze::median(&steal).map_or("-".into(), |m| {
                     let max = steal.iter().copied().fold(0.0, f64::max);
                     format!("{m:.1} (max {max:.1})")
                 }),
@@ -346,7 +347,7 @@ pub fn notes(q: &Quality) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::query::TaskRow;
+    use schedlab_store::query::TaskRow;
 
     #[test]
     fn the_target_is_read_from_the_spec_as_run() {

@@ -2,7 +2,7 @@
 //! small parallel map that spreads the statistics over the CPUs.
 
 use super::CiMethod;
-use crate::analyze::{
+use schedlab_analyze::{
     mean, percentile_sorted, sample_variance, summarize, Summary, DEFAULT_RESAMPLES,
 };
 

@@ -1,7 +1,7 @@
 //! Tests of the report model's assembly: samples from task rows, keys, groups.
 
 use super::*;
-use crate::store::query::TaskRow;
+use schedlab_store::query::TaskRow;
 
 fn task(trial_id: i64, response: i64, turnaround: i64, cpu: i64) -> TaskRow {
     TaskRow {

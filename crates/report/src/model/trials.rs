@@ -2,8 +2,8 @@
 //! report's tests run on (trials are the replicates; the tasks of one trial are not).
 
 use super::{cell_samples, Metric};
-use crate::analyze::Location;
-use crate::store::query::CellView;
+use schedlab_analyze::Location;
+use schedlab_store::query::CellView;
 
 /// What one tested value stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -73,7 +73,7 @@ pub fn values(per_trial: &[(i64, f64)]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::query::TaskRow;
+    use schedlab_store::query::TaskRow;
 
     fn task(trial_id: i64, round: i64, turnaround_ms: i64, nivcsw: i64) -> TaskRow {
         TaskRow {

@@ -9,8 +9,8 @@ pub fn sorted_finite(values: &[f64]) -> Vec<f64> {
 
 /// Quantile `q` (0..=1) of ascending `sorted` data by linear interpolation between
 /// order statistics, as numpy's default (`method="linear"`, R type 7): the crate's one
-/// quantile, [`crate::analyze::quantile_sorted`]. `None` for empty data or `q` outside 0..=1.
-pub use crate::analyze::quantile_sorted;
+/// quantile, [`schedlab_analyze::quantile_sorted`]. `None` for empty data or `q` outside 0..=1.
+pub use schedlab_analyze::quantile_sorted;
 
 /// A Tukey box: quartiles, whiskers and outliers, in the unit of the data.
 #[derive(Debug, Clone, PartialEq)]

@@ -17,7 +17,7 @@
 //! around it are then unknown, so they are left out and counted in `unseen_switch_ins`.
 
 use super::parser::{Event, EventKind};
-pub use crate::records::{Slice, TaskTrace};
+pub use schedlab_core::records::{Slice, TaskTrace};
 use std::collections::HashMap;
 
 /// Per-thread summaries for `tids`, in the order given (a tid of 0 or less gets an empty one:

@@ -141,7 +141,7 @@ fn record_sleeper(cpu: usize) -> (usize, u64) {
     let before = monotonic_now_ns();
     let mut command = Command::new("perl");
     command.args(sleeper);
-    crate::sys::pin_command(&mut command, &[cpu]).unwrap();
+    schedlab_sys::pin_command(&mut command, &[cpu]).unwrap();
     let mut child = command.spawn().unwrap();
     let pid = child.id() as i32;
     assert!(child.wait().unwrap().success());

@@ -3,23 +3,26 @@
 use super::super::task::{self, Header, Slot};
 use super::reap::{read_zombie_counters, store_reaped};
 use super::{hist_chunk, TrialSetup};
-use crate::policy::{self, PolicyKind};
-use crate::records::TaskKind;
-use crate::sys;
+use schedlab_core::policy::{self, PolicyKind};
+use schedlab_core::records::TaskKind;
 use std::sync::atomic::{AtomicU8, Ordering::SeqCst};
 use std::time::Duration;
 
 /// Reaps the next task. For commands (exec'd programs that cannot record their own end), the
 /// host records it: the end time, and the main thread's run-queue wait, timeslices and
 /// migrations read from /proc while the program is a zombie; then it counts the task out.
-fn reap_next(h: &Header, slots: &[Slot], commands: bool) -> std::io::Result<Option<sys::Reaped>> {
+fn reap_next(
+    h: &Header,
+    slots: &[Slot],
+    commands: bool,
+) -> std::io::Result<Option<schedlab_sys::Reaped>> {
     if !commands {
-        return sys::wait4(-1, false);
+        return schedlab_sys::wait4(-1, false);
     }
-    let Some(pid) = sys::wait_exited_nowait()? else {
+    let Some(pid) = schedlab_sys::wait_exited_nowait()? else {
         return Ok(None);
     };
-    let t_end = sys::now_ns();
+    let t_end = schedlab_sys::now_ns();
     if let Some(slot) = slots.iter().find(|s| s.pid.load(SeqCst) == pid) {
         read_zombie_counters(pid, slot);
         let state = slot.state.load(SeqCst);
@@ -30,7 +33,7 @@ fn reap_next(h: &Header, slots: &[Slot], commands: bool) -> std::io::Result<Opti
             task::count_out(h);
         }
     }
-    sys::wait4(pid, false)
+    schedlab_sys::wait4(pid, false)
 }
 
 /// The host process: its own process group; creates the tasks, reaps them, exits.
@@ -42,22 +45,22 @@ pub(super) fn host_main(
     launcher: i32,
 ) -> ! {
     h.host_threads
-        .store(sys::thread_count().unwrap_or(0) as u32, SeqCst);
-    let _ = sys::setpgid(0, 0);
-    sys::die_with_parent(launcher);
+        .store(schedlab_sys::thread_count().unwrap_or(0) as u32, SeqCst);
+    let _ = schedlab_sys::setpgid(0, 0);
+    schedlab_sys::die_with_parent(launcher);
     // The launcher handles Ctrl-C, SIGTERM and SIGHUP; the host dies with it or by SIGKILL.
-    let _ = sys::restore_default_signal(sys::Signal::SIGINT);
-    let _ = sys::restore_default_signal(sys::Signal::SIGTERM);
-    if !sys::signal_ignored(sys::Signal::SIGHUP) {
-        let _ = sys::restore_default_signal(sys::Signal::SIGHUP);
+    let _ = schedlab_sys::restore_default_signal(schedlab_sys::Signal::SIGINT);
+    let _ = schedlab_sys::restore_default_signal(schedlab_sys::Signal::SIGTERM);
+    if !schedlab_sys::signal_ignored(schedlab_sys::Signal::SIGHUP) {
+        let _ = schedlab_sys::restore_default_signal(schedlab_sys::Signal::SIGHUP);
     }
     let plan = setup.plan;
     if setup.guard {
         // Above every RT worker, so creation and reaping are never starved; children reset.
-        let _ = sys::sched_setattr(&sys::SchedAttr {
+        let _ = schedlab_sys::sched_setattr(&schedlab_sys::SchedAttr {
             policy: PolicyKind::Fifo.number(),
             priority: policy::RT_LAUNCHER,
-            flags: sys::FLAG_RESET_ON_FORK,
+            flags: schedlab_sys::FLAG_RESET_ON_FORK,
             ..Default::default()
         });
     }
@@ -77,31 +80,31 @@ pub(super) fn host_main(
         }
         // Tasks are born on their CPUs, as they inherit the spawner's affinity.
         if let Some(cpus) = &plan.cpus {
-            let _ = sys::set_affinity(cpus);
+            let _ = schedlab_sys::set_affinity(cpus);
         }
     }
     if plan.policies.iter().any(|p| p.kind.needs_guard()) {
         let us = setup.timeout_ns / 1000;
-        let _ = sys::set_rlimit(sys::Resource::RLIMIT_RTTIME, us, us);
+        let _ = schedlab_sys::set_rlimit(schedlab_sys::Resource::RLIMIT_RTTIME, us, us);
     }
     match setup.kind {
         TaskKind::Process => {
-            let me = sys::getpid();
-            let commands = plan.workload.kind == crate::workload::WorkloadKind::Command;
+            let me = schedlab_sys::getpid();
+            let commands = plan.workload.kind == schedlab_core::workload::WorkloadKind::Command;
             for (i, slot) in slots.iter().enumerate() {
                 if !plan.barrier && i > 0 && plan.workload.start_gap_ns > 0 {
                     std::thread::sleep(Duration::from_nanos(plan.workload.start_gap_ns));
                 }
                 // The host is single-threaded. Staggered: the release is stamped just before
                 // the fork (after fork's thread check).
-                match sys::fork_stamped((!plan.barrier).then_some(&slot.t_release_ns)) {
+                match schedlab_sys::fork_stamped((!plan.barrier).then_some(&slot.t_release_ns)) {
                     Ok(0) => {
-                        sys::die_with_parent(me);
+                        schedlab_sys::die_with_parent(me);
                         task::task_main(h, slot, hist_chunk(hists, i), plan, setup.dir, i);
-                        sys::exit_now(0);
+                        schedlab_sys::exit_now(0);
                     }
                     Ok(pid) => slot.pid.store(pid, SeqCst),
-                    Err(_) => sys::exit_now(3),
+                    Err(_) => schedlab_sys::exit_now(3),
                 }
             }
             while let Ok(Some(r)) = reap_next(h, slots, commands) {
@@ -112,7 +115,7 @@ pub(super) fn host_main(
             std::thread::scope(|s| {
                 for (i, slot) in slots.iter().enumerate() {
                     if !plan.barrier {
-                        slot.t_release_ns.store(sys::now_ns(), SeqCst);
+                        slot.t_release_ns.store(schedlab_sys::now_ns(), SeqCst);
                     }
                     if std::thread::Builder::new()
                         .stack_size(256 * 1024)
@@ -121,13 +124,13 @@ pub(super) fn host_main(
                         })
                         .is_err()
                     {
-                        sys::exit_now(3);
+                        schedlab_sys::exit_now(3);
                     }
                 }
             });
         }
     }
-    let (ut, st, _, _) = sys::rusage_thread();
+    let (ut, st, _, _) = schedlab_sys::rusage_thread();
     h.host_cpu_ns.store(ut + st, SeqCst);
-    sys::exit_now(0)
+    schedlab_sys::exit_now(0)
 }

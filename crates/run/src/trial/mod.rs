@@ -6,12 +6,12 @@ mod reap;
 mod verdict;
 
 use super::task::{self, Header, Slot, TaskPlan};
-use crate::records::TaskKind;
-use crate::records::{TaskRecord, TrialOutcome, TrialStatus};
-use crate::sys::{self, SharedSlice};
-use crate::workload::periodic::{self, HIST_BYTES};
 use host::host_main;
 use reap::reap_group;
+use schedlab_core::records::TaskKind;
+use schedlab_core::records::{TaskRecord, TrialOutcome, TrialStatus};
+use schedlab_core::workload::periodic::{self, HIST_BYTES};
+use schedlab_sys::SharedSlice;
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::SeqCst};
 use verdict::{judge, record};
@@ -48,20 +48,20 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
     let h = &hdr.as_slice()[0];
     h.remaining.store(setup.plan.measured as u32, SeqCst);
     h.tasks.store(n as u32, SeqCst);
-    let periodic = setup.plan.workload.kind == crate::workload::WorkloadKind::Periodic;
+    let periodic = setup.plan.workload.kind == schedlab_core::workload::WorkloadKind::Periodic;
     let hists: SharedSlice<AtomicU8> = SharedSlice::new(if periodic { n * HIST_BYTES } else { 0 })?;
-    let cpu0 = sys::thread_cpu_ns();
-    let t0 = sys::now_ns();
+    let cpu0 = schedlab_sys::thread_cpu_ns();
+    let t0 = schedlab_sys::now_ns();
     let deadline = t0.saturating_add(setup.timeout_ns);
-    let launcher = sys::getpid();
+    let launcher = schedlab_sys::getpid();
     // Refused unless this process is single-threaded (the launcher always is).
-    let launcher_threads = sys::thread_count().unwrap_or(0) as u32;
-    let host = sys::fork()?;
+    let launcher_threads = schedlab_sys::thread_count().unwrap_or(0) as u32;
+    let host = schedlab_sys::fork()?;
     if host == 0 {
         host_main(setup, h, slots.as_slice(), hists.as_slice(), launcher);
     }
     // Both sides set the group, so it exists before either goes on.
-    let _ = sys::setpgid(host, host);
+    let _ = schedlab_sys::setpgid(host, host);
     let mut status = TrialStatus::Ok;
     let mut reason = None;
     if setup.plan.barrier {
@@ -73,10 +73,10 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
             host,
         ) {
             Wait::Done => {
-                let t = sys::now_ns();
+                let t = schedlab_sys::now_ns();
                 h.t_release_ns.store(t, SeqCst);
                 h.release.store(1, SeqCst);
-                sys::futex_wake(&h.release, i32::MAX);
+                schedlab_sys::futex_wake(&h.release, i32::MAX);
             }
             other => (status, reason) = other.into_status(setup.timeout_ns),
         }
@@ -104,22 +104,22 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
     }
     // Antagonists run until every measured task is done; finished tasks wait for this too
     // (see `task::linger`), so their exits come after the measured period.
-    let t_stop_ns = sys::now_ns();
+    let t_stop_ns = schedlab_sys::now_ns();
     h.stop.store(1, SeqCst);
-    sys::futex_wake(&h.stop, i32::MAX);
+    schedlab_sys::futex_wake(&h.stop, i32::MAX);
     // Give the host a moment to reap its tasks and exit, then make sure nothing survives.
     let mut host_usage = None;
-    let grace = sys::now_ns() + 2_000_000_000;
-    while status == TrialStatus::Ok && sys::now_ns() < grace {
-        if let Some(r) = sys::wait4(host, true)? {
+    let grace = schedlab_sys::now_ns() + 2_000_000_000;
+    while status == TrialStatus::Ok && schedlab_sys::now_ns() < grace {
+        if let Some(r) = schedlab_sys::wait4(host, true)? {
             host_usage = Some(r);
             break;
         }
         std::thread::sleep(Duration::from_micros(500));
     }
-    sys::kill_group(host, libc::SIGKILL);
+    schedlab_sys::kill_group(host, libc::SIGKILL);
     if host_usage.is_none() {
-        host_usage = sys::wait4(host, false).ok().flatten();
+        host_usage = schedlab_sys::wait4(host, false).ok().flatten();
     }
     reap_group(host, slots.as_slice());
     if let (true, Some(end)) = (window_hit, window_end) {
@@ -132,7 +132,7 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
             }
         }
     }
-    let harness_cpu_ns = sys::thread_cpu_ns() - cpu0;
+    let harness_cpu_ns = schedlab_sys::thread_cpu_ns() - cpu0;
     let mut tasks: Vec<TaskRecord> = slots
         .as_slice()
         .iter()
@@ -229,7 +229,7 @@ fn wait_word(
         if setup.interrupted.load(SeqCst) {
             return Wait::Interrupted;
         }
-        let now = sys::now_ns();
+        let now = schedlab_sys::now_ns();
         if now >= deadline {
             return Wait::Deadline;
         }
@@ -245,12 +245,12 @@ fn wait_word(
         let seen = word.load(SeqCst);
         let left = Duration::from_nanos((deadline - now).min(100_000_000));
         if !done(h) {
-            sys::futex_wait(word, seen, Some(left));
+            schedlab_sys::futex_wait(word, seen, Some(left));
         }
     }
 }
 
 /// Whether `pid` is still a running (not zombie) child.
 fn pid_alive(pid: i32) -> bool {
-    sys::is_running_child(pid)
+    schedlab_sys::is_running_child(pid)
 }

@@ -1,7 +1,6 @@
 //! Reaping a trial's processes: every member of its group, with the counters of each zombie.
 
 use super::super::task::Slot;
-use crate::sys;
 use std::sync::atomic::Ordering::SeqCst;
 use std::time::Duration;
 
@@ -11,18 +10,18 @@ pub(super) fn read_zombie_counters(pid: i32, slot: &Slot) {
     let read = |f: &str| std::fs::read_to_string(format!("/proc/{pid}/{f}")).ok();
     if let Some(s) = read("schedstat")
         .as_deref()
-        .and_then(crate::procfs::parse_schedstat)
+        .and_then(schedlab_procfs::parse_schedstat)
     {
         slot.run_delay_ns.store(s.run_delay_ns, SeqCst);
         slot.timeslices.store(s.timeslices, SeqCst);
     }
-    if let Some(m) = read("sched").and_then(|t| crate::procfs::parse_sched(&t).nr_migrations) {
+    if let Some(m) = read("sched").and_then(|t| schedlab_procfs::parse_sched(&t).nr_migrations) {
         slot.migrations.store(m, SeqCst);
     }
 }
 
 /// Stores a reaped task's rusage (with the children it waited for) and wait status in its slot.
-pub(super) fn store_reaped(slots: &[Slot], r: &sys::Reaped) {
+pub(super) fn store_reaped(slots: &[Slot], r: &schedlab_sys::Reaped) {
     if let Some(slot) = slots.iter().find(|s| s.pid.load(SeqCst) == r.pid) {
         slot.utime_ns.store(r.utime_ns, SeqCst);
         slot.stime_ns.store(r.stime_ns, SeqCst);
@@ -37,15 +36,15 @@ pub(super) fn store_reaped(slots: &[Slot], r: &sys::Reaped) {
 /// e.g. programs stopped by a window) get their scheduler counters read from the zombie, then
 /// their rusage and wait status recorded.
 pub(super) fn reap_group(pgid: i32, slots: &[Slot]) {
-    let give_up = sys::now_ns() + 5_000_000_000;
-    while sys::group_alive(pgid) && sys::now_ns() < give_up {
-        sys::kill_group(pgid, libc::SIGKILL);
-        match sys::exited_in_group_nowait(pgid) {
+    let give_up = schedlab_sys::now_ns() + 5_000_000_000;
+    while schedlab_sys::group_alive(pgid) && schedlab_sys::now_ns() < give_up {
+        schedlab_sys::kill_group(pgid, libc::SIGKILL);
+        match schedlab_sys::exited_in_group_nowait(pgid) {
             Ok(Some(pid)) => {
                 if let Some(slot) = slots.iter().find(|s| s.pid.load(SeqCst) == pid) {
                     read_zombie_counters(pid, slot);
                 }
-                if let Ok(Some(r)) = sys::wait4(pid, false) {
+                if let Ok(Some(r)) = schedlab_sys::wait4(pid, false) {
                     store_reaped(slots, &r);
                 }
             }

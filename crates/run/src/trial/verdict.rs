@@ -1,9 +1,8 @@
 //! A trial's verdict: each slot turned into a task record, and the trial's status with its reason.
 
 use super::super::task::{self, Header, Slot, TaskPlan};
-use crate::policy::{self, PolicyKind};
-use crate::records::{TaskRecord, TrialStatus};
-use crate::sys;
+use schedlab_core::policy::{self, PolicyKind};
+use schedlab_core::records::{TaskRecord, TrialStatus};
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::Ordering::SeqCst;
 
@@ -78,7 +77,7 @@ fn describe_wait_status(status: i32) -> String {
         let sig = libc::WTERMSIG(status);
         format!(
             "was killed by signal {sig} ({})",
-            sys::signal_description(sig)
+            schedlab_sys::signal_description(sig)
         )
     } else {
         format!("ended with wait status {status:#x}")
@@ -91,7 +90,7 @@ pub(super) fn judge(
     slots: &[Slot],
     plan: &TaskPlan,
     dir: Option<BorrowedFd>,
-    host: Option<sys::Reaped>,
+    host: Option<schedlab_sys::Reaped>,
     window_hit: bool,
 ) -> (TrialStatus, Option<String>) {
     let policies = &plan.policies;
@@ -111,7 +110,7 @@ pub(super) fn judge(
             TrialStatus::Failed,
             Some(format!(
                 "task {i}: the command `{argv}` could not start ({}: {}); check the program name, PATH and cwd",
-                sys::errno_name(e),
+                schedlab_sys::errno_name(e),
                 std::io::Error::from_raw_os_error(e)
             )),
         );
@@ -136,7 +135,7 @@ pub(super) fn judge(
             TrialStatus::Failed,
             Some(format!(
                 "task {i} could not prepare its work ({}: {}); check --io-dir and its free space",
-                sys::errno_name(e),
+                schedlab_sys::errno_name(e),
                 std::io::Error::from_raw_os_error(e)
             )),
         );
@@ -188,7 +187,7 @@ pub(super) fn judge(
 fn read_log(dir: BorrowedFd, name: &str) -> Option<String> {
     use std::io::Read;
     let mut text = String::new();
-    sys::dir::open_file_at(dir, name, nix::fcntl::OFlag::empty())
+    schedlab_sys::dir::open_file_at(dir, name, nix::fcntl::OFlag::empty())
         .ok()?
         .read_to_string(&mut text)
         .ok()?;

@@ -8,9 +8,9 @@
 //! Custom slices (`slices`) need no flag: a slice is an attribute of the trial's own tasks
 //! (`sched_setattr` on them), gone when they exit, and changes nothing else on the machine.
 
-use crate::plan::Cell;
-use crate::records::{TrialMeta, TrialOutcome, TrialStatus};
-use crate::workload::WorkloadKind;
+use schedlab_core::records::{TrialMeta, TrialOutcome, TrialStatus};
+use schedlab_core::workload::WorkloadKind;
+use schedlab_spec::plan::Cell;
 
 /// The name that allows the I/O scheduler axis in `--allow-knobs`.
 pub const IO_SCHEDULER: &str = super::super::knobs::IO_SCHEDULER;
@@ -74,7 +74,7 @@ impl Allowed {
 /// A refused trial as stored: skipped, with the reason.
 pub fn refused(reason: &str) -> (TrialOutcome, TrialMeta) {
     let meta = TrialMeta {
-        started_at: crate::records::now_utc(),
+        started_at: schedlab_core::records::now_utc(),
         ..Default::default()
     };
     (TrialOutcome::not_run(TrialStatus::Skipped, reason), meta)
@@ -83,9 +83,9 @@ pub fn refused(reason: &str) -> (TrialOutcome, TrialMeta) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{DeadlineParams, PolicyKind, PriorityMode};
-    use crate::records::{KnobSetting, ScxCommand, StartMode, TaskKind, WorkSize};
-    use crate::workload::{Command, Workload};
+    use schedlab_core::policy::{DeadlineParams, PolicyKind, PriorityMode};
+    use schedlab_core::records::{KnobSetting, ScxCommand, StartMode, TaskKind, WorkSize};
+    use schedlab_core::workload::{Command, Workload};
 
     fn cell() -> Cell {
         Cell {

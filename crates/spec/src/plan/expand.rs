@@ -2,9 +2,9 @@
 //! varies slowest), and the seeded order of their trials.
 
 use super::{Cell, PlannedTrial};
-use crate::records::{KnobSetting, WorkSize};
-use crate::spec::{Checked, CheckedWorkload};
-use crate::workload::{Workload, WorkloadKind};
+use crate::{Checked, CheckedWorkload};
+use schedlab_core::records::{KnobSetting, WorkSize};
+use schedlab_core::workload::{Workload, WorkloadKind};
 
 /// Every combination of the axes of `c`, in axis order: policies, priorities, workloads (a
 /// command workload once per start order), tasks, kind, start, cpus, antagonists, I/O schedulers,

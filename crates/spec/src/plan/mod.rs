@@ -4,18 +4,18 @@
 
 mod expand;
 
-pub use crate::spec::{Adaptive, SpecError};
+pub use crate::{Adaptive, SpecError};
 pub use expand::order;
 
 /// Longest a trial may be planned to last, ns: the longest duration a spec may give (168 h).
 /// It keeps every derived deadline (ten times this, plus 10 s) far inside the range of the
 /// stored `timeout_ns` (i64), and is checked by the run stage once a cell's work is known.
-pub const MAX_TRIAL_NS: u64 = crate::spec::MAX_DURATION_NS;
+pub const MAX_TRIAL_NS: u64 = crate::MAX_DURATION_NS;
 
-use crate::policy::{DeadlineParams, PolicyKind, PriorityMode};
-use crate::records::{KnobSetting, ScxCommand, StartMode, TaskKind, WorkSize};
-use crate::spec::{Checked, Spec};
-use crate::workload::Workload;
+use crate::{Checked, Spec};
+use schedlab_core::policy::{DeadlineParams, PolicyKind, PriorityMode};
+use schedlab_core::records::{KnobSetting, ScxCommand, StartMode, TaskKind, WorkSize};
+use schedlab_core::workload::Workload;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -51,7 +51,7 @@ pub struct Cell {
     /// Policy of the antagonists.
     pub antagonist_policy: PolicyKind,
     /// What the antagonists run (cpu or io).
-    pub antagonist_workload: crate::workload::WorkloadKind,
+    pub antagonist_workload: schedlab_core::workload::WorkloadKind,
     /// Block-device I/O scheduler set for the cell (None: left as it is).
     pub io_scheduler: Option<String>,
     /// EEVDF custom slice of the measured tasks, ns (fair policies; None: the kernel's default).
@@ -96,7 +96,7 @@ impl Cell {
             s.push_str(&settings);
         }
         if let Some(c) = &self.cpus {
-            s.push_str(&format!(" cpus={}", crate::procfs::format_cpu_list(c)));
+            s.push_str(&format!(" cpus={}", schedlab_procfs::format_cpu_list(c)));
         }
         s
     }
@@ -108,7 +108,7 @@ impl Cell {
     pub fn settings_label(&self) -> Option<String> {
         let parts: Vec<String> = self
             .slice_ns
-            .map(|ns| format!("slice={}", crate::records::slice_label(ns)))
+            .map(|ns| format!("slice={}", schedlab_core::records::slice_label(ns)))
             .into_iter()
             .chain(self.knobs.iter().map(KnobSetting::label))
             .chain(self.scx.as_ref().map(|c| format!("scx={}", c.ops)))
@@ -183,14 +183,14 @@ pub fn build(spec: &Spec, seed: u64) -> Result<Plan, SpecError> {
 /// the file alone has reads `PATH:LINE:COL: KEY: message`, one the flags brought in
 /// `KEY: message`.
 pub fn build_for_file(path: &Path, spec: &Spec, seed: u64) -> Result<Plan, SpecError> {
-    let checked = crate::spec::locate::validate_file(path, spec)?;
+    let checked = crate::locate::validate_file(path, spec)?;
     assemble(spec, &checked, seed)
 }
 
 /// Parses, checks and plans spec `text` read from `origin`; every error names
 /// `origin:line:column`.
 pub fn build_from_text(origin: &str, text: &str, seed: u64) -> Result<(Spec, Plan), SpecError> {
-    let (spec, checked) = crate::spec::locate::check_text(origin, text)?;
+    let (spec, checked) = crate::locate::check_text(origin, text)?;
     let plan = assemble(&spec, &checked, seed)?;
     Ok((spec, plan))
 }

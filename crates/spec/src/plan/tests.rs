@@ -1,8 +1,8 @@
 //! Tests of expanding specs into plans.
 
 use super::*;
-use crate::spec::{Orders, WorkloadSpec};
-use crate::workload::{Command, WorkloadKind};
+use crate::{Orders, WorkloadSpec};
+use schedlab_core::workload::{Command, WorkloadKind};
 
 #[test]
 fn every_cell_runs_once_per_round_and_warmups_come_first() {
