@@ -54,6 +54,7 @@
 //!   ([`CgroupFs`]) so the v2 code also runs against a recorded tree ([`memfs::MemFs`]).
 #![forbid(unsafe_code)]
 
+mod apply;
 pub mod detect;
 pub mod error;
 pub mod flags;
