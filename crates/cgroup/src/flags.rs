@@ -15,6 +15,7 @@
 //! - `--partition` (no value) makes every group that has a `--cpuset` a partition.
 
 use crate::error::Error;
+use crate::spec::GroupSettings;
 use crate::value::{CpuList, CpuMax, Weight};
 
 /// One cell's values, one per group (`None`: the kernel's default), or a single value for all.
@@ -164,6 +165,53 @@ pub fn for_groups<T: Clone>(
     }
 }
 
+/// One cell's values of the cgroup axes, as parsed (None: the flag was not given).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CellAxes<'a> {
+    /// `--cpu-weight`.
+    pub weight: Option<&'a PerGroup<Weight>>,
+    /// `--cpu-max`.
+    pub max: Option<&'a PerGroup<CpuMax>>,
+    /// `--cpu-idle`.
+    pub idle: Option<&'a PerGroup<bool>>,
+    /// `--cpuset`.
+    pub cpuset: Option<&'a PerGroup<CpuList>>,
+    /// `--partition`: every group with a cpuset becomes a partition.
+    pub partition: bool,
+}
+
+/// The settings of each of `groups` groups for one cell (`rt_tasks` is the plan's to set).
+pub fn group_settings(axes: &CellAxes<'_>, groups: usize) -> Result<Vec<GroupSettings>, Error> {
+    fn each<T: Clone>(
+        what: &'static str,
+        v: Option<&PerGroup<T>>,
+        n: usize,
+    ) -> Result<Vec<Option<T>>, Error> {
+        v.map_or_else(|| Ok(vec![None; n]), |v| for_groups(what, v, n))
+    }
+    let weight = each("cpu weight", axes.weight, groups)?;
+    let max = each("cpu.max", axes.max, groups)?;
+    let idle = each("cpu idle", axes.idle, groups)?;
+    let cpus = each("cpuset", axes.cpuset, groups)?;
+    if axes.partition && cpus.iter().all(Option::is_none) {
+        return Err(Error::invalid(
+            "partition",
+            "--partition",
+            "a partition needs the group's CPUs: give --cpuset",
+        ));
+    }
+    Ok((0..groups)
+        .map(|i| GroupSettings {
+            weight: weight[i],
+            max: max[i],
+            idle: idle[i],
+            partition: axes.partition && cpus[i].is_some(),
+            cpus: cpus[i].clone(),
+            ..GroupSettings::default()
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,6 +295,46 @@ mod tests {
         assert_eq!(c[1].len(), 2);
         assert_eq!(c[2][0].as_ref().unwrap().to_string(), "0,2-3");
         assert!(parse_cpuset("1-").is_err());
+    }
+
+    #[test]
+    fn a_cells_settings_per_group() {
+        let w = parse_cpu_weight("100:300").unwrap();
+        let c = parse_cpuset("-:1").unwrap();
+        let m = parse_cpu_max("20ms/100ms").unwrap();
+        let axes = CellAxes {
+            weight: Some(&w[0]),
+            max: Some(&m[0]),
+            cpuset: Some(&c[0]),
+            partition: true,
+            ..CellAxes::default()
+        };
+        let g = group_settings(&axes, 2).unwrap();
+        assert_eq!(g[0].weight.unwrap().get(), 100);
+        assert_eq!(g[1].weight.unwrap().get(), 300);
+        assert_eq!(g[0].max, g[1].max, "one limit for both");
+        assert_eq!(
+            (g[0].partition, g[1].partition),
+            (false, true),
+            "only the group with a cpuset"
+        );
+        assert_eq!(g[1].cpus.as_ref().unwrap().to_string(), "1");
+        assert!(
+            group_settings(&axes, 3).is_err(),
+            "two weights for three groups"
+        );
+        let lone = CellAxes {
+            partition: true,
+            ..CellAxes::default()
+        };
+        assert!(group_settings(&lone, 1)
+            .unwrap_err()
+            .to_string()
+            .contains("give --cpuset"));
+        assert_eq!(
+            group_settings(&CellAxes::default(), 2).unwrap(),
+            vec![GroupSettings::default(); 2]
+        );
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //! **Spec / CLI.** [`flags`] parses `--cpu-weight 100:300,100:900`, `--cpu-max
 //! 50ms/100ms,200ms/100ms,max`, `--cpu-idle 0,1`, `--cpuset 1,0:1` (`,` separates cells, `:`
 //! groups, `+` CPUs within a list) into per-cell, per-group values;
-//! [`flags::for_groups`] repeats a single value for every group. Values are checked types:
+//! [`flags::group_settings`] turns one cell's values into each group's [`GroupSettings`]
+//! (a single value applies to every group). Values are checked types:
 //! [`Weight`] (1..=10000), [`CpuMax`] (quota ≥ 1 ms, period 1 ms..=1 s), [`CpuList`],
 //! [`Name`]. `--partition` marks every group with a cpuset as a partition.
 //!

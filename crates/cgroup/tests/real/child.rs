@@ -50,6 +50,17 @@ pub fn dispatch() -> bool {
             eprintln!("cannot run chrt: {e}");
             std::process::exit(3);
         }
+        "fifo" => {
+            wait_start();
+            let exe = std::env::current_exe().expect("own path");
+            let e = std::process::Command::new("chrt")
+                .args(["-f", "10"])
+                .arg(exe)
+                .env(CHILD_ENV, format!("burn-now:{}", n(1)))
+                .exec();
+            eprintln!("cannot run chrt: {e}");
+            std::process::exit(3);
+        }
         "threads" => threads(n(1)),
         "make-groups" => make_groups(),
         other => panic!("unknown child mode {other}"),

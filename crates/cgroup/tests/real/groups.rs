@@ -213,6 +213,73 @@ pub fn partition_deadline() -> Result<(), Skip> {
     Ok(())
 }
 
+/// v1 with RT group scheduling: a FIFO task runs in a group given an RT budget and is refused
+/// in one without (its `cpu.rt_runtime_us` stays 0).
+pub fn rt_budget() -> Result<(), Skip> {
+    let caps = caps()?;
+    need(&caps, Controller::Cpu)?;
+    if !caps.rt_group_sched.present {
+        return Err(Skip(
+            "the kernel has no RT group scheduling (no cpu.rt_runtime_us)".into(),
+        ));
+    }
+    let rt = GroupSettings {
+        rt_tasks: true,
+        ..GroupSettings::default()
+    };
+    let spec = trial(
+        "rt",
+        vec![
+            ("a", rt.clone()),
+            ("b", rt),
+            ("plain", GroupSettings::default()),
+        ],
+    );
+    let s = session(&caps, &[&spec]);
+    let plan = s.plan_trial(&spec).expect("plan");
+    let share = plan.rt_share_us().expect("a share");
+    for line in plan.describe(&caps) {
+        println!("    {line}");
+    }
+    let t = s.create_trial(plan).expect("create");
+    let dir = |g: &str| s.paths()[0].join("rt").join(g);
+    let read = |g: &str| {
+        std::fs::read_to_string(dir(g).join("cpu.rt_runtime_us"))
+            .expect("read")
+            .trim()
+            .to_string()
+    };
+    assert_eq!(read("a"), share.to_string());
+    assert_eq!(read("plain"), "0");
+    let root = caps.rt_root.expect("root RT bandwidth");
+    assert!(
+        share * 2 <= root.runtime_us as u64,
+        "{share} × 2 within the root's {}",
+        root.runtime_us
+    );
+    let run = |g: usize| {
+        let mut k = Kid::spawn("fifo:10");
+        t.add_process(g, k.pid()).expect("place");
+        k.start();
+        k.finish(LIMIT)
+    };
+    let (ok_a, err_a) = run(0);
+    let (ok_plain, err_plain) = run(2);
+    println!(
+        "    FIFO in a (budget {share} µs): {}; in plain (0 µs): {:?}",
+        if ok_a { "ran" } else { "refused" },
+        err_plain.trim()
+    );
+    assert!(ok_a, "{err_a}");
+    assert!(
+        !ok_plain && err_plain.contains("Operation not permitted"),
+        "{err_plain}"
+    );
+    t.remove().expect("remove");
+    s.close().expect("close");
+    Ok(())
+}
+
 /// A process that created groups and put a task in them is SIGKILLed; the journal's paths and
 /// the sweep of the next command remove its trees and move the task out.
 pub fn sigkill_recovery() -> Result<(), Skip> {

@@ -23,6 +23,7 @@ const TESTS: &[Test] = &[
         "partition_admits_pinned_deadline",
         groups::partition_deadline,
     ),
+    ("rt_budget_lets_fifo_run_in_its_group", groups::rt_budget),
     (
         "sigkill_leftovers_removed_by_next_command",
         groups::sigkill_recovery,
