@@ -4,7 +4,7 @@
 use crate::error::Error;
 use crate::fs::CgroupFs;
 use crate::mountinfo::Version;
-use crate::session::write;
+use crate::session::{no_idle, write, write_feature};
 use crate::spec::GroupSettings;
 use crate::value::CpuList;
 use std::path::{Path, PathBuf};
@@ -36,7 +36,12 @@ pub(crate) fn apply_cpu(
         }
     }
     if let Some(i) = s.idle {
-        write(fs, &dir.join("cpu.idle"), if i { "1" } else { "0" })?;
+        write_feature(
+            fs,
+            &dir.join("cpu.idle"),
+            if i { "1" } else { "0" },
+            no_idle(),
+        )?;
     }
     if let (Version::V1, true, Some(us)) = (version, s.rt_tasks, rt_share_us) {
         write(fs, &dir.join("cpu.rt_runtime_us"), &us.to_string())?;

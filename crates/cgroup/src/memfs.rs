@@ -58,6 +58,8 @@ struct State {
     members: BTreeMap<(usize, u32), (PathBuf, bool)>,
     mounts: Vec<Mount>,
     log: Vec<String>,
+    /// File names new cgroups do not get (a kernel without them).
+    omit: Vec<String>,
 }
 
 /// An in-memory cgroup file system.
@@ -168,6 +170,11 @@ impl MemFs {
         }
     }
 
+    /// New cgroups will not have a file called `name` (an older kernel).
+    pub fn omit(&self, name: &str) {
+        self.lock().omit.push(name.to_string());
+    }
+
     /// Every write so far, as `PATH <- VALUE`.
     pub fn log(&self) -> Vec<String> {
         self.lock().log.clone()
@@ -234,6 +241,13 @@ fn add_files(st: &mut State, dir: &Path, idx: usize) {
     if let Some(c) = controllers {
         st.files.insert(dir.join("cgroup.controllers"), c);
     }
+    let omit = st.omit.clone();
+    st.files.retain(|p, _| {
+        p.parent() != Some(dir)
+            || !p
+                .file_name()
+                .is_some_and(|n| omit.iter().any(|o| n == o.as_str()))
+    });
     // A new v2 cpuset inherits its parent's effective CPUs and nodes.
     if let Some(parent) = dir.parent() {
         for f in ["cpuset.cpus.effective", "cpuset.mems.effective"] {

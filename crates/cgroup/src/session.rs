@@ -281,9 +281,19 @@ impl Session {
                         write(fs, &tdir.join("cgroup.subtree_control"), &enable)?;
                     }
                     if cpuset_here && !parts.is_empty() {
-                        write(fs, &h.dir.join("cpuset.cpus.exclusive"), &parts.to_string())?;
+                        write_feature(
+                            fs,
+                            &h.dir.join("cpuset.cpus.exclusive"),
+                            &parts.to_string(),
+                            no_remote_partition(),
+                        )?;
                         t.set_exclusive_parent(h.dir.clone());
-                        write(fs, &tdir.join("cpuset.cpus.exclusive"), &parts.to_string())?;
+                        write_feature(
+                            fs,
+                            &tdir.join("cpuset.cpus.exclusive"),
+                            &parts.to_string(),
+                            no_remote_partition(),
+                        )?;
                     }
                 }
                 Version::V1 => {
@@ -415,6 +425,43 @@ pub(crate) fn mkdir(fs: &dyn CgroupFs, dir: &Path) -> Result<(), Error> {
 pub(crate) fn write(fs: &dyn CgroupFs, path: &Path, value: &str) -> Result<(), Error> {
     fs.write(path, value)
         .map_err(|e| Error::io(format!("write {value:?} to"), path, e))
+}
+
+/// Write an optional kernel file; its absence (a feature guessed from the kernel release that
+/// this kernel lacks) is the typed reason `missing`, so the cell is skipped, not failed.
+pub(crate) fn write_feature(
+    fs: &dyn CgroupFs,
+    path: &Path,
+    value: &str,
+    missing: Unavailable,
+) -> Result<(), Error> {
+    match fs.write(path, value) {
+        Err(e)
+            if e.raw_os_error() == Some(errno::ENOENT)
+                && fs.exists(path.parent().unwrap_or(path)) =>
+        {
+            Err(missing.into())
+        }
+        r => r.map_err(|e| Error::io(format!("write {value:?} to"), path, e)),
+    }
+}
+
+/// The reason for a missing `cpuset.cpus.exclusive`.
+pub(crate) fn no_remote_partition() -> Unavailable {
+    Unavailable::NoFeature {
+        file: "cpuset.cpus.exclusive",
+        why: "partitions below a non-partition parent (remote partitions) came with Linux 6.7",
+        remedy: "run on Linux 6.7 or later, or drop --partition",
+    }
+}
+
+/// The reason for a missing `cpu.idle`.
+pub(crate) fn no_idle() -> Unavailable {
+    Unavailable::NoFeature {
+        file: "cpu.idle",
+        why: "idle cgroups came with Linux 5.15",
+        remedy: "run on Linux 5.15 or later, or drop --cpu-idle",
+    }
 }
 
 /// A planned trial: what will be created and written.

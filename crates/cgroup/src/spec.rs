@@ -116,22 +116,14 @@ impl TrialSpec {
             caps.placement(Controller::Cpu)?;
         }
         if any(&|s| s.idle.is_some()) && !caps.idle.present {
-            return Err(Unavailable::NoFeature {
-                file: "cpu.idle",
-                why: "idle cgroups came with Linux 5.15",
-                remedy: "run on Linux 5.15 or later, or drop --cpu-idle",
-            });
+            return Err(crate::session::no_idle());
         }
         if any(&GroupSettings::needs_cpuset) {
             let p = caps.placement(Controller::Cpuset)?;
             if any(&|s| s.partition) {
                 if !caps.partition.present {
                     return Err(match p.version {
-                        Version::V2 => Unavailable::NoFeature {
-                            file: "cpuset.cpus.exclusive",
-                            why: "partitions below a non-partition parent (remote partitions) came with Linux 6.7",
-                            remedy: "run on Linux 6.7 or later, or drop --partition",
-                        },
+                        Version::V2 => crate::session::no_remote_partition(),
                         Version::V1 => Unavailable::NoFeature {
                             file: "cpuset.sched_load_balance",
                             why: "v1 partitions are made by switching off load balancing in the root cpuset",

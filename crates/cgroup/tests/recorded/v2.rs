@@ -188,3 +188,29 @@ fn an_existing_name_is_refused_never_adopted() {
     drop(s);
     assert!(fs.dirs_below("/sys/fs/cgroup").is_empty());
 }
+
+#[test]
+fn a_feature_guessed_from_the_release_but_missing_is_a_skip() {
+    let (fs, caps) = v2();
+    assert!(caps.idle.present, "6.18 has cpu.idle by its release");
+    fs.omit("cpu.idle");
+    let spec = trial(
+        "c0-t0",
+        vec![group(
+            "a",
+            GroupSettings {
+                idle: Some(true),
+                ..GroupSettings::default()
+            },
+        )],
+    );
+    let s = Session::open(fs.clone(), caps.clone(), OWNER, Needs::of([&spec])).unwrap();
+    let e = s.create_trial(s.plan_trial(&spec).unwrap()).unwrap_err();
+    assert_eq!(e.code(), "cgroup.no-feature", "{e}");
+    assert!(matches!(e, Error::Unavailable(_)));
+    drop(s);
+    assert!(
+        fs.dirs_below("/sys/fs/cgroup").is_empty(),
+        "the half-made trial is gone"
+    );
+}
