@@ -5,21 +5,29 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 /// Every crate of the workspace and the schedlab crates it may depend on. Dependencies point
-/// down the pipeline only: sys < procfs < core < machine < spec < run, spec < store,
+/// down the pipeline only: sys < procfs, cgroup < core < machine < spec < run, spec < store,
 /// store and analyze < report, and the binary on top of all of them.
 pub const ALLOWED: &[(&str, &[&str])] = &[
     ("schedlab-sys", &[]),
     ("schedlab-procfs", &["schedlab-sys"]),
+    // CPU cgroups (v1 and v2 behind one interface): beside procfs, below every stage.
+    ("schedlab-cgroup", &["schedlab-sys"]),
     ("schedlab-core", &["schedlab-sys", "schedlab-procfs"]),
     (
         "schedlab-machine",
-        &["schedlab-sys", "schedlab-procfs", "schedlab-core"],
+        &[
+            "schedlab-sys",
+            "schedlab-procfs",
+            "schedlab-cgroup",
+            "schedlab-core",
+        ],
     ),
     (
         "schedlab-spec",
         &[
             "schedlab-sys",
             "schedlab-procfs",
+            "schedlab-cgroup",
             "schedlab-core",
             "schedlab-machine",
         ],
@@ -29,6 +37,7 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
         &[
             "schedlab-sys",
             "schedlab-procfs",
+            "schedlab-cgroup",
             "schedlab-core",
             "schedlab-machine",
             "schedlab-spec",
@@ -39,6 +48,7 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
         &[
             "schedlab-sys",
             "schedlab-procfs",
+            "schedlab-cgroup",
             "schedlab-core",
             "schedlab-machine",
             "schedlab-spec",
@@ -50,6 +60,7 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
         &[
             "schedlab-sys",
             "schedlab-procfs",
+            "schedlab-cgroup",
             "schedlab-core",
             "schedlab-machine",
             "schedlab-spec",
@@ -62,6 +73,7 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
         &[
             "schedlab-sys",
             "schedlab-procfs",
+            "schedlab-cgroup",
             "schedlab-core",
             "schedlab-machine",
             "schedlab-spec",
