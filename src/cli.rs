@@ -10,8 +10,10 @@ use schedlab_store::export::{Format, Table};
 use schedlab_store::Location;
 use std::path::PathBuf;
 
+mod comm;
 mod db;
 mod fleet;
+pub use comm::CommArgs;
 pub use db::{DbArg, LocationParser, SharedDbArg};
 pub use fleet::{PushArgs, RunsArgs, SubmitArgs, WorkerArgs};
 
@@ -73,7 +75,7 @@ pub struct RunArgs {
     /// Priority modes: same (one level) or spread (each task its own level).
     #[arg(long, value_delimiter = ',')]
     pub priorities: Vec<PriorityMode>,
-    /// Workloads: cpu, io, mixed.
+    /// Workloads: cpu, io, mixed, periodic, messaging, request, pipe.
     #[arg(long = "workload", value_delimiter = ',')]
     pub workloads: Vec<WorkloadKind>,
     /// Task counts, e.g. 10,50.
@@ -221,6 +223,9 @@ pub struct RunArgs {
     /// Show every column of the table printed after the run (default: the key columns).
     #[arg(long)]
     pub wide: bool,
+    /// messaging, request and pipe parameters.
+    #[command(flatten)]
+    pub comm: CommArgs,
 }
 
 /// Only the database.
@@ -336,6 +341,8 @@ impl RunArgs {
                 w.iterations = None;
             }
         }
+        self.comm.apply(&mut spec)?;
+        let a = &mut spec.axes;
         if !self.tasks.is_empty() {
             a.tasks = self.tasks.clone();
         }

@@ -13,9 +13,13 @@ use schedlab_spec::plan::{Cell, Plan, SpecError, MAX_TRIAL_NS};
 /// Checks every cell of `plan` against this machine (see the module's comment).
 pub fn check_plan(plan: &Plan) -> Result<(), SpecError> {
     let limit = task_limit();
+    let files = schedlab_sys::soft_rlimit(schedlab_sys::Resource::RLIMIT_NOFILE);
     for cell in &plan.cells {
         if let Some((max, source)) = limit {
             check_tasks(cell, max, source)?;
+        }
+        if let Some(max) = files {
+            check_fds(cell, max)?;
         }
         if let Some(alone_ns) = known_alone_ns(cell) {
             check_trial_length(cell, alone_ns)?;
@@ -92,7 +96,7 @@ fn fmt_span(ns: u64) -> String {
 fn known_alone_ns(cell: &Cell) -> Option<u64> {
     let rate = match (cell.workload.kind, cell.size) {
         (WorkloadKind::Command, _) => return None,
-        (WorkloadKind::Periodic, _) => 1e9 / cell.workload.period_ns.max(1) as f64,
+        (_, _) if cell.workload.nominal_rate().is_some() => cell.workload.nominal_rate()?,
         (_, WorkSize::WorkNs(_)) => 1e9,
         (_, WorkSize::Iterations(_)) => return None,
     };
@@ -137,6 +141,37 @@ fn check_tasks(cell: &Cell, max: u64, source: &str) -> Result<(), SpecError> {
     }
     Err(SpecError(format!(
         "axes.tasks: a trial of `{}` needs {n} processes or threads (tasks and antagonists), more than this machine allows ({max}, {source}) (accepted: fewer tasks or antagonists)",
+        cell.label()
+    )))
+}
+
+/// File descriptors a trial's processes keep for schedlab's own use besides a workload's
+/// channels (standard streams, the store, the launcher's socket, /proc files, the trial
+/// directory): a generous margin.
+pub const FD_RESERVE: u64 = 64;
+
+/// The channels of a messaging or pipe trial of `cell`, with [`FD_RESERVE`], fit in one
+/// process under RLIMIT_NOFILE (`max`): with threads, every group's channels live in one
+/// process (2·groups·fds); with processes, one group's (2·fds; see `trial::links`).
+fn check_fds(cell: &Cell, max: u64) -> Result<(), SpecError> {
+    let threads = cell.kind == schedlab_core::records::TaskKind::Thread;
+    let need = cell.workload.channel_fds(threads);
+    if need == 0 || need + FD_RESERVE <= max {
+        return Ok(());
+    }
+    let m = cell.workload.messaging.unwrap_or_default();
+    let (key, how) = match threads {
+        true => (
+            format!("groups = {}", m.groups),
+            format!("2 x {} groups x {} fds, every group in one process (threads)", m.groups, m.fds),
+        ),
+        false => (
+            format!("fds = {}", m.fds),
+            format!("2 x {} fds of one group in each process", m.fds),
+        ),
+    };
+    Err(SpecError(format!(
+        "{key}: a trial of `{}` needs {need} file descriptors for its channels ({how}) plus {FD_RESERVE} for schedlab, more than RLIMIT_NOFILE allows ({max}) (accepted: fewer groups or fds, processes instead of threads, or a higher limit with `ulimit -n`)",
         cell.label()
     )))
 }

@@ -39,17 +39,11 @@ impl<'a> Calibrator<'a> {
     }
 
     /// The calibrated speed of a workload. A periodic workload runs one unit (period) per
-    /// period; a program is one unit.
+    /// period; a program is one unit; the communicating workloads are sized exactly
+    /// ([`Workload::nominal_rate`]).
     pub fn rate(&mut self, w: &Workload) -> Result<calibrate::Rate> {
-        match w.kind {
-            WorkloadKind::Periodic => {
-                return Ok(calibrate::Rate {
-                    units_per_sec: 1e9 / w.period_ns.max(1) as f64,
-                })
-            }
-            // A program's length is unknown until it runs.
-            WorkloadKind::Command => return Ok(calibrate::Rate { units_per_sec: 1.0 }),
-            _ => {}
+        if let Some(units_per_sec) = w.nominal_rate() {
+            return Ok(calibrate::Rate { units_per_sec });
         }
         let key = calibrate::key(w);
         if let Some(sink) = self.sink.as_deref() {
@@ -71,14 +65,19 @@ impl<'a> Calibrator<'a> {
         Ok(r)
     }
 
-    /// CPU units per period of a periodic workload (0 for other workloads).
+    /// CPU units per period of a periodic workload, rows of the matrix kernel per request of a
+    /// request workload (calibrated at its footprint); 0 for other workloads.
     pub fn run_units(&mut self, w: &Workload) -> Result<u64> {
-        if w.kind != WorkloadKind::Periodic {
-            return Ok(0);
-        }
+        let cpu_kernel = match w.kind {
+            WorkloadKind::Periodic => w.cpu_kernel,
+            WorkloadKind::Request => CpuKernel::Matrix,
+            _ => return Ok(0),
+        };
         let cpu = Workload {
             kind: WorkloadKind::Cpu,
-            ..w.clone()
+            cpu_kernel,
+            footprint_kib: w.footprint_kib,
+            ..Workload::default()
         };
         Ok(self.rate(&cpu)?.units_for(w.run_ns))
     }
@@ -167,6 +166,10 @@ pub fn estimate_trial_ns(cell: &Cell, alone_ns: u64) -> u64 {
             .saturating_add(tasks * 300_000 + SETTLE_NS);
     }
     let mut wall = (alone_ns.saturating_mul(tasks) / cpus_of(cell)).max(alone_ns);
+    if cell.workload.kind == WorkloadKind::Request {
+        // Its tasks all run for the same duration.
+        wall = alone_ns;
+    }
     if cell.policy == PolicyKind::Deadline {
         wall = wall.max((alone_ns as f64 / deadline_share(cell)) as u64);
     }
@@ -184,6 +187,9 @@ pub fn default_timeout_ns(cell: &Cell, alone_ns: u64) -> u64 {
         };
     }
     let mut ideal = alone_ns.saturating_mul(cell.tasks as u64) / cpus_of(cell);
+    if cell.workload.kind == WorkloadKind::Request {
+        ideal = alone_ns;
+    }
     if cell.policy == PolicyKind::Deadline {
         // A deadline task only gets runtime/period of a CPU.
         ideal = (alone_ns as f64 / deadline_share(cell)) as u64;

@@ -75,6 +75,14 @@ pub fn run_one(
     let samples = sampler.map(|s| s.finish()).unwrap_or_default();
     let mut outcome = outcome.context("the launcher process failed")?;
     outcome.samples = samples;
+    if outcome.status == schedlab_core::records::TrialStatus::Ok {
+        // Here, not in the launcher: merging histograms is no part of the trial's harness cost.
+        outcome.figures = schedlab_core::records::TrialFigures::of(
+            &cell.workload,
+            &outcome.tasks,
+            outcome.makespan_ns,
+        );
+    }
     if let Some(t) = tracer.as_mut() {
         attach_trace(t, &mut outcome).map_err(anyhow::Error::msg)?;
     }

@@ -4,7 +4,8 @@
 //! `t_end` it runs nothing but the workload.
 
 use schedlab_core::policy::TaskPolicy;
-use schedlab_core::workload::{TaskWork, TrialDirRef, Workload, WorkloadKind};
+use schedlab_core::workload::record::{HistKind, HISTS};
+use schedlab_core::workload::{Links, TaskWork, TrialDirRef, Workload, WorkloadKind};
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering::SeqCst};
 
@@ -94,8 +95,13 @@ pub struct Slot {
     /// subtracted so that a task's record covers its work, not its preparation:
     /// user CPU ns, system CPU ns, voluntary, involuntary switches, run-queue wait ns, timeslices, migrations.
     pub base: [AtomicU64; 7],
-    /// Bytes of the serialised latency histogram in this task's histogram buffer (periodic work).
-    pub hist_len: AtomicU32,
+    /// Bytes of each serialised histogram in this task's histogram buffer, by
+    /// [`HistKind::slot`] (0: none).
+    pub hist_lens: [AtomicU32; HISTS],
+    /// Bytes the task wrote (messaging senders) or read (receivers).
+    pub bytes: AtomicU64,
+    /// Periods missed (periodic) or requests dropped (request, RPS mode).
+    pub misses: AtomicU64,
     /// The thread's exact CPU time (CLOCK_THREAD_CPUTIME_ID) at the end of setup, ns.
     pub base_cpu_ns: AtomicU64,
     /// The same clock right after the work's last unit, ns (0: the task did not record it,
@@ -143,8 +149,9 @@ impl TaskPlan {
 
 /// Runs task `i` in the calling thread: the whole life of one task. Never panics into the caller.
 ///
-/// `hist` is this task's share of the trial's histogram buffer (empty unless the work is
-/// periodic); `dir` is the trial directory, held open by the launcher.
+/// `hist` is this task's share of the trial's histogram buffer (empty unless the work records
+/// histograms); `dir` is the trial directory, held open by the launcher; `links` what the task
+/// reaches of a communicating workload's channels and shared words.
 pub fn task_main(
     hdr: &Header,
     slot: &Slot,
@@ -152,6 +159,7 @@ pub fn task_main(
     plan: &TaskPlan,
     dir: Option<BorrowedFd>,
     i: usize,
+    links: Links,
 ) {
     let measured = !plan.is_antagonist(i);
     // Staggered: the task inherited the cell's policy from its spawner; it takes its own level
@@ -201,19 +209,19 @@ pub fn task_main(
         (Some(w), false) => (w, plan.antagonist_chunk),
         _ => (&plan.workload, plan.units),
     };
-    let mut work =
-        match TaskWork::prepare(workload, units, plan.run_units, 0x5EED + i as u64, dir, i) {
-            Ok(w) => w,
-            Err(e) => {
-                return give_up(
-                    hdr,
-                    slot,
-                    STATE_SETUP_FAILED,
-                    e.raw_os_error().unwrap_or(0),
-                    measured,
-                )
-            }
-        };
+    let seed = 0x5EED + i as u64;
+    let mut work = match TaskWork::prepare(workload, units, plan.run_units, seed, dir, i, links) {
+        Ok(w) => w,
+        Err(e) => {
+            return give_up(
+                hdr,
+                slot,
+                STATE_SETUP_FAILED,
+                e.raw_os_error().unwrap_or(0),
+                measured,
+            )
+        }
+    };
     // A command task prepares its program now and execs it at its first timestamp.
     let exec = if measured && plan.workload.kind == WorkloadKind::Command {
         let trial_dir = plan.dir.as_ref().map(|d| d.path.as_path()).zip(dir);
@@ -295,19 +303,35 @@ pub fn task_main(
     for (f, v) in fields.into_iter().zip(c) {
         f.store(v, SeqCst);
     }
-    if let Some(h) = work.latency() {
-        let bytes = schedlab_core::workload::periodic::serialize(h);
-        if bytes.len() <= hist.len() {
-            for (dst, &b) in hist.iter().zip(&bytes) {
-                dst.store(b, SeqCst);
-            }
-            slot.hist_len.store(bytes.len() as u32, SeqCst);
-        }
-    }
+    keep_recordings(slot, hist, &work);
     drop(work);
     slot.state.store(STATE_DONE, SeqCst);
     finish(hdr, measured);
     linger(hdr);
+}
+
+/// Copies what the work recorded into the task's slot and its share of the histogram buffer
+/// (`HISTS` parts of `HIST_BYTES`; a histogram too large for its part is left out).
+fn keep_recordings(slot: &Slot, hist: &[AtomicU8], work: &TaskWork) {
+    use schedlab_core::workload::periodic::{serialize, HIST_BYTES};
+    let rec = work.recorder();
+    slot.bytes.store(rec.bytes, SeqCst);
+    slot.misses.store(rec.misses, SeqCst);
+    for kind in HistKind::ALL {
+        let (Some(h), Some(part)) = (
+            rec.hist(kind),
+            hist.get(kind.slot() * HIST_BYTES..(kind.slot() + 1) * HIST_BYTES),
+        ) else {
+            continue;
+        };
+        let bytes = serialize(h);
+        if bytes.len() <= part.len() {
+            for (dst, &b) in part.iter().zip(&bytes) {
+                dst.store(b, SeqCst);
+            }
+            slot.hist_lens[kind.slot()].store(bytes.len() as u32, SeqCst);
+        }
+    }
 }
 
 /// Waits, asleep, until every measured task of the trial has finished. A task's exit is

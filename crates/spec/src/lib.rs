@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod adaptive;
+mod comm;
 mod durations;
 mod knobs;
 pub mod locate;

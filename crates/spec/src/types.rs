@@ -4,7 +4,7 @@
 use super::knobs::{KnobAxis, ScxSpec};
 use schedlab_core::policy::{PolicyKind, PriorityMode};
 use schedlab_core::records::{StartMode, TaskKind};
-use schedlab_core::workload::{CpuKernel, IoMode, WorkloadKind};
+use schedlab_core::workload::{CpuKernel, Ipc, IoMode, WorkloadKind};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -131,9 +131,45 @@ pub struct WorkloadSpec {
     /// command: delay between starting one program and the next (staggered start), e.g. "1s".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_gap: Option<String>,
-    /// command: stop every program this long after release, e.g. "100s"; default: run to completion.
+    /// command: stop every program this long after release, e.g. "100s"; default: run to
+    /// completion. request: how long the message threads hand out requests (default "1s").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration: Option<String>,
+    /// messaging: groups of senders and receivers (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<u32>,
+    /// messaging: senders and receivers per group (default 20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fds: Option<u32>,
+    /// messaging: messages each sender sends each receiver of its group (default 100); pipe:
+    /// round trips (default 100000). The exact size of the work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loops: Option<u64>,
+    /// messaging: bytes per message (default 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_size: Option<u32>,
+    /// messaging: "socket" (socketpair, the default) or "pipe".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipc: Option<Ipc>,
+    /// messaging: record each message's latency (messages of 8..=4096 bytes; schedlab's extra).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_latency: Option<bool>,
+    /// request: message threads (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_threads: Option<u32>,
+    /// request: workers per message thread (default 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<u32>,
+    /// request (and the matrix CPU kernel): cache footprint of the work, KiB (default 256).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footprint: Option<u64>,
+    /// request: requests per second over all message threads (default 0: a closed loop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rps: Option<u32>,
+    /// request: workers hold their CPU's spin lock during a request's work, as schbench does
+    /// without -L (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock: Option<bool>,
 }
 
 /// Start orders of a command workload.
@@ -164,6 +200,17 @@ impl Default for WorkloadSpec {
             orders: None,
             start_gap: None,
             duration: None,
+            groups: None,
+            fds: None,
+            loops: None,
+            data_size: None,
+            ipc: None,
+            message_latency: None,
+            message_threads: None,
+            workers: None,
+            footprint: None,
+            rps: None,
+            lock: None,
         }
     }
 }

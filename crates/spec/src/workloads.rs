@@ -136,6 +136,7 @@ fn typed_workload(key: &str, w: &WorkloadSpec) -> Result<Workload, Problem> {
         }
         out.io_input_bytes = b;
     }
+    super::comm::parameters(key, w, &mut out)?;
     out.validate().map_err(|e| Problem::new(key, e))?;
     Ok(out)
 }
@@ -167,6 +168,9 @@ fn work_size(
     workload: &Workload,
     default_work_ns: u64,
 ) -> Result<WorkSize, Problem> {
+    if let Some(size) = super::comm::size(key, w)? {
+        return Ok(size);
+    }
     let size = match (w.iterations, &w.work, w.io_bytes) {
         (Some(0), _, _) => {
             return Err(Problem::new(format!("{key}.iterations"), "must be above 0")

@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 mod db;
+mod figures;
 pub mod export;
 pub mod kernel;
 mod knobs;
@@ -34,7 +35,7 @@ use std::fmt::Display;
 const SCHEMA: &str = include_str!("schema.sql");
 /// Schema version (SQLite: `PRAGMA user_version`, 0 = a new, empty database; PostgreSQL: the
 /// `schedlab_meta` table).
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
 /// An open results database.
 pub struct Store {
@@ -75,7 +76,7 @@ const TABLES: [&str; 9] = [
 ];
 
 /// Schema changes from one version to the next: `MIGRATIONS[i]` takes version `i + 2` to `i + 3`.
-const MIGRATIONS: [&str; 1] = [
+const MIGRATIONS: [&str; 2] = [
     // 2 -> 3: who runs a run, to tell a dead run from a running one; which machine ran a run
     // and its trials, and the run's UUID (legacy runs get one here; host, kernel, CPU and
     // commit come from their environment record); warnings get an id to keep their order on
@@ -128,6 +129,36 @@ const MIGRATIONS: [&str; 1] = [
      ALTER TABLE trials ADD COLUMN trial_steal_pct REAL;
      ALTER TABLE trials ADD COLUMN noisy INTEGER;
      ALTER TABLE trials ADD COLUMN rt_throttled INTEGER;",
+    // 3 -> 4: the communicating workloads and rt-app's figures (issue 19): each trial's own
+    // figures (operations and their rate, wake-up and operation latency, misses, slack), and
+    // each task's role, bytes, misses, operation latency and slack.
+    "ALTER TABLE trials ADD COLUMN ops INTEGER;
+     ALTER TABLE trials ADD COLUMN ops_per_s REAL;
+     ALTER TABLE trials ADD COLUMN wake_p50_ns INTEGER;
+     ALTER TABLE trials ADD COLUMN wake_p90_ns INTEGER;
+     ALTER TABLE trials ADD COLUMN wake_p99_ns INTEGER;
+     ALTER TABLE trials ADD COLUMN wake_p999_ns INTEGER;
+     ALTER TABLE trials ADD COLUMN op_p50_ns INTEGER;
+     ALTER TABLE trials ADD COLUMN op_p90_ns INTEGER;
+     ALTER TABLE trials ADD COLUMN op_p99_ns INTEGER;
+     ALTER TABLE trials ADD COLUMN op_p999_ns INTEGER;
+     ALTER TABLE trials ADD COLUMN misses INTEGER;
+     ALTER TABLE trials ADD COLUMN miss_pct REAL;
+     ALTER TABLE trials ADD COLUMN slack_p1_ns INTEGER;
+     ALTER TABLE trials ADD COLUMN slack_p50_ns INTEGER;
+     ALTER TABLE trials ADD COLUMN slack_p99_ns INTEGER;
+     ALTER TABLE trials ADD COLUMN late_max_ns INTEGER;
+     ALTER TABLE tasks ADD COLUMN workload_role TEXT;
+     ALTER TABLE tasks ADD COLUMN bytes INTEGER;
+     ALTER TABLE tasks ADD COLUMN misses INTEGER;
+     ALTER TABLE tasks ADD COLUMN op_count INTEGER;
+     ALTER TABLE tasks ADD COLUMN op_p50_ns INTEGER;
+     ALTER TABLE tasks ADD COLUMN op_p99_ns INTEGER;
+     ALTER TABLE tasks ADD COLUMN op_max_ns INTEGER;
+     ALTER TABLE tasks ADD COLUMN slack_p1_ns INTEGER;
+     ALTER TABLE tasks ADD COLUMN slack_p50_ns INTEGER;
+     ALTER TABLE tasks ADD COLUMN slack_p99_ns INTEGER;
+     ALTER TABLE tasks ADD COLUMN late_max_ns INTEGER;",
 ];
 
 /// Oldest schema version this schedlab can read (and upgrade).

@@ -1,4 +1,4 @@
--- schedlab results store, schema version 3 (see MIGRATIONS in mod.rs for what changed). Every time is an integer in nanoseconds (CLOCK_MONOTONIC
+-- schedlab results store, schema version 4 (see MIGRATIONS in mod.rs for what changed). Every time is an integer in nanoseconds (CLOCK_MONOTONIC
 -- for instants, durations as differences); every count is an integer.
 
 CREATE TABLE IF NOT EXISTS runs (
@@ -80,6 +80,22 @@ CREATE TABLE IF NOT EXISTS trials (
     trial_steal_pct REAL,                       -- steal share of the trial's CPUs during the trial
     noisy           INTEGER,                    -- 1: the reference speed before or after was off by more than 10 %
     rt_throttled    INTEGER,                    -- 1: RT throttling cut its CPU-bound RT tasks short; NULL: none to judge
+    ops             INTEGER,                    -- messages received (messaging), requests completed (request), round trips (pipe), periods (periodic)
+    ops_per_s       REAL,                       -- ops / makespan
+    wake_p50_ns     INTEGER,                    -- wake-up latency of every measured task together (request, periodic; HDR, <= 1% error)
+    wake_p90_ns     INTEGER,
+    wake_p99_ns     INTEGER,
+    wake_p999_ns    INTEGER,
+    op_p50_ns       INTEGER,                    -- request latency (request), message latency (messaging with message_latency), all tasks together
+    op_p90_ns       INTEGER,
+    op_p99_ns       INTEGER,
+    op_p999_ns      INTEGER,
+    misses          INTEGER,                    -- missed periods (periodic), dropped requests (request with rps)
+    miss_pct        REAL,                       -- periodic: missed periods, percent of periods
+    slack_p1_ns     INTEGER,                    -- periodic: slack (next period start - end of work; <= 0: missed) over every period
+    slack_p50_ns    INTEGER,
+    slack_p99_ns    INTEGER,
+    late_max_ns     INTEGER,                    -- periodic: largest lateness of a missed period
     UNIQUE (cell_id, trial_index)
 );
 
@@ -123,13 +139,24 @@ CREATE TABLE IF NOT EXISTS tasks (
     slice_getattr_ns INTEGER,                   -- EEVDF slice read back with sched_getattr (sched_runtime), fair classes
     slice_proc_ns   INTEGER,                    -- EEVDF slice in /proc/thread-self/sched (se.slice), fair classes
     cpu_ns          INTEGER,                    -- exact CPU time of the work (thread CPU clock); utime/stime are rusage
+    workload_role   TEXT,                       -- receiver | sender (messaging), messenger | worker (request), ping | pong (pipe)
+    bytes           INTEGER,                    -- messaging: bytes written (sender) or read (receiver)
+    misses          INTEGER,                    -- missed periods (periodic), dropped requests (request message thread)
+    op_count        INTEGER,                    -- operations timed: requests (request worker), messages (messaging receiver)
+    op_p50_ns       INTEGER,                    -- their latency (request: sent to completed; messaging: written to read)
+    op_p99_ns       INTEGER,
+    op_max_ns       INTEGER,
+    slack_p1_ns     INTEGER,                    -- periodic: slack percentiles of this task (negative: missed)
+    slack_p50_ns    INTEGER,
+    slack_p99_ns    INTEGER,
+    late_max_ns     INTEGER,                    -- periodic: largest lateness of a missed period
     PRIMARY KEY (trial_id, task_index)
 );
 
 CREATE TABLE IF NOT EXISTS histograms (
     trial_id        INTEGER NOT NULL REFERENCES trials(trial_id),
     task_index      INTEGER NOT NULL,
-    metric          TEXT    NOT NULL,           -- wakeup_latency_ns
+    metric          TEXT    NOT NULL,           -- wakeup_latency_ns, request_latency_ns, message_latency_ns, slack_ns, lateness_ns, trace_wakeup_delay_ns
     hdr_v2          BLOB    NOT NULL,           -- HdrHistogram V2 serialisation (mergeable)
     PRIMARY KEY (trial_id, task_index, metric)
 );

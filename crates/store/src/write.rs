@@ -10,7 +10,7 @@ use schedlab_machine::HostIdentity;
 use schedlab_spec::plan::{Cell, PlannedTrial};
 
 /// Columns of a `tasks` row, in the order [`task_rows`] gives them.
-const TASK_COLUMNS: [&str; 39] = [
+const TASK_COLUMNS: [&str; 50] = [
     "trial_id",
     "task_index",
     "pid",
@@ -50,6 +50,17 @@ const TASK_COLUMNS: [&str; 39] = [
     "slice_getattr_ns",
     "slice_proc_ns",
     "cpu_ns",
+    "workload_role",
+    "bytes",
+    "misses",
+    "op_count",
+    "op_p50_ns",
+    "op_p99_ns",
+    "op_max_ns",
+    "slack_p1_ns",
+    "slack_p50_ns",
+    "slack_p99_ns",
+    "late_max_ns",
 ];
 
 /// Columns of a `samples` row: its trial and time, then what was measured.
@@ -262,6 +273,7 @@ impl Store {
         };
         let (tasks, hists) = task_rows(trial_id, outcome);
         db.insert_rows("tasks", &TASK_COLUMNS, &tasks)?;
+        super::figures::update_trial(db, trial_id, outcome.figures.as_ref())?;
         db.insert_rows(
             "histograms",
             &["trial_id", "task_index", "metric", "hdr_v2"],
@@ -509,7 +521,10 @@ fn task_rows(trial_id: i64, outcome: &TrialOutcome) -> (Vec<Vec<Value>>, Vec<Vec
                 t.slice_proc_ns.map(|v| v as i64),
                 t.cpu_ns.map(|v| v as i64),
             ]
-            .to_vec(),
+            .iter()
+            .cloned()
+            .chain(super::figures::task_values(t))
+            .collect(),
         );
         if let Some(h) = &delay_stats {
             hists.push(
@@ -525,6 +540,7 @@ fn task_rows(trial_id: i64, outcome: &TrialOutcome) -> (Vec<Vec<Value>>, Vec<Vec
         if let Some((_, bytes)) = &t.latency {
             hists.push(params![trial_id, t.task_index, "wakeup_latency_ns", bytes].to_vec());
         }
+        hists.extend(super::figures::task_histograms(trial_id, t));
     }
     (tasks, hists)
 }

@@ -114,6 +114,13 @@ pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
     sched_setaffinity(Pid::from_raw(0), &set).map_err(io::Error::from)
 }
 
+/// The CPU the calling thread runs on now (glibc's `sched_getcpu`, a vDSO call: no system
+/// call, no allocation); 0 if it cannot be read.
+#[inline]
+pub fn current_cpu() -> usize {
+    nix::sched::sched_getcpu().unwrap_or(0)
+}
+
 /// The CPUs this process may run on (`[0]` if the mask cannot be read).
 pub fn allowed_cpus() -> Vec<usize> {
     match sched_getaffinity(Pid::from_raw(0)) {

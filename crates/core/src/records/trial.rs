@@ -86,8 +86,12 @@ pub struct TaskRecord {
     pub rt_priority: u32,
     /// An antagonist (load sharing the machine), not a measured task.
     pub antagonist: bool,
-    /// Wake-up latency summary and serialised histogram (periodic work).
+    /// Wake-up latency summary and serialised histogram (periodic and request work).
     pub latency: Option<(LatencySummary, Vec<u8>)>,
+    /// What a task of a communicating or periodic workload recorded besides its counters: its
+    /// role, bytes, misses, operation latency, slack (None for other workloads).
+    #[serde(default)]
+    pub figures: Option<crate::workload::TaskFigures>,
     /// What the kernel's scheduler trace says about this task (--trace).
     pub trace: Option<TaskTrace>,
     /// EEVDF slice in force, ns, as `sched_getattr` reads it back (`sched_runtime` of a fair
@@ -133,6 +137,9 @@ pub struct TrialOutcome {
     /// measured period (0 when the trial did not get that far).
     #[serde(default)]
     pub t_stop_ns: u64,
+    /// The workload's own figures (messaging, request, pipe, periodic; ok trials).
+    #[serde(default)]
+    pub figures: Option<super::TrialFigures>,
 }
 
 impl TrialOutcome {
@@ -151,6 +158,7 @@ impl TrialOutcome {
             launcher_threads: 0,
             host_threads: 0,
             t_stop_ns: 0,
+            figures: None,
         }
     }
 }

@@ -59,7 +59,7 @@ pub fn measure(w: &Workload, io_dir: &Path) -> std::io::Result<Rate> {
                 _ => {}
             }
         }
-        TaskWork::prepare(w, units, 0, 7, fd, 0)
+        TaskWork::prepare(w, units, 0, 7, fd, 0, super::Links::default())
     };
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -117,7 +117,8 @@ mod tests {
         assert!(rate.units_per_sec > 1000.0);
         let units = rate.units_for(30_000_000);
         let cpu = std::thread::spawn(move || {
-            let mut t = TaskWork::prepare(&w, units, 0, 1, None, 0).unwrap();
+            let mut t = TaskWork::prepare(&w, units, 0, 1, None, 0, super::super::Links::default())
+                .unwrap();
             let a = schedlab_sys::thread_cpu_ns();
             t.run();
             schedlab_sys::thread_cpu_ns() - a

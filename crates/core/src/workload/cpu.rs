@@ -1,4 +1,5 @@
-//! CPU kernels: the units of CPU-bound work the studies used (Monte Carlo pi, primes, Grandi, spin).
+//! CPU kernels: the units of CPU-bound work the studies used (Monte Carlo pi, primes, Grandi,
+//! spin), and a cache-footprint kernel (rows of a matrix product, [`super::matrix`]).
 
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
@@ -17,6 +18,9 @@ pub enum CpuKernel {
     Grandi,
     /// One iteration of an empty loop.
     Spin,
+    /// One row of a naive u64 matrix product over a cache footprint (`footprint`, default
+    /// 256 KiB): schbench's request work.
+    Matrix,
 }
 
 impl CpuKernel {
@@ -27,6 +31,7 @@ impl CpuKernel {
             CpuKernel::Primes => "primes",
             CpuKernel::Grandi => "grandi",
             CpuKernel::Spin => "spin",
+            CpuKernel::Matrix => "matrix",
         }
     }
 }
@@ -39,8 +44,9 @@ impl FromStr for CpuKernel {
             "primes" => Ok(CpuKernel::Primes),
             "grandi" => Ok(CpuKernel::Grandi),
             "spin" => Ok(CpuKernel::Spin),
+            "matrix" => Ok(CpuKernel::Matrix),
             _ => Err(format!(
-                "unknown cpu kernel '{s}'; accepted: pi, primes, grandi, spin"
+                "unknown cpu kernel '{s}'; accepted: pi, primes, grandi, spin, matrix"
             )),
         }
     }
@@ -55,7 +61,11 @@ pub struct CpuState {
     rng: u64,
     hits: u64,
     sum: i64,
+    matrix: Option<super::matrix::Matrix>,
 }
+
+/// Cache footprint of the matrix kernel when none is given, KiB (schbench's default).
+pub const DEFAULT_FOOTPRINT_KIB: u64 = 256;
 
 /// The primes multiplied and factored by one `Primes` unit.
 const PRIME_P: u64 = 10_007;
@@ -68,7 +78,14 @@ impl CpuState {
             rng: seed | 1,
             hits: 0,
             sum: 0,
+            matrix: None,
         }
+    }
+
+    /// Allocates the matrices of the matrix kernel for a footprint of `kib` KiB (before the
+    /// measured region; without it the first matrix unit allocates the default footprint).
+    pub fn prepare_matrix(&mut self, kib: u64) {
+        self.matrix = Some(super::matrix::Matrix::new(kib));
     }
 
     #[inline]
@@ -111,6 +128,10 @@ impl CpuState {
                     black_box(i);
                 }
             }
+            CpuKernel::Matrix => self
+                .matrix
+                .get_or_insert_with(|| super::matrix::Matrix::new(DEFAULT_FOOTPRINT_KIB))
+                .rows(units),
         }
         black_box(&self.hits);
     }
@@ -178,12 +199,13 @@ mod tests {
             CpuKernel::Primes,
             CpuKernel::Grandi,
             CpuKernel::Spin,
+            CpuKernel::Matrix,
         ] {
             assert_eq!(k.name().parse::<CpuKernel>().unwrap(), k);
         }
         assert!("fib"
             .parse::<CpuKernel>()
             .unwrap_err()
-            .contains("pi, primes, grandi, spin"));
+            .contains("pi, primes, grandi, spin, matrix"));
     }
 }

@@ -1,12 +1,21 @@
-//! Workloads: what a task does (cpu, io, mixed), its size in units, and the loop a task runs.
+//! Workloads: what a task does (cpu, io, mixed, periodic, programs, and the communicating
+//! messaging, request and pipe), its size in units, and the loop a task runs.
 
 pub mod calibrate;
+pub mod comm;
 pub mod cpu;
 pub mod io;
+pub mod matrix;
+pub mod params;
 pub mod periodic;
+pub mod record;
+pub mod request;
 
-pub use cpu::{CpuKernel, CpuState};
+pub use comm::Links;
+pub use cpu::{CpuKernel, CpuState, DEFAULT_FOOTPRINT_KIB};
 pub use io::{IoFiles, IoMode, TrialDir, TrialDirRef};
+pub use params::{Ipc, MessagingParams, RequestParams, Role};
+pub use record::{HistKind, Recorder, TaskFigures};
 
 use serde::{Deserialize, Serialize};
 use std::os::fd::BorrowedFd;
@@ -26,6 +35,13 @@ pub enum WorkloadKind {
     Periodic,
     /// Real programs, one task each, exec'd under the cell's policy.
     Command,
+    /// Groups of senders and receivers over pipes or sockets (hackbench); units are loops.
+    Messaging,
+    /// Message threads waking workers with requests of CPU work (schbench); units are ns of
+    /// its duration.
+    Request,
+    /// Two tasks passing a token over two pipes (perf bench sched pipe); units are round trips.
+    Pipe,
 }
 
 impl WorkloadKind {
@@ -37,7 +53,19 @@ impl WorkloadKind {
             WorkloadKind::Mixed => "mixed",
             WorkloadKind::Periodic => "periodic",
             WorkloadKind::Command => "command",
+            WorkloadKind::Messaging => "messaging",
+            WorkloadKind::Request => "request",
+            WorkloadKind::Pipe => "pipe",
         }
+    }
+
+    /// Whether its tasks talk to each other (messaging, request, pipe): their number and roles
+    /// come from the workload's parameters.
+    pub fn communicates(self) -> bool {
+        matches!(
+            self,
+            WorkloadKind::Messaging | WorkloadKind::Request | WorkloadKind::Pipe
+        )
     }
 }
 
@@ -50,8 +78,11 @@ impl FromStr for WorkloadKind {
             "mixed" | "mix" => Ok(WorkloadKind::Mixed),
             "periodic" => Ok(WorkloadKind::Periodic),
             "command" => Ok(WorkloadKind::Command),
+            "messaging" => Ok(WorkloadKind::Messaging),
+            "request" => Ok(WorkloadKind::Request),
+            "pipe" => Ok(WorkloadKind::Pipe),
             _ => Err(format!(
-                "unknown workload '{s}'; accepted: cpu, io, mixed, periodic, command"
+                "unknown workload '{s}'; accepted: cpu, io, mixed, periodic, command, messaging, request, pipe"
             )),
         }
     }
@@ -74,7 +105,7 @@ pub struct Workload {
     pub io_every: u64,
     /// Periodic: the period, ns.
     pub period_ns: u64,
-    /// Periodic: busy work per period (CPU time alone), ns.
+    /// Periodic: busy work per period; request: CPU work per request (CPU time alone), ns.
     pub run_ns: u64,
     /// Command: the programs, in start order (task i runs `commands[i]`).
     pub commands: Vec<Command>,
@@ -82,6 +113,27 @@ pub struct Workload {
     pub start_gap_ns: u64,
     /// Command: stop every program this long after release (0: run them to completion), ns.
     pub window_ns: u64,
+    /// Messaging: groups, senders and receivers, message size, transport.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messaging: Option<MessagingParams>,
+    /// Request: message threads, workers, rate, per-CPU lock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<RequestParams>,
+    /// Matrix kernel (request work, or cpu/mixed with `cpu_kernel = "matrix"`): the cache
+    /// footprint, KiB.
+    #[serde(
+        default = "default_footprint",
+        skip_serializing_if = "is_default_footprint"
+    )]
+    pub footprint_kib: u64,
+}
+
+fn default_footprint() -> u64 {
+    DEFAULT_FOOTPRINT_KIB
+}
+
+fn is_default_footprint(kib: &u64) -> bool {
+    *kib == DEFAULT_FOOTPRINT_KIB
 }
 
 /// One real program run as a task.
@@ -126,22 +178,62 @@ impl Default for Workload {
             commands: Vec::new(),
             start_gap_ns: 0,
             window_ns: 0,
+            messaging: None,
+            request: None,
+            footprint_kib: DEFAULT_FOOTPRINT_KIB,
         }
     }
 }
 
 impl Workload {
-    /// A short label, e.g. `cpu:pi`, `io:sync-copy`, `mixed:pi/1000`.
+    /// The CPU kernel's name, with its footprint for the matrix kernel (`matrix/256KiB`).
+    fn kernel_label(&self) -> String {
+        match self.cpu_kernel {
+            CpuKernel::Matrix => format!("matrix/{}KiB", self.footprint_kib),
+            k => k.name().to_string(),
+        }
+    }
+
+    /// A short label, e.g. `cpu:pi`, `io:sync-copy`, `mixed:pi/1000`, `messaging:pipe/f20/100B`,
+    /// `request:m1/1000us/256KiB`, `pipe`. The parameters that set the task count (groups,
+    /// workers) are not in it: the cell's task count tells them.
     pub fn label(&self) -> String {
         match self.kind {
-            WorkloadKind::Cpu => format!("cpu:{}", self.cpu_kernel.name()),
+            WorkloadKind::Cpu => format!("cpu:{}", self.kernel_label()),
             WorkloadKind::Io => format!("io:{}", self.io_mode.name()),
             WorkloadKind::Mixed => format!(
                 "mixed:{}+{}/{}",
-                self.cpu_kernel.name(),
+                self.kernel_label(),
                 self.io_mode.name(),
                 self.io_every
             ),
+            WorkloadKind::Messaging => {
+                let m = self.messaging.unwrap_or_default();
+                format!(
+                    "messaging:{}/f{}/{}B{}",
+                    m.ipc.name(),
+                    m.fds,
+                    m.data_size,
+                    if m.latency { "+latency" } else { "" }
+                )
+            }
+            WorkloadKind::Request => {
+                let r = self.request.unwrap_or_default();
+                let mut s = format!(
+                    "request:m{}/{}us/{}KiB",
+                    r.message_threads,
+                    self.run_ns / 1000,
+                    self.footprint_kib
+                );
+                if r.rps > 0 {
+                    s += &format!("/rps{}", r.rps);
+                }
+                if !r.lock {
+                    s += "/nolock";
+                }
+                s
+            }
+            WorkloadKind::Pipe => "pipe".into(),
             WorkloadKind::Periodic => format!(
                 "periodic:{}us/{}us",
                 self.period_ns / 1000,
@@ -152,6 +244,24 @@ impl Workload {
                 format!("command:{}", names.join(","))
             }
         }
+    }
+
+    /// Units per second of a workload whose speed is not calibrated: periodic (one period per
+    /// period), a program (one unit), request (units are ns of its duration), and a rough
+    /// figure for messaging (5 us per message, `fds` messages per loop of a task) and pipe
+    /// (20 us per round trip), which only size deadlines and estimates; None: calibrated.
+    pub fn nominal_rate(&self) -> Option<f64> {
+        Some(match self.kind {
+            WorkloadKind::Periodic => 1e9 / self.period_ns.max(1) as f64,
+            WorkloadKind::Command => 1.0,
+            WorkloadKind::Request => 1e9,
+            WorkloadKind::Messaging => {
+                let fds = self.messaging.unwrap_or_default().fds.max(1) as f64;
+                1e9 / (5_000.0 * fds)
+            }
+            WorkloadKind::Pipe => 1e9 / 20_000.0,
+            WorkloadKind::Cpu | WorkloadKind::Io | WorkloadKind::Mixed => return None,
+        })
     }
 
     /// Whether the workload needs files in a trial directory.
@@ -205,19 +315,14 @@ impl Workload {
                     self.period_ns
                 ));
             }
-            if self.run_ns >= self.period_ns {
-                return Err(format!(
-                    "run ({} ns) must be shorter than the period ({} ns), or every period overruns",
-                    self.run_ns, self.period_ns
-                ));
-            }
         }
-        Ok(())
+        self.check_comm()
+            .map_err(|(key, message)| format!("{key}: {message}"))
     }
 }
 
 /// The prepared work of one task: opened before the measured region, run inside it.
-pub struct TaskWork {
+pub struct TaskWork<'a> {
     kind: WorkloadKind,
     kernel: CpuKernel,
     every: u64,
@@ -226,13 +331,24 @@ pub struct TaskWork {
     files: Option<IoFiles>,
     period_ns: u64,
     run_units: u64,
-    latency: Option<hdrhistogram::Histogram<u64>>,
+    rec: Recorder,
+    role: Option<Role>,
+    links: Links<'a>,
+    /// Messaging: one message, written or read in place; its first 8 bytes carry the send time
+    /// when `stamp`.
+    buf: Vec<u8>,
+    stamp: bool,
+    /// Messaging receivers: messages to read (senders x loops).
+    messages: u64,
+    request: Option<request::RequestTask>,
 }
 
-impl TaskWork {
+impl<'a> TaskWork<'a> {
     /// Opens files and allocates buffers for `units` units of `w`; `run_units` are the CPU
-    /// units per period of a periodic workload. Sync-copy I/O reads the input of the trial
-    /// directory `dir` and writes task `index`'s output there ([`IoFiles::open`]).
+    /// units per period of a periodic workload (per request of a request workload). Sync-copy
+    /// I/O reads the input of the trial directory `dir` and writes task `index`'s output there
+    /// ([`IoFiles::open`]). A communicating workload's task `index` plays
+    /// [`Workload::role`]`(index)` over `links`.
     pub fn prepare(
         w: &Workload,
         units: u64,
@@ -240,39 +356,60 @@ impl TaskWork {
         seed: u64,
         dir: Option<BorrowedFd>,
         index: usize,
-    ) -> std::io::Result<TaskWork> {
-        let files = if matches!(
-            w.kind,
-            WorkloadKind::Cpu | WorkloadKind::Periodic | WorkloadKind::Command
-        ) {
-            None
-        } else {
+        links: Links<'a>,
+    ) -> std::io::Result<TaskWork<'a>> {
+        let files = if matches!(w.kind, WorkloadKind::Io | WorkloadKind::Mixed) {
             Some(IoFiles::open(
                 w.io_mode,
                 dir,
                 index,
                 w.io_block_bytes as usize,
             )?)
+        } else {
+            None
         };
+        let role = w.role(index);
+        let mut cpu = CpuState::new(seed);
+        let worker = matches!(role, Some(Role::Worker { .. }));
+        if w.cpu_kernel == CpuKernel::Matrix || worker {
+            cpu.prepare_matrix(w.footprint_kib);
+        }
+        let m = w.messaging.unwrap_or_default();
         Ok(TaskWork {
             kind: w.kind,
             kernel: w.cpu_kernel,
             every: w.io_every.max(1),
             units,
-            cpu: CpuState::new(seed),
+            cpu,
             files,
             period_ns: w.period_ns,
             run_units,
-            latency: (w.kind == WorkloadKind::Periodic).then(periodic::new_histogram),
+            rec: Recorder::for_workload(w),
+            role,
+            links,
+            buf: match w.kind {
+                WorkloadKind::Messaging => vec![b'-'; m.data_size as usize],
+                _ => Vec::new(),
+            },
+            stamp: m.latency,
+            messages: units.saturating_mul(m.fds as u64),
+            request: request_task(w, role, run_units),
         })
     }
 
-    /// The wake-up latency histogram of a periodic workload.
-    pub fn latency(&self) -> Option<&hdrhistogram::Histogram<u64>> {
-        self.latency.as_ref()
+    /// What the task recorded besides its counters (histograms, bytes, misses).
+    pub fn recorder(&self) -> &Recorder {
+        &self.rec
     }
 
-    /// Runs all units; returns how many were completed (fewer only if an I/O operation failed).
+    /// Its role in a communicating workload.
+    pub fn role(&self) -> Option<Role> {
+        self.role
+    }
+
+    /// Runs all units; returns how many were completed (fewer only if an I/O operation
+    /// failed). Units are messages sent or received whole (messaging), round trips (pipe),
+    /// requests handed out or completed (request), periods (periodic).
     #[inline]
     pub fn run(&mut self) -> u64 {
         match self.kind {
@@ -304,17 +441,47 @@ impl TaskWork {
             }
             // A command task execs its program instead of running units.
             WorkloadKind::Command => 0,
-            WorkloadKind::Periodic => {
-                let hist = self.latency.as_mut().expect("histogram prepared");
-                periodic::run(
-                    &mut self.cpu,
-                    self.kernel,
-                    self.run_units,
-                    self.period_ns,
-                    self.units,
-                    hist,
-                )
+            WorkloadKind::Periodic => periodic::run(
+                &mut self.cpu,
+                self.kernel,
+                self.run_units,
+                self.period_ns,
+                self.units,
+                &mut self.rec,
+            ),
+            WorkloadKind::Messaging | WorkloadKind::Pipe | WorkloadKind::Request => self.talk(),
+        }
+    }
+
+    /// The communicating workloads' part of [`TaskWork::run`].
+    #[inline]
+    fn talk(&mut self) -> u64 {
+        let l = &self.links;
+        match (self.role, &self.request) {
+            (Some(Role::Sender { .. }), _) => comm::send(
+                &l.write,
+                self.units,
+                &mut self.buf,
+                self.stamp,
+                &mut self.rec,
+            ),
+            (Some(Role::Receiver { .. }), _) => match l.read {
+                Some(fd) => {
+                    comm::receive(fd, self.messages, &mut self.buf, self.stamp, &mut self.rec)
+                }
+                None => 0,
+            },
+            (Some(r @ (Role::Ping | Role::Pong)), _) => match (l.read, l.write.first()) {
+                (Some(rd), Some(&wr)) => comm::ping_pong(rd, wr, self.units, r == Role::Ping),
+                _ => 0,
+            },
+            (Some(Role::Messenger { .. }), Some(t)) if !l.words.is_empty() => {
+                t.messenger(l.words, self.units, &mut self.rec)
             }
+            (Some(Role::Worker { .. }), Some(t)) if !l.words.is_empty() => {
+                t.worker(l.words, l.cpu_locks, &mut self.cpu, &mut self.rec)
+            }
+            _ => 0,
         }
     }
 
@@ -327,6 +494,31 @@ impl TaskWork {
         }
         done
     }
+}
+
+/// How task `role` of a request workload `w` works (None for other workloads).
+fn request_task(w: &Workload, role: Option<Role>, run_units: u64) -> Option<request::RequestTask> {
+    let r = w.request?;
+    let (m, wk) = (r.message_threads as usize, r.workers as usize);
+    let (me, messenger) = match role? {
+        Role::Messenger { index } => (index as usize, index as usize),
+        Role::Worker { messenger, index } => (
+            m + messenger as usize * wk + index as usize,
+            messenger as usize,
+        ),
+        _ => return None,
+    };
+    Some(request::RequestTask {
+        me,
+        messenger,
+        workers: m + messenger * wk..m + (messenger + 1) * wk,
+        interval_ns: match r.rps {
+            0 => 0,
+            rps => (1e9 * m as f64 / rps as f64).max(1.0) as u64,
+        },
+        run_units,
+        lock: r.lock,
+    })
 }
 
 #[cfg(test)]
@@ -343,7 +535,7 @@ mod tests {
             io_block_bytes: 16,
             ..Workload::default()
         };
-        let mut t = TaskWork::prepare(&w, 55, 0, 1, Some(dir.fd()), 0).unwrap();
+        let mut t = TaskWork::prepare(&w, 55, 0, 1, Some(dir.fd()), 0, Links::default()).unwrap();
         assert_eq!(t.run(), 55);
         // 5 full chunks of 10 units, each followed by one 16-byte write; the last 5 units write nothing.
         let out = dir.path().join(io::output_file(0));
@@ -359,7 +551,7 @@ mod tests {
             io_block_bytes: 512,
             ..Workload::default()
         };
-        let mut t = TaskWork::prepare(&w, 12, 0, 1, Some(dir.fd()), 1).unwrap();
+        let mut t = TaskWork::prepare(&w, 12, 0, 1, Some(dir.fd()), 1, Links::default()).unwrap();
         assert_eq!(t.run(), 12);
         let out = dir.path().join(io::output_file(1));
         assert_eq!(std::fs::metadata(out).unwrap().len(), 12 * 512);

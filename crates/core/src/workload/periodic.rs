@@ -1,10 +1,19 @@
-//! Periodic work: sleep until the next absolute period, record the wake-up latency, run busy work.
+//! Periodic work: sleep until the next period's start, record the wake-up latency, run busy
+//! work, then judge the period by rt-app's rules (deadline = the next period's start).
 //!
-//! Wake-up latency = actual wake time - intended wake time, every period, both CLOCK_MONOTONIC
-//! (the cyclictest definition). Latencies go into a preallocated HDR histogram (2 significant
-//! digits: relative error <= 1%) that never allocates while recording.
+//! Wake-up latency = actual wake time - intended wake time, both CLOCK_MONOTONIC (the
+//! cyclictest definition). Slack = the next period's start - the end of the period's work
+//! (rt-app's); slack <= 0 is a missed deadline. The timer is rt-app's default ("relative")
+//! one: periods follow on an absolute grid while the work fits, and after a miss the next
+//! period starts at once, at the end of the late work, and the grid is measured from there,
+//! so lag never accumulates: with work longer than the period every period misses, each by
+//! about run - period. A period started late because of a miss has no wake-up (it did not
+//! sleep): its delay is the previous period's lateness, kept apart from wake-up latency.
+//! Everything goes into preallocated HDR histograms (2 significant digits: relative error
+//! <= 1%) that never allocate while recording.
 
 use super::cpu::{CpuKernel, CpuState};
+use super::record::{HistKind, Recorder};
 use hdrhistogram::serialization::Serializer;
 use hdrhistogram::Histogram;
 
@@ -12,7 +21,7 @@ use hdrhistogram::Histogram;
 pub const MAX_LATENCY_NS: u64 = 60_000_000_000;
 /// Significant digits of the histogram: 2 gives a relative error of at most 1%.
 pub const SIGFIG: u8 = 2;
-/// Bytes reserved per task for the serialised histogram.
+/// Bytes reserved per task and histogram for the serialised histogram.
 pub const HIST_BYTES: usize = 32 * 1024;
 
 /// A new, fully preallocated latency histogram (1 ns .. 60 s).
@@ -23,24 +32,38 @@ pub fn new_histogram() -> Histogram<u64> {
     h
 }
 
-/// Runs `periods` periods of `period_ns`: sleep to the next period boundary, record the
-/// wake-up latency, then do `run_units` of `kernel`. Returns the periods completed.
+/// Runs `periods` periods of `period_ns`, each `run_units` of `kernel` (see the module's
+/// comment); records wake-up latency, slack, lateness and misses into `rec`. Returns the
+/// periods completed.
 pub fn run(
     cpu: &mut CpuState,
     kernel: CpuKernel,
     run_units: u64,
     period_ns: u64,
     periods: u64,
-    hist: &mut Histogram<u64>,
+    rec: &mut Recorder,
 ) -> u64 {
-    let start = schedlab_sys::now_ns();
-    for k in 1..=periods {
-        let intended = start + k * period_ns;
-        schedlab_sys::sleep_until_ns(intended);
-        let late = schedlab_sys::now_ns().saturating_sub(intended);
-        // Within bounds by construction (clamped), so this never allocates or fails.
-        let _ = hist.record(late.clamp(1, MAX_LATENCY_NS));
+    // The start of the current period; the first one starts one period after the task.
+    let mut start = schedlab_sys::now_ns() + period_ns;
+    let mut late = false;
+    for _ in 0..periods {
+        if !late {
+            schedlab_sys::sleep_until_ns(start);
+            let woke = schedlab_sys::now_ns();
+            rec.record(HistKind::Wakeup, woke.saturating_sub(start));
+        }
         cpu.run(kernel, run_units);
+        let end = schedlab_sys::now_ns();
+        let next = start + period_ns;
+        late = end >= next;
+        if late {
+            rec.misses += 1;
+            rec.record(HistKind::Lateness, end - next);
+            start = end;
+        } else {
+            rec.record(HistKind::Slack, next - end);
+            start = next;
+        }
     }
     periods
 }
@@ -98,20 +121,60 @@ pub fn deserialize(bytes: &[u8]) -> Option<Histogram<u64>> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn periods_are_kept_and_latencies_are_recorded_once_per_period() {
-        let mut h = new_histogram();
+    fn periodic(run_units: u64, period_ns: u64, periods: u64) -> (Recorder, u64) {
+        let w = super::super::Workload {
+            kind: super::super::WorkloadKind::Periodic,
+            ..Default::default()
+        };
+        let mut rec = Recorder::for_workload(&w);
         let mut cpu = CpuState::new(1);
         let t0 = schedlab_sys::now_ns();
-        let done = run(&mut cpu, CpuKernel::Spin, 1000, 2_000_000, 10, &mut h);
-        let elapsed = schedlab_sys::now_ns() - t0;
-        assert_eq!(done, 10);
+        let done = run(
+            &mut cpu,
+            CpuKernel::Spin,
+            run_units,
+            period_ns,
+            periods,
+            &mut rec,
+        );
+        assert_eq!(done, periods);
+        (rec, schedlab_sys::now_ns() - t0)
+    }
+
+    #[test]
+    fn periods_are_kept_and_latencies_are_recorded_once_per_period() {
+        let (rec, elapsed) = periodic(1000, 2_000_000, 10);
+        let h = rec.hist(HistKind::Wakeup).unwrap();
         assert_eq!(h.len(), 10);
         // Ten 2 ms periods take at least 20 ms: the sleeps are absolute.
         assert!(elapsed >= 20_000_000, "{elapsed}");
-        let s = summarize(&h).unwrap();
+        let s = summarize(h).unwrap();
         assert!(s.min_ns >= 1 && s.max_ns < 1_000_000_000, "{s:?}");
         assert!(s.p50_ns <= s.p99_ns && s.p99_ns <= s.max_ns);
+        // Tiny work in 2 ms periods: every deadline made, one slack per period.
+        assert_eq!(rec.misses, 0);
+        assert_eq!(rec.hist(HistKind::Slack).unwrap().len(), 10);
+        assert_eq!(rec.hist(HistKind::Lateness).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn work_longer_than_the_period_misses_every_period_by_about_the_overrun() {
+        // Spin work of about 4 ms (timed by the clock) in 2 ms periods.
+        let mut cpu = CpuState::new(1);
+        let (t, mut units) = (schedlab_sys::now_ns(), 0u64);
+        while schedlab_sys::now_ns() - t < 4_000_000 {
+            cpu.run(CpuKernel::Spin, 10_000);
+            units += 10_000;
+        }
+        let (rec, _) = periodic(units, 2_000_000, 5);
+        assert_eq!(rec.misses, 5);
+        let late = rec.hist(HistKind::Lateness).unwrap();
+        assert_eq!(late.len(), 5);
+        // Relative timer: each period's lateness is its own overrun (~2 ms), not accumulated.
+        assert!(late.min() >= 500_000, "{}", late.min());
+        // Only the first period slept: the others started late, with no wake-up of their own.
+        assert_eq!(rec.hist(HistKind::Wakeup).unwrap().len(), 1);
+        assert_eq!(rec.hist(HistKind::Slack).unwrap().len(), 0);
     }
 
     #[test]

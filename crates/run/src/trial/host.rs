@@ -1,12 +1,17 @@
 //! The trial's host process: its own process group; creates the tasks, reaps them, exits.
 
 use super::super::task::{self, Header, Slot};
+use super::links::Channels;
 use super::reap::{read_zombie_counters, store_reaped};
-use super::{hist_chunk, TrialSetup};
+use super::recorded::hist_chunk;
+use super::{TrialMemory, TrialSetup};
 use schedlab_core::policy::{self, PolicyKind};
 use schedlab_core::records::TaskKind;
-use std::sync::atomic::{AtomicU8, Ordering::SeqCst};
+use std::sync::atomic::Ordering::SeqCst;
 use std::time::Duration;
+
+/// Exit status of a host that could not make its tasks' channels (too many open files, ...).
+const EXIT_CHANNELS: i32 = 4;
 
 /// Reaps the next task. For commands (exec'd programs that cannot record their own end), the
 /// host records it: the end time, and the main thread's run-queue wait, timeslices and
@@ -37,13 +42,8 @@ fn reap_next(
 }
 
 /// The host process: its own process group; creates the tasks, reaps them, exits.
-pub(super) fn host_main(
-    setup: &TrialSetup,
-    h: &Header,
-    slots: &[Slot],
-    hists: &[AtomicU8],
-    launcher: i32,
-) -> ! {
+pub(super) fn host_main(setup: &TrialSetup, mem: &TrialMemory, launcher: i32) -> ! {
+    let (h, slots, hists) = (mem.hdr, mem.slots, mem.hists);
     h.host_threads
         .store(schedlab_sys::thread_count().unwrap_or(0) as u32, SeqCst);
     let _ = schedlab_sys::setpgid(0, 0);
@@ -87,6 +87,7 @@ pub(super) fn host_main(
         let us = setup.timeout_ns / 1000;
         let _ = schedlab_sys::set_rlimit(schedlab_sys::Resource::RLIMIT_RTTIME, us, us);
     }
+    let mut channels = Channels::new(&plan.workload, plan.measured);
     match setup.kind {
         TaskKind::Process => {
             let me = schedlab_sys::getpid();
@@ -95,32 +96,45 @@ pub(super) fn host_main(
                 if !plan.barrier && i > 0 && plan.workload.start_gap_ns > 0 {
                     std::thread::sleep(Duration::from_nanos(plan.workload.start_gap_ns));
                 }
+                if channels.open_for(i).is_err() {
+                    schedlab_sys::exit_now(EXIT_CHANNELS);
+                }
                 // The host is single-threaded. Staggered: the release is stamped just before
                 // the fork (after fork's thread check).
                 match schedlab_sys::fork_stamped((!plan.barrier).then_some(&slot.t_release_ns)) {
                     Ok(0) => {
                         schedlab_sys::die_with_parent(me);
-                        task::task_main(h, slot, hist_chunk(hists, i), plan, setup.dir, i);
+                        channels.keep_only(i);
+                        let links = channels.links(i, mem.words, mem.cpu_locks);
+                        let hist = hist_chunk(hists, i);
+                        task::task_main(h, slot, hist, plan, setup.dir, i, links);
                         schedlab_sys::exit_now(0);
                     }
                     Ok(pid) => slot.pid.store(pid, SeqCst),
                     Err(_) => schedlab_sys::exit_now(3),
                 }
+                channels.close_after(i);
             }
             while let Ok(Some(r)) = reap_next(h, slots, commands) {
                 store_reaped(slots, &r);
             }
         }
         TaskKind::Thread => {
+            if channels.open_all().is_err() {
+                schedlab_sys::exit_now(EXIT_CHANNELS);
+            }
+            let channels = &channels;
             std::thread::scope(|s| {
                 for (i, slot) in slots.iter().enumerate() {
                     if !plan.barrier {
                         slot.t_release_ns.store(schedlab_sys::now_ns(), SeqCst);
                     }
+                    let links = channels.links(i, mem.words, mem.cpu_locks);
                     if std::thread::Builder::new()
                         .stack_size(256 * 1024)
                         .spawn_scoped(s, move || {
-                            task::task_main(h, slot, hist_chunk(hists, i), plan, setup.dir, i)
+                            let hist = hist_chunk(hists, i);
+                            task::task_main(h, slot, hist, plan, setup.dir, i, links)
                         })
                         .is_err()
                     {

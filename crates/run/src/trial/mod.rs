@@ -2,7 +2,9 @@
 //! watch the deadline and interruptions, kill the whole group when needed, collect every slot.
 
 mod host;
+mod links;
 mod reap;
+mod recorded;
 mod verdict;
 
 use super::task::{self, Header, Slot, TaskPlan};
@@ -10,19 +12,28 @@ use host::host_main;
 use reap::reap_group;
 use schedlab_core::records::TaskKind;
 use schedlab_core::records::{TaskRecord, TrialOutcome, TrialStatus};
-use schedlab_core::workload::periodic::{self, HIST_BYTES};
+use schedlab_core::workload::request::{CpuLock, RequestWords};
+use schedlab_core::workload::WorkloadKind;
 use schedlab_sys::SharedSlice;
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::SeqCst};
+use std::time::Duration;
 use verdict::{judge, record};
 
-/// Task `i`'s share of the trial's histogram buffer (empty when the work is not periodic).
-pub(super) fn hist_chunk(hists: &[AtomicU8], i: usize) -> &[AtomicU8] {
-    hists
-        .get(i * HIST_BYTES..(i + 1) * HIST_BYTES)
-        .unwrap_or(&[])
+/// The shared memory of one trial, made by the launcher before the host exists, so that the
+/// host, its task processes and threads all see it.
+pub(super) struct TrialMemory<'a> {
+    /// Trial-wide words.
+    pub hdr: &'a Header,
+    /// One slot per task.
+    pub slots: &'a [Slot],
+    /// The tasks' histograms ([`recorded::hist_chunk`]).
+    pub hists: &'a [AtomicU8],
+    /// Request workload: one set of words per measured task.
+    pub words: &'a [RequestWords],
+    /// Request workload: one spin lock per CPU.
+    pub cpu_locks: &'a [CpuLock],
 }
-use std::time::Duration;
 
 /// Everything needed to run one trial.
 pub struct TrialSetup<'a> {
@@ -48,8 +59,14 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
     let h = &hdr.as_slice()[0];
     h.remaining.store(setup.plan.measured as u32, SeqCst);
     h.tasks.store(n as u32, SeqCst);
-    let periodic = setup.plan.workload.kind == schedlab_core::workload::WorkloadKind::Periodic;
-    let hists: SharedSlice<AtomicU8> = SharedSlice::new(if periodic { n * HIST_BYTES } else { 0 })?;
+    let hists: SharedSlice<AtomicU8> = SharedSlice::new(recorded::hist_buffer_len(setup.plan, n))?;
+    let request = setup.plan.workload.kind == WorkloadKind::Request;
+    let words: SharedSlice<RequestWords> =
+        SharedSlice::new(if request { setup.plan.measured } else { 0 })?;
+    let cpu_locks: SharedSlice<CpuLock> = SharedSlice::new(match request {
+        true => schedlab_sys::CPU_SET_CAPACITY,
+        false => 0,
+    })?;
     let cpu0 = schedlab_sys::thread_cpu_ns();
     let t0 = schedlab_sys::now_ns();
     let deadline = t0.saturating_add(setup.timeout_ns);
@@ -58,7 +75,14 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
     let launcher_threads = schedlab_sys::thread_count().unwrap_or(0) as u32;
     let host = schedlab_sys::fork()?;
     if host == 0 {
-        host_main(setup, h, slots.as_slice(), hists.as_slice(), launcher);
+        let memory = TrialMemory {
+            hdr: h,
+            slots: slots.as_slice(),
+            hists: hists.as_slice(),
+            words: words.as_slice(),
+            cpu_locks: cpu_locks.as_slice(),
+        };
+        host_main(setup, &memory, launcher);
     }
     // Both sides set the group, so it exists before either goes on.
     let _ = schedlab_sys::setpgid(host, host);
@@ -140,16 +164,7 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
         .map(|(i, s)| {
             let mut r = record(i, s, h);
             r.antagonist = setup.plan.is_antagonist(i);
-            let len = s.hist_len.load(SeqCst) as usize;
-            if periodic && len > 0 {
-                let bytes: Vec<u8> = hist_chunk(hists.as_slice(), i)[..len]
-                    .iter()
-                    .map(|b| b.load(SeqCst))
-                    .collect();
-                r.latency = periodic::deserialize(&bytes)
-                    .and_then(|hist| periodic::summarize(&hist))
-                    .map(|s| (s, bytes));
-            }
+            recorded::attach(&mut r, i, s, hists.as_slice(), setup.plan);
             r
         })
         .collect();
@@ -184,6 +199,7 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
         launcher_threads,
         host_threads: h.host_threads.load(SeqCst),
         t_stop_ns,
+        figures: None,
     })
 }
 

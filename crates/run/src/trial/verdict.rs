@@ -63,6 +63,7 @@ pub(super) fn record(i: usize, s: &Slot, h: &Header) -> TaskRecord {
         rt_priority: s.prio_read.load(SeqCst),
         antagonist: false,
         latency: None,
+        figures: None,
         trace: None,
         slice_getattr_ns: Some(s.slice_getattr_ns.load(SeqCst)).filter(|&v| v > 0),
         slice_proc_ns: Some(s.slice_proc_ns.load(SeqCst)).filter(|&v| v > 0),

@@ -155,10 +155,13 @@ fn variants(w: &CheckedWorkload) -> Vec<(Workload, WorkSize, bool)> {
 }
 
 /// The task counts of `cell`: the tasks axis, except that a command workload has one task per
-/// program, whatever the axis says.
+/// program, and a communicating workload the tasks its parameters make (messaging
+/// 2·groups·fds, request message_threads·(1 + workers), pipe 2), whatever the axis says.
 fn task_counts(cell: &Cell, tasks: &[u32]) -> Vec<u32> {
     if cell.workload.kind == WorkloadKind::Command {
         vec![cell.workload.commands.len() as u32]
+    } else if let Some(n) = cell.workload.fixed_tasks() {
+        vec![n.min(u32::MAX as u64) as u32]
     } else {
         tasks.to_vec()
     }
