@@ -57,7 +57,9 @@ impl CommArgs {
         use WorkloadKind as K;
         let ws = &mut spec.axes.workloads;
         let messaging = [K::Messaging];
-        set(ws, "--groups", self.groups, &messaging, |w, v| w.groups = Some(v))?;
+        set(ws, "--groups", self.groups, &messaging, |w, v| {
+            w.groups = Some(v)
+        })?;
         set(ws, "--fds", self.fds, &messaging, |w, v| w.fds = Some(v))?;
         set(ws, "--data-size", self.data_size, &messaging, |w, v| {
             w.data_size = Some(v)
@@ -67,14 +69,24 @@ impl CommArgs {
         set(ws, "--message-latency", latency, &messaging, |w, v| {
             w.message_latency = Some(v)
         })?;
-        set(ws, "--loops", self.loops, &[K::Messaging, K::Pipe], |w, v| {
-            w.loops = Some(v)
-        })?;
+        set(
+            ws,
+            "--loops",
+            self.loops,
+            &[K::Messaging, K::Pipe],
+            |w, v| w.loops = Some(v),
+        )?;
         let request = [K::Request];
-        set(ws, "--message-threads", self.message_threads, &request, |w, v| {
-            w.message_threads = Some(v)
+        set(
+            ws,
+            "--message-threads",
+            self.message_threads,
+            &request,
+            |w, v| w.message_threads = Some(v),
+        )?;
+        set(ws, "--workers", self.workers, &request, |w, v| {
+            w.workers = Some(v)
         })?;
-        set(ws, "--workers", self.workers, &request, |w, v| w.workers = Some(v))?;
         set(ws, "--rps", self.rps, &request, |w, v| w.rps = Some(v))?;
         let no_lock = self.no_lock.then_some(false);
         set(ws, "--no-lock", no_lock, &request, |w, v| w.lock = Some(v))?;
@@ -88,12 +100,19 @@ impl CommArgs {
                 any = true;
             }
             if !any {
-                return Err(unused("--footprint", "request workloads and the matrix cpu kernel"));
+                return Err(unused(
+                    "--footprint",
+                    "request workloads and the matrix cpu kernel",
+                ));
             }
         }
-        set(ws, "--duration", self.duration.clone(), &[K::Request, K::Command], |w, v| {
-            w.duration = Some(v)
-        })?;
+        set(
+            ws,
+            "--duration",
+            self.duration.clone(),
+            &[K::Request, K::Command],
+            |w, v| w.duration = Some(v),
+        )?;
         Ok(())
     }
 }

@@ -365,6 +365,10 @@ pub fn render_stats(r: &Report, wide: bool) -> String {
         }
     }
     out += &terminal_table(&cells);
+    for t in model::workload::tables(r) {
+        out += "\n";
+        out += &terminal_table(&if wide { t } else { model::workload::narrow(&t) });
+    }
     for t in model::quality::tables(&r.quality) {
         out += "\n";
         out += &terminal_table(&t);

@@ -16,6 +16,7 @@ pub mod quality;
 mod stats;
 pub mod tables;
 pub mod trials;
+pub mod workload;
 
 use schedlab_analyze::{jain_index, Comparison, Summary};
 use schedlab_store::query::CellView;
@@ -299,6 +300,11 @@ pub fn cell_samples(c: &CellView) -> Vec<Vec<f64>> {
         s[Metric::CswPerTask.index()].push((vcsw + ivcsw) as f64 / n);
         if let Some(j) = jain_index(&cpu) {
             s[Metric::JainCpu.index()].push(j);
+        }
+    }
+    for (_, values) in workload::per_trial(c) {
+        for (m, v) in values {
+            s[m.index()].push(v);
         }
     }
     s

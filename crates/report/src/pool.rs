@@ -276,4 +276,5 @@ fn pool(into: &mut CellView, c: CellView) {
     into.trial_rounds.extend(c.trial_rounds);
     into.trial_ids.extend(c.trial_ids);
     into.task_rows.extend(c.task_rows);
+    into.figures.extend(c.figures);
 }

@@ -163,7 +163,10 @@ fn check_fds(cell: &Cell, max: u64) -> Result<(), SpecError> {
     let (key, how) = match threads {
         true => (
             format!("groups = {}", m.groups),
-            format!("2 x {} groups x {} fds, every group in one process (threads)", m.groups, m.fds),
+            format!(
+                "2 x {} groups x {} fds, every group in one process (threads)",
+                m.groups, m.fds
+            ),
         ),
         false => (
             format!("fds = {}", m.fds),

@@ -11,7 +11,7 @@ pub const DEFAULT_MAX_TRIALS: u32 = 30;
 /// The key metrics a precision can be asked of: the report's metric keys (one value per
 /// trial; per-task metrics through the median of the trial's tasks). A test in `app`
 /// checks that this list is the report's.
-pub const PRECISION_METRICS: [&str; 15] = [
+pub const PRECISION_METRICS: [&str; 35] = [
     "makespan",
     "response",
     "turnaround",
@@ -27,6 +27,26 @@ pub const PRECISION_METRICS: [&str; 15] = [
     "cpu_per_task",
     "csw_per_task",
     "jain_cpu",
+    "messages_per_s",
+    "rps",
+    "round_trip",
+    "switch_time",
+    "wakeup_p50",
+    "wakeup_p90",
+    "wakeup_p99",
+    "wakeup_p999",
+    "request_p50",
+    "request_p90",
+    "request_p99",
+    "request_p999",
+    "message_p50",
+    "message_p99",
+    "misses",
+    "miss_pct",
+    "slack_p1",
+    "slack_p50",
+    "slack_p99",
+    "lateness_max",
 ];
 
 /// How an adaptive run decides how many rounds to run: rounds are added (each shuffled, every

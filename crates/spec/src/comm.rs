@@ -5,9 +5,7 @@
 use super::durations::duration_ns;
 use super::{Problem, WorkloadSpec};
 use schedlab_core::records::WorkSize;
-use schedlab_core::workload::{
-    CpuKernel, MessagingParams, RequestParams, Workload, WorkloadKind,
-};
+use schedlab_core::workload::{CpuKernel, MessagingParams, RequestParams, Workload, WorkloadKind};
 
 /// Round trips of a pipe workload when `loops` is not given.
 pub const DEFAULT_PIPE_LOOPS: u64 = 100_000;
@@ -23,17 +21,52 @@ fn misplaced(w: &WorkloadSpec) -> Option<(&'static str, &'static str)> {
     use WorkloadKind as K;
     let matrix = w.cpu_kernel == CpuKernel::Matrix;
     let keys: [(&str, bool, bool, &str); 11] = [
-        ("groups", w.groups.is_some(), w.kind == K::Messaging, "messaging"),
+        (
+            "groups",
+            w.groups.is_some(),
+            w.kind == K::Messaging,
+            "messaging",
+        ),
         ("fds", w.fds.is_some(), w.kind == K::Messaging, "messaging"),
-        ("data_size", w.data_size.is_some(), w.kind == K::Messaging, "messaging"),
+        (
+            "data_size",
+            w.data_size.is_some(),
+            w.kind == K::Messaging,
+            "messaging",
+        ),
         ("ipc", w.ipc.is_some(), w.kind == K::Messaging, "messaging"),
-        ("message_latency", w.message_latency.is_some(), w.kind == K::Messaging, "messaging"),
-        ("loops", w.loops.is_some(), matches!(w.kind, K::Messaging | K::Pipe), "messaging and pipe"),
-        ("message_threads", w.message_threads.is_some(), w.kind == K::Request, "request"),
-        ("workers", w.workers.is_some(), w.kind == K::Request, "request"),
+        (
+            "message_latency",
+            w.message_latency.is_some(),
+            w.kind == K::Messaging,
+            "messaging",
+        ),
+        (
+            "loops",
+            w.loops.is_some(),
+            matches!(w.kind, K::Messaging | K::Pipe),
+            "messaging and pipe",
+        ),
+        (
+            "message_threads",
+            w.message_threads.is_some(),
+            w.kind == K::Request,
+            "request",
+        ),
+        (
+            "workers",
+            w.workers.is_some(),
+            w.kind == K::Request,
+            "request",
+        ),
         ("rps", w.rps.is_some(), w.kind == K::Request, "request"),
         ("lock", w.lock.is_some(), w.kind == K::Request, "request"),
-        ("footprint", w.footprint.is_some(), w.kind == K::Request || matrix, "request and the matrix cpu_kernel"),
+        (
+            "footprint",
+            w.footprint.is_some(),
+            w.kind == K::Request || matrix,
+            "request and the matrix cpu_kernel",
+        ),
     ];
     keys.into_iter()
         .find(|&(_, given, used, _)| given && !used)
@@ -161,7 +194,10 @@ mod tests {
         );
         let mut w = entry(WorkloadKind::Request);
         w.duration = Some("2s".into());
-        assert_eq!(size("k", &w).unwrap(), Some(WorkSize::WorkNs(2_000_000_000)));
+        assert_eq!(
+            size("k", &w).unwrap(),
+            Some(WorkSize::WorkNs(2_000_000_000))
+        );
         w.work = Some("50ms".into());
         assert_eq!(size("k", &w).unwrap_err().key, "k.work");
         let mut w = entry(WorkloadKind::Messaging);
@@ -182,7 +218,10 @@ mod tests {
         w.groups = Some(1);
         w.message_latency = Some(true);
         w.data_size = Some(4);
-        assert_eq!(parameters("k", &w, &mut out).unwrap_err().key, "k.data_size");
+        assert_eq!(
+            parameters("k", &w, &mut out).unwrap_err().key,
+            "k.data_size"
+        );
         let mut r = entry(WorkloadKind::Request);
         let mut out = Workload {
             kind: WorkloadKind::Request,
@@ -192,6 +231,9 @@ mod tests {
         assert_eq!(out.cpu_kernel, CpuKernel::Matrix);
         assert_eq!(out.run_ns, DEFAULT_REQUEST_RUN_NS);
         r.cpu_kernel = CpuKernel::Spin;
-        assert_eq!(parameters("k", &r, &mut out).unwrap_err().key, "k.cpu_kernel");
+        assert_eq!(
+            parameters("k", &r, &mut out).unwrap_err().key,
+            "k.cpu_kernel"
+        );
     }
 }

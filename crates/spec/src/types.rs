@@ -4,7 +4,7 @@
 use super::knobs::{KnobAxis, ScxSpec};
 use schedlab_core::policy::{PolicyKind, PriorityMode};
 use schedlab_core::records::{StartMode, TaskKind};
-use schedlab_core::workload::{CpuKernel, Ipc, IoMode, WorkloadKind};
+use schedlab_core::workload::{CpuKernel, IoMode, Ipc, WorkloadKind};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 

@@ -75,9 +75,7 @@ pub(super) fn task_histograms(trial_id: i64, t: &TaskRecord) -> Vec<Vec<Value>> 
     };
     f.hists
         .iter()
-        .map(|(kind, bytes)| {
-            params![trial_id, t.task_index, hist_name(*kind, f), bytes].to_vec()
-        })
+        .map(|(kind, bytes)| params![trial_id, t.task_index, hist_name(*kind, f), bytes].to_vec())
         .collect()
 }
 
@@ -89,4 +87,66 @@ fn hist_name(kind: HistKind, f: &schedlab_core::workload::TaskFigures) -> &'stat
         _ => WorkloadKind::Request,
     };
     kind.metric(workload)
+}
+
+/// A trial's stored figures, as reports read them (ns, counts; None where the workload has
+/// no such figure).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FigureRow {
+    /// The trial.
+    pub trial_id: i64,
+    /// Its round.
+    pub round: i64,
+    /// Its makespan, ns.
+    pub makespan_ns: Option<i64>,
+    /// Operations (messages, requests, round trips, periods).
+    pub ops: Option<i64>,
+    /// Operations per second of the makespan.
+    pub ops_per_s: Option<f64>,
+    /// Wake-up latency p50, p90, p99, p99.9, ns.
+    pub wake_ns: [Option<i64>; 4],
+    /// Operation latency p50, p90, p99, p99.9, ns.
+    pub op_ns: [Option<i64>; 4],
+    /// Missed periods or dropped requests.
+    pub misses: Option<i64>,
+    /// Missed periods, percent.
+    pub miss_pct: Option<f64>,
+    /// Slack p1, p50, p99, ns.
+    pub slack_ns: [Option<i64>; 3],
+    /// Largest lateness, ns.
+    pub late_max_ns: Option<i64>,
+    /// Voluntary plus involuntary switches of the trial's measured tasks.
+    pub switches: Option<i64>,
+}
+
+/// The figures of cell `cell_id`'s ok trials (warm-up ones too if `warmup`) that have any, in
+/// trial order.
+pub(super) fn rows(db: &Db, cell_id: i64, warmup: bool) -> Result<Vec<FigureRow>> {
+    db.query(
+        "SELECT tr.trial_id, tr.round, tr.makespan_ns, tr.ops, tr.ops_per_s, tr.wake_p50_ns, tr.wake_p90_ns,
+                tr.wake_p99_ns, tr.wake_p999_ns, tr.op_p50_ns, tr.op_p90_ns, tr.op_p99_ns, tr.op_p999_ns,
+                tr.misses, tr.miss_pct, tr.slack_p1_ns, tr.slack_p50_ns, tr.slack_p99_ns, tr.late_max_ns,
+                (SELECT SUM(COALESCE(t.nvcsw, 0) + COALESCE(t.nivcsw, 0)) FROM tasks t
+                  WHERE t.trial_id = tr.trial_id AND t.role = 'task')
+         FROM trials tr
+         WHERE tr.cell_id = ?1 AND tr.status = 'ok' AND (tr.warmup = 0 OR ?2) AND tr.ops IS NOT NULL
+         ORDER BY tr.trial_id",
+        params![cell_id, warmup],
+        |r| {
+            Ok(FigureRow {
+                trial_id: r.get(0)?,
+                round: r.get(1)?,
+                makespan_ns: r.get(2)?,
+                ops: r.get(3)?,
+                ops_per_s: r.get(4)?,
+                wake_ns: [r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?],
+                op_ns: [r.get(9)?, r.get(10)?, r.get(11)?, r.get(12)?],
+                misses: r.get(13)?,
+                miss_pct: r.get(14)?,
+                slack_ns: [r.get(15)?, r.get(16)?, r.get(17)?],
+                late_max_ns: r.get(18)?,
+                switches: r.get(19)?,
+            })
+        },
+    )
 }

@@ -6,8 +6,8 @@
 #![forbid(unsafe_code)]
 
 mod db;
-mod figures;
 pub mod export;
+pub mod figures;
 pub mod kernel;
 mod knobs;
 mod location;

@@ -126,6 +126,8 @@ pub struct CellView {
     pub trial_ids: Vec<i64>,
     /// Tasks of the ok trials.
     pub task_rows: Vec<TaskRow>,
+    /// The workload's own figures of the ok trials that have them, in trial order.
+    pub figures: Vec<super::figures::FigureRow>,
 }
 
 impl CellView {
@@ -217,6 +219,7 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
                 })
             },
         )?;
+        view.figures = super::figures::rows(db, cell_id, warmup)?;
         out.push(view);
     }
     Ok(out)

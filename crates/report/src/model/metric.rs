@@ -36,11 +36,51 @@ pub enum Metric {
     CswPerTask,
     /// Per trial: Jain's fairness index of the tasks' CPU times (1 = equal shares).
     JainCpu,
+    /// Per trial, messaging: messages received per second of the makespan (hackbench's time).
+    MessagesPerS,
+    /// Per trial, request: requests completed per second of the makespan (schbench's RPS).
+    Rps,
+    /// Per trial, pipe: makespan / round trips, us (perf bench sched pipe's usecs/op).
+    RoundTrip,
+    /// Per trial, pipe: makespan / context switches of both tasks, us.
+    SwitchTime,
+    /// Per trial, request and periodic: median wake-up latency of all tasks together, us.
+    WakeupP50,
+    /// Per trial, request and periodic: 90th percentile of the wake-up latency, us.
+    WakeupP90,
+    /// Per trial, request and periodic: 99th percentile of the wake-up latency, us.
+    WakeupP99,
+    /// Per trial, request and periodic: 99.9th percentile of the wake-up latency, us.
+    WakeupP999,
+    /// Per trial, request: median request latency (sent to completed), us.
+    RequestP50,
+    /// Per trial, request: 90th percentile of the request latency, us.
+    RequestP90,
+    /// Per trial, request: 99th percentile of the request latency, us.
+    RequestP99,
+    /// Per trial, request: 99.9th percentile of the request latency, us.
+    RequestP999,
+    /// Per trial, messaging with message latency: median message latency, us.
+    MessageP50,
+    /// Per trial, messaging with message latency: 99th percentile of it, us.
+    MessageP99,
+    /// Per trial, periodic: missed periods (request: dropped requests).
+    Misses,
+    /// Per trial, periodic: missed periods, percent of the periods run.
+    MissPct,
+    /// Per trial, periodic: 1st percentile of the slack (negative: missed), us.
+    SlackP1,
+    /// Per trial, periodic: median slack, us.
+    SlackP50,
+    /// Per trial, periodic: 99th percentile of the slack, us.
+    SlackP99,
+    /// Per trial, periodic: the largest lateness of a missed period, us.
+    LatenessMax,
 }
 
 impl Metric {
     /// Every metric, in the order tables list them.
-    pub const ALL: [Metric; 15] = [
+    pub const ALL: [Metric; 35] = [
         Metric::Makespan,
         Metric::Response,
         Metric::Turnaround,
@@ -56,6 +96,26 @@ impl Metric {
         Metric::CpuPerTask,
         Metric::CswPerTask,
         Metric::JainCpu,
+        Metric::MessagesPerS,
+        Metric::Rps,
+        Metric::RoundTrip,
+        Metric::SwitchTime,
+        Metric::WakeupP50,
+        Metric::WakeupP90,
+        Metric::WakeupP99,
+        Metric::WakeupP999,
+        Metric::RequestP50,
+        Metric::RequestP90,
+        Metric::RequestP99,
+        Metric::RequestP999,
+        Metric::MessageP50,
+        Metric::MessageP99,
+        Metric::Misses,
+        Metric::MissPct,
+        Metric::SlackP1,
+        Metric::SlackP50,
+        Metric::SlackP99,
+        Metric::LatenessMax,
     ];
 
     /// Position in [`Metric::ALL`] (and in per-cell sample vectors).
@@ -86,6 +146,26 @@ impl Metric {
             Metric::CpuPerTask => "cpu_per_task",
             Metric::CswPerTask => "csw_per_task",
             Metric::JainCpu => "jain_cpu",
+            Metric::MessagesPerS => "messages_per_s",
+            Metric::Rps => "rps",
+            Metric::RoundTrip => "round_trip",
+            Metric::SwitchTime => "switch_time",
+            Metric::WakeupP50 => "wakeup_p50",
+            Metric::WakeupP90 => "wakeup_p90",
+            Metric::WakeupP99 => "wakeup_p99",
+            Metric::WakeupP999 => "wakeup_p999",
+            Metric::RequestP50 => "request_p50",
+            Metric::RequestP90 => "request_p90",
+            Metric::RequestP99 => "request_p99",
+            Metric::RequestP999 => "request_p999",
+            Metric::MessageP50 => "message_p50",
+            Metric::MessageP99 => "message_p99",
+            Metric::Misses => "misses",
+            Metric::MissPct => "miss_pct",
+            Metric::SlackP1 => "slack_p1",
+            Metric::SlackP50 => "slack_p50",
+            Metric::SlackP99 => "slack_p99",
+            Metric::LatenessMax => "lateness_max",
         }
     }
 
@@ -107,6 +187,26 @@ impl Metric {
             Metric::CpuPerTask => "total CPU / tasks",
             Metric::CswPerTask => "switches / tasks",
             Metric::JainCpu => "Jain index of CPU",
+            Metric::MessagesPerS => "messages/s",
+            Metric::Rps => "requests/s",
+            Metric::RoundTrip => "round trip",
+            Metric::SwitchTime => "time per switch",
+            Metric::WakeupP50 => "wake-up p50",
+            Metric::WakeupP90 => "wake-up p90",
+            Metric::WakeupP99 => "wake-up p99",
+            Metric::WakeupP999 => "wake-up p99.9",
+            Metric::RequestP50 => "request p50",
+            Metric::RequestP90 => "request p90",
+            Metric::RequestP99 => "request p99",
+            Metric::RequestP999 => "request p99.9",
+            Metric::MessageP50 => "message p50",
+            Metric::MessageP99 => "message p99",
+            Metric::Misses => "missed periods",
+            Metric::MissPct => "missed share",
+            Metric::SlackP1 => "slack p1",
+            Metric::SlackP50 => "slack p50",
+            Metric::SlackP99 => "slack p99",
+            Metric::LatenessMax => "max lateness",
         }
     }
 
@@ -128,10 +228,31 @@ impl Metric {
             Metric::CpuPerTask => "CPU time per task",
             Metric::CswPerTask => "context switches per task",
             Metric::JainCpu => "Jain fairness index of CPU time",
+            Metric::MessagesPerS => "messages per second",
+            Metric::Rps => "requests per second",
+            Metric::RoundTrip => "time per round trip",
+            Metric::SwitchTime => "time per context switch",
+            Metric::WakeupP50 => "median wake-up latency",
+            Metric::WakeupP90 => "90th-percentile wake-up latency",
+            Metric::WakeupP99 => "99th-percentile wake-up latency",
+            Metric::WakeupP999 => "99.9th-percentile wake-up latency",
+            Metric::RequestP50 => "median request latency",
+            Metric::RequestP90 => "90th-percentile request latency",
+            Metric::RequestP99 => "99th-percentile request latency",
+            Metric::RequestP999 => "99.9th-percentile request latency",
+            Metric::MessageP50 => "median message latency",
+            Metric::MessageP99 => "99th-percentile message latency",
+            Metric::Misses => "missed periods per trial",
+            Metric::MissPct => "share of missed periods",
+            Metric::SlackP1 => "1st-percentile slack",
+            Metric::SlackP50 => "median slack",
+            Metric::SlackP99 => "99th-percentile slack",
+            Metric::LatenessMax => "largest lateness",
         }
     }
 
-    /// Unit of values: "ms" for times, "" for counts and indices.
+    /// Unit of values: "ms" for the times of whole tasks, "us" for latencies and slack, "%"
+    /// for shares, "" for counts, rates (their label says "/s") and indices.
     pub fn unit(self) -> &'static str {
         match self {
             Metric::Vcsw
@@ -139,7 +260,27 @@ impl Metric {
             | Metric::TrialVcsw
             | Metric::TrialIvcsw
             | Metric::CswPerTask
-            | Metric::JainCpu => "",
+            | Metric::JainCpu
+            | Metric::MessagesPerS
+            | Metric::Rps
+            | Metric::Misses => "",
+            Metric::MissPct => "%",
+            Metric::RoundTrip
+            | Metric::SwitchTime
+            | Metric::WakeupP50
+            | Metric::WakeupP90
+            | Metric::WakeupP99
+            | Metric::WakeupP999
+            | Metric::RequestP50
+            | Metric::RequestP90
+            | Metric::RequestP99
+            | Metric::RequestP999
+            | Metric::MessageP50
+            | Metric::MessageP99
+            | Metric::SlackP1
+            | Metric::SlackP50
+            | Metric::SlackP99
+            | Metric::LatenessMax => "us",
             _ => "ms",
         }
     }
@@ -175,17 +316,33 @@ impl Metric {
         }
     }
 
-    /// Smaller is better for every metric but the fairness index.
+    /// Smaller is better for every metric but the fairness index, rates and slack.
     pub fn lower_is_better(self) -> bool {
-        self != Metric::JainCpu
+        !matches!(
+            self,
+            Metric::JainCpu
+                | Metric::MessagesPerS
+                | Metric::Rps
+                | Metric::SlackP1
+                | Metric::SlackP50
+                | Metric::SlackP99
+        )
     }
 
     /// Whether policies are tested on it. The per-task views of trial totals are left out:
-    /// within a group they are the totals divided by one constant, so the tests repeat.
+    /// within a group they are the totals divided by one constant, so the tests repeat; so
+    /// are the p90 and p99.9 of latencies, which are tabled beside p50 and p99 (tested).
     pub fn tested(self) -> bool {
         !matches!(
             self,
-            Metric::TrialCpu | Metric::MakespanPerTask | Metric::CpuPerTask | Metric::CswPerTask
+            Metric::TrialCpu
+                | Metric::MakespanPerTask
+                | Metric::CpuPerTask
+                | Metric::CswPerTask
+                | Metric::WakeupP90
+                | Metric::WakeupP999
+                | Metric::RequestP90
+                | Metric::RequestP999
         )
     }
 
@@ -198,6 +355,12 @@ impl Metric {
                 | Metric::Turnaround
                 | Metric::Ivcsw
                 | Metric::JainCpu
+                | Metric::MessagesPerS
+                | Metric::Rps
+                | Metric::RoundTrip
+                | Metric::WakeupP99
+                | Metric::RequestP99
+                | Metric::MissPct
         )
     }
 }
@@ -217,5 +380,9 @@ mod tests {
         assert_eq!(keys.len(), Metric::ALL.len());
         assert_eq!(Metric::Makespan.with_unit(), "makespan (ms)");
         assert_eq!(Metric::Ivcsw.with_unit(), "involuntary switches");
+        assert_eq!(Metric::WakeupP99.with_unit(), "wake-up p99 (us)");
+        assert_eq!(Metric::Rps.with_unit(), "requests/s");
+        assert_eq!(Metric::MissPct.with_unit(), "missed share (%)");
+        assert!(!Metric::SlackP1.lower_is_better() && Metric::LatenessMax.lower_is_better());
     }
 }

@@ -99,6 +99,7 @@ fn drop_trials(c: &mut CellView, drop: &HashSet<i64>) -> usize {
     pick(&mut c.trial_rounds);
     pick(&mut c.trial_ids);
     c.task_rows.retain(|r| !drop.contains(&r.trial_id));
+    c.figures.retain(|f| !drop.contains(&f.trial_id));
     if removed > 0 {
         for (status, n) in &mut c.statuses {
             if status == "ok" {

@@ -62,6 +62,12 @@ pub fn trial_values(c: &CellView) -> Vec<Vec<(i64, f64)>> {
             }
         }
     }
+    // The workloads' own figures are one value per trial already.
+    for (round, values) in super::workload::per_trial(c) {
+        for (m, v) in values {
+            out[m.index()].push((round, v));
+        }
+    }
     out
 }
 
