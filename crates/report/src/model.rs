@@ -17,6 +17,7 @@ mod stats;
 pub mod tables;
 pub mod trials;
 pub mod workload;
+mod workload_plots;
 
 use schedlab_analyze::{jain_index, Comparison, Summary};
 use schedlab_store::query::CellView;

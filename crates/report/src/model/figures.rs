@@ -26,6 +26,8 @@ pub enum Plot {
     Density(Vec<(String, Vec<f64>)>),
     /// Lines through points, one per series.
     Lines(Vec<(String, Vec<(f64, f64)>)>),
+    /// Lines through points on a logarithmic y axis (latency percentiles).
+    LogLines(Vec<(String, Vec<(f64, f64)>)>),
     /// Points, one colour per series.
     Scatter(Vec<(String, Vec<(f64, f64)>)>),
     /// Empirical CDFs, one per series.
@@ -62,6 +64,7 @@ impl Figure {
             Plot::Boxes(g) => plots::box_plot(t, x, y, g),
             Plot::Density(s) => plots::density_plot(t, x, s),
             Plot::Lines(s) => plots::line_plot(t, x, y, s, false),
+            Plot::LogLines(s) => plots::line_plot(t, x, y, s, true),
             Plot::Scatter(s) => plots::scatter_plot(t, x, y, s),
             Plot::Cdf(s) => plots::cdf_plot(t, x, s),
             Plot::Gantt(b) => plots::gantt(t, x, b),
@@ -352,7 +355,8 @@ impl PanelFigures<'_> {
 pub fn figures(r: &Report) -> Vec<Figure> {
     let kernel = super::kernel::figures(&r.kernel, &r.panels)
         .into_iter()
-        .chain(super::iosched::figures(&r.iosched, &r.panels));
+        .chain(super::iosched::figures(&r.iosched, &r.panels))
+        .chain(super::workload_plots::figures(r));
     r.panels
         .iter()
         .enumerate()
