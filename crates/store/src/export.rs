@@ -68,7 +68,8 @@ fn tasks_sql() -> String {
                 t.run_delay_ns, t.timeslices, t.migrations, t.work_units, t.exit_status,
                 t.t_release_ns, t.t_start_ns, t.t_end_ns, t.role, t.lat_count, t.lat_min_ns, t.lat_p50_ns,
                 t.lat_p90_ns, t.lat_p99_ns, t.lat_p999_ns, t.lat_max_ns, tr.status, {KNOB_COLUMNS},
-                t.slice_getattr_ns, t.slice_proc_ns, t.cpu_ns
+                t.slice_getattr_ns, t.slice_proc_ns, t.cpu_ns, t.workload_role, t.bytes, t.misses, t.op_count,
+                t.op_p50_ns, t.op_p99_ns, t.op_max_ns, t.slack_p1_ns, t.slack_p50_ns, t.slack_p99_ns, t.late_max_ns
          FROM tasks t JOIN trials tr ON tr.trial_id = t.trial_id JOIN cells c ON c.cell_id = tr.cell_id
               JOIN runs r ON r.run_id = tr.run_id
          WHERE r.run_id = ?1 ORDER BY tr.trial_id, t.task_index"
@@ -91,7 +92,10 @@ fn samples_sql() -> String {
 fn trials_sql() -> String {
     format!(
         "SELECT {CELL_COLUMNS}, tr.makespan_ns, tr.status, tr.reason, tr.timeout_ns, tr.harness_cpu_ns, tr.pgid, tr.started_at, {KNOB_COLUMNS},
-                tr.speed_before, tr.speed_after, tr.trial_steal_pct, tr.noisy, tr.rt_throttled
+                tr.speed_before, tr.speed_after, tr.trial_steal_pct, tr.noisy, tr.rt_throttled,
+                tr.ops, tr.ops_per_s, tr.wake_p50_ns, tr.wake_p90_ns, tr.wake_p99_ns, tr.wake_p999_ns, tr.op_p50_ns,
+                tr.op_p90_ns, tr.op_p99_ns, tr.op_p999_ns, tr.misses, tr.miss_pct, tr.slack_p1_ns, tr.slack_p50_ns,
+                tr.slack_p99_ns, tr.late_max_ns
          FROM trials tr JOIN cells c ON c.cell_id = tr.cell_id JOIN runs r ON r.run_id = tr.run_id
          WHERE r.run_id = ?1 ORDER BY tr.trial_id"
     )

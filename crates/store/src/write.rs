@@ -462,6 +462,16 @@ fn cell_row(run_id: i64, i: usize, c: &Cell) -> Result<Vec<Value>> {
 }
 
 /// The `tasks` rows of a trial, and its `histograms` rows.
+/// The traced wake-up delays of a task as a histogram, ns.
+fn delay_histogram(delays_ns: &[u64]) -> hdrhistogram::Histogram<u64> {
+    use schedlab_core::workload::periodic::{new_histogram, MAX_LATENCY_NS};
+    let mut h = new_histogram();
+    for &d in delays_ns {
+        let _ = h.record(d.clamp(1, MAX_LATENCY_NS));
+    }
+    h
+}
+
 fn task_rows(trial_id: i64, outcome: &TrialOutcome) -> (Vec<Vec<Value>>, Vec<Vec<Value>>) {
     let nz = |v: u64| (v != 0).then_some(v as i64);
     let mut tasks = Vec::with_capacity(outcome.tasks.len());
@@ -469,13 +479,7 @@ fn task_rows(trial_id: i64, outcome: &TrialOutcome) -> (Vec<Vec<Value>>, Vec<Vec
     for t in &outcome.tasks {
         let lat = t.latency.as_ref().map(|(s, _)| s);
         let tr = t.trace.as_ref();
-        let delay_stats = tr.map(|t| {
-            let mut h = schedlab_core::workload::periodic::new_histogram();
-            for &d in &t.wakeup_delays_ns {
-                let _ = h.record(d.clamp(1, schedlab_core::workload::periodic::MAX_LATENCY_NS));
-            }
-            h
-        });
+        let delay_stats = tr.map(|t| delay_histogram(&t.wakeup_delays_ns));
         tasks.push(
             params![
                 trial_id,

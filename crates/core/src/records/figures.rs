@@ -60,12 +60,14 @@ impl TrialFigures {
         }
         let measured = || tasks.iter().filter(|t| !t.antagonist);
         let role = |t: &TaskRecord| t.figures.as_ref().and_then(|f| f.role);
-        let counts = |t: &TaskRecord| match (w.kind, role(t)) {
-            (WorkloadKind::Periodic, _) => true,
-            (WorkloadKind::Messaging, Some(Role::Receiver { .. })) => true,
-            (WorkloadKind::Request, Some(Role::Worker { .. })) => true,
-            (WorkloadKind::Pipe, Some(Role::Ping)) => true,
-            _ => false,
+        let counts = |t: &TaskRecord| {
+            matches!(
+                (w.kind, role(t)),
+                (WorkloadKind::Periodic, _)
+                    | (WorkloadKind::Messaging, Some(Role::Receiver { .. }))
+                    | (WorkloadKind::Request, Some(Role::Worker { .. }))
+                    | (WorkloadKind::Pipe, Some(Role::Ping))
+            )
         };
         let ops: u64 = measured().filter(|t| counts(t)).map(|t| t.work_units).sum();
         let misses: u64 = measured()

@@ -308,13 +308,11 @@ impl Workload {
         if self.io_every == 0 {
             return Err("io_every must be at least 1".into());
         }
-        if self.kind == WorkloadKind::Periodic {
-            if self.period_ns < 10_000 {
-                return Err(format!(
-                    "period must be at least 10us, got {} ns",
-                    self.period_ns
-                ));
-            }
+        if self.kind == WorkloadKind::Periodic && self.period_ns < 10_000 {
+            return Err(format!(
+                "period must be at least 10us, got {} ns",
+                self.period_ns
+            ));
         }
         self.check_comm()
             .map_err(|(key, message)| format!("{key}: {message}"))

@@ -143,26 +143,33 @@ mod tests {
 
     #[test]
     fn periods_are_kept_and_latencies_are_recorded_once_per_period() {
-        let (rec, elapsed) = periodic(1000, 2_000_000, 10);
+        let (rec, elapsed) = periodic(1000, 10_000_000, 10);
+        // Ten 10 ms periods take at least 100 ms: the sleeps are absolute, and a miss only
+        // makes a period longer.
+        assert!(elapsed >= 100_000_000, "{elapsed}");
+        // Tiny work in 10 ms periods: a deadline is missed only if this SCHED_OTHER thread
+        // waited 10 ms for a CPU, which a shared machine at load 20 does now and then (seen:
+        // 3 of 10); most periods must still be made.
+        assert!(rec.misses <= 5, "{} misses", rec.misses);
+        // Every period is judged once: its slack or its lateness.
+        let slack = rec.hist(HistKind::Slack).unwrap().len();
+        let late = rec.hist(HistKind::Lateness).unwrap().len();
+        assert_eq!((slack + late, late), (10, rec.misses));
+        // A period that follows a miss starts at once, with no wake-up of its own.
         let h = rec.hist(HistKind::Wakeup).unwrap();
-        assert_eq!(h.len(), 10);
-        // Ten 2 ms periods take at least 20 ms: the sleeps are absolute.
-        assert!(elapsed >= 20_000_000, "{elapsed}");
+        assert!(h.len() + rec.misses >= 10 && h.len() <= 10, "{}", h.len());
         let s = summarize(h).unwrap();
         assert!(s.min_ns >= 1 && s.max_ns < 1_000_000_000, "{s:?}");
         assert!(s.p50_ns <= s.p99_ns && s.p99_ns <= s.max_ns);
-        // Tiny work in 2 ms periods: every deadline made, one slack per period.
-        assert_eq!(rec.misses, 0);
-        assert_eq!(rec.hist(HistKind::Slack).unwrap().len(), 10);
-        assert_eq!(rec.hist(HistKind::Lateness).unwrap().len(), 0);
     }
 
     #[test]
     fn work_longer_than_the_period_misses_every_period_by_about_the_overrun() {
-        // Spin work of about 4 ms (timed by the clock) in 2 ms periods.
+        // Spin work of about 6 ms of this thread's CPU time in 2 ms periods: its wall time is
+        // at least its CPU time whatever else runs, so every period overruns.
         let mut cpu = CpuState::new(1);
-        let (t, mut units) = (schedlab_sys::now_ns(), 0u64);
-        while schedlab_sys::now_ns() - t < 4_000_000 {
+        let (t, mut units) = (schedlab_sys::thread_cpu_ns(), 0u64);
+        while schedlab_sys::thread_cpu_ns() - t < 6_000_000 {
             cpu.run(CpuKernel::Spin, 10_000);
             units += 10_000;
         }
@@ -170,7 +177,8 @@ mod tests {
         assert_eq!(rec.misses, 5);
         let late = rec.hist(HistKind::Lateness).unwrap();
         assert_eq!(late.len(), 5);
-        // Relative timer: each period's lateness is its own overrun (~2 ms), not accumulated.
+        // Relative timer: each period's lateness is its own overrun (~4 ms), not accumulated
+        // (an absolute grid would make the fifth ~20 ms late).
         assert!(late.min() >= 500_000, "{}", late.min());
         // Only the first period slept: the others started late, with no wake-up of their own.
         assert_eq!(rec.hist(HistKind::Wakeup).unwrap().len(), 1);

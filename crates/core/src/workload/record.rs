@@ -167,14 +167,13 @@ impl TaskFigures {
     ) -> TaskFigures {
         let find = |k: HistKind| hists.iter().find(|(h, ..)| *h == k).map(|(_, h, _)| h);
         let (slack, late) = (find(HistKind::Slack), find(HistKind::Lateness));
-        let slack_ns = match slack_quantile(slack, late, 0.5) {
-            Some(p50) => Some([
+        let slack_ns = slack_quantile(slack, late, 0.5).map(|p50| {
+            [
                 slack_quantile(slack, late, 0.01).unwrap_or(p50),
                 p50,
                 slack_quantile(slack, late, 0.99).unwrap_or(p50),
-            ]),
-            None => None,
-        };
+            ]
+        });
         TaskFigures {
             role,
             bytes,
