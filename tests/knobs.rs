@@ -279,9 +279,12 @@ fn the_slice_is_read_back_from_proc_and_sched_getattr_for_each_task() {
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
-    // The knob columns, then the one added after them (issue 11: the exact CPU time).
+    // The knob columns, then the one added after them (issue 11: the exact CPU time), then
+    // the 11 of the field's workloads (issue 19), last.
+    let knobs = header.len() - 7 - 11;
+    assert_eq!(header[header.len() - 11], "workload_role");
     assert_eq!(
-        header[header.len() - 7..],
+        header[knobs..knobs + 7],
         [
             "slice_ns",
             "knobs",
