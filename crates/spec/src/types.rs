@@ -24,6 +24,9 @@ pub struct Spec {
     /// How every cell is run.
     #[serde(default)]
     pub settings: Settings,
+    /// Declared claims, decided by the report (`claims.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<super::ClaimSpec>,
 }
 
 fn default_name() -> String {
@@ -296,6 +299,7 @@ impl Spec {
                 work: "50ms".into(),
                 ..Settings::default()
             },
+            claims: Vec::new(),
         }
     }
 }

@@ -73,6 +73,8 @@ pub struct Checked {
     pub trace: bool,
     /// Adaptive trial count (`settings.precision`); None: `trials` rounds.
     pub adaptive: Option<super::Adaptive>,
+    /// Declared claims, checked against the axes.
+    pub claims: Vec<super::Claim>,
 }
 
 impl Spec {
@@ -97,6 +99,7 @@ impl Spec {
         let allow_knobs = super::knobs::check_allow_knobs(&s.allow_knobs)?;
         let knobs = super::knobs::check_knobs(&a.knobs, &allow_knobs)?;
         let scx = super::knobs::check_scx(&a.scx)?;
+        let claims = super::claims::check_claims(self)?;
         Ok(Checked {
             policies: a.policies.clone(),
             priorities: a.priorities.clone(),
@@ -124,6 +127,7 @@ impl Spec {
             device: s.device.clone(),
             trace: s.trace,
             adaptive,
+            claims,
         })
     }
 }
