@@ -5,6 +5,7 @@
 pub mod adaptive;
 pub mod capacity;
 mod cells;
+pub mod interference;
 pub mod iosched;
 pub mod journal;
 pub mod knobfile;
@@ -321,7 +322,12 @@ pub(crate) fn one_trial(
                 &s.interrupted,
                 state.observe,
             )?;
-            trial_warnings.extend(around.after(&s.reference, cell.cpus.as_deref(), &mut meta));
+            trial_warnings.extend(around.after(
+                &s.reference,
+                cell.cpus.as_deref(),
+                &outcome,
+                &mut meta,
+            ));
             trial_warnings.extend(limits::judge(cell, &outcome, &mut meta));
             outcome
         }
