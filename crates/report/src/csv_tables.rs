@@ -405,6 +405,9 @@ pub fn tables(r: &Report) -> Result<Vec<(&'static str, String)>> {
             )?,
         ),
     ];
+    if let Some(c) = &r.claims {
+        out.insert(0, ("claims.csv", super::claims::csv::document(c)?));
+    }
     // Periodic runs: every wake-up latency percentile per cell, in ns at full precision.
     if !r.kernel.latency.is_empty() {
         let rows = r.kernel.latency.iter().map(|c| {

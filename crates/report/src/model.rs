@@ -53,6 +53,8 @@ pub struct ReportInput {
     pub quality: Vec<schedlab_store::quality::TrialQuality>,
     /// Noisy trials were left out of `cells` ([`quality::exclude_noisy`]).
     pub exclude_noisy: bool,
+    /// Post-hoc claims and which trials verdicts use (`crate::claims`).
+    pub claims: crate::claims::ClaimsRequest,
 }
 
 /// The axis values of a cell, which identify it within a run and across runs.
@@ -232,6 +234,8 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// Precision reached, the machine's drift, noisy and throttled trials.
     pub quality: quality::Quality,
+    /// The declared claims, decided (None: the run declares none).
+    pub claims: Option<crate::claims::ClaimsOutcome>,
     /// Samples per cell and metric (cells x [`Metric::ALL`]), in the metric's unit: every
     /// task of every trial for per-task metrics (descriptive summaries and figures).
     #[serde(skip)]
@@ -519,6 +523,7 @@ pub fn build(input: &ReportInput) -> Report {
         panels,
         findings,
         quality,
+        claims: crate::claims::build(input),
         samples,
         trial_values,
         kernel: input.kernel.clone(),

@@ -19,11 +19,8 @@
 //! This is apart from the reference loop's speed flag (`noise.rs`), which measures speed drift
 //! (frequency, steal, a slower machine) and by design ignores preemption.
 
+pub use schedlab_core::records::DISTURBED_PCT;
 use schedlab_core::records::{TaskRecord, TrialMeta};
-
-/// A trial whose CPUs spent more than this share of their time on work outside it is
-/// flagged disturbed, in percent.
-pub const DISTURBED_PCT: f64 = 10.0;
 
 /// Where a trial's busy time was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -100,6 +100,13 @@ impl Spec {
         let knobs = super::knobs::check_knobs(&a.knobs, &allow_knobs)?;
         let scx = super::knobs::check_scx(&a.scx)?;
         let claims = super::claims::check_claims(self)?;
+        if s.until_decided && claims.is_empty() {
+            return Err(Problem::new(
+                "settings.until_decided",
+                "adds rounds until every claim is decided, but the experiment declares no claim",
+            )
+            .accepting("[[claims]] entries, or --claim 'METRIC: A < B'"));
+        }
         Ok(Checked {
             policies: a.policies.clone(),
             priorities: a.priorities.clone(),

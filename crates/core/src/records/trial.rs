@@ -266,6 +266,10 @@ pub struct TrialMeta {
     pub disturbed: bool,
 }
 
+/// A trial whose CPUs spent more than this share of their time on work outside it is flagged
+/// disturbed (`TrialMeta::disturbed`), in percent.
+pub const DISTURBED_PCT: f64 = 10.0;
+
 /// The current UTC time as RFC 3339 (seconds), as times of day are recorded.
 pub fn now_utc() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
