@@ -513,6 +513,10 @@ pub fn build(input: &ReportInput) -> Report {
         &findings,
     );
     methods.notes.extend(quality::notes(&quality));
+    let claims = crate::claims::build(input);
+    methods
+        .notes
+        .extend(claims.iter().flat_map(|c| c.methods.clone()));
     Report {
         run: input.run.clone(),
         include_warmup: input.include_warmup,
@@ -523,7 +527,7 @@ pub fn build(input: &ReportInput) -> Report {
         panels,
         findings,
         quality,
-        claims: crate::claims::build(input),
+        claims,
         samples,
         trial_values,
         kernel: input.kernel.clone(),

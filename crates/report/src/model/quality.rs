@@ -328,7 +328,7 @@ pub fn warnings(q: &Quality) -> Vec<String> {
 pub fn notes(q: &Quality) -> Vec<String> {
     let mut out = Vec::new();
     if q.trials.iter().any(|t| t.speed_before.is_some()) {
-        out.push("Noise: just before and just after every trial, schedlab runs a reference loop of spin units (6 chunks of about 0.5 ms on each of the trial's CPUs, at most 4; the median chunk per CPU, the slowest CPU) outside the measured region and stores its speed relative to the loop's own calibration (1 = as calibrated), and the steal share of the trial's CPUs during the trial. A trial whose speed before or after is more than 10% off is flagged noisy.".into());
+        out.push("Noise: just before and just after every trial, schedlab runs a reference loop of spin units (6 chunks of about 0.5 ms on each of the trial's CPUs, at most 4; the median chunk per CPU, the slowest CPU) outside the measured region and stores its speed relative to the loop's own calibration (1 = as calibrated), and the steal share of the trial's CPUs during the trial. A trial whose speed before or after is more than 10% off is flagged noisy. This is speed drift (frequency, steal, a slower machine): the loop's median chunk ignores preemption by design, so it does not see other work sharing the trial's CPUs; that interference is measured apart (outside CPU time, the disturbed flag).".into());
     }
     if q.exclude_noisy {
         out.push(format!(
