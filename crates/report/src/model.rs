@@ -5,6 +5,7 @@
 //! Statistics come from [`schedlab_analyze`]; nothing here touches the database or the disk.
 
 pub mod baseline;
+mod end_groups;
 pub mod figures;
 pub mod findings;
 pub mod fmt;
@@ -303,6 +304,9 @@ pub fn cell_samples(c: &CellView) -> Vec<Vec<f64>> {
         s[Metric::CswPerTask.index()].push((vcsw + ivcsw) as f64 / n);
         if let Some(j) = jain_index(&cpu) {
             s[Metric::JainCpu.index()].push(j);
+        }
+        if let Some(g) = end_groups::end_groups(trial) {
+            s[Metric::EndGroups.index()].push(g);
         }
     }
     s

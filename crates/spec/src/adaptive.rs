@@ -12,7 +12,7 @@ pub const DEFAULT_MAX_TRIALS: u32 = 30;
 /// The key metrics a precision can be asked of: the report's metric keys (one value per
 /// trial; per-task metrics through the median of the trial's tasks). A test in `app`
 /// checks that this list is the report's.
-pub const PRECISION_METRICS: [&str; 15] = [
+pub const PRECISION_METRICS: [&str; 16] = [
     "makespan",
     "response",
     "turnaround",
@@ -28,6 +28,7 @@ pub const PRECISION_METRICS: [&str; 15] = [
     "cpu_per_task",
     "csw_per_task",
     "jain_cpu",
+    "end_groups",
 ];
 
 /// How an adaptive run decides how many rounds to run: rounds are added (each shuffled, every
