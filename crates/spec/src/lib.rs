@@ -6,6 +6,7 @@
 pub mod adaptive;
 mod claim_axes;
 mod claim_flag;
+mod claim_relation;
 pub mod claims;
 mod durations;
 mod knobs;

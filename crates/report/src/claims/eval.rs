@@ -57,47 +57,8 @@ pub(super) fn evaluate(input: &ReportInput, claims: &[Claim]) -> ClaimsOutcome {
         level: 1.0 - alpha,
         seed: input.run.seed,
     };
-    let mut tested: Vec<Tested> = Vec::new();
-    for (k, claim) in claims.iter().enumerate() {
-        for cell in claim_cells(claim, &input.cells) {
-            let (test, why) = match data.test(claim, &cell) {
-                Ok(t) => (t, None),
-                Err(why) => (untested(kind(&claim.relation)), Some(why)),
-            };
-            tested.push(Tested {
-                claim: k,
-                cell,
-                test,
-                untested: why,
-            });
-        }
-    }
-    let confirmatory: Vec<usize> = (0..tested.len())
-        .filter(|&i| claims[tested[i].claim].declared == Declared::Before)
-        .collect();
-    let tests: Vec<ClaimTest> = confirmatory
-        .iter()
-        .map(|&i| tested[i].test.clone())
-        .collect();
-    let decided = decide_family(&tests, alpha);
-    let m = tests.len();
-    let mut outcomes: Vec<Vec<CellOutcome>> = vec![Vec::new(); claims.len()];
-    for (i, t) in tested.iter().enumerate() {
-        let fv = confirmatory
-            .iter()
-            .position(|&c| c == i)
-            .map(|j| decided[j]);
-        let mut out = cell_outcome(t, &claims[t.claim], &data);
-        out.verdict = fv.map(|f| f.verdict);
-        out.p_adjusted = fv.map(|f| f.p_adjusted);
-        if fv.is_none() {
-            out.exploratory = Some(exploratory(&t.test, CLAIMS_ALPHA));
-        }
-        if out.verdict == Some(Verdict::Inconclusive) && !req.no_power && t.untested.is_none() {
-            out.power = data.power(&claims[t.claim], &t.cell, power_alpha(alpha, m));
-        }
-        outcomes[t.claim].push(out);
-    }
+    let tested = test_all(claims, &input.cells, &data);
+    let (outcomes, m) = decide(&tested, claims, alpha, &data, req.no_power);
     let claims_out: Vec<ClaimOutcome> = claims
         .iter()
         .zip(outcomes)
@@ -123,6 +84,64 @@ pub(super) fn evaluate(input: &ReportInput, claims: &[Claim]) -> ClaimsOutcome {
         methods,
         problem: None,
     }
+}
+
+/// Every claim in every claim cell, tested (untested where it cannot be: p = 1).
+fn test_all(claims: &[Claim], cells: &[CellView], data: &Data) -> Vec<Tested> {
+    let mut tested: Vec<Tested> = Vec::new();
+    for (k, claim) in claims.iter().enumerate() {
+        for cell in claim_cells(claim, cells) {
+            let (test, why) = match data.test(claim, &cell) {
+                Ok(t) => (t, None),
+                Err(why) => (untested(kind(&claim.relation)), Some(why)),
+            };
+            tested.push(Tested {
+                claim: k,
+                cell,
+                test,
+                untested: why,
+            });
+        }
+    }
+    tested
+}
+
+/// The confirmatory cells decided together at `alpha` (Holm), power for the inconclusive
+/// ones, the post-hoc ones read as exploratory: per claim its cells, and the family's size.
+fn decide(
+    tested: &[Tested],
+    claims: &[Claim],
+    alpha: f64,
+    data: &Data,
+    no_power: bool,
+) -> (Vec<Vec<CellOutcome>>, usize) {
+    let confirmatory: Vec<usize> = (0..tested.len())
+        .filter(|&i| claims[tested[i].claim].declared == Declared::Before)
+        .collect();
+    let tests: Vec<ClaimTest> = confirmatory
+        .iter()
+        .map(|&i| tested[i].test.clone())
+        .collect();
+    let decided = decide_family(&tests, alpha);
+    let m = tests.len();
+    let mut outcomes: Vec<Vec<CellOutcome>> = vec![Vec::new(); claims.len()];
+    for (i, t) in tested.iter().enumerate() {
+        let fv = confirmatory
+            .iter()
+            .position(|&c| c == i)
+            .map(|j| decided[j]);
+        let mut out = cell_outcome(t, &claims[t.claim], data);
+        out.verdict = fv.map(|f| f.verdict);
+        out.p_adjusted = fv.map(|f| f.p_adjusted);
+        if fv.is_none() {
+            out.exploratory = Some(exploratory(&t.test, CLAIMS_ALPHA));
+        }
+        if out.verdict == Some(Verdict::Inconclusive) && !no_power && t.untested.is_none() {
+            out.power = data.power(&claims[t.claim], &t.cell, power_alpha(alpha, m));
+        }
+        outcomes[t.claim].push(out);
+    }
+    (outcomes, m)
 }
 
 fn disturbed_note(include: bool, left_out: usize, all: usize) -> String {
