@@ -7,6 +7,7 @@ mod common;
 use common::*;
 use nix::sched::{sched_setaffinity, CpuSet};
 use nix::unistd::Pid;
+use schedlab_core::records::DISTURBED_PCT;
 use std::process::{Child, Command, Stdio};
 
 /// A busy shell loop pinned to CPU 0 at SCHED_OTHER, killed on drop.
@@ -69,21 +70,30 @@ fn a_hog_on_the_trials_cpu_disturbs_every_trial_and_rt_tasks_on_it_none() {
         assert!(!source.is_empty());
     }
     // FIFO tasks on the same CPU with the hog still there: the hog gets no CPU while they
-    // run (the fair server only steps in after about 950 ms without fair time), so nothing
-    // outside disturbs them.
+    // run but for the kernel's fair server (or RT throttling), which gives fair tasks up to
+    // 50 ms a second; with trials of about 0.8 s that is at most ~6 % of the CPU, below the
+    // threshold. (With 0.1 s trials the server's 50 ms, when it lands in one, is 15-50 %.)
     let quiet = Scratch::new();
     run_ok(
         &quiet,
         &[
-            "--policy", "fifo", "--tasks", "2", "--cpus", "0", "--work", "50ms", "--trials", "4",
+            "--policy", "fifo", "--tasks", "2", "--cpus", "0", "--work", "400ms", "--trials", "4",
         ],
     );
     drop(hog);
     let calm = shares(&quiet);
     eprintln!("FIFO beside the hog (share, disturbed, source): {calm:?}");
     assert_eq!(calm.len(), 4);
+    // Measured here: 2-6 % each. On a shared machine other programs' RT threads and interrupt
+    // work on CPU 0 may still land in one trial: at most one may be flagged, and the median
+    // stays far below the hog's.
+    let flagged = calm.iter().filter(|t| t.1 == 1).count();
+    assert!(flagged <= 1, "{flagged} of 4 flagged: {calm:?}");
     for (share, disturbed, _) in &calm {
-        assert!(*share < 0.10, "outside share {share}: {calm:?}");
-        assert_eq!(*disturbed, 0, "{calm:?}");
+        assert_eq!(*disturbed == 1, *share * 100.0 > DISTURBED_PCT, "{calm:?}");
     }
+    let mut calm_shares: Vec<f64> = calm.iter().map(|t| t.0).collect();
+    calm_shares.sort_by(f64::total_cmp);
+    let median = (calm_shares[1] + calm_shares[2]) / 2.0;
+    assert!(median < 0.10, "median outside share {median}: {calm:?}");
 }
