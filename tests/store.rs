@@ -107,7 +107,8 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
     let db = s.db();
     // Make it a schema-2 file: the runs table without the runner and identity columns, trials
     // without their host, warnings without their id, no queue; without the knob columns and
-    // table, the tasks' exact CPU time and the trials' conditions.
+    // table, the tasks' exact CPU time, the trials' conditions and interference, and the
+    // workloads' figures (trials and tasks).
     let c = s.conn();
     c.execute_batch(
         "ALTER TABLE runs DROP COLUMN runner_pid; ALTER TABLE runs DROP COLUMN runner_boot_id;
@@ -125,7 +126,24 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
          ALTER TABLE tasks DROP COLUMN cpu_ns;
          ALTER TABLE trials DROP COLUMN speed_before; ALTER TABLE trials DROP COLUMN speed_after;
          ALTER TABLE trials DROP COLUMN trial_steal_pct; ALTER TABLE trials DROP COLUMN noisy;
-         ALTER TABLE trials DROP COLUMN rt_throttled; PRAGMA user_version = 2; VACUUM;",
+         ALTER TABLE trials DROP COLUMN rt_throttled;
+         ALTER TABLE trials DROP COLUMN outside_cpu_ns; ALTER TABLE trials DROP COLUMN outside_share;
+         ALTER TABLE trials DROP COLUMN interference_source; ALTER TABLE trials DROP COLUMN disturbed;
+         ALTER TABLE trials DROP COLUMN ops; ALTER TABLE trials DROP COLUMN ops_per_s;
+         ALTER TABLE trials DROP COLUMN wake_p50_ns; ALTER TABLE trials DROP COLUMN wake_p90_ns;
+         ALTER TABLE trials DROP COLUMN wake_p99_ns; ALTER TABLE trials DROP COLUMN wake_p999_ns;
+         ALTER TABLE trials DROP COLUMN op_p50_ns; ALTER TABLE trials DROP COLUMN op_p90_ns;
+         ALTER TABLE trials DROP COLUMN op_p99_ns; ALTER TABLE trials DROP COLUMN op_p999_ns;
+         ALTER TABLE trials DROP COLUMN misses; ALTER TABLE trials DROP COLUMN miss_pct;
+         ALTER TABLE trials DROP COLUMN slack_p1_ns; ALTER TABLE trials DROP COLUMN slack_p50_ns;
+         ALTER TABLE trials DROP COLUMN slack_p99_ns; ALTER TABLE trials DROP COLUMN late_max_ns;
+         ALTER TABLE tasks DROP COLUMN workload_role; ALTER TABLE tasks DROP COLUMN bytes;
+         ALTER TABLE tasks DROP COLUMN misses; ALTER TABLE tasks DROP COLUMN op_count;
+         ALTER TABLE tasks DROP COLUMN op_p50_ns; ALTER TABLE tasks DROP COLUMN op_p99_ns;
+         ALTER TABLE tasks DROP COLUMN op_max_ns; ALTER TABLE tasks DROP COLUMN slack_p1_ns;
+         ALTER TABLE tasks DROP COLUMN slack_p50_ns; ALTER TABLE tasks DROP COLUMN slack_p99_ns;
+         ALTER TABLE tasks DROP COLUMN late_max_ns;
+         PRAGMA user_version = 2; VACUUM;",
     )
     .unwrap();
     drop(c);
@@ -152,7 +170,7 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
     // A run upgrades it in place and adds its run; the old run gets a UUID, its host and kernel.
     tiny_run(&s);
     let c = s.conn();
-    assert_eq!(ints(&c, "PRAGMA user_version")[0], 3);
+    assert_eq!(ints(&c, "PRAGMA user_version")[0], 5);
     assert_eq!(ints(&c, "SELECT COUNT(*) FROM runs")[0], 2);
     assert_eq!(
         ints(

@@ -4,6 +4,10 @@
 #![forbid(unsafe_code)]
 
 pub mod adaptive;
+mod claim_axes;
+mod claim_flag;
+mod claim_relation;
+pub mod claims;
 mod comm;
 mod durations;
 mod knobs;
@@ -17,6 +21,7 @@ mod validate;
 mod workloads;
 
 pub use adaptive::{Adaptive, PRECISION_METRICS};
+pub use claims::{Claim, ClaimSpec};
 pub use durations::{parse_duration_ns, MAX_DURATION_NS};
 pub use knobs::{knob_path, CheckedKnob, KnobAxis, KnobValue, ScxSpec, MAX_SLICE_NS, MIN_SLICE_NS};
 pub use problem::{accepted_values, Problem, SpecError};
