@@ -245,7 +245,9 @@ impl Knobs {
                 .slices
                 .entry((cell.policy.number(), ns))
                 .or_insert_with(|| {
-                    schedlab_machine::probe::slice_support(cell.policy.number(), ns).err()
+                    schedlab_machine::probe::slice_support(cell.policy.number(), ns)
+                        .err()
+                        .map(|e| e.to_string())
                 });
             if let Some(why) = probed {
                 return Err(why.clone());

@@ -215,7 +215,7 @@ fn deadline_params(s: &Settings, policies: &[PolicyKind]) -> Result<DeadlinePara
         } else {
             "settings.deadline.deadline"
         };
-        Problem::new(key, e)
+        Problem::new(key, e.to_string())
             .accepting("runtime of at least 1024ns and runtime <= deadline <= period")
     })?;
     Ok(deadline)

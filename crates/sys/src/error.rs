@@ -80,7 +80,8 @@ impl SysError {
 
     /// The refusal inside `e`, if `e` is one of this crate's.
     pub fn of(e: &io::Error) -> Option<&SysError> {
-        e.get_ref().and_then(|inner| inner.downcast_ref::<SysError>())
+        e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<SysError>())
     }
 }
 

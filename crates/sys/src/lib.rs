@@ -27,8 +27,8 @@ pub mod shm;
 pub mod wait;
 
 pub use clock::{now_ns, sleep_until_ns, thread_cpu_ns};
-pub use error::SysError;
 pub use dirfd::{lstat, user_name, DirFd, FileInfo, FileKind};
+pub use error::SysError;
 pub use host::{
     is_tmpfs, lock_exclusive, read_small, set_rlimit, soft_rlimit, uname, FileLock, Resource, Uname,
 };

@@ -34,14 +34,22 @@ fn axis_names_parse_and_reject_with_the_accepted_values() {
         "staggered".parse::<StartMode>().unwrap(),
         StartMode::Staggered
     );
-    assert!("fiber"
-        .parse::<TaskKind>()
-        .unwrap_err()
-        .contains("process, thread"));
-    assert!("now"
-        .parse::<StartMode>()
-        .unwrap_err()
-        .contains("barrier, staggered"));
+    assert!(matches!(
+        "fiber".parse::<TaskKind>(),
+        Err(schedlab_core::CoreError::UnknownName {
+            what: "task kind",
+            accepted: "process, thread",
+            ..
+        })
+    ));
+    assert!(matches!(
+        "now".parse::<StartMode>(),
+        Err(schedlab_core::CoreError::UnknownName {
+            what: "start mode",
+            accepted: "barrier, staggered",
+            ..
+        })
+    ));
 }
 
 #[test]
