@@ -2,7 +2,7 @@
 //! what to do, and whether an error means the server is out of reach.
 
 use super::location::hide_password;
-use anyhow::{anyhow, Result};
+use crate::error::{Result, StoreError};
 use std::net::ToSocketAddrs;
 use std::time::Duration;
 
@@ -17,15 +17,19 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// its launcher after the store is open).
 pub fn connect(url: &str, read_only: bool) -> Result<postgres::Client> {
     let shown = hide_password(url);
+    let bad = |why: String| StoreError::BadUrl {
+        location: shown.clone(),
+        why,
+    };
     let mut cfg: postgres::Config = url.parse().map_err(|e| {
-        anyhow!(
-            "{shown} is not a valid PostgreSQL URL ({e}); write it as postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
-        )
+        bad(format!(
+            "is not a valid PostgreSQL URL ({e}); write it as postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+        ))
     })?;
     if cfg.get_user().is_none() {
         let user = std::env::var("PGUSER")
             .or_else(|_| std::env::var("USER"))
-            .map_err(|_| anyhow!("{shown} names no user; write postgres://USER@HOST/DATABASE"))?;
+            .map_err(|_| bad("names no user; write postgres://USER@HOST/DATABASE".into()))?;
         cfg.user(&user);
     }
     if cfg.get_password().is_none() {
@@ -34,8 +38,8 @@ pub fn connect(url: &str, read_only: bool) -> Result<postgres::Client> {
         }
     }
     if cfg.get_dbname().is_none() {
-        return Err(anyhow!(
-            "{shown} names no database; write postgres://USER@HOST:PORT/DATABASE"
+        return Err(bad(
+            "names no database; write postgres://USER@HOST:PORT/DATABASE".into(),
         ));
     }
     if cfg.get_connect_timeout().is_none() {
@@ -70,8 +74,9 @@ pub fn connect(url: &str, read_only: bool) -> Result<postgres::Client> {
                                 .is_ok()
                     })
                     .or(all.first())
-                    .ok_or_else(|| {
-                        anyhow!("cannot resolve the host {name} of {shown}; check its name")
+                    .ok_or_else(|| StoreError::UnknownHost {
+                        host: name.clone(),
+                        location: shown.clone(),
                     })?;
                 addrs.push(addr.ip());
             }
@@ -89,7 +94,7 @@ pub fn connect(url: &str, read_only: bool) -> Result<postgres::Client> {
     cfg.options(options.trim());
     cfg.application_name("schedlab");
     cfg.connect(postgres::NoTls)
-        .map_err(|e| connect_error(&shown, &cfg, &e))
+        .map_err(|e| connect_error(&shown, &cfg, &e).into())
 }
 
 /// A failure to connect, as a sentence that says what happened and what to do.
@@ -104,7 +109,7 @@ pub struct ConnectError {
 }
 
 /// A connection failure as a [`ConnectError`].
-fn connect_error(shown: &str, cfg: &postgres::Config, e: &postgres::Error) -> anyhow::Error {
+fn connect_error(shown: &str, cfg: &postgres::Config, e: &postgres::Error) -> ConnectError {
     let user = cfg.get_user().unwrap_or("?");
     let db = cfg.get_dbname().unwrap_or("?");
     if let Some(d) = e.as_db_error() {
@@ -122,8 +127,7 @@ fn connect_error(shown: &str, cfg: &postgres::Config, e: &postgres::Error) -> an
         return ConnectError {
             message: format!("cannot connect to the PostgreSQL server at {shown}: {what}"),
             unreachable: d.code().code() == "57P03",
-        }
-        .into();
+        };
     }
     let cause = std::error::Error::source(e)
         .map(|s| s.to_string())
@@ -134,27 +138,21 @@ fn connect_error(shown: &str, cfg: &postgres::Config, e: &postgres::Error) -> an
         ),
         unreachable: true,
     }
-    .into()
 }
 
-/// Whether `e` says the server cannot be reached (connection refused or lost, server shutting
+/// Whether `pe` says the server cannot be reached (connection refused or lost, server shutting
 /// down), as opposed to a mistake in what was asked of it.
-pub fn is_unreachable(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        if let Some(pe) = c.downcast_ref::<postgres::Error>() {
-            if pe.is_closed() {
-                return true;
-            }
-            if let Some(code) = pe.code() {
-                let code = code.code();
-                return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03");
-            }
-            // An error without a server's answer: the connection itself failed.
-            return pe.as_db_error().is_none()
-                && std::error::Error::source(pe)
-                    .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some());
-        }
-        c.downcast_ref::<ConnectError>()
-            .is_some_and(|c| c.unreachable)
-    })
+pub(crate) fn unreachable(pe: &postgres::Error) -> bool {
+    if pe.is_closed() {
+        return true;
+    }
+    if let Some(code) = pe.code() {
+        let code = code.code();
+        // SQLSTATE classes: 08 connection exception, 57P0x operator intervention.
+        return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03");
+    }
+    // An error without a server's answer: the connection itself failed.
+    pe.as_db_error().is_none()
+        && std::error::Error::source(pe)
+            .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some())
 }
