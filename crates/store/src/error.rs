@@ -134,9 +134,12 @@ impl StoreError {
         }
     }
 
-    /// Whether the user gave something the store cannot use (`--db`, a run id, `--spec-hash`,
-    /// a sample column): exit 2, not 1.
+    /// Whether the user gave something the store cannot use (`--db`, a server's user,
+    /// password or database, a run id, `--spec-hash`, a sample column): exit 2, not 1.
     pub fn is_bad_input(&self) -> bool {
+        if let StoreError::Connect(c) = self.root() {
+            return c.refused;
+        }
         matches!(
             self.root(),
             StoreError::NoDatabase { .. }
@@ -215,7 +218,9 @@ mod tests {
         let unreachable = StoreError::Connect(ConnectError {
             message: "down".into(),
             unreachable: true,
+            refused: false,
         });
+        assert!(!unreachable.is_bad_input());
         let wrapped: Result<()> = Err(unreachable);
         let wrapped = wrapped.context("claiming").unwrap_err();
         assert!(wrapped.is_unreachable());

@@ -53,40 +53,7 @@ pub fn connect(url: &str, read_only: bool) -> Result<postgres::Client> {
     if cfg.get_hosts().is_empty() {
         cfg.host("localhost");
     }
-    if cfg.get_hostaddrs().is_empty() {
-        let hosts = cfg.get_hosts().to_vec();
-        let ports = cfg.get_ports().to_vec();
-        let mut addrs = Vec::new();
-        for (i, h) in hosts.iter().enumerate() {
-            if let postgres::config::Host::Tcp(name) = h {
-                let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
-                let all: Vec<std::net::SocketAddr> = (name.as_str(), port)
-                    .to_socket_addrs()
-                    .map(Iterator::collect)
-                    .unwrap_or_default();
-                // The first address that answers (localhost may be ::1 and 127.0.0.1, and
-                // the server listen on one of them only), else the first.
-                let addr = all
-                    .iter()
-                    .find(|a| {
-                        all.len() == 1
-                            || std::net::TcpStream::connect_timeout(a, Duration::from_secs(2))
-                                .is_ok()
-                    })
-                    .or(all.first())
-                    .ok_or_else(|| StoreError::UnknownHost {
-                        host: name.clone(),
-                        location: shown.clone(),
-                    })?;
-                addrs.push(addr.ip());
-            }
-        }
-        if addrs.len() == hosts.len() {
-            for a in addrs {
-                cfg.hostaddr(a);
-            }
-        }
-    }
+    resolve_hosts(&mut cfg, &shown)?;
     let mut options = cfg.get_options().unwrap_or("").to_string();
     if read_only {
         options += " -c default_transaction_read_only=on";
@@ -95,6 +62,46 @@ pub fn connect(url: &str, read_only: bool) -> Result<postgres::Client> {
     cfg.application_name("schedlab");
     cfg.connect(postgres::NoTls)
         .map_err(|e| connect_error(&shown, &cfg, &e).into())
+}
+
+/// Resolves the URL's host names to addresses on the calling thread (see [`connect`]), unless
+/// it gives addresses itself.
+fn resolve_hosts(cfg: &mut postgres::Config, shown: &str) -> Result<()> {
+    if !cfg.get_hostaddrs().is_empty() {
+        return Ok(());
+    }
+    let hosts = cfg.get_hosts().to_vec();
+    let ports = cfg.get_ports().to_vec();
+    let mut addrs = Vec::new();
+    for (i, h) in hosts.iter().enumerate() {
+        if let postgres::config::Host::Tcp(name) = h {
+            let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+            let all: Vec<std::net::SocketAddr> = (name.as_str(), port)
+                .to_socket_addrs()
+                .map(Iterator::collect)
+                .unwrap_or_default();
+            // The first address that answers (localhost may be ::1 and 127.0.0.1, and
+            // the server listen on one of them only), else the first.
+            let addr = all
+                .iter()
+                .find(|a| {
+                    all.len() == 1
+                        || std::net::TcpStream::connect_timeout(a, Duration::from_secs(2)).is_ok()
+                })
+                .or(all.first())
+                .ok_or_else(|| StoreError::UnknownHost {
+                    host: name.clone(),
+                    location: shown.to_string(),
+                })?;
+            addrs.push(addr.ip());
+        }
+    }
+    if addrs.len() == hosts.len() {
+        for a in addrs {
+            cfg.hostaddr(a);
+        }
+    }
+    Ok(())
 }
 
 /// A failure to connect, as a sentence that says what happened and what to do.
@@ -106,6 +113,8 @@ pub struct ConnectError {
     /// Whether the server could not be reached at all (as opposed to refusing the user or
     /// lacking the database).
     pub unreachable: bool,
+    /// Whether the server refused what the URL names: its user and password, or its database.
+    pub refused: bool,
 }
 
 /// A connection failure as a [`ConnectError`].
@@ -127,6 +136,8 @@ fn connect_error(shown: &str, cfg: &postgres::Config, e: &postgres::Error) -> Co
         return ConnectError {
             message: format!("cannot connect to the PostgreSQL server at {shown}: {what}"),
             unreachable: d.code().code() == "57P03",
+            // SQLSTATE 28xxx invalid authorization, 3D000 invalid catalog name.
+            refused: matches!(d.code().code(), "28P01" | "28000" | "3D000"),
         };
     }
     let cause = std::error::Error::source(e)
@@ -137,6 +148,7 @@ fn connect_error(shown: &str, cfg: &postgres::Config, e: &postgres::Error) -> Co
             "cannot connect to the PostgreSQL server at {shown}: {cause}; check that the server is running and accepts TCP connections at that host and port (listen_addresses, port, firewall)"
         ),
         unreachable: true,
+        refused: false,
     }
 }
 
