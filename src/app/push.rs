@@ -5,7 +5,7 @@ use super::remote::default_spool;
 use crate::cli::PushArgs;
 use anyhow::{Context, Result};
 use schedlab_store::push::{push, PushOptions};
-use schedlab_store::Store;
+use schedlab_store::{Location, Store};
 
 /// `schedlab push FILE --to URL`, or `schedlab push --spool --to URL`.
 pub fn cmd_push(args: &PushArgs) -> Result<Outcome> {
@@ -16,10 +16,17 @@ pub fn cmd_push(args: &PushArgs) -> Result<Outcome> {
         ))
         .into());
     }
-    // The target first: if it cannot be reached, the source is not even opened.
+    let spool = args.spool_file.clone().unwrap_or_else(default_spool);
+    // Every run asked for is in the source, before the target is opened (or created).
+    match (&args.from, args.spool) {
+        (Some(from), false) => check_runs(from, &args.runs)?,
+        (_, true) if spool.exists() => check_runs(&Location::File(spool.clone()), &args.runs)?,
+        _ => {}
+    }
+    // The target first: if it cannot be reached, the source is not opened for writing.
     let dst = Store::open(&args.to)?;
     let (src, remove_pushed) = if args.spool {
-        let path = args.spool_file.clone().unwrap_or_else(default_spool);
+        let path = spool;
         if !path.exists() {
             println!("the spool {} is empty: nothing to push", path.display());
             return Ok(Outcome::Done);
@@ -33,11 +40,6 @@ pub fn cmd_push(args: &PushArgs) -> Result<Outcome> {
         // UUIDs once and for all (a read-only copy would give new ones at every push).
         (Store::open_existing(from)?, false)
     };
-    // Every run asked for is in the source, before anything is copied.
-    for &id in &args.runs {
-        src.require_run(id)
-            .with_context(|| format!("--runs {id}, in {}", src.location()))?;
-    }
     let s = push(
         &src,
         &dst,
@@ -63,4 +65,17 @@ pub fn cmd_push(args: &PushArgs) -> Result<Outcome> {
         );
     }
     Ok(Outcome::Done)
+}
+
+/// Checks that every run of `runs` is stored at `from` (read only: nothing changes there).
+fn check_runs(from: &Location, runs: &[i64]) -> Result<()> {
+    if runs.is_empty() {
+        return Ok(());
+    }
+    let src = Store::open_read(from)?;
+    for &id in runs {
+        src.require_run(id)
+            .with_context(|| format!("--runs {id}, in {from}"))?;
+    }
+    Ok(())
 }
