@@ -13,7 +13,7 @@ mod worker;
 
 use crate::cli::{Cli, Command};
 use clap::Parser;
-use exit::Outcome;
+use exit::{Outcome, Usage};
 use schedlab_machine::secret;
 
 /// Parses the command line, runs the subcommand, returns the exit code.
@@ -44,12 +44,15 @@ pub fn main() -> i32 {
         Command::Plan(args) => run::cmd_plan(&args),
         Command::Runs(args) => runs::cmd_runs(&args),
         Command::Show(args) => runs::cmd_show(&args),
-        Command::Report(args) => {
-            done(schedlab_report::cmd::report(&args.options())).map_err(Into::into)
-        }
-        Command::Stats(args) => {
-            done(schedlab_report::cmd::stats(&args.options())).map_err(Into::into)
-        }
+        // A malformed --claim is bad input; the message names it.
+        Command::Report(args) => args
+            .options()
+            .map_err(|m| Usage(m).into())
+            .and_then(|o| done(schedlab_report::cmd::report(&o)).map_err(Into::into)),
+        Command::Stats(args) => args
+            .options()
+            .map_err(|m| Usage(m).into())
+            .and_then(|o| done(schedlab_report::cmd::stats(&o)).map_err(Into::into)),
         Command::Compare(args) => {
             done(schedlab_report::cmd::compare(&args.options())).map_err(Into::into)
         }

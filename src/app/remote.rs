@@ -432,6 +432,18 @@ impl Sink for RemoteSink {
         }
     }
 
+    fn undecided_claims(&self, run_id: i64, look: usize) -> SinkResult<usize> {
+        match self.remote.current() {
+            Some(s) => Ok(super::sink::undecided_claims(s, run_id, look)?),
+            None => Err(anyhow::anyhow!(
+                "an --until-decided run decides its claims on its stored trials, and the server at {} cannot be reached; \
+                 the trials so far are kept (`schedlab push --spool`), and `schedlab run --resume --db URL` continues when it is back",
+                self.remote.location()
+            )
+            .into()),
+        }
+    }
+
     fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> SinkResult<Option<f64>> {
         Ok(self.remote.calibration(key, kernel, cpu_model)?)
     }

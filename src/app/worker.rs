@@ -290,6 +290,13 @@ impl Sink for Worker {
         .into())
     }
 
+    fn undecided_claims(&self, _: i64, _: usize) -> SinkResult<usize> {
+        Err(anyhow::anyhow!(
+            "internal error: a queued run has a fixed set of trials (no adaptive rounds)"
+        )
+        .into())
+    }
+
     fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> SinkResult<Option<f64>> {
         Ok(self.remote.calibration(key, kernel, cpu_model)?)
     }

@@ -4,6 +4,7 @@
 
 pub use error::ReportError;
 
+pub mod claims;
 pub mod cmd;
 pub mod compare;
 pub mod csv_tables;

@@ -30,6 +30,9 @@ pub enum SpecError {
         /// What is wrong and what to write instead.
         message: String,
     },
+    /// A `--claim` that cannot be read; the message quotes it and lists what is accepted.
+    #[error("{0}")]
+    Claim(String),
     /// The spec file cannot be read.
     #[error("cannot read spec {}: {source}", path.display())]
     Read {
@@ -60,6 +63,7 @@ impl SpecError {
             SpecError::Located { located, .. } => located.key.as_deref(),
             SpecError::Invalid(p) => Some(&p.key),
             SpecError::Flag { flag, .. } => Some(flag),
+            SpecError::Claim(_) => Some("--claim"),
             SpecError::Read { .. } | SpecError::AsRun(_) => None,
         }
     }

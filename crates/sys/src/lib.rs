@@ -26,7 +26,7 @@ pub mod sched;
 pub mod shm;
 pub mod wait;
 
-pub use clock::{now_ns, sleep_until_ns, thread_cpu_ns};
+pub use clock::{now_ns, process_cpu_ns, sleep_until_ns, thread_cpu_ns};
 pub use dirfd::{lstat, user_name, DirFd, FileInfo, FileKind};
 pub use error::SysError;
 pub use host::{
