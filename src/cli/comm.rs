@@ -141,7 +141,11 @@ fn set<T: Clone>(
 }
 
 fn unused(flag: &str, what: &str) -> SpecError {
-    SpecError(format!(
-        "{flag} applies to {what}, and the experiment has none (add --workload with one of them)"
-    ))
+    SpecError::Invalid(
+        schedlab_spec::Problem::new(
+            flag,
+            format!("applies to {what}, and the experiment has none"),
+        )
+        .accepting("add --workload with one of them"),
+    )
 }

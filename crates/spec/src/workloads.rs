@@ -137,7 +137,8 @@ fn typed_workload(key: &str, w: &WorkloadSpec) -> Result<Workload, Problem> {
         out.io_input_bytes = b;
     }
     super::comm::parameters(key, w, &mut out)?;
-    out.validate().map_err(|e| Problem::new(key, e))?;
+    out.validate()
+        .map_err(|e| Problem::new(key, e.to_string()))?;
     Ok(out)
 }
 

@@ -3,7 +3,7 @@
 //! histograms behind them; and their reading for reports.
 
 use super::db::{params, Db, Value};
-use anyhow::Result;
+use crate::Result;
 use schedlab_core::records::{TaskRecord, TrialFigures};
 use schedlab_core::workload::HistKind;
 

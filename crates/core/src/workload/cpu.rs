@@ -1,6 +1,7 @@
 //! CPU kernels: the units of CPU-bound work the studies used (Monte Carlo pi, primes, Grandi,
 //! spin), and a cache-footprint kernel (rows of a matrix product, [`super::matrix`]).
 
+use crate::CoreError;
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 use std::str::FromStr;
@@ -37,16 +38,18 @@ impl CpuKernel {
 }
 
 impl FromStr for CpuKernel {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self, CoreError> {
         match s.trim().to_ascii_lowercase().as_str() {
             "pi" => Ok(CpuKernel::Pi),
             "primes" => Ok(CpuKernel::Primes),
             "grandi" => Ok(CpuKernel::Grandi),
             "spin" => Ok(CpuKernel::Spin),
             "matrix" => Ok(CpuKernel::Matrix),
-            _ => Err(format!(
-                "unknown cpu kernel '{s}'; accepted: pi, primes, grandi, spin, matrix"
+            _ => Err(CoreError::unknown(
+                "cpu kernel",
+                s,
+                "pi, primes, grandi, spin, matrix",
             )),
         }
     }
@@ -206,6 +209,7 @@ mod tests {
         assert!("fib"
             .parse::<CpuKernel>()
             .unwrap_err()
+            .to_string()
             .contains("pi, primes, grandi, spin, matrix"));
     }
 }

@@ -17,6 +17,7 @@ pub use io::{IoFiles, IoMode, TrialDir, TrialDirRef};
 pub use params::{Ipc, MessagingParams, RequestParams, Role};
 pub use record::{HistKind, Recorder, TaskFigures};
 
+use crate::CoreError;
 use serde::{Deserialize, Serialize};
 use std::os::fd::BorrowedFd;
 use std::str::FromStr;
@@ -70,8 +71,8 @@ impl WorkloadKind {
 }
 
 impl FromStr for WorkloadKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self, CoreError> {
         match s.trim().to_ascii_lowercase().as_str() {
             "cpu" => Ok(WorkloadKind::Cpu),
             "io" => Ok(WorkloadKind::Io),
@@ -81,8 +82,10 @@ impl FromStr for WorkloadKind {
             "messaging" => Ok(WorkloadKind::Messaging),
             "request" => Ok(WorkloadKind::Request),
             "pipe" => Ok(WorkloadKind::Pipe),
-            _ => Err(format!(
-                "unknown workload '{s}'; accepted: cpu, io, mixed, periodic, command, messaging, request, pipe"
+            _ => Err(CoreError::unknown(
+                "workload",
+                s,
+                "cpu, io, mixed, periodic, command, messaging, request, pipe",
             )),
         }
     }
@@ -298,24 +301,23 @@ impl Workload {
     }
 
     /// Checks the parameters; the message names the bad parameter.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), CoreError> {
         if self.io_block_bytes == 0 || self.io_block_bytes > 64 * 1024 * 1024 {
-            return Err(format!(
-                "io block must be between 1 byte and 64 MiB, got {} bytes",
-                self.io_block_bytes
-            ));
+            return Err(CoreError::IoBlock {
+                bytes: self.io_block_bytes,
+            });
         }
         if self.io_every == 0 {
-            return Err("io_every must be at least 1".into());
+            return Err(CoreError::IoEvery);
         }
+        // Work longer than the period is allowed: rt-app's overload, where every period misses.
         if self.kind == WorkloadKind::Periodic && self.period_ns < 10_000 {
-            return Err(format!(
-                "period must be at least 10us, got {} ns",
-                self.period_ns
-            ));
+            return Err(CoreError::PeriodTooShort {
+                period_ns: self.period_ns,
+            });
         }
         self.check_comm()
-            .map_err(|(key, message)| format!("{key}: {message}"))
+            .map_err(|(key, message)| CoreError::Workload { key, message })
     }
 }
 
@@ -564,9 +566,9 @@ mod tests {
         };
         assert_eq!(w.label(), "mixed:pi+sync-copy/1");
         assert!(!Workload::default().needs_files());
-        assert!(Workload { io_every: 0, ..w }
-            .validate()
-            .unwrap_err()
-            .contains("io_every"));
+        assert_eq!(
+            Workload { io_every: 0, ..w }.validate(),
+            Err(CoreError::IoEvery)
+        );
     }
 }

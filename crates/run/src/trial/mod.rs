@@ -18,7 +18,8 @@ use schedlab_sys::SharedSlice;
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::SeqCst};
 use std::time::Duration;
-use verdict::{judge, record};
+use verdict::judge;
+pub(crate) use verdict::record;
 
 /// The shared memory of one trial, made by the launcher before the host exists, so that the
 /// host, its task processes and threads all see it.
