@@ -258,7 +258,7 @@ pub struct ExportArgs {
     /// csv or json.
     #[arg(long, default_value = "csv")]
     pub format: Format,
-    /// tasks or trials.
+    /// tasks, trials, samples or groups (task groups: their cgroup settings and figures).
     #[arg(long, default_value = "tasks")]
     pub table: Table,
     /// Output file (default: standard output).

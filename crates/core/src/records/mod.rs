@@ -5,10 +5,12 @@
 
 mod cell;
 mod denied;
+mod group;
 mod knob;
 mod trial;
 
 pub use cell::{StartMode, TaskKind, WorkSize};
+pub use group::GroupRecord;
 pub use denied::{check_knob_value, denied, MAX_KNOB_VALUE_BYTES};
 pub use knob::{slice_label, KnobReading, KnobSetting, ScxCommand};
 pub use trial::{
