@@ -11,6 +11,7 @@
 
 use crate::detect::Controller;
 use crate::error::Error;
+use crate::fs::{CgroupFs, RealFs};
 use crate::mountinfo::Version;
 use crate::stat::CpuStat;
 use crate::trial::Trial;
@@ -29,9 +30,14 @@ pub struct StatFiles {
 }
 
 impl StatFiles {
-    /// The group's figures now (read from the real file system).
+    /// The group's figures now (from the real file system).
     pub fn read(&self) -> Result<CpuStat, Error> {
-        let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| Error::io("read", p, e));
+        self.read_with(&RealFs)
+    }
+
+    /// The group's figures now, read through `fs`.
+    pub fn read_with(&self, fs: &dyn CgroupFs) -> Result<CpuStat, Error> {
+        let read = |p: &Path| fs.read(p).map_err(|e| Error::io("read", p, e));
         match self.version {
             Version::V2 => match &self.cpu_stat {
                 Some(p) => CpuStat::parse_v2(&read(p)?),
@@ -79,27 +85,33 @@ pub struct TrialFiles {
     pub home: Vec<PathBuf>,
 }
 
-/// Write `id` to `file` in one write (as a cgroup file takes it).
-fn write_id(file: &Path, id: u32) -> Result<(), Error> {
-    use std::io::Write;
-    let text = id.to_string();
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(file)
-        .map_err(|e| Error::io("open", file, e))?;
-    f.write_all(text.as_bytes())
-        .map_err(|e| Error::io(format!("write {text} to"), file, e))
+/// Write `id` to each of `files` through `fs` (one write each, as a cgroup file takes it).
+fn write_id(fs: &dyn CgroupFs, files: &[PathBuf], id: u32) -> Result<(), Error> {
+    files.iter().try_for_each(|f| {
+        fs.write(f, &id.to_string())
+            .map_err(|e| Error::io(format!("write {id} to"), f, e))
+    })
 }
 
 impl TrialFiles {
     /// The host, pid `pid`, enters the trial (v2 thread trials; nothing to do otherwise).
     pub fn enter(&self, pid: u32) -> Result<(), Error> {
-        self.enter.iter().try_for_each(|f| write_id(f, pid))
+        self.enter_with(&RealFs, pid)
+    }
+
+    /// [`TrialFiles::enter`] through `fs`.
+    pub fn enter_with(&self, fs: &dyn CgroupFs, pid: u32) -> Result<(), Error> {
+        write_id(fs, &self.enter, pid)
     }
 
     /// Move the calling host (its one thread, id `id`: its pid, which is its main thread's id)
     /// into group `group`, or back home with None.
     pub fn join(&self, group: Option<usize>, id: u32) -> Result<(), Error> {
+        self.join_with(&RealFs, group, id)
+    }
+
+    /// [`TrialFiles::join`] through `fs`.
+    pub fn join_with(&self, fs: &dyn CgroupFs, group: Option<usize>, id: u32) -> Result<(), Error> {
         let files = match group {
             Some(g) => match self.groups.get(g) {
                 Some(f) => &f.join,
@@ -113,7 +125,7 @@ impl TrialFiles {
             },
             None => &self.home,
         };
-        files.iter().try_for_each(|f| write_id(f, id))
+        write_id(fs, files, id)
     }
 
     /// Every group's figures now, in group order.

@@ -332,7 +332,7 @@ impl Session {
                 }
                 if h.has(Controller::Cpu) && plan.rt_share_us.is_some() {
                     if let Some(us) = self.rt_parent_us {
-                        write(fs, &tdir.join("cpu.rt_runtime_us"), &us.to_string())?;
+                        write_rt_budget(fs, &tdir.join("cpu.rt_runtime_us"), us)?;
                     }
                 }
             }
@@ -447,6 +447,26 @@ pub(crate) fn mkdir(fs: &dyn CgroupFs, dir: &Path) -> Result<(), Error> {
 pub(crate) fn write(fs: &dyn CgroupFs, path: &Path, value: &str) -> Result<(), Error> {
     fs.write(path, value)
         .map_err(|e| Error::io(format!("write {value:?} to"), path, e))
+}
+
+/// Give a trial directory the parents' whole RT budget. The kernel counts a removed sibling
+/// (the previous trial) against the parent until the group is released, a moment after its
+/// `rmdir` (`cpu_cgroup_css_released`, from a workqueue), and refuses the budget (EINVAL)
+/// meanwhile: measured here, the next trial's write failed once in twelve. So EINVAL is
+/// retried for [`REMOVE_WAIT`].
+fn write_rt_budget(fs: &dyn CgroupFs, path: &Path, us: u64) -> Result<(), Error> {
+    let deadline = std::time::Instant::now() + REMOVE_WAIT;
+    loop {
+        match fs.write(path, &us.to_string()) {
+            Err(e)
+                if e.raw_os_error() == Some(errno::EINVAL)
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            r => return r.map_err(|e| Error::io(format!("write {us:?} to"), path, e)),
+        }
+    }
 }
 
 /// Write an optional kernel file; its absence (a feature guessed from the kernel release that
