@@ -162,8 +162,7 @@ fn a_bandwidth_limit_throttles_and_no_limit_does_not() {
     let quotas = (*cpu + 20 * MS - 1) / (20 * MS);
     let bound = (quotas - 2) * 100 * MS + 40 * MS - quotas * MS;
     assert!(*turnaround >= 400 * MS && *turnaround >= bound, "turnaround {turnaround} ns, bound {bound}");
-    assert!(*throttled >= 3, "nr_throttled {throttled}");
-    assert!(*throttled_ns > 0);
+    let (limited_throttled, limited_throttled_ns) = (*throttled, *throttled_ns);
     // The kernel's group accounting against the task's own CPU clock.
     assert!(
         (*usage - *cpu).abs() <= *cpu / 10,
@@ -177,6 +176,15 @@ fn a_bandwidth_limit_throttles_and_no_limit_does_not() {
         *turnaround as f64 / 1e6
     );
     assert_eq!((*throttled, *throttled_ns), (0, 0), "not throttled");
+    // The kernel throttles only a group that used its quota: when the machine left the
+    // unlimited task less than 30 % of a CPU, the 20 % quota may never bind (printed).
+    let free_share = *cpu as f64 / *turnaround as f64;
+    if free_share >= 0.3 {
+        assert!(limited_throttled >= 3, "nr_throttled {limited_throttled}");
+        assert!(limited_throttled_ns > 0);
+    } else {
+        println!("    the unlimited task got {:.0} % of a CPU: throttling not asserted", free_share * 100.0);
+    }
     let named = ints(
         &s.conn(),
         "SELECT COUNT(*) FROM tasks WHERE group_name = 'all'",

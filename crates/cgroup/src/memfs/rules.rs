@@ -68,8 +68,11 @@ impl State {
                 return Err(err(errno::EBUSY));
             }
         }
+        // A thread moves only within its threaded subtree, whose threaded domain counts too
+        // (`cgroup_attach_permissions()`: the same `dom_cgrp`).
+        let ty = self.file(&dir.join("cgroup.type"));
         if t.name == "cgroup.threads"
-            && self.file(&dir.join("cgroup.type")).trim() != "threaded"
+            && !matches!(ty.trim(), "threaded" | "domain threaded")
             && !t.is_root
         {
             return Err(err(errno::EOPNOTSUPP));
@@ -80,7 +83,10 @@ impl State {
             return Err(err(errno::ENOSPC));
         }
         let id = num(v)? as u32;
-        let thread = t.version == Version::V2 && t.name == "cgroup.threads";
+        // In its threaded domain a main thread (id = pid) makes the process listed in
+        // cgroup.procs again, as the kernel lists processes by their leader.
+        let thread =
+            t.version == Version::V2 && t.name == "cgroup.threads" && ty.trim() != "domain threaded";
         self.members
             .insert((t.idx, id), (dir.to_path_buf(), thread));
         Ok(())
