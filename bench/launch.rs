@@ -40,6 +40,7 @@ fn plan(n: usize, units: u64, barrier: bool) -> TaskPlan {
         measured: n,
         antagonist_workload: None,
         antagonist_chunk: 0,
+        contended: Vec::new(),
     }
 }
 
@@ -54,6 +55,7 @@ fn schedlab_spawn_ns(kind: TaskKind, n: usize) -> u64 {
         guard: false,
         interrupted: &stop,
         dir: None,
+        groups: None,
     })
     .unwrap();
     assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);
@@ -73,6 +75,7 @@ fn schedlab_release_ns(kind: TaskKind, n: usize) -> u64 {
         guard: false,
         interrupted: &stop,
         dir: None,
+        groups: None,
     })
     .unwrap();
     assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);
@@ -127,6 +130,7 @@ fn harness_pct(kind: TaskKind, n: usize, units: u64) -> f64 {
         guard: false,
         interrupted: &stop,
         dir: None,
+        groups: None,
     })
     .unwrap();
     assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);

@@ -144,7 +144,16 @@ fn a_bandwidth_limit_throttles_and_no_limit_does_not() {
     // 25 % faster than at calibration.
     let o = run(
         &s,
-        &["--tasks", "1", "--work", "150ms", "--cpu-max", "20ms/100ms,max", "--trials", "1"],
+        &[
+            "--tasks",
+            "1",
+            "--work",
+            "150ms",
+            "--cpu-max",
+            "20ms/100ms,max",
+            "--trials",
+            "1",
+        ],
     );
     assert!(o.status.success(), "{}", text(&o));
     let rows = groups(&s);
@@ -161,7 +170,10 @@ fn a_bandwidth_limit_throttles_and_no_limit_does_not() {
     // The bound for the quotas this CPU time needs, with 1 ms per period for the tick.
     let quotas = (*cpu + 20 * MS - 1) / (20 * MS);
     let bound = (quotas - 2) * 100 * MS + 40 * MS - quotas * MS;
-    assert!(*turnaround >= 400 * MS && *turnaround >= bound, "turnaround {turnaround} ns, bound {bound}");
+    assert!(
+        *turnaround >= 400 * MS && *turnaround >= bound,
+        "turnaround {turnaround} ns, bound {bound}"
+    );
     let (limited_throttled, limited_throttled_ns) = (*throttled, *throttled_ns);
     // The kernel's group accounting against the task's own CPU clock.
     assert!(
@@ -183,7 +195,10 @@ fn a_bandwidth_limit_throttles_and_no_limit_does_not() {
         assert!(limited_throttled >= 3, "nr_throttled {limited_throttled}");
         assert!(limited_throttled_ns > 0);
     } else {
-        println!("    the unlimited task got {:.0} % of a CPU: throttling not asserted", free_share * 100.0);
+        println!(
+            "    the unlimited task got {:.0} % of a CPU: throttling not asserted",
+            free_share * 100.0
+        );
     }
     let named = ints(
         &s.conn(),
@@ -203,8 +218,18 @@ fn weights_100_and_300_share_a_cpu_1_to_3_while_both_run() {
     let o = run(
         &s,
         &[
-            "--groups", "a=1:b=1", "--cpu-weight", "100:300", "--cpus", "0", "--work", "200ms",
-            "--kind", "process,thread", "--trials", "3",
+            "--groups",
+            "a=1:b=1",
+            "--cpu-weight",
+            "100:300",
+            "--cpus",
+            "0",
+            "--work",
+            "200ms",
+            "--kind",
+            "process,thread",
+            "--trials",
+            "3",
         ],
     );
     assert!(o.status.success(), "{}", text(&o));
@@ -216,14 +241,24 @@ fn weights_100_and_300_share_a_cpu_1_to_3_while_both_run() {
             let (ua, ub) = (a.7.expect("contended a"), b.7.expect("contended b"));
             // b (weight 300) ends first: its contended usage is its whole work, which its
             // task's own CPU clock measured too.
-            assert!((ub - b.9).abs() <= b.9 / 20, "group b {ub} ns, its task {} ns", b.9);
+            assert!(
+                (ub - b.9).abs() <= b.9 / 20,
+                "group b {ub} ns, its task {} ns",
+                b.9
+            );
             ratios.push(ub as f64 / ua as f64);
         }
         ratios.sort_by(f64::total_cmp);
-        println!("    {} tasks: b/a CPU while both ran {ratios:.3?}", ["process", "thread"][cell as usize]);
+        println!(
+            "    {} tasks: b/a CPU while both ran {ratios:.3?}",
+            ["process", "thread"][cell as usize]
+        );
         assert_eq!(ratios.len(), 3);
         let m = ratios[1];
-        assert!((2.55..=3.45).contains(&m), "median ratio {m:.3} is not 3 within 15 %");
+        assert!(
+            (2.55..=3.45).contains(&m),
+            "median ratio {m:.3} is not 3 within 15 %"
+        );
     }
     assert_nothing_left();
 }
@@ -237,12 +272,30 @@ fn a_partition_admits_a_pinned_deadline_task_and_its_cbs_throttles_it() {
     let balance = Restore::new(LOAD_BALANCE);
     let s = Scratch::new();
     let dl = [
-        "--policy", "deadline", "--cpus", "1", "--dl-runtime", "5ms", "--dl-deadline", "20ms",
-        "--dl-period", "20ms", "--tasks", "1", "--work", "30ms", "--trials", "2",
+        "--policy",
+        "deadline",
+        "--cpus",
+        "1",
+        "--dl-runtime",
+        "5ms",
+        "--dl-deadline",
+        "20ms",
+        "--dl-period",
+        "20ms",
+        "--tasks",
+        "1",
+        "--work",
+        "30ms",
+        "--trials",
+        "2",
     ];
     let o = run(&s, &[&dl[..], &["--partition"]].concat());
     assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(common::value(LOAD_BALANCE), balance.original(), "root cpuset restored");
+    assert_eq!(
+        common::value(LOAD_BALANCE),
+        balance.original(),
+        "root cpuset restored"
+    );
     let conn = s.conn();
     let rows: Vec<(i64, i64)> = conn
         .prepare("SELECT turnaround_ns, cpu_ns FROM tasks t JOIN trials tr ON tr.trial_id = t.trial_id WHERE tr.status = 'ok' AND t.policy_in_force = 'deadline'")
@@ -260,14 +313,23 @@ fn a_partition_admits_a_pinned_deadline_task_and_its_cbs_throttles_it() {
             cpu as f64 / 1e6,
             turnaround as f64 / 1e6
         );
-        assert!(turnaround >= (n - 1) * 20 * MS, "{turnaround} ns for {n} runtimes");
-        assert!(turnaround <= (n + 1) * 20 * MS + 10 * MS, "{turnaround} ns for {n} runtimes");
+        assert!(
+            turnaround >= (n - 1) * 20 * MS,
+            "{turnaround} ns for {n} runtimes"
+        );
+        assert!(
+            turnaround <= (n + 1) * 20 * MS + 10 * MS,
+            "{turnaround} ns for {n} runtimes"
+        );
     }
     // Without the partition: refused, as always, and skipped; --strict makes it exit 1.
     let s = Scratch::new();
     let o = run(&s, &dl);
     assert!(o.status.success(), "{}", text(&o));
-    let skipped = ints(&s.conn(), "SELECT COUNT(*) FROM trials WHERE status = 'skipped'");
+    let skipped = ints(
+        &s.conn(),
+        "SELECT COUNT(*) FROM trials WHERE status = 'skipped'",
+    );
     assert_eq!(skipped, [2]);
     assert!(text(&o).contains("root domain"), "{}", text(&o));
     let strict = Scratch::new();
@@ -287,7 +349,16 @@ fn after_a_sigkill_the_next_command_removes_the_cgroups_and_says_so() {
     let mut child = schedlab_in(&s)
         .arg("run")
         .args(["--db", s.db().to_str().unwrap(), "--quiet"])
-        .args(["--tasks", "1", "--work", "20s", "--timeout", "60s", "--trials", "1"])
+        .args([
+            "--tasks",
+            "1",
+            "--work",
+            "20s",
+            "--timeout",
+            "60s",
+            "--trials",
+            "1",
+        ])
         .args(["--cpuset", "1", "--partition", "--cpu-max", "50ms/100ms"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -303,7 +374,10 @@ fn after_a_sigkill_the_next_command_removes_the_cgroups_and_says_so() {
             .any(|e| e.file_type().is_ok_and(|t| t.is_dir()))
     };
     while !cgroups_of(child.id()).iter().any(trial) {
-        assert!(Instant::now() < deadline, "the trial's cgroups never appeared");
+        assert!(
+            Instant::now() < deadline,
+            "the trial's cgroups never appeared"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(300));
@@ -322,9 +396,15 @@ fn after_a_sigkill_the_next_command_removes_the_cgroups_and_says_so() {
     assert!(o.status.success(), "{said}");
     for dir in &left {
         assert!(!dir.exists(), "{} is still there", dir.display());
-        assert!(said.contains(&format!("removed the cgroups {}", dir.display())), "{said}");
+        assert!(
+            said.contains(&format!("removed the cgroups {}", dir.display())),
+            "{said}"
+        );
     }
-    assert!(said.contains("restored cpuset.sched_load_balance"), "{said}");
+    assert!(
+        said.contains("restored cpuset.sched_load_balance"),
+        "{said}"
+    );
     assert_eq!(common::value(LOAD_BALANCE), balance.original());
     assert_nothing_left();
 }
@@ -335,7 +415,16 @@ fn without_the_controller_the_cells_are_skipped_with_the_reason() {
         return;
     }
     let _turn = rt_turn();
-    let args = ["--tasks", "1", "--work", "10ms", "--cpu-max", "20ms/100ms", "--trials", "2"];
+    let args = [
+        "--tasks",
+        "1",
+        "--work",
+        "10ms",
+        "--cpu-max",
+        "20ms/100ms",
+        "--trials",
+        "2",
+    ];
     let s = Scratch::new();
     let o = schedlab_in(&s)
         .env("SCHEDLAB_CGROUP_HIDE", "cpu")
@@ -354,8 +443,16 @@ fn without_the_controller_the_cells_are_skipped_with_the_reason() {
         .map(Result::unwrap)
         .collect();
     assert_eq!(reasons.len(), 2);
-    assert!(reasons[0].contains("[cgroup.no-controller]"), "{}", reasons[0]);
-    assert!(reasons[0].contains("mount -t cgroup -o cpu"), "the remedy: {}", reasons[0]);
+    assert!(
+        reasons[0].contains("[cgroup.no-controller]"),
+        "{}",
+        reasons[0]
+    );
+    assert!(
+        reasons[0].contains("mount -t cgroup -o cpu"),
+        "the remedy: {}",
+        reasons[0]
+    );
     let strict = Scratch::new();
     let o = schedlab_in(&strict)
         .env("SCHEDLAB_CGROUP_HIDE", "cpu")
@@ -372,6 +469,11 @@ fn without_the_controller_the_cells_are_skipped_with_the_reason() {
         .args(args)
         .output()
         .unwrap();
-    assert!(text(&o).contains("cell 0: skipped here: no mounted cgroup hierarchy has the cpu controller"), "{}", text(&o));
+    assert!(
+        text(&o)
+            .contains("cell 0: skipped here: no mounted cgroup hierarchy has the cpu controller"),
+        "{}",
+        text(&o)
+    );
     assert_nothing_left();
 }

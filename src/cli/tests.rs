@@ -96,7 +96,12 @@ fn cgroup_flags_become_axes_with_one_value_per_cell() {
     assert_eq!(a.cpu_max.len(), 3, "the issue's example: three cells");
     assert_eq!(a.cpuset, [schedlab_spec::CgroupValue::Text("0+1:1".into())]);
     assert_eq!(a.partition, [true]);
-    let plain = parse(&["run", "--cpu-max", "20ms/100ms"]).to_spec().unwrap();
-    assert_eq!(plain.name, "cli", "a cgroup flag describes an experiment from flags");
+    let plain = parse(&["run", "--cpu-max", "20ms/100ms"])
+        .to_spec()
+        .unwrap();
+    assert_eq!(
+        plain.name, "cli",
+        "a cgroup flag describes an experiment from flags"
+    );
     assert!(parse(&["run", "--groups", "a:b"]).to_spec().is_err());
 }

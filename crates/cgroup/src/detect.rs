@@ -333,9 +333,8 @@ impl CpuFeatures {
             }
             Version::V2 => {
                 let child = child_with(fs, &p.mount, "cpu.weight");
-                let feature = |file, since| {
-                    v2_feature(fs, child.as_deref(), file, kernel, release, since)
-                };
+                let feature =
+                    |file, since| v2_feature(fs, child.as_deref(), file, kernel, release, since);
                 f.idle = feature("cpu.idle", IDLE_SINCE);
                 f.burst = feature("cpu.max.burst", BURST_SINCE);
                 f.rt_group_sched = Feature {
@@ -391,7 +390,11 @@ fn cpuset_features(
             )
         }
     };
-    (partition, list(cpus_file), list(mems_file).unwrap_or_default())
+    (
+        partition,
+        list(cpus_file),
+        list(mems_file).unwrap_or_default(),
+    )
 }
 
 /// Where controller `c` is, or why not.

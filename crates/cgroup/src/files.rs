@@ -216,7 +216,11 @@ impl Trial {
 }
 
 /// A group's files from its directory in each hierarchy.
-fn group_files(name: &str, dirs: &[(Version, PathBuf, Vec<Controller>)], threads: bool) -> GroupFiles {
+fn group_files(
+    name: &str,
+    dirs: &[(Version, PathBuf, Vec<Controller>)],
+    threads: bool,
+) -> GroupFiles {
     let join = dirs
         .iter()
         .map(|(v, d, _)| {
@@ -272,7 +276,12 @@ mod tests {
             Path::new("/c/user.slice")
         );
         assert_eq!(
-            own_dir(&p, Version::V2, Path::new("/sys/fs/cgroup"), Controller::Cpu),
+            own_dir(
+                &p,
+                Version::V2,
+                Path::new("/sys/fs/cgroup"),
+                Controller::Cpu
+            ),
             Path::new("/sys/fs/cgroup/system.slice/x.service")
         );
         assert_eq!(

@@ -280,7 +280,11 @@ impl Session {
                 mkdir(&*self.fs, &rdir)?;
                 t.push_dir(rdir.clone());
                 write(&*self.fs, &rdir.join("cpuset.cpus"), &rest.to_string())?;
-                write(&*self.fs, &rdir.join("cpuset.mems"), &self.caps.mems.to_string())?;
+                write(
+                    &*self.fs,
+                    &rdir.join("cpuset.mems"),
+                    &self.caps.mems.to_string(),
+                )?;
             }
         }
         t.set_groups(
@@ -296,7 +300,12 @@ impl Session {
     /// Create the trial's directory in hierarchy `h` and configure it (v2: controllers for
     /// its children and exclusive CPUs for partitions; v1: all CPUs without load balancing,
     /// and the RT budget); returns it.
-    fn create_trial_dir(&self, h: &Hier, plan: &TrialPlan, t: &mut Trial) -> Result<PathBuf, Error> {
+    fn create_trial_dir(
+        &self,
+        h: &Hier,
+        plan: &TrialPlan,
+        t: &mut Trial,
+    ) -> Result<PathBuf, Error> {
         let fs = &*self.fs;
         let spec = &plan.spec;
         let parts = spec.partition_cpus();
@@ -326,7 +335,11 @@ impl Session {
             }
             Version::V1 => {
                 if cpuset_here {
-                    write(fs, &tdir.join("cpuset.cpus"), &self.caps.online_cpus.to_string())?;
+                    write(
+                        fs,
+                        &tdir.join("cpuset.cpus"),
+                        &self.caps.online_cpus.to_string(),
+                    )?;
                     write(fs, &tdir.join("cpuset.mems"), &self.caps.mems.to_string())?;
                     write(fs, &tdir.join("cpuset.sched_load_balance"), "0")?;
                 }

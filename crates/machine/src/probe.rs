@@ -386,7 +386,10 @@ fn render_cgroups(out: &mut String, env: &EnvRecord) {
     if env.cgroups.is_empty() {
         return;
     }
-    let _ = writeln!(out, "CPU cgroups (task groups, --cpu-weight/--cpu-max/--cpu-idle/--cpuset/--partition):");
+    let _ = writeln!(
+        out,
+        "CPU cgroups (task groups, --cpu-weight/--cpu-max/--cpu-idle/--cpuset/--partition):"
+    );
     for line in &env.cgroups {
         let _ = writeln!(out, "  {line}");
     }

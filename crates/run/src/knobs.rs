@@ -326,7 +326,10 @@ impl Knobs {
             return Ok(());
         }
         if let Some(why) = schedlab_core::records::denied(&file.display().to_string()) {
-            return Err(format!("{} is on schedlab's deny list: {why}", file.display()));
+            return Err(format!(
+                "{} is on schedlab's deny list: {why}",
+                file.display()
+            ));
         }
         let original = knobfile::read(&file)
             .map_err(|e| format!("cannot read {name} ({}): {e}", file.display()))?

@@ -191,7 +191,9 @@ pub fn check_cgroups(a: &CgroupAxes) -> Result<CheckedCgroups, Problem> {
             "axes.partition",
             "a partition gives a group's CPUs a root domain of their own, and no group has CPUs",
         )
-        .accepting("a cpuset axis (--cpuset), or a cpus axis (--cpus) whose CPUs the groups take"));
+        .accepting(
+            "a cpuset axis (--cpuset), or a cpus axis (--cpus) whose CPUs the groups take",
+        ));
     }
     Ok(c)
 }
@@ -279,11 +281,10 @@ fn axis<T>(
         }
         let cell = cells.remove(0);
         if let Some(n) = groups.iter().find(|&&n| cell.len() != 1 && cell.len() != n) {
-            return Err(Problem::new(
-                key,
-                format!("{} values for {n} groups", cell.len()),
-            )
-            .accepting("one value for every group, or one per group separated by `:`"));
+            return Err(
+                Problem::new(key, format!("{} values for {n} groups", cell.len()))
+                    .accepting("one value for every group, or one per group separated by `:`"),
+            );
         }
         out.push(cell);
     }

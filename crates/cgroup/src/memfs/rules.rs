@@ -85,8 +85,9 @@ impl State {
         let id = num(v)? as u32;
         // In its threaded domain a main thread (id = pid) makes the process listed in
         // cgroup.procs again, as the kernel lists processes by their leader.
-        let thread =
-            t.version == Version::V2 && t.name == "cgroup.threads" && ty.trim() != "domain threaded";
+        let thread = t.version == Version::V2
+            && t.name == "cgroup.threads"
+            && ty.trim() != "domain threaded";
         self.members
             .insert((t.idx, id), (dir.to_path_buf(), thread));
         Ok(())

@@ -95,24 +95,48 @@ fn med(rows: &[&GroupRow], f: impl Fn(&GroupRow) -> Option<f64>) -> Option<f64> 
 pub fn build(rows: &[GroupRow], cells: &[CellView]) -> CgroupView {
     let mut out = Vec::new();
     for c in cells {
-        let mine: Vec<&GroupRow> = rows.iter().filter(|r| r.cell_index == c.cell_index).collect();
+        let mine: Vec<&GroupRow> = rows
+            .iter()
+            .filter(|r| r.cell_index == c.cell_index)
+            .collect();
         let Some(first_trial) = mine.first().map(|r| r.trial_id) else {
             continue;
         };
-        let layout: Vec<&GroupRow> = mine.iter().copied().filter(|r| r.trial_id == first_trial).collect();
-        let total_weight: i64 = layout.iter().map(|r| r.weight.unwrap_or(DEFAULT_WEIGHT)).sum();
+        let layout: Vec<&GroupRow> = mine
+            .iter()
+            .copied()
+            .filter(|r| r.trial_id == first_trial)
+            .collect();
+        let total_weight: i64 = layout
+            .iter()
+            .map(|r| r.weight.unwrap_or(DEFAULT_WEIGHT))
+            .sum();
         for g in &layout {
-            let of_group: Vec<&GroupRow> = mine.iter().copied().filter(|r| r.group_index == g.group_index).collect();
+            let of_group: Vec<&GroupRow> = mine
+                .iter()
+                .copied()
+                .filter(|r| r.group_index == g.group_index)
+                .collect();
             let shares: Vec<f64> = of_group
                 .iter()
                 .filter_map(|r| {
-                    let all: Vec<&GroupRow> = mine.iter().copied().filter(|o| o.trial_id == r.trial_id).collect();
-                    let sum: i64 = all.iter().map(|o| o.usage_contended_ns).sum::<Option<i64>>()?;
+                    let all: Vec<&GroupRow> = mine
+                        .iter()
+                        .copied()
+                        .filter(|o| o.trial_id == r.trial_id)
+                        .collect();
+                    let sum: i64 = all
+                        .iter()
+                        .map(|o| o.usage_contended_ns)
+                        .sum::<Option<i64>>()?;
                     (sum > 0).then(|| r.usage_contended_ns.unwrap_or(0) as f64 / sum as f64)
                 })
                 .collect();
             let weight = g.weight.unwrap_or(DEFAULT_WEIGHT);
-            let limit_cpus = g.quota_us.zip(g.period_us).map(|(q, p)| q as f64 / p as f64);
+            let limit_cpus = g
+                .quota_us
+                .zip(g.period_us)
+                .map(|(q, p)| q as f64 / p as f64);
             let ms = |v: Option<i64>| v.map(|v| v as f64 / 1e6);
             out.push(GroupSummary {
                 cell_index: c.cell_index,
@@ -213,7 +237,12 @@ pub fn figures(v: &CgroupView) -> Vec<Figure> {
     };
     let mut shares = by_name(&|g| g.share.map(|s| (g.weight_share, s)));
     if !shares.is_empty() {
-        let prediction: Vec<(f64, f64)> = v.groups.iter().filter(|g| g.share.is_some()).map(|g| (g.weight_share, g.weight_share)).collect();
+        let prediction: Vec<(f64, f64)> = v
+            .groups
+            .iter()
+            .filter(|g| g.share.is_some())
+            .map(|g| (g.weight_share, g.weight_share))
+            .collect();
         shares.push(("weight share (prediction)".into(), prediction));
         out.push(Figure {
             id: "cgroup-share-vs-weight".into(),

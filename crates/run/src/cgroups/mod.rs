@@ -117,7 +117,11 @@ impl CgroupRun {
         let caps = match detect() {
             Ok(c) if c.root_user => c,
             Ok(_) => {
-                run.refusal = Some(format!("{} [{}]", Unavailable::NotRoot, Unavailable::NotRoot.code()));
+                run.refusal = Some(format!(
+                    "{} [{}]",
+                    Unavailable::NotRoot,
+                    Unavailable::NotRoot.code()
+                ));
                 return Ok(run);
             }
             Err(e) => {
@@ -161,10 +165,9 @@ impl CgroupRun {
         if let Some(r) = &self.refusal {
             return Err(Refusal::Skip(r.clone()));
         }
-        let session = self
-            .session
-            .as_ref()
-            .ok_or_else(|| Refusal::Fail("internal error: the run's cgroups were not opened".into()))?;
+        let session = self.session.as_ref().ok_or_else(|| {
+            Refusal::Fail("internal error: the run's cgroups were not opened".into())
+        })?;
         let plan = session.plan_trial(&spec).map_err(Refusal::of)?;
         let paths = plan.paths().to_vec();
         let rt_share_us = plan.rt_share_us();
@@ -234,7 +237,8 @@ impl CgroupRun {
         let Some(s) = self.session.take() else {
             return Ok(());
         };
-        s.close().map_err(|e| format!("the run's cgroups could not all be removed: {e}"))?;
+        s.close()
+            .map_err(|e| format!("the run's cgroups could not all be removed: {e}"))?;
         knobs.journal()?.remove_cgroups(&self.parents)
     }
 }
@@ -304,7 +308,11 @@ pub fn describe(plan: &Plan) -> Vec<String> {
         match spec.check(&caps) {
             Ok(()) => {
                 out.push(format!("cell {i}:"));
-                out.extend(spec.describe(&caps, None).into_iter().map(|l| format!("  {l}")));
+                out.extend(
+                    spec.describe(&caps, None)
+                        .into_iter()
+                        .map(|l| format!("  {l}")),
+                );
             }
             Err(u) => out.push(format!("cell {i}: skipped here: {u} [{}]", u.code())),
         }

@@ -73,7 +73,9 @@ pub fn remove_recorded(paths: &[PathBuf]) -> Removed {
                 out.lines.push(l);
                 out.failed |= failed;
             }
-            Err(e) => out.lines.push(format!("left a cgroup the journal names: {e}")),
+            Err(e) => out
+                .lines
+                .push(format!("left a cgroup the journal names: {e}")),
         }
     }
     out

@@ -112,7 +112,9 @@ pub(super) fn host_main(
                     Err(_) => schedlab_sys::exit_now(3),
                 }
             }
-            placer.map(groups::Placer::finish);
+            if let Some(p) = placer {
+                p.finish();
+            }
             while let Ok(Some(r)) = reap_next(h, slots, commands) {
                 store_reaped(slots, &r);
             }
@@ -136,7 +138,9 @@ pub(super) fn host_main(
                         schedlab_sys::exit_now(3);
                     }
                 }
-                placer.map(groups::Placer::finish);
+                if let Some(p) = placer {
+                    p.finish();
+                }
             });
         }
     }

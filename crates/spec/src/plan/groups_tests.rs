@@ -17,7 +17,10 @@ fn layouts_and_values_become_each_cells_groups() {
     let (spec, plan) = build_from_text("g.toml", text, 1).unwrap();
     assert_eq!(plan.cells.len(), 2 * 2 * 2);
     let c = &plan.cells[3];
-    assert_eq!(c.tasks, 2, "the layout's tasks, whatever the tasks axis says");
+    assert_eq!(
+        c.tasks, 2,
+        "the layout's tasks, whatever the tasks axis says"
+    );
     assert_eq!(c.groups[1].settings.weight.unwrap().get(), 300);
     assert_eq!(
         c.groups[0].settings.max,
@@ -30,7 +33,11 @@ fn layouts_and_values_become_each_cells_groups() {
     );
     assert_eq!(plan.cells[7].tasks, 5);
     assert_eq!(
-        (plan.cells[7].group_of(0), plan.cells[7].group_of(4), plan.cells[7].group_of(5)),
+        (
+            plan.cells[7].group_of(0),
+            plan.cells[7].group_of(4),
+            plan.cells[7].group_of(5)
+        ),
         (Some(0), Some(1), None)
     );
     assert!(c.label().contains("cg[a:1"), "{}", c.label());
@@ -54,9 +61,15 @@ fn without_groups_the_tasks_form_one_group_and_a_partition_takes_the_pinned_cpus
     assert_eq!(g.len(), 1);
     assert_eq!((g[0].name.as_str(), g[0].tasks), ("all", 2));
     assert!(g[0].settings.partition);
-    assert!(g[0].settings.rt_tasks, "the DEADLINE trial's host holds the RT guard");
+    assert!(
+        g[0].settings.rt_tasks,
+        "the DEADLINE trial's host holds the RT guard"
+    );
     assert_eq!(g[0].settings.cpus.as_ref().unwrap().to_string(), "1");
-    assert_eq!(plan.cells[0].groups_label().unwrap(), "cg[2 cpus=1 partition]");
+    assert_eq!(
+        plan.cells[0].groups_label().unwrap(),
+        "cg[2 cpus=1 partition]"
+    );
     let spec = plan.cells[0].trial_spec("c0-t0").unwrap();
     assert_eq!(spec.groups.len(), 1);
     assert!(!spec.threads);
@@ -81,14 +94,24 @@ fn tasks_are_divided_evenly_when_the_layout_gives_none() {
 fn mistakes_are_positioned_or_name_the_cell() {
     let bad = "[axes]\ncpu_max = [\"20ms\"]\n";
     let e = build_from_text("b.toml", bad, 1).unwrap_err().to_string();
-    assert!(e.starts_with("b.toml:2:") && e.contains("axes.cpu_max[0]"), "{e}");
+    assert!(
+        e.starts_with("b.toml:2:") && e.contains("axes.cpu_max[0]"),
+        "{e}"
+    );
     let idle_weight = "[axes]\ncpu_weight = [100]\ncpu_idle = [true]\n";
-    let e = build_from_text("i.toml", idle_weight, 1).unwrap_err().to_string();
+    let e = build_from_text("i.toml", idle_weight, 1)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("idle"), "{e}");
     let outside = "[axes]\ncpus = [\"0\"]\ncpuset = [\"1\"]\n";
-    let e = build_from_text("o.toml", outside, 1).unwrap_err().to_string();
+    let e = build_from_text("o.toml", outside, 1)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("pinned only within its cpuset"), "{e}");
     let part = "[axes]\npartition = [true]\n";
     let e = build_from_text("q.toml", part, 1).unwrap_err().to_string();
-    assert!(e.starts_with("q.toml:2:") && e.contains("no group has CPUs"), "{e}");
+    assert!(
+        e.starts_with("q.toml:2:") && e.contains("no group has CPUs"),
+        "{e}"
+    );
 }
