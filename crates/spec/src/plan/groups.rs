@@ -146,19 +146,34 @@ fn groups_of(cell: &Cell, choice: &Choice) -> Result<Vec<CellGroup>, SpecError> 
         .collect())
 }
 
+/// The spec keys and flags behind a value the layer refused in a trial of `cell`.
+fn keys_of(e: &schedlab_cgroup::Error, cell: &Cell) -> &'static str {
+    let schedlab_cgroup::Error::InvalidValue { what, .. } = e else {
+        return "the cgroup axes";
+    };
+    let idle = cell.groups.iter().any(|g| g.settings.idle == Some(true));
+    match *what {
+        "cpu weight" if idle => "axes.cpu_weight and axes.cpu_idle (--cpu-weight, --cpu-idle)",
+        "cpu weight" => "axes.cpu_weight (--cpu-weight)",
+        "cpuset" => "axes.cpuset (--cpuset)",
+        "partition" => "axes.partition (--partition)",
+        _ => "axes.groups (--groups)",
+    }
+}
+
 /// The layer's checks of a trial of `cell`, and a pinned cell's CPUs within each group's.
 fn check_cell(cell: &Cell, online: &CpuList) -> Result<(), SpecError> {
     let Some(spec) = cell.trial_spec("check") else {
         return Ok(());
     };
     spec.validate(online)
-        .map_err(|e| SpecError(format!("cell {}: {e}", cell.label())))?;
+        .map_err(|e| SpecError(format!("{}, cell {}: {e}", keys_of(&e, cell), cell.label())))?;
     if let Some(cpus) = &cell.cpus {
         let pinned = CpuList::from_cpus(cpus.iter().map(|&c| c as u32));
         for g in &cell.groups {
             if let Some(set) = g.settings.cpus.as_ref().filter(|s| !pinned.is_subset(s)) {
                 return Err(SpecError(format!(
-                    "cell {}: its tasks are pinned to CPUs {pinned}, outside group {}'s cpuset {set}; a task can be pinned only within its cpuset",
+                    "axes.cpus (--cpus) and axes.cpuset (--cpuset), cell {}: its tasks are pinned to CPUs {pinned}, outside group {}'s cpuset {set}; a task can be pinned only within its cpuset",
                     cell.label(),
                     g.name
                 )));

@@ -102,12 +102,27 @@ fn mistakes_are_positioned_or_name_the_cell() {
     let e = build_from_text("i.toml", idle_weight, 1)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("idle"), "{e}");
+    assert!(
+        e.contains("axes.cpu_weight and axes.cpu_idle (--cpu-weight, --cpu-idle)"),
+        "{e}"
+    );
+    let shared = "[axes]\ngroups = [{ name = \"a\" }, { name = \"b\" }]\ntasks = [2]\ncpuset = [\"0:0\"]\npartition = [true]\n";
+    let e = build_from_text("a.toml", shared, 1)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("axes.cpuset (--cpuset)") && e.contains("groups a and b share CPUs 0"),
+        "{e}"
+    );
     let outside = "[axes]\ncpus = [\"0\"]\ncpuset = [\"1\"]\n";
     let e = build_from_text("o.toml", outside, 1)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("pinned only within its cpuset"), "{e}");
+    assert!(
+        e.contains("axes.cpus (--cpus) and axes.cpuset (--cpuset)")
+            && e.contains("pinned only within its cpuset"),
+        "{e}"
+    );
     let part = "[axes]\npartition = [true]\n";
     let e = build_from_text("q.toml", part, 1).unwrap_err().to_string();
     assert!(

@@ -3,7 +3,10 @@
 //! CPU 1:3 while both groups run; a pinned DEADLINE task is admitted in a partition and
 //! throttled by its CBS, refused without one; after a SIGKILL the next command removes the
 //! run's cgroups and restores the root cpuset; a controller the machine lacks skips its cells
-//! (exit 0, 1 with --strict). No `schedlab-*` cgroup of a dead process is left after any test.
+//! (exit 0, 1 with --strict). `exits`: Ctrl-C, SIGTERM, SIGHUP and a deadline kill remove a
+//! trial's cgroups, and the root cgroups' settings are as before. `figures`: the stored
+//! figures through export, stats and report. No `schedlab-*` cgroup of a dead process is left
+//! after any test.
 //!
 //! cgroup v2 runs against a recorded tree (`crates/cgroup/tests/recorded`): a real v2 cpu or
 //! cpuset controller cannot be had here, since PID 1 holds the v1 mounts (umount: busy; see
@@ -12,12 +15,16 @@
 //! The tests need root and take turns (`rt_turn`): two partition runs at once would vary the
 //! same root cpuset setting, which the second refuses.
 
+#[path = "../common/mod.rs"]
 mod common;
+mod exits;
+mod figures;
 
 use common::*;
 use schedlab_cgroup::OwnerId;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const MOUNTS: [&str; 3] = [
@@ -88,6 +95,58 @@ fn cgroups_of(pid: u32) -> Vec<PathBuf> {
         .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
         .map(|e| e.path())
         .collect()
+}
+
+/// A run whose one trial (a partition on CPU 1, with a limit) lasts until it is stopped.
+const LONG_PARTITION_TRIAL: [&str; 13] = [
+    "--tasks",
+    "1",
+    "--work",
+    "20s",
+    "--timeout",
+    "60s",
+    "--trials",
+    "1",
+    "--cpuset",
+    "1",
+    "--partition",
+    "--cpu-max",
+    "50ms/100ms",
+];
+
+/// The trial directories (`c3-t7`) under `cgroups_of(pid)`.
+fn trial_dirs(pid: u32) -> Vec<PathBuf> {
+    cgroups_of(pid)
+        .iter()
+        .flat_map(|p| std::fs::read_dir(p).into_iter().flatten().flatten())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// Starts `schedlab run ARGS` in a process group of its own, as a shell starts a command, and
+/// returns once its trial's groups exist (after calibration and the settle window), and a
+/// little more.
+fn spawn_until_trial(s: &Scratch, args: &[&str]) -> Child {
+    let child = schedlab_in(s)
+        .arg("run")
+        .args(["--db", s.db().to_str().unwrap(), "--quiet"])
+        .args(args)
+        .process_group(0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while trial_dirs(child.id()).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the trial's cgroups never appeared"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child
 }
 
 fn assert_nothing_left() {
@@ -346,44 +405,20 @@ fn after_a_sigkill_the_next_command_removes_the_cgroups_and_says_so() {
     let _turn = rt_turn();
     let balance = Restore::new(LOAD_BALANCE);
     let s = Scratch::new();
-    let mut child = schedlab_in(&s)
-        .arg("run")
-        .args(["--db", s.db().to_str().unwrap(), "--quiet"])
-        .args([
-            "--tasks",
-            "1",
-            "--work",
-            "20s",
-            "--timeout",
-            "60s",
-            "--trials",
-            "1",
-        ])
-        .args(["--cpuset", "1", "--partition", "--cpu-max", "50ms/100ms"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Wait until the trial's groups exist (after calibration and the settle window).
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let trial = |p: &PathBuf| {
-        std::fs::read_dir(p)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .any(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-    };
-    while !cgroups_of(child.id()).iter().any(trial) {
-        assert!(
-            Instant::now() < deadline,
-            "the trial's cgroups never appeared"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_millis(300));
+    let mut child = spawn_until_trial(&s, &LONG_PARTITION_TRIAL);
     assert_eq!(common::value(LOAD_BALANCE), "0", "the partition trial runs");
     child.kill().unwrap();
     child.wait().unwrap();
+    // The launcher and the tasks follow their parents (parent-death signals).
+    let pgid = child.id() as i32;
+    let gone = Instant::now() + Duration::from_secs(10);
+    while group_alive(pgid) {
+        assert!(
+            Instant::now() < gone,
+            "the run's processes outlived the SIGKILL"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let left = cgroups_of(child.id());
     assert_eq!(left.len(), 3, "left by the SIGKILL: {left:?}");
     // Any command: here `runs`.
