@@ -17,7 +17,7 @@ const DEFAULT_WEIGHT: i64 = 100;
 pub struct GroupSummary {
     /// Index of the cell in its run.
     pub cell_index: i64,
-    /// The cell without its groups, e.g. "other cpu:pi x2".
+    /// The cell without its groups, e.g. "other cpu:pi x2 +2 antagonists".
     pub cell: String,
     /// The group's name.
     pub name: String,
@@ -78,6 +78,12 @@ fn cell_label(c: &CellView) -> String {
         })
         .filter(|s| !s.is_empty());
     let mut out = format!("{} {} x{}", c.policy, c.workload, c.tasks);
+    if c.kind == "thread" {
+        out.push_str(" thread");
+    }
+    if c.antagonists > 0 {
+        out.push_str(&format!(" +{} antagonists", c.antagonists));
+    }
     if let Some(s) = settings {
         out.push(' ');
         out.push_str(&s);
@@ -351,5 +357,19 @@ mod tests {
         let figs = figures(&v);
         assert_eq!(figs.len(), 2, "share and throttling; no latency");
         assert!(table(&CgroupView::default()).is_none());
+    }
+
+    #[test]
+    fn a_cells_label_tells_threads_and_antagonists_apart() {
+        let c = CellView {
+            policy: "deadline".into(),
+            workload: "cpu:pi".into(),
+            tasks: 2,
+            kind: "thread".into(),
+            antagonists: 2,
+            settings: Some("cg[2 cpus=1 partition]".into()),
+            ..CellView::default()
+        };
+        assert_eq!(cell_label(&c), "deadline cpu:pi x2 thread +2 antagonists");
     }
 }
