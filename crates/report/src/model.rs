@@ -6,6 +6,7 @@
 
 pub mod baseline;
 pub mod cgroups;
+mod end_groups;
 pub mod figures;
 pub mod findings;
 pub mod fmt;
@@ -56,6 +57,8 @@ pub struct ReportInput {
     pub exclude_noisy: bool,
     /// Task groups (CPU cgroups) of the cells that had them.
     pub cgroups: cgroups::CgroupView,
+    /// Post-hoc claims and which trials verdicts use (`crate::claims`).
+    pub claims: crate::claims::ClaimsRequest,
 }
 
 /// The axis values of a cell, which identify it within a run and across runs.
@@ -235,6 +238,8 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// Precision reached, the machine's drift, noisy and throttled trials.
     pub quality: quality::Quality,
+    /// The declared claims, decided (None: the run declares none).
+    pub claims: Option<crate::claims::ClaimsOutcome>,
     /// Samples per cell and metric (cells x [`Metric::ALL`]), in the metric's unit: every
     /// task of every trial for per-task metrics (descriptive summaries and figures).
     #[serde(skip)]
@@ -305,6 +310,9 @@ pub fn cell_samples(c: &CellView) -> Vec<Vec<f64>> {
         s[Metric::CswPerTask.index()].push((vcsw + ivcsw) as f64 / n);
         if let Some(j) = jain_index(&cpu) {
             s[Metric::JainCpu.index()].push(j);
+        }
+        if let Some(g) = end_groups::end_groups(trial) {
+            s[Metric::EndGroups.index()].push(g);
         }
     }
     s
@@ -515,6 +523,10 @@ pub fn build(input: &ReportInput) -> Report {
         &findings,
     );
     methods.notes.extend(quality::notes(&quality));
+    let claims = crate::claims::build(input);
+    methods
+        .notes
+        .extend(claims.iter().flat_map(|c| c.methods.clone()));
     Report {
         run: input.run.clone(),
         include_warmup: input.include_warmup,
@@ -525,6 +537,7 @@ pub fn build(input: &ReportInput) -> Report {
         panels,
         findings,
         quality,
+        claims,
         samples,
         trial_values,
         kernel: input.kernel.clone(),

@@ -75,6 +75,8 @@ pub struct Checked {
     pub adaptive: Option<super::Adaptive>,
     /// The CPU cgroup axes (task groups and their settings).
     pub cgroups: super::CheckedCgroups,
+    /// Declared claims, checked against the axes.
+    pub claims: Vec<super::Claim>,
 }
 
 impl Spec {
@@ -109,6 +111,14 @@ impl Spec {
         let allow_knobs = super::knobs::check_allow_knobs(&s.allow_knobs)?;
         let knobs = super::knobs::check_knobs(&a.knobs, &allow_knobs)?;
         let scx = super::knobs::check_scx(&a.scx)?;
+        let claims = super::claims::check_claims(self)?;
+        if s.until_decided && claims.is_empty() {
+            return Err(Problem::new(
+                "settings.until_decided",
+                "adds rounds until every claim is decided, but the experiment declares no claim",
+            )
+            .accepting("[[claims]] entries, or --claim 'METRIC: A < B'"));
+        }
         Ok(Checked {
             policies: a.policies.clone(),
             priorities: a.priorities.clone(),
@@ -137,6 +147,7 @@ impl Spec {
             trace: s.trace,
             adaptive,
             cgroups,
+            claims,
         })
     }
 }
