@@ -57,7 +57,11 @@ impl CgroupArgs {
                 .split(',')
                 .map(Groups::parse_layout)
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(SpecError)?;
+                .map_err(|message| SpecError::Flag {
+                    flag: "--groups",
+                    value: g.clone(),
+                    message,
+                })?;
             a.groups = Some(Groups::Many(layouts));
         }
         let set = |axis: &mut Vec<CgroupValue>, flag: &Option<String>| {

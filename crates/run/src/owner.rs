@@ -9,7 +9,7 @@
 use super::cgroups::{CgroupRun, GroupTrial, Refusal};
 use super::knobs::Knobs;
 use super::sink::Sink;
-use anyhow::{anyhow, Result};
+use crate::error::{KernelError, Result, RunError};
 use schedlab_core::records::{KnobReading, TrialOutcome};
 use schedlab_spec::plan::{Cell, Plan};
 use std::collections::HashSet;
@@ -33,9 +33,8 @@ impl KernelOwner {
             return Ok(());
         }
         self.leave()?;
-        let (mut knobs, warnings) =
-            Knobs::prepare(plan, &plan.settings.io_dir).map_err(anyhow::Error::msg)?;
-        let cgroups = CgroupRun::enter(plan, &mut knobs).map_err(anyhow::Error::msg)?;
+        let (mut knobs, warnings) = Knobs::prepare(plan, &plan.settings.io_dir)?;
+        let cgroups = CgroupRun::enter(plan, &mut knobs)?;
         self.active = Some((run_id, knobs, cgroups));
         if self.warned.insert(run_id) {
             for w in warnings {
@@ -47,12 +46,12 @@ impl KernelOwner {
 
     /// Puts the machine in `cell`'s settings (see [`Knobs::apply`]); the run entered last must
     /// be the cell's.
-    pub fn apply(&mut self, run_id: i64, cell: &Cell) -> Result<Vec<KnobReading>, String> {
+    pub fn apply(&mut self, run_id: i64, cell: &Cell) -> Result<Vec<KnobReading>, KernelError> {
         match self.active.as_mut() {
             Some((id, knobs, _)) if *id == run_id => knobs.apply(cell),
-            _ => Err(format!(
-                "internal error: run {run_id}'s kernel settings were not prepared"
-            )),
+            _ => Err(KernelError::Internal(format!(
+                "run {run_id}'s kernel settings were not prepared"
+            ))),
         }
     }
 
@@ -90,10 +89,10 @@ impl KernelOwner {
     pub fn leave(&mut self) -> Result<()> {
         if let Some((run_id, mut knobs, mut cgroups)) = self.active.take() {
             let closed = cgroups.close(&mut knobs);
-            knobs.restore().map_err(|e| {
-                anyhow!("the kernel settings of run {run_id} could not all be restored: {e}")
-            })?;
-            closed.map_err(|e| anyhow!("run {run_id}: {e}"))?;
+            knobs
+                .restore()
+                .map_err(|source| RunError::NotRestored { run_id, source })?;
+            closed.map_err(|source| RunError::NotRestored { run_id, source })?;
         }
         Ok(())
     }

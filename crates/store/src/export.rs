@@ -1,7 +1,7 @@
 //! Export of stored rows as CSV or JSON, with stable, documented column names.
 
 use super::db::{params, Value};
-use anyhow::{bail, Result};
+use crate::error::{Result, StoreError};
 use std::io::Write;
 use std::str::FromStr;
 
@@ -16,6 +16,11 @@ pub enum Table {
     Samples,
     /// One row per task group (CPU cgroup) of a trial.
     Groups,
+}
+
+/// A column exports cannot write.
+fn binary(name: &str) -> StoreError {
+    StoreError::Internal(format!("unexpected binary column {name}"))
 }
 
 impl FromStr for Table {
@@ -141,7 +146,7 @@ pub fn export(
                         Value::Int(v) => v.to_string(),
                         Value::Real(v) => v.to_string(),
                         Value::Text(t) => t,
-                        Value::Blob(_) => bail!("unexpected binary column {name}"),
+                        Value::Blob(_) => return Err(binary(name)),
                     });
                 }
                 w.write_record(&rec)?;
@@ -160,7 +165,7 @@ pub fn export(
                         Value::Int(v) => v.into(),
                         Value::Real(v) => v.into(),
                         Value::Text(t) => t.into(),
-                        Value::Blob(_) => bail!("unexpected binary column {name}"),
+                        Value::Blob(_) => return Err(binary(name)),
                     };
                     obj.insert(name.clone(), v);
                 }

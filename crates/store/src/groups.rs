@@ -3,7 +3,7 @@
 
 use super::db::{params, Db};
 use super::Store;
-use anyhow::Result;
+use crate::error::Result;
 use schedlab_core::records::GroupRecord;
 
 /// Columns of a `task_groups` row.

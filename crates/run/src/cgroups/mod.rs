@@ -15,6 +15,7 @@ pub use recover::{remove_recorded, remove_stale, Removed};
 
 use super::knobs::Knobs;
 use super::trial::groups::TrialGroups;
+use crate::error::KernelError;
 use schedlab_cgroup::{
     Capabilities, Controller, Error, Needs, OwnerId, RealFs, Session, Trial, TrialSpec,
     Unavailable, Version,
@@ -108,7 +109,7 @@ impl CgroupRun {
     /// Opens `plan`'s parents (journaled first through `knobs`' journal), and holds the v1
     /// root cpuset setting a partition needs. Nothing when no cell has groups. A machine
     /// without what the cells need is no error: their trials are skipped with the reason.
-    pub fn enter(plan: &Plan, knobs: &mut Knobs) -> Result<CgroupRun, String> {
+    pub fn enter(plan: &Plan, knobs: &mut Knobs) -> Result<CgroupRun, KernelError> {
         let specs = specs(plan);
         let mut run = CgroupRun::default();
         if specs.is_empty() {
@@ -130,7 +131,7 @@ impl CgroupRun {
             }
         };
         let needs = Needs::of(&specs);
-        let owner = OwnerId::this_process().map_err(|e| e.to_string())?;
+        let owner = OwnerId::this_process().map_err(|e| KernelError::Setting(e.to_string()))?;
         if let Ok(p) = caps.placement(Controller::Cpuset) {
             let partitions = specs.iter().any(|s| !s.partition_cpus().is_empty());
             if partitions && p.version == Version::V1 {
@@ -174,7 +175,7 @@ impl CgroupRun {
         knobs
             .journal()
             .and_then(|j| j.add_cgroups(&paths))
-            .map_err(Refusal::Fail)?;
+            .map_err(|e| Refusal::Fail(e.to_string()))?;
         let trial = session.create_trial(plan).map_err(Refusal::of)?;
         for r in trial.root_settings() {
             if let Err(e) = knobs.set_held(&r.path, Some(&r.value)) {
@@ -215,12 +216,12 @@ impl CgroupRun {
     ) -> Vec<String> {
         let mut warnings = Vec::new();
         if let Err(e) = reset_roots(&t.trial, knobs) {
-            warnings.push(e);
+            warnings.push(e.to_string());
         }
         match t.trial.remove() {
             Ok(_) => {
                 if let Err(e) = knobs.journal().and_then(|j| j.remove_cgroups(&t.paths)) {
-                    warnings.push(e);
+                    warnings.push(e.to_string());
                 }
             }
             Err(e) => warnings.push(format!(
@@ -233,18 +234,19 @@ impl CgroupRun {
 
     /// Removes the parents and forgets them; an error names what is left (the journal keeps
     /// it for the next command).
-    pub fn close(&mut self, knobs: &mut Knobs) -> Result<(), String> {
+    pub fn close(&mut self, knobs: &mut Knobs) -> Result<(), KernelError> {
         let Some(s) = self.session.take() else {
             return Ok(());
         };
-        s.close()
-            .map_err(|e| format!("the run's cgroups could not all be removed: {e}"))?;
+        s.close().map_err(|e| {
+            KernelError::NotRestored(format!("the run's cgroups could not all be removed: {e}"))
+        })?;
         knobs.journal()?.remove_cgroups(&self.parents)
     }
 }
 
 /// Puts the root settings `trial` needed back to their originals.
-fn reset_roots(trial: &Trial, knobs: &Knobs) -> Result<(), String> {
+fn reset_roots(trial: &Trial, knobs: &Knobs) -> Result<(), KernelError> {
     for r in trial.root_settings() {
         knobs.set_held(&r.path, None)?;
     }

@@ -5,6 +5,7 @@
 
 use super::{Cell, SpecError};
 use crate::cgroups::{CheckedCgroups, Layout, ALL_TASKS};
+use crate::Problem;
 use schedlab_cgroup::flags::{self, CellAxes, PerGroup};
 use schedlab_cgroup::{CpuList, CpuMax, GroupSettings, GroupSpec, Name, TrialSpec};
 use schedlab_core::records::TaskKind;
@@ -106,10 +107,14 @@ fn groups_of(cell: &Cell, choice: &Choice) -> Result<Vec<CellGroup>, SpecError> 
     };
     let total: u32 = counts.iter().sum();
     if cell.workload.kind == WorkloadKind::Command && total != cell.tasks {
-        return Err(SpecError(format!(
-            "axes.groups: the groups have {total} tasks, but a command workload has one task per program ({})",
-            cell.tasks
-        )));
+        return Err(Problem::new(
+            "axes.groups",
+            format!(
+                "the groups have {total} tasks, but a command workload has one task per program ({})",
+                cell.tasks
+            ),
+        )
+        .into());
     }
     let pinned = cell
         .cpus
@@ -129,7 +134,7 @@ fn groups_of(cell: &Cell, choice: &Choice) -> Result<Vec<CellGroup>, SpecError> 
         partition,
     };
     let settings = flags::group_settings(&axes, layout.len())
-        .map_err(|e| SpecError(format!("{}: {e}", cell.label())))?;
+        .map_err(|e| Problem::new("the cgroup axes", format!("cell {}: {e}", cell.label())))?;
     let rt = cell.policy.needs_guard();
     Ok(layout
         .iter()
@@ -167,16 +172,20 @@ fn check_cell(cell: &Cell, online: &CpuList) -> Result<(), SpecError> {
         return Ok(());
     };
     spec.validate(online)
-        .map_err(|e| SpecError(format!("{}, cell {}: {e}", keys_of(&e, cell), cell.label())))?;
+        .map_err(|e| Problem::new(keys_of(&e, cell), format!("cell {}: {e}", cell.label())))?;
     if let Some(cpus) = &cell.cpus {
         let pinned = CpuList::from_cpus(cpus.iter().map(|&c| c as u32));
         for g in &cell.groups {
             if let Some(set) = g.settings.cpus.as_ref().filter(|s| !pinned.is_subset(s)) {
-                return Err(SpecError(format!(
-                    "axes.cpus (--cpus) and axes.cpuset (--cpuset), cell {}: its tasks are pinned to CPUs {pinned}, outside group {}'s cpuset {set}; a task can be pinned only within its cpuset",
-                    cell.label(),
-                    g.name
-                )));
+                return Err(Problem::new(
+                    "axes.cpus (--cpus) and axes.cpuset (--cpuset)",
+                    format!(
+                        "cell {}: its tasks are pinned to CPUs {pinned}, outside group {}'s cpuset {set}; a task can be pinned only within its cpuset",
+                        cell.label(),
+                        g.name
+                    ),
+                )
+                .into());
             }
         }
     }
