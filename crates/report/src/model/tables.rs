@@ -37,8 +37,11 @@ impl Table {
     }
 }
 
-/// "0.87 [0.86, 0.89]" or "-".
+/// "0.87 [0.86, 0.89]", "diff -45.0 ms" where a side is all zeros, or "-".
 fn ratio_with_ci(f: &Finding) -> String {
+    if f.all_zero != super::findings::AllZero::Neither {
+        return format!("diff {}", super::findings::signed_difference(f));
+    }
     match (f.ratio, f.ratio_ci) {
         (Some(r), Some((lo, hi))) => format!(
             "{} [{}, {}]",
