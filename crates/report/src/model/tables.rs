@@ -75,8 +75,6 @@ pub fn findings_table(r: &Report) -> Table {
                 format!("{} vs {} {}", f.n_policy, f.n_baseline, f.unit.plural()),
                 f.method.map_or("-".into(), |m| m.label().to_string()),
                 f.verdict(),
-                f.min_detectable
-                    .map_or("-".into(), |d| fmt_with_unit(d, f.metric)),
                 f.trials_needed.map_or("-".into(), |n| n.to_string()),
             ]
         })
@@ -95,8 +93,7 @@ pub fn findings_table(r: &Report) -> Table {
             "n",
             "p method",
             "result",
-            "min. detectable",
-            "trials needed",
+            "trials for p < 0.05",
         ]),
         rows,
     }
