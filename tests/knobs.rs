@@ -281,7 +281,9 @@ fn the_slice_is_read_back_from_proc_and_sched_getattr_for_each_task() {
     let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
     // The knob columns, then the one added after them (issue 11: the exact CPU time), then
     // the 11 of the field's workloads (issue 19), last.
-    let knobs = header.len() - 7 - 11;
+    // Between them: the task group columns (issue 20).
+    let knobs = header.len() - 7 - 2 - 11;
+    assert_eq!(header[knobs + 7..knobs + 9], ["group_name", "cgroups"]);
     assert_eq!(header[header.len() - 11], "workload_role");
     assert_eq!(
         header[knobs..knobs + 7],

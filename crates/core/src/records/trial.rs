@@ -103,6 +103,9 @@ pub struct TaskRecord {
     /// EEVDF slice in force, ns, as `/proc/thread-self/sched` shows it (`se.slice`).
     #[serde(default)]
     pub slice_proc_ns: Option<u64>,
+    /// The task group (CPU cgroup) the task ran in; None outside groups.
+    #[serde(default)]
+    pub group: Option<String>,
 }
 
 /// The result of one trial.
@@ -142,6 +145,9 @@ pub struct TrialOutcome {
     /// The workload's own figures (messaging, request, pipe, periodic; ok trials).
     #[serde(default)]
     pub figures: Option<super::TrialFigures>,
+    /// The task groups (CPU cgroups) of the trial with their figures; empty without groups.
+    #[serde(default)]
+    pub groups: Vec<super::GroupRecord>,
 }
 
 impl TrialOutcome {
@@ -161,6 +167,7 @@ impl TrialOutcome {
             host_threads: 0,
             t_stop_ns: 0,
             figures: None,
+            groups: Vec::new(),
         }
     }
 }

@@ -356,6 +356,7 @@ pub fn figures(r: &Report) -> Vec<Figure> {
     let kernel = super::kernel::figures(&r.kernel, &r.panels)
         .into_iter()
         .chain(super::iosched::figures(&r.iosched, &r.panels))
+        .chain(super::cgroups::figures(&r.cgroups))
         .chain(super::workload_plots::figures(r));
     r.panels
         .iter()

@@ -4,7 +4,7 @@ use super::super::task::{self, Header, Slot};
 use super::links::Channels;
 use super::reap::{read_zombie_counters, store_reaped};
 use super::recorded::hist_chunk;
-use super::{TrialMemory, TrialSetup};
+use super::{groups, TrialMemory, TrialSetup};
 use schedlab_core::policy::{self, PolicyKind};
 use schedlab_core::records::TaskKind;
 use std::sync::atomic::Ordering::SeqCst;
@@ -88,6 +88,8 @@ pub(super) fn host_main(setup: &TrialSetup, mem: &TrialMemory, launcher: i32) ->
         let _ = schedlab_sys::set_rlimit(schedlab_sys::Resource::RLIMIT_RTTIME, us, us);
     }
     let mut channels = Channels::new(&plan.workload, plan.measured);
+    // Each task is born in its task group: the host moves into it first.
+    let mut placer = groups::Placer::start(setup.groups);
     match setup.kind {
         TaskKind::Process => {
             let me = schedlab_sys::getpid();
@@ -95,6 +97,9 @@ pub(super) fn host_main(setup: &TrialSetup, mem: &TrialMemory, launcher: i32) ->
             for (i, slot) in slots.iter().enumerate() {
                 if !plan.barrier && i > 0 && plan.workload.start_gap_ns > 0 {
                     std::thread::sleep(Duration::from_nanos(plan.workload.start_gap_ns));
+                }
+                if !groups::place(placer.as_mut(), h, slot, plan, i) {
+                    continue;
                 }
                 if channels.open_for(i).is_err() {
                     schedlab_sys::exit_now(EXIT_CHANNELS);
@@ -115,6 +120,9 @@ pub(super) fn host_main(setup: &TrialSetup, mem: &TrialMemory, launcher: i32) ->
                 }
                 channels.close_after(i);
             }
+            if let Some(p) = placer {
+                p.finish();
+            }
             while let Ok(Some(r)) = reap_next(h, slots, commands) {
                 store_reaped(slots, &r);
             }
@@ -126,6 +134,9 @@ pub(super) fn host_main(setup: &TrialSetup, mem: &TrialMemory, launcher: i32) ->
             let channels = &channels;
             std::thread::scope(|s| {
                 for (i, slot) in slots.iter().enumerate() {
+                    if !groups::place(placer.as_mut(), h, slot, plan, i) {
+                        continue;
+                    }
                     if !plan.barrier {
                         slot.t_release_ns.store(schedlab_sys::now_ns(), SeqCst);
                     }
@@ -140,6 +151,9 @@ pub(super) fn host_main(setup: &TrialSetup, mem: &TrialMemory, launcher: i32) ->
                     {
                         schedlab_sys::exit_now(3);
                     }
+                }
+                if let Some(p) = placer {
+                    p.finish();
                 }
             });
         }
