@@ -23,7 +23,7 @@ fn every_messaging_receiver_gets_every_message_of_its_group_in_processes_and_thr
             &[
                 "--workload",
                 "messaging",
-                "--groups",
+                "--message-groups",
                 "2",
                 "--fds",
                 "3",
@@ -367,7 +367,7 @@ fn refused(ulimit: Option<u32>, args: &[&str], key: &str) {
 fn impossible_parameters_exit_2_naming_the_key_and_store_nothing() {
     refused(
         None,
-        &["--workload", "messaging", "--groups", "0"],
+        &["--workload", "messaging", "--message-groups", "0"],
         "groups",
     );
     refused(None, &["--workload", "messaging", "--fds", "0"], "fds");
@@ -389,14 +389,18 @@ fn impossible_parameters_exit_2_naming_the_key_and_store_nothing() {
         "data_size",
     );
     refused(None, &["--workload", "messaging", "--work", "50ms"], "work");
-    refused(None, &["--workload", "cpu", "--groups", "2"], "--groups");
+    refused(
+        None,
+        &["--workload", "cpu", "--message-groups", "2"],
+        "--message-groups",
+    );
     // 10 groups of 20 threads hold 400 descriptors in one process: over a limit of 256.
     refused(
         Some(256),
         &[
             "--workload",
             "messaging",
-            "--groups",
+            "--message-groups",
             "10",
             "--kind",
             "thread",

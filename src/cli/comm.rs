@@ -9,9 +9,10 @@ use schedlab_spec::{Spec, SpecError, WorkloadSpec};
 /// Flags of `schedlab run` for messaging (hackbench), request (schbench) and pipe.
 #[derive(Debug, Args, Default)]
 pub struct CommArgs {
-    /// messaging: groups of senders and receivers (hackbench -g; default 10).
+    /// messaging: groups of senders and receivers (hackbench -g; default 10; spec key
+    /// `groups` of the workload; `--groups` is the task groups' flag).
     #[arg(long, help_heading = "Communicating workloads")]
-    pub groups: Option<u32>,
+    pub message_groups: Option<u32>,
     /// messaging: senders and receivers per group (hackbench -f; default 20).
     #[arg(long, help_heading = "Communicating workloads")]
     pub fds: Option<u32>,
@@ -57,9 +58,13 @@ impl CommArgs {
         use WorkloadKind as K;
         let ws = &mut spec.axes.workloads;
         let messaging = [K::Messaging];
-        set(ws, "--groups", self.groups, &messaging, |w, v| {
-            w.groups = Some(v)
-        })?;
+        set(
+            ws,
+            "--message-groups",
+            self.message_groups,
+            &messaging,
+            |w, v| w.groups = Some(v),
+        )?;
         set(ws, "--fds", self.fds, &messaging, |w, v| w.fds = Some(v))?;
         set(ws, "--data-size", self.data_size, &messaging, |w, v| {
             w.data_size = Some(v)
