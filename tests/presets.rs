@@ -36,6 +36,14 @@ const EXPECTED_CELLS: &[(&str, usize)] = &[
     ("group-weights", 6),
     // 1 policy x 1 workload x 2 antagonist counts x 2 cpusets (partitioned CPU 1, unpinned)
     ("deadline-partition", 4),
+    // 3 policies x 6 messaging workloads (1, 2, 4 groups x pipe, socket)
+    ("hackbench", 18),
+    // 2 policies x 1 workload x 2 CPU lists
+    ("pipe", 4),
+    // 1 policy x 3 request workloads (2, 4, 8 workers) x 3 slices
+    ("schbench-slice", 9),
+    // 3 policies x 6 periodic workloads (run 2..15 ms) x 1 task count
+    ("rt-app-periodic", 18),
 ];
 
 fn examples_dir() -> PathBuf {
