@@ -5,6 +5,7 @@
 //! trials the server has).
 
 use anyhow::{Context, Result};
+use schedlab_core::metric::Metric;
 use schedlab_core::records::{TrialMeta, TrialOutcome};
 use schedlab_machine::HostIdentity;
 use schedlab_run::sink::{Sink, Stored};
@@ -410,7 +411,7 @@ impl Sink for RemoteSink {
         self.remote.spool()?.spool_finish(&run.spooled(), status)
     }
 
-    fn key_values(&self, run_id: i64, metric: &str, through_round: u32) -> Result<Vec<Vec<f64>>> {
+    fn key_values(&self, run_id: i64, metric: Metric, through_round: u32) -> Result<Vec<Vec<f64>>> {
         match self.remote.current() {
             Some(s) => super::sink::key_values(s, run_id, metric, through_round),
             None => anyhow::bail!(

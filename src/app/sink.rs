@@ -1,6 +1,7 @@
 //! The results store as the run stage's sink: the one place where `run` meets `store`.
 
 use anyhow::Result;
+use schedlab_core::metric::Metric;
 use schedlab_core::records::{TrialMeta, TrialOutcome};
 use schedlab_run::sink::{Sink, Stored};
 use schedlab_spec::plan::{Plan, PlannedTrial};
@@ -54,7 +55,7 @@ impl Sink for StoreSink<'_> {
         self.0.finish_run(run_id, status)
     }
 
-    fn key_values(&self, run_id: i64, metric: &str, through_round: u32) -> Result<Vec<Vec<f64>>> {
+    fn key_values(&self, run_id: i64, metric: Metric, through_round: u32) -> Result<Vec<Vec<f64>>> {
         key_values(self.0, run_id, metric, through_round)
     }
 
@@ -79,11 +80,9 @@ impl Sink for StoreSink<'_> {
 pub fn key_values(
     store: &Store,
     run_id: i64,
-    metric: &str,
+    m: Metric,
     through_round: u32,
 ) -> Result<Vec<Vec<f64>>> {
-    let m = schedlab_report::model::Metric::from_key(metric)
-        .ok_or_else(|| anyhow::anyhow!("unknown precision metric '{metric}'"))?;
     let cells = schedlab_store::query::cells(store, run_id, false)?;
     let n = cells
         .iter()

@@ -5,6 +5,7 @@
 use super::remote::{Remote, RunCopy};
 use crate::cli::WorkerArgs;
 use anyhow::{bail, Context, Result};
+use schedlab_core::metric::Metric;
 use schedlab_core::records::{TrialMeta, TrialOutcome};
 use schedlab_machine::{EnvRecord, HostIdentity};
 use schedlab_run::sink::{Sink, Stored};
@@ -280,7 +281,7 @@ impl Sink for Worker {
         Ok(())
     }
 
-    fn key_values(&self, _: i64, _: &str, _: u32) -> Result<Vec<Vec<f64>>> {
+    fn key_values(&self, _: i64, _: Metric, _: u32) -> Result<Vec<Vec<f64>>> {
         bail!("internal error: a queued run has a fixed set of trials (no adaptive rounds)")
     }
 

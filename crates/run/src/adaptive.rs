@@ -12,15 +12,7 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 /// What the judge says after a round.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// Run another round.
-    Continue,
-    /// Every cell is within the precision (and the minimum rounds ran).
-    Precise,
-    /// The maximum rounds ran with some cell still imprecise.
-    LimitReached,
-}
+pub use schedlab_core::precision::Decision;
 
 /// Decides from every judged cell's key-metric values (one per ok measured trial) whether
 /// an adaptive run needs another round.
@@ -210,7 +202,7 @@ mod tests {
                     min_trials: min,
                     max_trials: max,
                     max_time_ns: None,
-                    metric: "makespan".into(),
+                    metric: schedlab_core::metric::Metric::Makespan,
                 }),
             },
             cells: vec![cell(), cell()],

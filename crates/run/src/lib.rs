@@ -31,6 +31,7 @@ pub use cells::{default_timeout_ns, estimate_trial_ns, units_per_task, Calibrato
 use anyhow::{Context, Result};
 use launcher::Launcher;
 use one::{remove_stale_trial_dirs, run_one, Observe};
+use schedlab_core::metric::Metric;
 use schedlab_core::records::{TrialOutcome, TrialStatus};
 use schedlab_spec::plan::{Plan, PlannedTrial};
 use settle::SystemSnapshot;
@@ -443,10 +444,14 @@ fn run_trials(
         reference,
     };
     let mut schedule = adaptive::Schedule::new(plan, &stored.trials);
-    let metric = plan.settings.adaptive.as_ref().map(|a| a.metric.clone());
+    let metric = plan
+        .settings
+        .adaptive
+        .as_ref()
+        .map_or(Metric::Makespan, |a| a.metric);
     while let Some((n, planned)) = schedule.next(opts.judge.as_deref(), |through| {
         // Skipped cells and cells without an ok trial cannot become precise: not judged.
-        let all = store.key_values(run_id, metric.as_deref().unwrap_or("makespan"), through)?;
+        let all = store.key_values(run_id, metric, through)?;
         Ok(all
             .into_iter()
             .enumerate()

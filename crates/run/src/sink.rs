@@ -5,6 +5,7 @@
 //! ends and a crash loses at most the trial in flight.
 
 use anyhow::Result;
+use schedlab_core::metric::Metric;
 use schedlab_core::records::{TrialMeta, TrialOutcome};
 use schedlab_spec::plan::{Plan, PlannedTrial};
 use std::collections::HashSet;
@@ -41,10 +42,10 @@ pub trait Sink {
     fn finish_run(&mut self, run_id: i64, status: &str) -> Result<()>;
     /// The stored speed of a workload (units per second) on this kernel and CPU, if any.
     fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>>;
-    /// Per cell of run `run_id` (by cell index, every cell), the value of `metric` (a key of
-    /// `schedlab_spec::PRECISION_METRICS`) of each ok, measured trial of rounds up to
-    /// `through_round`, as the report computes it: what an adaptive run judges its precision by.
-    fn key_values(&self, run_id: i64, metric: &str, through_round: u32) -> Result<Vec<Vec<f64>>>;
+    /// Per cell of run `run_id` (by cell index, every cell), the value of `metric` of each ok,
+    /// measured trial of rounds up to `through_round`, as the report computes it: what an
+    /// adaptive run judges its precision by.
+    fn key_values(&self, run_id: i64, metric: Metric, through_round: u32) -> Result<Vec<Vec<f64>>>;
     /// Stores a measured speed, replacing an older one.
     fn save_calibration(
         &mut self,

@@ -1,51 +1,12 @@
 //! Adaptive trial counts in a spec: `settings.precision` ("2%") with `min_trials`,
-//! `max_trials`, `max_time` and `precision_metric`, checked into an [`Adaptive`].
+//! `max_trials`, `max_time` and `precision_metric`, checked into an [`Adaptive`] (the type
+//! lives in `schedlab_core::precision`, with the metrics it names).
 
 use super::durations::duration_ns;
 use super::{Problem, Settings};
-use serde::{Deserialize, Serialize};
 
-/// Rounds an adaptive run stops at unless `max_trials` says otherwise.
-pub const DEFAULT_MAX_TRIALS: u32 = 30;
-
-/// The key metrics a precision can be asked of: the report's metric keys (one value per
-/// trial; per-task metrics through the median of the trial's tasks). A test in `app`
-/// checks that this list is the report's.
-pub const PRECISION_METRICS: [&str; 15] = [
-    "makespan",
-    "response",
-    "turnaround",
-    "run_span",
-    "cpu",
-    "vcsw",
-    "ivcsw",
-    "rq_wait",
-    "trial_cpu",
-    "trial_vcsw",
-    "trial_ivcsw",
-    "makespan_per_task",
-    "cpu_per_task",
-    "csw_per_task",
-    "jain_cpu",
-];
-
-/// How an adaptive run decides how many rounds to run: rounds are added (each shuffled, every
-/// cell once) until every cell's 95 % CI of its key metric is within ± `precision` of its
-/// median, or `max_trials` rounds ran, or `max_time` passed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Adaptive {
-    /// Wanted half-width of each cell's 95 % CI, as a fraction of its median (0.02 = ±2 %).
-    pub precision: f64,
-    /// Measured rounds always run (2 or more).
-    pub min_trials: u32,
-    /// Measured rounds never exceeded.
-    pub max_trials: u32,
-    /// No round starts that would end after this much time since the run (or its resumption)
-    /// started, ns; None: no time limit.
-    pub max_time_ns: Option<u64>,
-    /// The key metric, one of [`PRECISION_METRICS`].
-    pub metric: String,
-}
+use schedlab_core::metric::Metric;
+pub use schedlab_core::precision::{Adaptive, DEFAULT_MAX_TRIALS};
 
 /// Parses "2%" (or "0.5 %") into a fraction, 0.02; `key` names the setting.
 pub(crate) fn percent(key: &str, text: &str) -> Result<f64, Problem> {
@@ -107,20 +68,20 @@ pub(crate) fn check_adaptive(s: &Settings) -> Result<Option<Adaptive>, Problem> 
         },
         None => None,
     };
-    let metric = s.precision_metric.as_deref().unwrap_or("makespan").trim();
-    if !PRECISION_METRICS.contains(&metric) {
+    let key = s.precision_metric.as_deref().unwrap_or("makespan").trim();
+    let Some(metric) = Metric::from_key(key) else {
         return Err(Problem::new(
             "settings.precision_metric",
-            format!("'{metric}' is not a metric"),
+            format!("'{key}' is not a metric"),
         )
-        .accepting(PRECISION_METRICS.join(", ")));
-    }
+        .accepting(Metric::KEYS.join(", ")));
+    };
     Ok(Some(Adaptive {
         precision,
         min_trials,
         max_trials,
         max_time_ns,
-        metric: metric.to_string(),
+        metric,
     }))
 }
 
@@ -151,8 +112,8 @@ mod tests {
         let a = check_adaptive(&settings(Some("5%"))).unwrap().unwrap();
         assert_eq!((a.min_trials, a.max_trials), (3, DEFAULT_MAX_TRIALS));
         assert_eq!(
-            (a.precision, a.metric.as_str(), a.max_time_ns),
-            (0.05, "makespan", None)
+            (a.precision, a.metric, a.max_time_ns),
+            (0.05, Metric::Makespan, None)
         );
         let mut s = settings(Some("5%"));
         s.min_trials = Some(1);

@@ -15,7 +15,7 @@ mod types;
 mod validate;
 mod workloads;
 
-pub use adaptive::{Adaptive, PRECISION_METRICS};
+pub use adaptive::Adaptive;
 pub use durations::{parse_duration_ns, MAX_DURATION_NS};
 pub use knobs::{knob_path, CheckedKnob, KnobAxis, KnobValue, ScxSpec, MAX_SLICE_NS, MIN_SLICE_NS};
 pub use problem::{accepted_values, Problem, SpecError};

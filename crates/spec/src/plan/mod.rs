@@ -222,7 +222,7 @@ fn spec_as_run(spec: &Spec, seed: u64, adaptive: Option<&Adaptive>) -> Result<St
     if let Some(a) = adaptive {
         as_run.settings.min_trials = Some(a.min_trials);
         as_run.settings.max_trials = Some(a.max_trials);
-        as_run.settings.precision_metric = Some(a.metric.clone());
+        as_run.settings.precision_metric = Some(a.metric.key().to_string());
     }
     toml::to_string(&as_run).map_err(|e| {
         SpecError(format!(
