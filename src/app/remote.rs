@@ -321,7 +321,7 @@ impl Sink for RemoteSink {
             trials: server.stored_trials(run_id)?,
             units: server.cell_units(run_id)?,
         };
-        let spec = schedlab_spec::Spec::from_toml(&info.spec_toml)?;
+        let spec = info.spec()?;
         let plan = schedlab_spec::plan::build(&spec, info.seed)?;
         self.run = Some(RunCopy {
             name: info.name,

@@ -4,7 +4,7 @@ use super::remote::{Remote, RemoteSink};
 use super::sink::StoreSink;
 use super::{EXIT_HANGUP, EXIT_INTERRUPTED};
 use crate::cli::RunArgs;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use schedlab_run::RunOptions;
 use schedlab_spec::SpecError;
 use schedlab_store::Store;
@@ -50,7 +50,8 @@ fn build_plan(args: &RunArgs) -> Result<(schedlab_spec::plan::Plan, Option<i64>)
             );
         }
         let (toml_text, seed) = store.run_spec(run_id)?;
-        let spec = schedlab_spec::Spec::from_toml(&toml_text)?;
+        let spec = schedlab_spec::Spec::read_as_run(&toml_text)
+            .with_context(|| format!("run {run_id} cannot be resumed"))?;
         let plan = schedlab_spec::plan::build(&spec, seed)?;
         return Ok((plan, Some(run_id)));
     }

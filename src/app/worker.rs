@@ -65,8 +65,9 @@ impl Worker {
         };
         server.start_queued_run(run_id, &host, &env_json)?;
         let info = query::run_info(server, run_id)?;
-        let spec = schedlab_spec::Spec::from_toml(&info.spec_toml)
-            .with_context(|| format!("run {run_id}'s stored spec does not read back"))?;
+        let spec = info
+            .spec()
+            .with_context(|| format!("queued run {run_id} cannot be run here"))?;
         let plan = Rc::new(schedlab_spec::plan::build(&spec, info.seed)?);
         let copy = RunCopy {
             name: info.name,

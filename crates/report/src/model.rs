@@ -464,7 +464,7 @@ pub fn build(input: &ReportInput) -> Report {
             });
         }
     }
-    let order = baseline::spec_policies(&input.run.spec_toml);
+    let order = baseline::spec_policies(&input.run);
     for g in &mut groups {
         g.baseline = baseline::pick(input, &keys, &g.cells, &order, input.baseline.as_deref());
     }

@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod adaptive;
+pub mod as_run;
 mod durations;
 mod knobs;
 pub mod locate;

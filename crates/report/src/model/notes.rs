@@ -106,6 +106,11 @@ pub fn warnings(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> 
             input.run.status, input.run.trials_planned
         ));
     }
+    if let Err(e) = input.run.spec() {
+        out.push(format!(
+            "{e}. The baseline follows the cell order, and an adaptive run's precision is not shown."
+        ));
+    }
     for c in cells {
         let bad: Vec<String> = c
             .statuses
