@@ -11,10 +11,12 @@ type Conditions = (Option<f64>, Option<f64>, Option<f64>, bool, i64);
 #[test]
 fn every_trial_stores_its_reference_speed_and_steal_and_the_flag_follows_them() {
     let s = Scratch::new();
+    // /proc/stat counts in 10 ms ticks: a trial of 10 ms on one CPU can see none (steal then
+    // has no denominator and is None, as it should), so each trial is given 80 ms of work.
     run_ok(
         &s,
         &[
-            "--policy", "other", "--tasks", "2", "--work", "5ms", "--trials", "3", "--cpus", "0",
+            "--policy", "other", "--tasks", "2", "--work", "40ms", "--trials", "3", "--cpus", "0",
         ],
     );
     let rows: Vec<Conditions> = s

@@ -40,6 +40,9 @@ pub enum Metric {
     CswPerTask,
     /// Per trial: Jain's fairness index of the tasks' CPU times (1 = equal shares).
     JainCpu,
+    /// Per trial: groups of task end times (a gap of more than 10 % of the trial's makespan
+    /// between consecutive ends starts a new group; 1 = all finish together; study 003).
+    EndGroups,
 }
 
 /// Whether one sample of a metric is one task or one trial.
@@ -78,7 +81,8 @@ pub struct MetricInfo {
     /// Which way is better.
     pub better: Better,
     /// Whether policies are tested on it. The per-task views of trial totals are not: within
-    /// a group they are the totals divided by one constant, so the tests would repeat.
+    /// a group they are the totals divided by one constant, so the tests would repeat; end
+    /// groups are a claim's metric (study 003), not a finding's.
     pub tested: bool,
     /// Whether findings on it are written out as sentences (all tested ones are tabled).
     pub headline: bool,
@@ -111,7 +115,7 @@ use Better::{Higher, Lower};
 use Level::{Task, Trial};
 
 /// Number of metrics.
-const N: usize = 15;
+const N: usize = 16;
 
 impl Metric {
     /// Every metric with its key, names, unit, level and (direction, tested, headline), in the
@@ -133,6 +137,7 @@ impl Metric {
         row(Metric::CpuPerTask, "cpu_per_task", "total CPU / tasks", "CPU time per task", "ms", Trial, (Lower, false, false)),
         row(Metric::CswPerTask, "csw_per_task", "switches / tasks", "context switches per task", "", Trial, (Lower, false, false)),
         row(Metric::JainCpu, "jain_cpu", "Jain index of CPU", "Jain fairness index of CPU time", "", Trial, (Higher, true, true)),
+        row(Metric::EndGroups, "end_groups", "end-time groups", "number of groups the tasks finish in", "", Trial, (Lower, false, false)),
     ];
 
     /// Every metric, in the order tables list them.
@@ -315,7 +320,8 @@ mod tests {
                 "trial_cpu",
                 "makespan_per_task",
                 "cpu_per_task",
-                "csw_per_task"
+                "csw_per_task",
+                "end_groups"
             ]
         );
     }

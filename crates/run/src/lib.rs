@@ -5,6 +5,7 @@
 pub mod adaptive;
 pub mod capacity;
 mod cells;
+pub mod interference;
 pub mod iosched;
 pub mod journal;
 pub mod knobfile;
@@ -31,7 +32,6 @@ pub use cells::{default_timeout_ns, estimate_trial_ns, units_per_task, Calibrato
 use anyhow::{Context, Result};
 use launcher::Launcher;
 use one::{remove_stale_trial_dirs, run_one, Observe};
-use schedlab_core::metric::Metric;
 use schedlab_core::records::{TrialOutcome, TrialStatus};
 use schedlab_spec::plan::{Plan, PlannedTrial};
 use settle::SystemSnapshot;
@@ -322,7 +322,12 @@ pub(crate) fn one_trial(
                 &s.interrupted,
                 state.observe,
             )?;
-            trial_warnings.extend(around.after(&s.reference, cell.cpus.as_deref(), &mut meta));
+            trial_warnings.extend(around.after(
+                &s.reference,
+                cell.cpus.as_deref(),
+                &outcome,
+                &mut meta,
+            ));
             trial_warnings.extend(limits::judge(cell, &outcome, &mut meta));
             outcome
         }
@@ -401,6 +406,40 @@ pub(crate) fn catch_signals(flag: &Arc<AtomicBool>) -> Result<Caught> {
     Ok(Caught { ids, hung_up })
 }
 
+/// What an adaptive run's judge sees after the rounds through `through` (`measured` of them
+/// measured): the key metric of every judged cell, and the claims still undecided.
+fn evidence(
+    store: &dyn Sink,
+    run_id: i64,
+    plan: &Plan,
+    state: &RunState,
+    through: u32,
+    measured: u32,
+) -> Result<adaptive::Evidence> {
+    let Some(a) = &plan.settings.adaptive else {
+        return Ok(adaptive::Evidence::default());
+    };
+    let mut e = adaptive::Evidence::default();
+    if a.precision.is_some() {
+        // Skipped cells and cells without an ok trial cannot become precise: not judged.
+        e.cells = store
+            .key_values(run_id, a.metric, through)?
+            .into_iter()
+            .enumerate()
+            .filter(|(c, v)| {
+                state.cells.get(*c).is_some_and(|s| s.skipped.is_none()) && !v.is_empty()
+            })
+            .map(|(_, v)| v)
+            .collect();
+    }
+    if a.until_decided {
+        // Look k after min_trials + k - 1 measured rounds.
+        let look = measured.saturating_sub(a.min_trials) as usize + 1;
+        e.undecided = Some(store.undecided_claims(run_id, look)?);
+    }
+    Ok(e)
+}
+
 fn run_trials(
     launcher: &mut Launcher,
     store: &mut dyn Sink,
@@ -444,22 +483,8 @@ fn run_trials(
         reference,
     };
     let mut schedule = adaptive::Schedule::new(plan, &stored.trials);
-    let metric = plan
-        .settings
-        .adaptive
-        .as_ref()
-        .map_or(Metric::Makespan, |a| a.metric);
-    while let Some((n, planned)) = schedule.next(opts.judge.as_deref(), |through| {
-        // Skipped cells and cells without an ok trial cannot become precise: not judged.
-        let all = store.key_values(run_id, metric, through)?;
-        Ok(all
-            .into_iter()
-            .enumerate()
-            .filter(|(c, v)| {
-                state.cells.get(*c).is_some_and(|s| s.skipped.is_none()) && !v.is_empty()
-            })
-            .map(|(_, v)| v)
-            .collect())
+    while let Some((n, planned)) = schedule.next(opts.judge.as_deref(), |through, measured| {
+        evidence(&*store, run_id, plan, &state, through, measured)
     })? {
         progress.set_total(schedule.len());
         if interrupted.load(SeqCst) {

@@ -1,10 +1,9 @@
-//! Adaptive trial counts in a spec: `settings.precision` ("2%") with `min_trials`,
-//! `max_trials`, `max_time` and `precision_metric`, checked into an [`Adaptive`] (the type
-//! lives in `schedlab_core::precision`, with the metrics it names).
+//! Adaptive trial counts in a spec: `settings.precision` ("2%") and/or
+//! `settings.until_decided`, with `min_trials`, `max_trials`, `max_time` and
+//! `precision_metric`, checked into an [`Adaptive`].
 
 use super::durations::duration_ns;
 use super::{Problem, Settings};
-
 use schedlab_core::metric::Metric;
 pub use schedlab_core::precision::{Adaptive, DEFAULT_MAX_TRIALS};
 
@@ -22,9 +21,10 @@ pub(crate) fn percent(key: &str, text: &str) -> Result<f64, Problem> {
     Ok(v / 100.0)
 }
 
-/// The adaptive settings of `s`, checked; None without `precision`. The other keys need it.
+/// The adaptive settings of `s`, checked; None without `precision` or `until_decided`. The
+/// other keys need one of them.
 pub(crate) fn check_adaptive(s: &Settings) -> Result<Option<Adaptive>, Problem> {
-    let Some(text) = &s.precision else {
+    if s.precision.is_none() && !s.until_decided {
         let stray = [
             ("settings.min_trials", s.min_trials.is_some()),
             ("settings.max_trials", s.max_trials.is_some()),
@@ -34,12 +34,15 @@ pub(crate) fn check_adaptive(s: &Settings) -> Result<Option<Adaptive>, Problem> 
         return match stray.into_iter().find(|(_, given)| *given) {
             Some((key, _)) => Err(Problem::new(
                 key,
-                "only applies to an adaptive run; give settings.precision (--precision) too, or leave it out",
+                "only applies to an adaptive run; give settings.precision (--precision) or settings.until_decided (--until-decided) too, or leave it out",
             )),
             None => Ok(None),
         };
+    }
+    let precision = match &s.precision {
+        Some(text) => Some(percent("settings.precision", text)?),
+        None => None,
     };
-    let precision = percent("settings.precision", text)?;
     let min_trials = s.min_trials.unwrap_or(s.trials.max(2));
     if min_trials < 2 {
         return Err(Problem::new(
@@ -78,6 +81,7 @@ pub(crate) fn check_adaptive(s: &Settings) -> Result<Option<Adaptive>, Problem> 
     };
     Ok(Some(Adaptive {
         precision,
+        until_decided: s.until_decided,
         min_trials,
         max_trials,
         max_time_ns,
@@ -113,7 +117,7 @@ mod tests {
         assert_eq!((a.min_trials, a.max_trials), (3, DEFAULT_MAX_TRIALS));
         assert_eq!(
             (a.precision, a.metric, a.max_time_ns),
-            (0.05, Metric::Makespan, None)
+            (Some(0.05), Metric::Makespan, None)
         );
         let mut s = settings(Some("5%"));
         s.min_trials = Some(1);
@@ -134,6 +138,18 @@ mod tests {
         s.max_time = Some("10m".into());
         let a = check_adaptive(&s).unwrap().unwrap();
         assert_eq!(a.max_time_ns, Some(600_000_000_000));
+    }
+
+    #[test]
+    fn until_decided_alone_is_adaptive_without_a_precision() {
+        let mut s = settings(None);
+        s.until_decided = true;
+        s.max_trials = Some(12);
+        let a = check_adaptive(&s).unwrap().unwrap();
+        assert_eq!(
+            (a.precision, a.until_decided, a.max_trials),
+            (None, true, 12)
+        );
     }
 
     #[test]

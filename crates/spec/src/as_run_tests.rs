@@ -42,7 +42,7 @@ fn an_adaptive_run_reads_back_with_its_limits_and_key_metric() {
     assert_eq!(
         (a.precision, a.metric, a.min_trials, a.max_trials),
         (
-            0.025,
+            Some(0.025),
             Metric::Turnaround,
             3,
             crate::adaptive::DEFAULT_MAX_TRIALS
@@ -68,7 +68,7 @@ cpus = ["0"]
 
 [[axes.workloads]]
 kind = "cpu"
-kernel = "pi"
+cpu_kernel = "pi"
 
 [settings]
 trials = 5
@@ -84,7 +84,8 @@ fn an_old_format_spec_reads_with_the_new_keys_at_their_defaults() {
     let spec = Spec::read_as_run(OLD_FORMAT).unwrap();
     assert_eq!(spec.policy_order(), [PolicyKind::Other, PolicyKind::Fifo]);
     assert_eq!((spec.settings.trials, spec.settings.seed), (5, Some(42)));
-    assert!(spec.axes.antagonists.is_empty() && spec.axes.io_schedulers.is_empty());
+    assert_eq!(spec.axes.antagonists, [0]);
+    assert!(spec.axes.io_schedulers.is_empty() && spec.axes.slices.is_empty());
     assert_eq!(spec.adaptive(), None);
 }
 

@@ -5,6 +5,10 @@
 
 pub mod adaptive;
 pub mod as_run;
+mod claim_axes;
+mod claim_flag;
+mod claim_relation;
+pub mod claims;
 mod durations;
 mod knobs;
 pub mod locate;
@@ -17,6 +21,7 @@ mod validate;
 mod workloads;
 
 pub use adaptive::Adaptive;
+pub use claims::{Claim, ClaimSpec};
 pub use durations::{parse_duration_ns, MAX_DURATION_NS};
 pub use knobs::{knob_path, CheckedKnob, KnobAxis, KnobValue, ScxSpec, MAX_SLICE_NS, MIN_SLICE_NS};
 pub use problem::{accepted_values, Problem, SpecError};

@@ -4,6 +4,7 @@
 
 use super::tables::Table;
 use super::{trial_values, CellReport, Group, ReportInput};
+use schedlab_core::precision::Adaptive;
 use schedlab_store::quality::TrialQuality;
 use schedlab_store::query::{CellView, RunInfo};
 use serde::Serialize;
@@ -12,8 +13,15 @@ use std::collections::HashSet;
 /// At most this many rows in the drift table: consecutive trials are pooled into segments.
 const DRIFT_ROWS: usize = 10;
 
-/// What an adaptive run asked for: its settings, read from its spec as run.
-pub use schedlab_core::precision::Adaptive as Target;
+/// What an adaptive run with a precision asked for, read from its spec as run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Target {
+    /// Wanted half-width of the 95 % interval, as a fraction of the median (the settings'
+    /// precision, which a target always has).
+    pub precision: f64,
+    /// The run's adaptive settings: key metric and limits.
+    pub adaptive: Adaptive,
+}
 
 /// The precision one cell reached.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -46,9 +54,13 @@ pub struct Quality {
 }
 
 /// The target of an adaptive run from its spec as run (`settings.precision` with its limits
-/// and key metric), if it had one and its spec reads.
+/// and key metric), if it asked for a precision and its spec reads.
 pub fn target(run: &RunInfo) -> Option<Target> {
-    run.spec().ok()?.adaptive()
+    let adaptive = run.spec().ok()?.adaptive()?;
+    Some(Target {
+        precision: adaptive.precision?,
+        adaptive,
+    })
 }
 
 /// Leaves the trials flagged noisy out of `input`'s cells (their makespans and tasks) and
@@ -96,15 +108,22 @@ pub fn build(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> Qua
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let values = super::trials::values(&trial_values(c)[t.metric.index()]);
-                let p = schedlab_analyze::precision(&values, t.precision);
+                let values = super::trials::values(&trial_values(c)[t.adaptive.metric.index()]);
+                // The rule the run stopped on: a confidence sequence, in trial order.
+                let p = schedlab_analyze::sequential_precision(
+                    &values,
+                    t.precision,
+                    schedlab_analyze::SEQUENCE_ALPHA,
+                );
                 CellPrecision {
                     label: label(i),
                     trials: values.len(),
                     median: p
                         .map(|p| p.median)
                         .or_else(|| schedlab_analyze::median(&values)),
-                    half_width_pct: p.map(|p| p.relative_half_width * 100.0),
+                    half_width_pct: p
+                        .map(|p| p.relative_half_width * 100.0)
+                        .filter(|h| h.is_finite()),
                     met: p.is_some_and(|p| p.within),
                 }
             })
@@ -159,19 +178,20 @@ pub fn precision_table(q: &Quality) -> Option<Table> {
                 c.label.clone(),
                 c.trials.to_string(),
                 c.median
-                    .map_or("-".into(), |m| super::fmt_with_unit(m, t.metric)),
-                c.half_width_pct.map_or("-".into(), |h| format!("±{h:.2}%")),
+                    .map_or("-".into(), |m| super::fmt_with_unit(m, t.adaptive.metric)),
+                c.half_width_pct
+                    .map_or("unbounded".into(), |h| format!("±{h:.2}%")),
                 if c.met { "yes" } else { "no" }.into(),
             ]
         })
         .collect();
     Some(Table {
         title: format!(
-            "Precision of the adaptive run: {} per trial, target ±{}% of the median (95% t-interval of the trial values), {}..{} trials",
-            t.metric.label(),
+            "Precision of the adaptive run: {} per trial, target ±{}% of the median (95% confidence sequence of the median, unbounded below 10 trials), {}..{} trials",
+            t.adaptive.metric.label(),
             t.precision * 100.0,
-            t.min_trials,
-            t.max_trials
+            t.adaptive.min_trials,
+            t.adaptive.max_trials
         ),
         header: ["cell", "trials", "median", "95% CI", "met"]
             .map(String::from)
@@ -285,7 +305,7 @@ pub fn warnings(q: &Quality) -> Vec<String> {
                     n => format!("{n} cells"),
                 },
                 t.precision * 100.0,
-                t.metric.label(),
+                t.adaptive.metric.label(),
                 short.join("; ")
             ));
         }
@@ -297,7 +317,7 @@ pub fn warnings(q: &Quality) -> Vec<String> {
 pub fn notes(q: &Quality) -> Vec<String> {
     let mut out = Vec::new();
     if q.trials.iter().any(|t| t.speed_before.is_some()) {
-        out.push("Noise: just before and just after every trial, schedlab runs a reference loop of spin units (6 chunks of about 0.5 ms on each of the trial's CPUs, at most 4; the median chunk per CPU, the slowest CPU) outside the measured region and stores its speed relative to the loop's own calibration (1 = as calibrated), and the steal share of the trial's CPUs during the trial. A trial whose speed before or after is more than 10% off is flagged noisy.".into());
+        out.push("Noise: just before and just after every trial, schedlab runs a reference loop of spin units (6 chunks of about 0.5 ms on each of the trial's CPUs, at most 4; the median chunk per CPU, the slowest CPU) outside the measured region and stores its speed relative to the loop's own calibration (1 = as calibrated), and the steal share of the trial's CPUs during the trial. A trial whose speed before or after is more than 10% off is flagged noisy. This is speed drift (frequency, steal, a slower machine): the loop's median chunk ignores preemption by design, so it does not see other work sharing the trial's CPUs; that interference is measured apart (outside CPU time, the disturbed flag).".into());
     }
     if q.exclude_noisy {
         out.push(format!(
@@ -311,11 +331,16 @@ pub fn notes(q: &Quality) -> Vec<String> {
     }
     if let Some((t, _)) = &q.precision {
         out.push(format!(
-            "Adaptive trial count: after the first {} rounds, whole rounds (every cell once, shuffled) were added until every cell's 95% t-interval of the mean of its per-trial {} had a half-width within ±{}% of its median, or {} rounds ran, or the time limit was near. The precision table recomputes this from the stored trials.",
-            t.min_trials,
-            t.metric.label(),
-            t.precision * 100.0,
-            t.max_trials,
+            "Adaptive trial count (per-trial {}): after the first {} rounds, whole rounds (every cell once, shuffled) were added until the target was met, or the time limit was near. {} The precision table recomputes this from the stored trials.",
+            t.adaptive.metric.label(),
+            t.adaptive.min_trials,
+            schedlab_analyze::AnytimeStoppingRule {
+                min_trials: t.adaptive.min_trials.max(2) as usize,
+                max_trials: t.adaptive.max_trials.max(2) as usize,
+                precision: t.precision,
+                alpha: schedlab_analyze::SEQUENCE_ALPHA,
+            }
+            .methods_text(),
         ));
     }
     out
@@ -335,8 +360,8 @@ mod tests {
         };
         let t = target(&run("[settings]\ntrials = 3\nprecision = \"2%\"\nprecision_metric = \"turnaround\"\nmax_trials = 20\n")).unwrap();
         assert_eq!(t.precision, 0.02);
-        assert_eq!(t.metric, Metric::Turnaround);
-        assert_eq!((t.min_trials, t.max_trials), (3, 20));
+        assert_eq!(t.adaptive.metric, Metric::Turnaround);
+        assert_eq!((t.adaptive.min_trials, t.adaptive.max_trials), (3, 20));
         assert_eq!(target(&run("[settings]\ntrials = 3\n")), None);
         // A spec this version cannot read has no target (the report warns about it).
         assert_eq!(
