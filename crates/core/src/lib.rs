@@ -5,6 +5,9 @@
 
 #![forbid(unsafe_code)]
 
+pub use error::CoreError;
+
+pub mod error;
 pub mod metric;
 pub mod policy;
 pub mod precision;

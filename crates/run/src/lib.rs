@@ -5,6 +5,7 @@
 pub mod adaptive;
 pub mod capacity;
 mod cells;
+pub mod error;
 pub mod interference;
 pub mod iosched;
 pub mod journal;
@@ -28,8 +29,9 @@ pub mod trial;
 pub mod work;
 
 pub use cells::{default_timeout_ns, estimate_trial_ns, units_per_task, Calibrator, CellState};
+pub use error::{KernelError, RunError, SinkError, SinkResult, TraceError};
 
-use anyhow::{Context, Result};
+use error::Result;
 use launcher::Launcher;
 use one::{remove_stale_trial_dirs, run_one, Observe};
 use schedlab_core::records::{TrialOutcome, TrialStatus};
@@ -82,26 +84,18 @@ pub fn execute(
     resume: Option<i64>,
 ) -> Result<RunSummary> {
     // First, while this process has no thread: the launcher, which forks every trial's host.
-    let mut launcher = Launcher::start().context(
-        "cannot start the launcher process (it must be forked before any thread starts)",
-    )?;
+    let mut launcher = Launcher::start().map_err(RunError::Launcher)?;
     let io_dir = plan.settings.io_dir.clone();
-    if plan.cells.iter().any(|c| c.workload.needs_trial_dir()) && !io_dir.is_dir() {
-        anyhow::bail!(
-            "the I/O directory {} does not exist; create it or choose another with --io-dir (settings.io_dir)",
-            io_dir.display()
-        );
-    }
-    remove_stale_trial_dirs(&io_dir);
+    // Before anything is written: a missing I/O directory is bad input, named by its key.
     capacity::check_plan(plan)?;
+    remove_stale_trial_dirs(&io_dir);
     let quiet = progress::Progress::new(0, true);
     capacity::check_calibrated(
         plan,
         &mut Calibrator::new(Some(&mut *sink), &io_dir, &quiet),
     )?;
     if plan.settings.trace {
-        trace::TraceSession::available()
-            .map_err(|e| anyhow::anyhow!("--trace is not available: {e}"))?;
+        trace::TraceSession::available().map_err(RunError::TraceUnavailable)?;
     }
     let (run_id, stored) = match resume {
         Some(id) => (id, sink.resume_run(id)?),
@@ -162,10 +156,10 @@ pub trait Keeper {
     fn sink(&mut self) -> &mut dyn Sink;
     /// Records that cell `cell` of run `run_id` runs with `units` units of work per task, unless
     /// it has units already; returns the units in force.
-    fn cell_units(&mut self, run_id: i64, cell: usize, units: u64) -> Result<u64>;
+    fn cell_units(&mut self, run_id: i64, cell: usize, units: u64) -> SinkResult<u64>;
     /// The trial is about to start and will be over (killed at its deadline if need be)
     /// within `within_ns`.
-    fn starting(&mut self, within_ns: u64) -> Result<()>;
+    fn starting(&mut self, within_ns: u64) -> SinkResult<()>;
 }
 
 /// The keeper of a local run: its sink alone.
@@ -176,12 +170,12 @@ impl Keeper for Local<'_> {
         self.0
     }
 
-    fn cell_units(&mut self, run_id: i64, cell: usize, units: u64) -> Result<u64> {
+    fn cell_units(&mut self, run_id: i64, cell: usize, units: u64) -> SinkResult<u64> {
         self.0.set_cell_units(run_id, cell, units)?;
         Ok(units)
     }
 
-    fn starting(&mut self, _within_ns: u64) -> Result<()> {
+    fn starting(&mut self, _within_ns: u64) -> SinkResult<()> {
         Ok(())
     }
 }
@@ -292,7 +286,7 @@ pub(crate) fn one_trial(
             }
             Err(reason) => {
                 eprintln!("skipped: {}: {reason}", cell.label());
-                cs.skipped = Some(reason);
+                cs.skipped = Some(reason.to_string());
             }
         }
     }
@@ -395,14 +389,18 @@ impl Drop for Caught {
 pub(crate) fn catch_signals(flag: &Arc<AtomicBool>) -> Result<Caught> {
     let hung_up = Arc::new(AtomicBool::new(false));
     let mut ids = Vec::new();
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        ids.push(signal_hook::flag::register(sig, flag.clone())?);
-    }
-    if !schedlab_sys::signal_ignored(schedlab_sys::Signal::SIGHUP) {
-        ids.push(signal_hook::flag::register(libc::SIGHUP, flag.clone())?);
-        ids.push(signal_hook::flag::register(libc::SIGHUP, hung_up.clone())?);
-        ids.extend(schedlab_sys::detach_terminal_on_hangup()?);
-    }
+    let mut register = || -> std::io::Result<()> {
+        for sig in [libc::SIGINT, libc::SIGTERM] {
+            ids.push(signal_hook::flag::register(sig, flag.clone())?);
+        }
+        if !schedlab_sys::signal_ignored(schedlab_sys::Signal::SIGHUP) {
+            ids.push(signal_hook::flag::register(libc::SIGHUP, flag.clone())?);
+            ids.push(signal_hook::flag::register(libc::SIGHUP, hung_up.clone())?);
+            ids.extend(schedlab_sys::detach_terminal_on_hangup()?);
+        }
+        Ok(())
+    };
+    register().map_err(RunError::Signals)?;
     Ok(Caught { ids, hung_up })
 }
 

@@ -9,6 +9,7 @@
 //! A scheduler process is spawned with `std::process::Command` (fork and exec at once, no code
 //! of ours in between), in its own process group so that a terminal's Ctrl-C does not reach it.
 
+use crate::error::KernelError;
 use schedlab_core::records::ScxCommand;
 use schedlab_machine::sched_ext::SchedExt;
 use std::path::{Path, PathBuf};
@@ -68,9 +69,23 @@ impl Scx {
         &mut self,
         command: &ScxCommand,
         on_spawn: &mut dyn FnMut(i32),
+    ) -> Result<String, KernelError> {
+        self.start_scx(command, on_spawn).map_err(KernelError::Scx)
+    }
+
+    /// Stops the scheduler of ours (SIGTERM to its group, SIGKILL after the stop timeout) and
+    /// waits until the kernel is back on its fair class (`state` = `disabled`).
+    pub fn stop(&mut self) -> Result<(), KernelError> {
+        self.stop_scx().map_err(KernelError::Scx)
+    }
+
+    fn start_scx(
+        &mut self,
+        command: &ScxCommand,
+        on_spawn: &mut dyn FnMut(i32),
     ) -> Result<String, String> {
         if self.running.is_some() {
-            self.stop()?;
+            self.stop_scx()?;
         }
         let before = self.state();
         if before.state != "disabled" {
@@ -144,9 +159,7 @@ impl Scx {
         }
     }
 
-    /// Stops the scheduler of ours (SIGTERM to its group, SIGKILL after the stop timeout) and
-    /// waits until the kernel is back on its fair class (`state` = `disabled`).
-    pub fn stop(&mut self) -> Result<(), String> {
+    fn stop_scx(&mut self) -> Result<(), String> {
         let Some(mut running) = self.running.take() else {
             return Ok(());
         };

@@ -12,7 +12,7 @@ pub mod allow;
 
 use super::launcher::Launcher;
 use super::{catch_signals, one_trial, progress, Keeper, RunState, Session};
-use anyhow::{Context, Result};
+use crate::error::{Result, RunError, SinkResult};
 use schedlab_core::records::TrialStatus;
 use schedlab_spec::plan::Plan;
 use std::collections::HashMap;
@@ -49,11 +49,11 @@ pub enum Next {
 /// Where a worker's trials come from and go to.
 pub trait Queue {
     /// Claims the next trial.
-    fn next(&mut self) -> Result<Next>;
+    fn next(&mut self) -> SinkResult<Next>;
     /// How the claimed trial is kept: storing it completes the claim.
     fn keeper(&mut self) -> &mut dyn Keeper;
     /// Gives the claimed trial back to the queue (it was interrupted; nothing was stored).
-    fn release(&mut self) -> Result<()>;
+    fn release(&mut self) -> SinkResult<()>;
 }
 
 /// Options of a worker.
@@ -83,9 +83,7 @@ pub struct WorkSummary {
 /// Runs claimed trials until the queue has nothing left or a signal stops the worker.
 pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
     // First, while this process has no thread: the launcher.
-    let mut launcher = Launcher::start().context(
-        "cannot start the launcher process (it must be forked before any thread starts)",
-    )?;
+    let mut launcher = Launcher::start().map_err(RunError::Launcher)?;
     let interrupted = Arc::new(AtomicBool::new(false));
     // Dropped last: signals are still caught while the settings are restored.
     let caught = catch_signals(&interrupted)?;
@@ -193,20 +191,23 @@ fn run_claimed(
         std::collections::hash_map::Entry::Vacant(e) => {
             let io_dir = &plan.settings.io_dir;
             if plan.cells.iter().any(|c| c.workload.needs_trial_dir()) && !io_dir.is_dir() {
-                anyhow::bail!(
-                    "run {} needs the I/O directory {}, which does not exist on this machine; create it",
-                    c.run_id,
-                    io_dir.display()
-                );
+                return Err(RunError::QueuedRunUnfit {
+                    run_id: c.run_id,
+                    why: format!(
+                        "needs the I/O directory {}, which does not exist on this machine; create it",
+                        io_dir.display()
+                    ),
+                });
             }
+            let unfit = |why: String| RunError::QueuedRunUnfit {
+                run_id: c.run_id,
+                why,
+            };
             super::capacity::check_plan(plan)
-                .with_context(|| format!("run {} does not fit this machine", c.run_id))?;
+                .map_err(|e| unfit(format!("does not fit this machine: {e}")))?;
             if plan.settings.trace {
                 super::trace::TraceSession::available().map_err(|e| {
-                    anyhow::anyhow!(
-                        "run {} records a trace, which is not available here: {e}",
-                        c.run_id
-                    )
+                    unfit(format!("records a trace, which is not available here: {e}"))
                 })?;
             }
             e.insert(RunState::new(

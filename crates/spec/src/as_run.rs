@@ -18,27 +18,14 @@ impl Spec {
             as_run.settings.max_trials = Some(a.max_trials);
             as_run.settings.precision_metric = Some(a.metric.key().to_string());
         }
-        toml::to_string(&as_run).map_err(|e| {
-            SpecError(format!(
-                "cannot write the spec as TOML to store it with the run: {e}; \
-                 a seed or size above 9223372036854775807 cannot be stored, give a smaller one"
-            ))
-        })
+        Ok(toml::to_string(&as_run)?)
     }
 
     /// Reads back a spec as run stored by [`Spec::to_as_run`] (by this or an older schedlab:
     /// keys added since have defaults). A spec this version cannot read (a key since removed,
     /// a value since renamed) is an error that says where and what to do.
     pub fn read_as_run(text: &str) -> Result<Spec, SpecError> {
-        locate::parse_text(text).map_err(|l| {
-            SpecError(format!(
-                "the spec stored with the run does not read as a spec of schedlab {}: {}; \
-                 it was probably written by another version: `schedlab show` prints it as \
-                 stored, and that version of schedlab reads it",
-                env!("CARGO_PKG_VERSION"),
-                l.render(None)
-            ))
-        })
+        locate::parse_text(text).map_err(SpecError::StoredAsRun)
     }
 
     /// The policies of the policy axis, in the spec's order.

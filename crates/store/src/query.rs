@@ -2,7 +2,7 @@
 
 use super::db::params;
 use super::Store;
-use anyhow::Result;
+use crate::error::{Result, StoreError};
 use schedlab_spec::{Spec, SpecError};
 use serde::Serialize;
 
@@ -48,7 +48,7 @@ pub struct RunInfo {
 impl RunInfo {
     /// The spec as run, read back as the spec crate's type; an error says why it does not
     /// read (written by another version) and what to do.
-    pub fn spec(&self) -> Result<Spec, SpecError> {
+    pub fn spec(&self) -> std::result::Result<Spec, SpecError> {
         Spec::read_as_run(&self.spec_toml)
     }
 }
@@ -318,7 +318,7 @@ pub use schedlab_spec::as_run::spec_hash;
 /// The ids of the runs whose spec hash starts with `prefix` (at least 4 hex digits), oldest first.
 pub fn runs_of_spec(store: &Store, prefix: &str) -> Result<Vec<i64>> {
     if prefix.len() < 4 {
-        anyhow::bail!("--spec-hash needs at least 4 hex digits of the hash `schedlab runs` shows");
+        return Err(StoreError::ShortSpecHash);
     }
     let rows = store.db.query(
         "SELECT run_id, spec_toml FROM runs ORDER BY run_id",

@@ -13,11 +13,13 @@
 //! - [`shm`]: zeroed shared memory for forked children, futex waits.
 //! - [`dirfd`]: a directory opened without following links, files created and renamed in it.
 //! - [`host`]: uname, rlimits, filesystem type, allocation-free small file reads.
+//! - [`error`]: the refusals that are schedlab's own ([`SysError`]), inside `io::Error`.
 //! - [`dir`]: private directories in shared ones, files under a held directory fd, no links followed.
 
 pub mod clock;
 pub mod dir;
 pub mod dirfd;
+pub mod error;
 pub mod host;
 pub mod process;
 pub mod sched;
@@ -26,6 +28,7 @@ pub mod wait;
 
 pub use clock::{now_ns, process_cpu_ns, sleep_until_ns, thread_cpu_ns};
 pub use dirfd::{lstat, user_name, DirFd, FileInfo, FileKind};
+pub use error::SysError;
 pub use host::{
     is_tmpfs, lock_exclusive, read_small, set_rlimit, soft_rlimit, uname, FileLock, Resource, Uname,
 };
