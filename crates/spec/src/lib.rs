@@ -5,6 +5,7 @@
 
 pub mod adaptive;
 pub mod as_run;
+pub mod cgroups;
 mod claim_axes;
 mod claim_flag;
 mod claim_relation;
@@ -21,6 +22,7 @@ mod validate;
 mod workloads;
 
 pub use adaptive::Adaptive;
+pub use cgroups::{CgroupValue, CheckedCgroups, GroupDef, Groups};
 pub use claims::{Claim, ClaimSpec};
 pub use durations::{parse_duration_ns, MAX_DURATION_NS};
 pub use knobs::{knob_path, CheckedKnob, KnobAxis, KnobValue, ScxSpec, MAX_SLICE_NS, MIN_SLICE_NS};
