@@ -6,7 +6,7 @@ use common::*;
 
 #[test]
 fn a_periodic_fifo_task_among_cpu_hogs_wakes_up_sooner_than_under_other() {
-    if !root_or_skip("a_periodic_fifo_task_among_cpu_hogs_wakes_up_sooner_than_under_other") {
+    if !root("SCHED_FIFO") {
         return;
     }
     let _turn = rt_turn();
@@ -103,13 +103,12 @@ fn periodic_parameters_are_checked() {
 
 #[test]
 fn the_scheduler_trace_shows_fifo_tasks_unpreempted_and_other_tasks_preempted() {
-    if !root_or_skip("the_scheduler_trace_shows_fifo_tasks_unpreempted_and_other_tasks_preempted") {
+    if !root("SCHED_FIFO and the scheduler trace") {
         return;
     }
     let _turn = rt_turn();
     if let Err(e) = schedlab_run::trace::TraceSession::available() {
-        eprintln!("skipping: tracefs unavailable: {e}");
-        return;
+        return skip(Need::Tracefs, format!("tracefs unavailable: {e}"));
     }
     let s = Scratch::new();
     run_ok(

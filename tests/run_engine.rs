@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn fifo_tasks_at_equal_priority_are_not_preempted_like_other_tasks() {
-    if !root_or_skip("fifo_tasks_at_equal_priority_are_not_preempted_like_other_tasks") {
+    if !root("SCHED_FIFO") {
         return;
     }
     let s = Scratch::new();
@@ -246,7 +246,7 @@ fn sigint_keeps_finished_trials_and_leaves_no_process_or_file() {
 
 #[test]
 fn an_unprivileged_run_skips_rt_policies_with_the_reason_and_runs_other() {
-    if !root_or_skip("an_unprivileged_run_skips_rt_policies_with_the_reason_and_runs_other") {
+    if !root("drops to an unprivileged user to see RT policies refused") {
         return;
     }
     let s = Scratch::new();

@@ -13,24 +13,17 @@ pub fn schedlab() -> Command {
     Command::cargo_bin("schedlab").expect("binary built")
 }
 
-/// Whether the tests run as root; prints why a test is skipped otherwise.
+/// What a test needs from the machine: [`root`] and [`skip`] say why a test cannot run, where
+/// `cargo test` shows it, or fail it under `SCHEDLAB_TEST_REQUIRE` (see schedlab-testkit).
+#[allow(unused_imports)]
+pub use schedlab_testkit::{is_root, program, root, skip, Need};
+
 /// Taken by every test of a binary that runs real-time tasks pinned to one CPU: two such
 /// tests at once would make each other's RT tasks wait (libtest runs a binary's tests in
 /// parallel threads), so they take turns.
 pub fn rt_turn() -> std::sync::MutexGuard<'static, ()> {
     static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
     TURN.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-pub fn root_or_skip(test: &str) -> bool {
-    // SAFETY: geteuid cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    if !root {
-        eprintln!(
-            "skipping {test}: needs root (RT policies / dropping privileges); CI runs as root"
-        );
-    }
-    root
 }
 
 /// Puts a kernel setting back to what it was when created, on drop (also during a panic).

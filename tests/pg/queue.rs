@@ -40,7 +40,12 @@ fn finish(child: Child) {
     );
 }
 
-pub fn four_workers_store_each_of_40_trials_once(s: &Server) {
+#[test]
+fn four_workers_store_each_of_40_trials_once() {
+    let Some(pg) = super::server::shared() else {
+        return;
+    };
+    let s: &Server = &pg;
     let db = s.fresh_db("queue");
     let url = s.url(&db);
     let dir = tempfile::tempdir().unwrap();
@@ -105,7 +110,12 @@ pub fn four_workers_store_each_of_40_trials_once(s: &Server) {
     assert!(stats.contains("queued"), "{stats}");
 }
 
-pub fn a_killed_workers_trial_is_rerun_by_another_once(s: &Server) {
+#[test]
+fn a_killed_workers_trial_is_rerun_by_another_once() {
+    let Some(pg) = super::server::shared() else {
+        return;
+    };
+    let s: &Server = &pg;
     let db = s.fresh_db("kill");
     let url = s.url(&db);
     let dir = tempfile::tempdir().unwrap();
@@ -171,7 +181,12 @@ pub fn a_killed_workers_trial_is_rerun_by_another_once(s: &Server) {
     assert!(left.stdout.is_empty(), "worker A left processes behind");
 }
 
-pub fn host_labels_route_trials_and_the_runs_report_together(s: &Server) {
+#[test]
+fn host_labels_route_trials_and_the_runs_report_together() {
+    let Some(pg) = super::server::shared() else {
+        return;
+    };
+    let s: &Server = &pg;
     let db = s.fresh_db("labels");
     let url = s.url(&db);
     let dir = tempfile::tempdir().unwrap();
@@ -256,7 +271,12 @@ pub fn host_labels_route_trials_and_the_runs_report_together(s: &Server) {
     );
 }
 
-pub fn a_worker_spools_while_the_server_is_away_and_nothing_is_lost(s: &Server) {
+#[test]
+fn a_worker_spools_while_the_server_is_away_and_nothing_is_lost() {
+    let Some(pg) = super::server::shared() else {
+        return;
+    };
+    let s: &Server = &pg;
     let db = s.fresh_db("wspool");
     let url = s.url(&db);
     let dir = tempfile::tempdir().unwrap();
@@ -317,7 +337,12 @@ pub fn a_worker_spools_while_the_server_is_away_and_nothing_is_lost(s: &Server) 
     assert_eq!(status, "done");
 }
 
-pub fn labels_match_exactly_so_percent_and_underscore_are_plain(s: &Server) {
+#[test]
+fn labels_match_exactly_so_percent_and_underscore_are_plain() {
+    let Some(pg) = super::server::shared() else {
+        return;
+    };
+    let s: &Server = &pg;
     let db = s.fresh_db("likelabels");
     let url = s.url(&db);
     let dir = tempfile::tempdir().unwrap();
@@ -361,7 +386,12 @@ pub fn labels_match_exactly_so_percent_and_underscore_are_plain(s: &Server) {
     assert_eq!(pg_int(&mut c, "SELECT COUNT(*) FROM trials"), 2);
 }
 
-pub fn a_queued_command_runs_only_on_a_worker_started_with_allow_commands(s: &Server) {
+#[test]
+fn a_queued_command_runs_only_on_a_worker_started_with_allow_commands() {
+    let Some(pg) = super::server::shared() else {
+        return;
+    };
+    let s: &Server = &pg;
     let db = s.fresh_db("allow");
     let url = s.url(&db);
     let dir = tempfile::tempdir().unwrap();
