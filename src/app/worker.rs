@@ -300,8 +300,8 @@ impl Sink for Worker {
     }
 }
 
-/// What the worker's `--allow-*` flags let queued runs do; a knob is known by the file its
-/// name stands for, as a spec's knob is.
+/// What the worker's `--allow-*` flags let queued runs do, and where they may write (its
+/// `--io-dir`); a knob is known by the file its name stands for, as a spec's knob is.
 fn allowed(args: &WorkerArgs) -> Result<Allowed> {
     let knobs = args
         .allow_knobs
@@ -316,6 +316,7 @@ fn allowed(args: &WorkerArgs) -> Result<Allowed> {
         commands: args.allow_commands,
         knobs,
         scx: args.allow_scx,
+        io_dir: args.io_dir.clone(),
     })
 }
 
@@ -333,6 +334,12 @@ pub fn cmd_worker(args: &WorkerArgs) -> Result<i32> {
     } else {
         args.labels.clone()
     };
+    if !args.io_dir.is_dir() {
+        bail!(
+            "--io-dir {} is not a directory; create it or name the directory queued runs may write their files in",
+            args.io_dir.display()
+        );
+    }
     let remote = Remote::connect(&args.db, &spool, true)?;
     if !args.quiet {
         eprintln!(

@@ -457,3 +457,71 @@ fn a_queued_command_runs_only_on_a_worker_started_with_allow_commands() {
         .get(0);
     assert_eq!(status, "ok");
 }
+
+#[test]
+fn a_queued_runs_files_go_only_under_the_workers_io_dir_and_stale_trial_dirs_go() {
+    let Some(pg) = super::server::shared() else {
+        return;
+    };
+    let s: &Server = &pg;
+    let db = s.fresh_db("iodir");
+    let url = s.url(&db);
+    let dir = tempfile::tempdir().unwrap();
+    let (allowed, outside) = (dir.path().join("io"), dir.path().join("outside"));
+    let inside = allowed.join("disk");
+    for d in [&inside, &outside] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    // A trial directory a killed schedlab left (its pid cannot exist) where the run writes:
+    // the worker clears it before the run's trials, as a local run does.
+    let stale = inside.join("schedlab-2147483646-r1-t1.AbCdEfGhIj");
+    std::fs::create_dir(&stale).unwrap();
+    std::fs::write(stale.join("input"), "left").unwrap();
+    let spec = |name: &str, io_dir: &std::path::Path| {
+        let p = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &p,
+            format!(
+                "name = \"{name}\"\n[axes]\npolicies = [\"other\"]\ntasks = [1]\nworkloads = [{{ kind = \"io\", io_bytes = 65536 }}]\n\
+                 [settings]\ntrials = 1\nwarmup = 0\nwork = \"5ms\"\nsample_interval = \"off\"\nio_dir = \"{}\"\n",
+                io_dir.display()
+            ),
+        )
+        .unwrap();
+        p
+    };
+    let (away, within) = (spec("away", &outside), spec("within", &inside));
+    ok(&["submit", away.to_str().unwrap(), "--db", &url]);
+    ok(&["submit", within.to_str().unwrap(), "--db", &url]);
+    let o = schedlab()
+        .args(["worker", "--db", &url, "--spool-file"])
+        .arg(dir.path().join("spool.db"))
+        .arg("--io-dir")
+        .arg(&allowed)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{err}");
+    let mut c = s.client(&db);
+    let trial = |c: &mut postgres::Client, name: &str| -> (String, Option<String>) {
+        c.query_one(
+            "SELECT t.status, t.reason FROM trials t JOIN runs r USING (run_id) WHERE r.name = $1",
+            &[&name],
+        )
+        .map(|r| (r.get(0), r.get(1)))
+        .unwrap()
+    };
+    let (status, reason) = trial(&mut c, "away");
+    assert_eq!(status, "skipped", "{err}");
+    let reason = reason.unwrap_or_default();
+    assert!(
+        reason.contains(&format!("--io-dir {}", outside.display()))
+            && reason.contains(&allowed.display().to_string()),
+        "{reason}"
+    );
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    let (status, reason) = trial(&mut c, "within");
+    assert_eq!(status, "ok", "{reason:?} {err}");
+    assert!(!stale.exists(), "the stale trial directory is left: {err}");
+    assert_eq!(std::fs::read_dir(&inside).unwrap().count(), 0, "{err}");
+}

@@ -158,6 +158,28 @@ fn trial_bytes(cell: &Cell) -> Option<(u64, u64)> {
     Some((cell.workload.io_input_bytes.max(1), written))
 }
 
+/// What a run needs of this machine before its first trial, checked alike by `run` and by a
+/// worker (for each queued run it meets): the I/O directory exists where trials need one,
+/// trial directories a dead schedlab left in it are removed, the plan fits the machine
+/// ([`check_plan`]: a [`SpecError`] inside the error), and a trace, if asked for, can be
+/// recorded here.
+pub fn prepare_machine(plan: &Plan) -> anyhow::Result<()> {
+    let io_dir = &plan.settings.io_dir;
+    if plan.cells.iter().any(super::one::needs_trial_dir) && !io_dir.is_dir() {
+        anyhow::bail!(
+            "the I/O directory {} does not exist; create it or choose another with --io-dir (settings.io_dir)",
+            io_dir.display()
+        );
+    }
+    super::one::remove_stale_trial_dirs(io_dir);
+    check_plan(plan)?;
+    if plan.settings.trace {
+        super::trace::TraceSession::available()
+            .map_err(|e| anyhow::anyhow!("--trace is not available: {e}"))?;
+    }
+    Ok(())
+}
+
 /// Every trial's files fit in the I/O directory's free space (one trial's directory exists at
 /// a time). A directory that does not exist is reported by the run itself.
 fn check_free_space(plan: &Plan) -> Result<(), SpecError> {

@@ -30,7 +30,7 @@ pub use cells::{default_timeout_ns, estimate_trial_ns, units_per_task, Calibrato
 
 use anyhow::{Context, Result};
 use launcher::Launcher;
-use one::{remove_stale_trial_dirs, run_one, Observe};
+use one::{run_one, Observe};
 use schedlab_core::records::{TrialOutcome, TrialStatus};
 use schedlab_spec::plan::{Plan, PlannedTrial};
 use settle::SystemSnapshot;
@@ -84,24 +84,12 @@ pub fn execute(
     let mut launcher = Launcher::start().context(
         "cannot start the launcher process (it must be forked before any thread starts)",
     )?;
-    let io_dir = plan.settings.io_dir.clone();
-    if plan.cells.iter().any(|c| c.workload.needs_trial_dir()) && !io_dir.is_dir() {
-        anyhow::bail!(
-            "the I/O directory {} does not exist; create it or choose another with --io-dir (settings.io_dir)",
-            io_dir.display()
-        );
-    }
-    remove_stale_trial_dirs(&io_dir);
-    capacity::check_plan(plan)?;
+    capacity::prepare_machine(plan)?;
     let quiet = progress::Progress::new(0, true);
     capacity::check_calibrated(
         plan,
-        &mut Calibrator::new(Some(&mut *sink), &io_dir, &quiet),
+        &mut Calibrator::new(Some(&mut *sink), &plan.settings.io_dir, &quiet),
     )?;
-    if plan.settings.trace {
-        trace::TraceSession::available()
-            .map_err(|e| anyhow::anyhow!("--trace is not available: {e}"))?;
-    }
     let (run_id, stored) = match resume {
         Some(id) => (id, sink.resume_run(id)?),
         None => {

@@ -15,6 +15,7 @@ use super::{catch_signals, one_trial, progress, Keeper, RunState, Session};
 use anyhow::{Context, Result};
 use schedlab_core::records::TrialStatus;
 use schedlab_spec::plan::Plan;
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
@@ -111,7 +112,7 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
         cpu_model,
         reference,
     };
-    let mut runs: HashMap<i64, RunState> = HashMap::new();
+    let mut runs: HashMap<i64, Admitted> = HashMap::new();
     let mut summary = WorkSummary::default();
     let result = (|| -> Result<()> {
         while !interrupted.load(SeqCst) {
@@ -171,61 +172,68 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
     Ok(summary)
 }
 
+/// A queued run this worker admitted: its plan as run here (in the worker's I/O directory)
+/// and its state across its trials.
+struct Admitted {
+    plan: Plan,
+    state: RunState,
+}
+
 /// Runs one claimed trial; None when it was interrupted.
 fn run_claimed(
     session: &mut Session,
     queue: &mut dyn Queue,
-    runs: &mut HashMap<i64, RunState>,
+    runs: &mut HashMap<i64, Admitted>,
     c: &Claimed,
     opts: &WorkOptions,
 ) -> Result<Option<TrialStatus>> {
-    let plan = &c.plan;
-    if let Some(reason) = opts.allowed.refusal(c.run_id, &plan.cells) {
-        // Before the run's state exists: nothing of it is prepared, calibrated or started.
-        eprintln!("refused: {reason}");
-        let (outcome, meta) = allow::refused(&reason);
-        let sink = queue.keeper().sink();
-        sink.insert_trial(c.run_id, &plan.trials[c.position], &outcome, &meta)?;
-        return Ok(Some(TrialStatus::Skipped));
-    }
-    let state = match runs.entry(c.run_id) {
-        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-        std::collections::hash_map::Entry::Vacant(e) => {
-            let io_dir = &plan.settings.io_dir;
-            if plan.cells.iter().any(|c| c.workload.needs_trial_dir()) && !io_dir.is_dir() {
-                anyhow::bail!(
-                    "run {} needs the I/O directory {}, which does not exist on this machine; create it",
-                    c.run_id,
-                    io_dir.display()
-                );
+    let run = match runs.entry(c.run_id) {
+        Entry::Occupied(e) => e.into_mut(),
+        Entry::Vacant(e) => match admit(queue, c, opts)? {
+            Ok(admitted) => e.insert(admitted),
+            Err(reason) => {
+                // Nothing of the run is prepared, calibrated or started: each of its trials
+                // is stored as skipped with the reason, so its queue rows end.
+                eprintln!("refused: {reason}");
+                let (outcome, meta) = allow::refused(&reason);
+                let sink = queue.keeper().sink();
+                sink.insert_trial(c.run_id, &c.plan.trials[c.position], &outcome, &meta)?;
+                return Ok(Some(TrialStatus::Skipped));
             }
-            super::capacity::check_plan(plan)
-                .with_context(|| format!("run {} does not fit this machine", c.run_id))?;
-            if plan.settings.trace {
-                super::trace::TraceSession::available().map_err(|e| {
-                    anyhow::anyhow!(
-                        "run {} records a trace, which is not available here: {e}",
-                        c.run_id
-                    )
-                })?;
-            }
-            e.insert(RunState::new(
-                plan,
-                c.run_id,
-                &c.units,
-                queue.keeper().sink(),
-            )?)
-        }
+        },
     };
-    let planned = plan.trials[c.position];
+    let planned = run.plan.trials[c.position];
     one_trial(
         session,
         queue.keeper(),
         c.run_id,
-        plan,
-        state,
+        &run.plan,
+        &mut run.state,
         c.position,
         &planned,
         false,
     )
+}
+
+/// Run `c.run_id` on this worker, if its flags allow what it does (else the reason): in the
+/// I/O directory they allow, after the same checks as a local run's.
+fn admit(
+    queue: &mut dyn Queue,
+    c: &Claimed,
+    opts: &WorkOptions,
+) -> Result<Result<Admitted, String>> {
+    let io_dir = match opts.allowed.refusal(c.run_id, &c.plan.cells) {
+        Some(reason) => Err(reason),
+        None => opts.allowed.io_dir(c.run_id, &c.plan),
+    };
+    let io_dir = match io_dir {
+        Ok(d) => d,
+        Err(reason) => return Ok(Err(reason)),
+    };
+    let mut plan = (*c.plan).clone();
+    plan.settings.io_dir = io_dir;
+    super::capacity::prepare_machine(&plan)
+        .with_context(|| format!("run {} cannot run on this machine", c.run_id))?;
+    let state = RunState::new(&plan, c.run_id, &c.units, queue.keeper().sink())?;
+    Ok(Ok(Admitted { plan, state }))
 }
