@@ -11,7 +11,7 @@
 pub mod allow;
 
 use super::launcher::Launcher;
-use super::{catch_signals, one_trial, progress, Keeper, RunState, Session};
+use super::{catch_signals, one_trial, progress, Keeper, RunState, Session, Summary};
 use anyhow::{Context, Result};
 use schedlab_core::records::TrialStatus;
 use schedlab_spec::plan::Plan;
@@ -66,23 +66,8 @@ pub struct WorkOptions {
     pub allowed: allow::Allowed,
 }
 
-/// What a worker did.
-#[derive(Debug, Clone, Default)]
-pub struct WorkSummary {
-    /// Trials stored as ok.
-    pub ok: usize,
-    /// Trials stored as skipped.
-    pub skipped: usize,
-    /// Trials stored as timeout or failed.
-    pub failed: usize,
-    /// Whether Ctrl-C, SIGTERM or SIGHUP stopped the worker.
-    pub interrupted: bool,
-    /// Whether it was SIGHUP: the exit code is 129.
-    pub hung_up: bool,
-}
-
 /// Runs claimed trials until the queue has nothing left or a signal stops the worker.
-pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
+pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<Summary> {
     // First, while this process has no thread: the launcher.
     let mut launcher = Launcher::start().context(
         "cannot start the launcher process (it must be forked before any thread starts)",
@@ -113,7 +98,7 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
         reference,
     };
     let mut runs: HashMap<i64, Admitted> = HashMap::new();
-    let mut summary = WorkSummary::default();
+    let mut summary = Summary::default();
     let result = (|| -> Result<()> {
         while !interrupted.load(SeqCst) {
             let claimed = match queue.next()? {
@@ -141,11 +126,7 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
                 summary.interrupted = true;
                 break;
             };
-            match status {
-                TrialStatus::Ok => summary.ok += 1,
-                TrialStatus::Skipped => summary.skipped += 1,
-                _ => summary.failed += 1,
-            }
+            summary.count(status);
             if !opts.quiet {
                 let planned = &claimed.plan.trials[claimed.position];
                 eprintln!(
