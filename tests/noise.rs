@@ -54,8 +54,10 @@ fn median(mut v: Vec<f64>) -> f64 {
 #[test]
 fn every_trial_stores_its_reference_speed_against_the_stored_calibration() {
     let s = Scratch::new();
+    // /proc/stat counts in 10 ms ticks: a trial of 10 ms on one CPU can see none (steal then
+    // has no denominator and is None, as it should), so each trial is given 80 ms of work.
     let args = [
-        "--policy", "other", "--tasks", "2", "--work", "5ms", "--trials", "3", "--cpus", "0",
+        "--policy", "other", "--tasks", "2", "--work", "40ms", "--trials", "3", "--cpus", "0",
     ];
     run_ok(&s, &args);
     let first = conditions(&s, 1);
