@@ -10,8 +10,10 @@ use schedlab_store::export::{Format, Table};
 use schedlab_store::Location;
 use std::path::PathBuf;
 
+mod claims;
 mod db;
 mod fleet;
+pub use claims::{ReportClaimArgs, RunClaimArgs};
 pub use db::{DbArg, LocationParser, SharedDbArg};
 pub use fleet::{PushArgs, RunsArgs, SubmitArgs, WorkerArgs};
 
@@ -98,13 +100,16 @@ pub struct RunArgs {
     /// is within this share of its median, e.g. 2% (or a limit is reached).
     #[arg(long, value_name = "PERCENT")]
     pub precision: Option<String>,
-    /// With --precision: rounds always run (default: --trials, at least 2).
+    /// Declared claims and --until-decided.
+    #[command(flatten)]
+    pub claim: RunClaimArgs,
+    /// With --precision or --until-decided: rounds always run (default: --trials, at least 2).
     #[arg(long, value_name = "N")]
     pub min_trials: Option<u32>,
-    /// With --precision: most rounds (default 30).
+    /// With --precision or --until-decided: most rounds (default 30).
     #[arg(long, value_name = "N")]
     pub max_trials: Option<u32>,
-    /// With --precision: start no round that would end after this long, e.g. 20m.
+    /// With --precision or --until-decided: start no round that would end after this long, e.g. 20m.
     #[arg(long, value_name = "DURATION")]
     pub max_time: Option<String>,
     /// With --precision: the key metric (default makespan), e.g. turnaround or rq_wait.
@@ -380,6 +385,8 @@ impl RunArgs {
         s.max_trials = self.max_trials.or(s.max_trials);
         s.max_time = self.max_time.clone().or(s.max_time.take());
         s.precision_metric = self.precision_metric.clone().or(s.precision_metric.take());
+        self.claim.apply(&mut spec)?;
+        let s = &mut spec.settings;
         if let Some(w) = &self.work {
             s.work = w.clone();
         }
@@ -441,12 +448,15 @@ pub struct SelectionArgs {
     /// Leave out the trials flagged noisy (reference speed more than 10% off); the output says so.
     #[arg(long)]
     pub exclude_noisy: bool,
+    /// Claims tested after the data, and which trials verdicts use.
+    #[command(flatten)]
+    pub claim: ReportClaimArgs,
 }
 
 impl SelectionArgs {
-    /// The selection as the report stage takes it.
-    pub fn selection(&self) -> Selection {
-        Selection {
+    /// The selection as the report stage takes it; Err: a malformed `--claim`.
+    pub fn selection(&self) -> Result<Selection, String> {
+        Ok(Selection {
             db: self.db.location.clone(),
             run: self.run,
             runs: self.runs.clone(),
@@ -454,7 +464,9 @@ impl SelectionArgs {
             include_warmup: self.include_warmup,
             baseline: self.baseline.clone(),
             exclude_noisy: self.exclude_noisy,
-        }
+            post_hoc: self.claim.post_hoc()?,
+            include_disturbed: self.claim.include_disturbed,
+        })
     }
 }
 
@@ -505,23 +517,23 @@ pub struct CompareArgs {
 }
 
 impl ReportArgs {
-    /// The report's options.
-    pub fn options(&self) -> ReportOptions {
-        ReportOptions {
-            selection: self.selection.selection(),
+    /// The report's options; Err: a malformed `--claim`.
+    pub fn options(&self) -> Result<ReportOptions, String> {
+        Ok(ReportOptions {
+            selection: self.selection.selection()?,
             formats: self.format.iter().map(|&f| f.into()).collect(),
             out: self.out.clone(),
-        }
+        })
     }
 }
 
 impl StatsArgs {
-    /// The options of `stats`.
-    pub fn options(&self) -> StatsOptions {
-        StatsOptions {
-            selection: self.selection.selection(),
+    /// The options of `stats`; Err: a malformed `--claim`.
+    pub fn options(&self) -> Result<StatsOptions, String> {
+        Ok(StatsOptions {
+            selection: self.selection.selection()?,
             wide: self.wide,
-        }
+        })
     }
 }
 

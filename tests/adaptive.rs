@@ -1,5 +1,7 @@
-//! Adaptive trial counts with the real binary: whole rounds stored until the precision or a
-//! limit, the report's precision table, and `--resume` in the middle of the added rounds.
+//! Adaptive trial counts with the real binary: whole rounds stored until the precision (an
+//! anytime-valid confidence sequence, finite from 10 trials), every claim decided
+//! (`--until-decided`) or a limit, the report's precision table and methods, and `--resume` in
+//! the middle of the added rounds.
 
 mod common;
 
@@ -73,8 +75,10 @@ fn an_unreachable_precision_runs_whole_rounds_up_to_the_maximum_and_says_so() {
 }
 
 #[test]
-fn a_loose_precision_stops_at_the_minimum() {
-    // The tasks' CPU time varies by far less than ±99 % even on a busy machine.
+fn a_loose_precision_stops_when_the_confidence_sequence_first_closes() {
+    // The tasks' CPU time varies by far less than ±99 % even on a busy machine, but the 95%
+    // confidence sequence of a median is unbounded below 10 trials: the minimum of 3 rounds
+    // cannot stop it, the tenth round does ([min, max] of 10 trials).
     let s = Scratch::new();
     run_ok(
         &s,
@@ -92,10 +96,10 @@ fn a_loose_precision_stops_at_the_minimum() {
             "--min-trials",
             "3",
             "--max-trials",
-            "10",
+            "12",
         ],
     );
-    assert_whole_rounds(&rounds(&s), 1, 3);
+    assert_whole_rounds(&rounds(&s), 1, 10);
     let warned = ints(
         &s.conn(),
         "SELECT COUNT(*) FROM warnings WHERE message LIKE 'adaptive%'",
@@ -216,4 +220,58 @@ sample_interval = "off"
         .query_row("SELECT status FROM runs", [], |r| r.get(0))
         .unwrap();
     assert_eq!(status, "done");
+}
+
+#[test]
+fn until_decided_stops_once_every_claim_is_decided() {
+    if !root("SCHED_FIFO and SCHED_RR") {
+        return;
+    }
+    let _turn = rt_turn();
+    // 4 tasks of 120 ms on CPU 0: FIFO runs them one after another (turnarounds 120, 240,
+    // 360, 480 ms: median 300), RR rotates them every 100 ms quantum (420..480: median 450).
+    // Both are RT classes, so outside work hardly disturbs them. With the signed-rank test on
+    // rounds and look k spending 0.05 * 6 / (pi^2 k^2), the first look that can decide is
+    // after 13 rounds (2/2^13 <= 0.0304/11^2), far below the maximum of 24.
+    let s = Scratch::new();
+    let out = run_ok(
+        &s,
+        &[
+            "--policy",
+            "fifo,rr",
+            "--tasks",
+            "4",
+            "--cpus",
+            "0",
+            "--work",
+            "120ms",
+            "--claim",
+            "turnaround: fifo < rr",
+            "--until-decided",
+            "--max-trials",
+            "24",
+        ],
+    );
+    let got = rounds(&s);
+    let n = got.len() as i64 / 2;
+    assert_whole_rounds(&got, 2, n);
+    assert!((13..24).contains(&n), "{n} rounds: {out}");
+    let warned = ints(
+        &s.conn(),
+        "SELECT COUNT(*) FROM warnings WHERE message LIKE 'adaptive run:%'",
+    );
+    assert_eq!(warned, vec![0], "decided before the maximum");
+    let stats = schedlab()
+        .args(["stats", "--db", s.db().to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&stats.stdout);
+    assert!(
+        text.contains("turnaround: fifo < rr: supported in 1 of 1 cell"),
+        "{text}"
+    );
+    assert!(
+        text.contains("--until-decided") && text.contains("6 / (π² k²)"),
+        "the methods name the rule: {text}"
+    );
 }

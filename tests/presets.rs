@@ -209,3 +209,54 @@ fn every_preset_header_says_what_it_is_and_the_command_that_runs_it() {
         assert!(!spec.description.is_empty(), "{name}.toml: a description");
     }
 }
+
+/// The study presets and the fewest claims each must declare (issue 18: the findings each
+/// study states, or for 001, which states none, what its design tests).
+const STUDY_CLAIMS: &[(&str, usize)] = &[
+    ("policies-by-workload", 4),    // 000
+    ("response-turnaround", 3),     // 001
+    ("priority-spread", 4),         // 002
+    ("thread-scaling", 2),          // 003
+    ("io-schedulers-synthetic", 1), // 004, built-in workloads
+    ("io-schedulers", 1),           // 004
+];
+
+#[test]
+fn every_study_preset_declares_its_findings_as_claims_that_check_against_its_axes() {
+    for &(name, fewest) in STUDY_CLAIMS {
+        let spec = Spec::from_toml(&read_preset(name)).unwrap();
+        let checked = spec
+            .validate()
+            .unwrap_or_else(|p| panic!("{name}.toml: {p:?}"));
+        assert!(
+            checked.claims.len() >= fewest,
+            "{name}.toml: {} claims, at least {fewest} expected",
+            checked.claims.len()
+        );
+        let mut names: Vec<&str> = checked.claims.iter().map(|c| c.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(
+            names.len(),
+            checked.claims.len(),
+            "{name}.toml: claim names repeat"
+        );
+        for c in &checked.claims {
+            assert_ne!(
+                c.text, c.name,
+                "{name}.toml: claim {} says in words what it claims",
+                c.name
+            );
+        }
+    }
+    // Presets without a study declare nothing: their headers say "Not one of the studies".
+    for name in preset_names() {
+        if STUDY_CLAIMS.iter().all(|(n, _)| *n != name) {
+            let spec = Spec::from_toml(&read_preset(&name)).unwrap();
+            assert!(
+                spec.claims.is_empty(),
+                "{name}.toml is no study, yet declares claims"
+            );
+        }
+    }
+}

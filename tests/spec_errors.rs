@@ -108,6 +108,7 @@ fn there_is_a_bad_spec_for_every_class_of_mistake() {
         "work_and_iterations",
         "io_bytes_too_large",
         "iterations_too_large",
+        "claim_",
     ] {
         assert!(
             names.iter().any(|n| n.starts_with(class)),

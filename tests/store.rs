@@ -107,7 +107,7 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
     let db = s.db();
     // Make it a schema-2 file: the runs table without the runner and identity columns, trials
     // without their host, warnings without their id, no queue; without the knob columns and
-    // table, the tasks' exact CPU time and the trials' conditions.
+    // table, the tasks' exact CPU time and the trials' conditions and interference.
     let c = s.conn();
     c.execute_batch(
         "ALTER TABLE runs DROP COLUMN runner_pid; ALTER TABLE runs DROP COLUMN runner_boot_id;
@@ -125,7 +125,10 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
          ALTER TABLE tasks DROP COLUMN cpu_ns;
          ALTER TABLE trials DROP COLUMN speed_before; ALTER TABLE trials DROP COLUMN speed_after;
          ALTER TABLE trials DROP COLUMN trial_steal_pct; ALTER TABLE trials DROP COLUMN noisy;
-         ALTER TABLE trials DROP COLUMN rt_throttled; PRAGMA user_version = 2; VACUUM;",
+         ALTER TABLE trials DROP COLUMN rt_throttled;
+         ALTER TABLE trials DROP COLUMN outside_cpu_ns; ALTER TABLE trials DROP COLUMN outside_share;
+         ALTER TABLE trials DROP COLUMN interference_source; ALTER TABLE trials DROP COLUMN disturbed;
+         PRAGMA user_version = 2; VACUUM;",
     )
     .unwrap();
     drop(c);
@@ -152,7 +155,7 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
     // A run upgrades it in place and adds its run; the old run gets a UUID, its host and kernel.
     tiny_run(&s);
     let c = s.conn();
-    assert_eq!(ints(&c, "PRAGMA user_version")[0], 3);
+    assert_eq!(ints(&c, "PRAGMA user_version")[0], 4);
     assert_eq!(ints(&c, "SELECT COUNT(*) FROM runs")[0], 2);
     assert_eq!(
         ints(

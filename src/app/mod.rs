@@ -50,8 +50,14 @@ pub fn main() -> i32 {
         Command::Plan(args) => run::cmd_plan(&args),
         Command::Runs(args) => runs::cmd_runs(&args),
         Command::Show(args) => runs::cmd_show(&args),
-        Command::Report(args) => schedlab_report::cmd::report(&args.options()),
-        Command::Stats(args) => schedlab_report::cmd::stats(&args.options()),
+        Command::Report(args) => args
+            .options()
+            .map_err(|m| SpecError(m).into())
+            .and_then(|o| schedlab_report::cmd::report(&o)),
+        Command::Stats(args) => args
+            .options()
+            .map_err(|m| SpecError(m).into())
+            .and_then(|o| schedlab_report::cmd::stats(&o)),
         Command::Compare(args) => schedlab_report::cmd::compare(&args.options()),
         Command::Push(args) => push::cmd_push(&args),
         Command::Submit(args) => queue::cmd_submit(&args),

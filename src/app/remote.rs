@@ -421,6 +421,17 @@ impl Sink for RemoteSink {
         }
     }
 
+    fn undecided_claims(&self, run_id: i64, look: usize) -> Result<usize> {
+        match self.remote.current() {
+            Some(s) => super::sink::undecided_claims(s, run_id, look),
+            None => anyhow::bail!(
+                "an --until-decided run decides its claims on its stored trials, and the server at {} cannot be reached; \
+                 the trials so far are kept (`schedlab push --spool`), and `schedlab run --resume --db URL` continues when it is back",
+                self.remote.location()
+            ),
+        }
+    }
+
     fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>> {
         self.remote.calibration(key, kernel, cpu_model)
     }

@@ -165,11 +165,21 @@ fn print_cells(store: &Store, run_id: i64, name: &str, wide: bool) -> Result<()>
 
 /// What an adaptive run stops on, in one sentence.
 fn adaptive_bounds(a: &schedlab_spec::plan::Adaptive) -> String {
+    let mut targets: Vec<String> = Vec::new();
+    if let Some(p) = a.precision {
+        targets.push(format!(
+            "every cell's 95% confidence sequence of its {} is within ±{}% of its median (a sequence is finite from 10 trials)",
+            a.metric,
+            p * 100.0
+        ));
+    }
+    if a.until_decided {
+        targets.push("no claim is inconclusive (alpha spent over the looks)".into());
+    }
     format!(
-        "adaptive: whole shuffled rounds are added after the first {} until every cell's 95% CI of its {} is within ±{}% of its median, or after {} rounds{}",
+        "adaptive: whole shuffled rounds are added after the first {} until {}, or after {} rounds{}",
         a.min_trials,
-        a.metric,
-        a.precision * 100.0,
+        targets.join(" and "),
         a.max_trials,
         a.max_time_ns.map_or(String::new(), |t| format!(
             ", or when another round would end after {}",

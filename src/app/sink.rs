@@ -58,6 +58,10 @@ impl Sink for StoreSink<'_> {
         key_values(self.0, run_id, metric, through_round)
     }
 
+    fn undecided_claims(&self, run_id: i64, look: usize) -> Result<usize> {
+        undecided_claims(self.0, run_id, look)
+    }
+
     fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>> {
         self.0.calibration(key, kernel, cpu_model)
     }
@@ -101,4 +105,23 @@ pub fn key_values(
             .collect();
     }
     Ok(out)
+}
+
+/// The claim cells of run `run_id` still inconclusive at look `look` of an `--until-decided`
+/// run: every stored trial, decided at that look's alpha (`schedlab_analyze::look_alpha`),
+/// exactly as the report will decide them; power is not computed here.
+pub fn undecided_claims(store: &Store, run_id: i64, look: usize) -> Result<usize> {
+    use schedlab_report::claims::{build, verdicts, ClaimsRequest, CLAIMS_ALPHA};
+    let mut input = schedlab_report::cmd::load_input(store, run_id, false)?;
+    input.claims = ClaimsRequest {
+        alpha: Some(schedlab_analyze::look_alpha(CLAIMS_ALPHA, look)),
+        no_power: true,
+        ..ClaimsRequest::default()
+    };
+    Ok(build(&input).map_or(0, |o| {
+        verdicts(&o)
+            .iter()
+            .filter(|v| **v == schedlab_analyze::Verdict::Inconclusive)
+            .count()
+    }))
 }

@@ -284,6 +284,10 @@ impl Sink for Worker {
         bail!("internal error: a queued run has a fixed set of trials (no adaptive rounds)")
     }
 
+    fn undecided_claims(&self, _: i64, _: usize) -> Result<usize> {
+        bail!("internal error: a queued run has a fixed set of trials (no adaptive rounds)")
+    }
+
     fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>> {
         self.remote.calibration(key, kernel, cpu_model)
     }

@@ -145,92 +145,105 @@ pub fn claim_power(
         .enumerate()
         .map(|(i, b)| pair_data(a, *b, i))
         .collect::<Result<_, _>>()?;
-    let relative = match (relation, relation.smallest_effect()) {
-        (Relation::Equal { margin }, _) => matches!(margin, Amount::Relative(_)),
-        (_, Some(e)) => matches!(e, Amount::Relative(_)),
-        (Relation::Lower { .. } | Relation::Higher { .. }, None) => all_positive(&data),
-        (_, None) => true,
-    };
-    let scale = if relative {
-        EffectScale::Ratio
-    } else {
-        EffectScale::Difference
-    };
-    if relative && !all_positive(&data) {
+    let Some((model, relative)) = Model::fit(&data, a.values.len(), relation) else {
         return Ok(None);
+    };
+    Ok(Some(model.statement(&data, relative, query)))
+}
+
+impl Model {
+    /// The model of the claim's test on `data` (A has `n_a` trials), and whether it works on
+    /// the log scale (relative amounts); None without a usable spread.
+    fn fit(data: &[PairData], n_a: usize, relation: &Relation) -> Option<(Model, bool)> {
+        let relative = match (relation, relation.smallest_effect()) {
+            (Relation::Equal { margin }, _) => matches!(margin, Amount::Relative(_)),
+            (_, Some(e)) => matches!(e, Amount::Relative(_)),
+            (Relation::Lower { .. } | Relation::Higher { .. }, None) => all_positive(data),
+            (_, None) => true,
+        };
+        if relative && !all_positive(data) {
+            return None;
+        }
+        let spread = spread(data, relative)?;
+        let g = |v: f64| if relative { v.ln() } else { v };
+        let bounds: Vec<f64> = boundaries(relation)
+            .into_iter()
+            .map(|b| match b {
+                Boundary::Scale(r) => g(r),
+                Boundary::Shift(d) => d,
+            })
+            .collect();
+        let arms: Vec<Arm2> = data
+            .iter()
+            .map(|d| match d {
+                PairData::Unpaired { b, .. } => Arm2::Unpaired(b.len()),
+                PairData::Rounds { pairs, .. } => Arm2::Rounds(pairs.len()),
+            })
+            .collect();
+        let model = Model {
+            relation: *relation,
+            kind: relation.kind(),
+            bounds,
+            spread,
+            n_a,
+            arms,
+        };
+        Some((model, relative))
     }
-    let Some(spread) = spread(&data, relative) else {
-        return Ok(None);
-    };
-    let g = |v: f64| if relative { v.ln() } else { v };
-    let bounds: Vec<f64> = boundaries(relation)
-        .into_iter()
-        .map(|b| match b {
-            Boundary::Scale(r) => g(r),
-            Boundary::Shift(d) => d,
-        })
-        .collect();
-    let arms: Vec<Arm2> = data
-        .iter()
-        .map(|d| match d {
-            PairData::Unpaired { b, .. } => Arm2::Unpaired(b.len()),
-            PairData::Rounds { pairs, .. } => Arm2::Rounds(pairs.len()),
-        })
-        .collect();
-    let model = Model {
-        relation: *relation,
-        kind: relation.kind(),
-        bounds,
-        spread,
-        n_a: a.values.len(),
-        arms,
-    };
-    let effect = alternative(relation, relative);
-    let min_p = model.min_p(model.n_a, &model.arms);
-    let possible = min_p <= query.alpha;
-    let power = effect.map(|e| model.power(g(e), model.n_a, &model.arms, query, possible));
-    let trials_needed = match (effect, power) {
-        (Some(e), Some(p)) => Some(model.trials_needed(g(e), p, query)),
-        _ => None,
-    };
-    let detectable = if possible && model.kind == ClaimKind::Direction {
-        model
-            .detectable(query)
-            .map(|t| if relative { t.exp() } else { t })
-    } else {
-        None
-    };
-    let (n_b, design) = match data.iter().min_by_key(|d| d.n()) {
-        Some(PairData::Rounds { pairs, dropped }) => (
-            pairs.len(),
-            Design::Rounds {
-                used: pairs.len(),
-                dropped: *dropped,
-            },
-        ),
-        Some(d) => (d.n(), Design::Unpaired),
-        None => (0, Design::Unpaired),
-    };
-    Ok(Some(Power {
-        alpha: query.alpha,
-        scale,
-        effect,
-        spread,
-        design,
-        n_a: if matches!(design, Design::Rounds { .. }) {
-            n_b
+
+    /// Power, trials needed and the detectable effect from the fitted model.
+    fn statement(&self, data: &[PairData], relative: bool, query: &PowerQuery) -> Power {
+        let g = |v: f64| if relative { v.ln() } else { v };
+        let effect = alternative(&self.relation, relative);
+        let min_p = self.min_p(self.n_a, &self.arms);
+        let possible = min_p <= query.alpha;
+        let power = effect.map(|e| self.power(g(e), self.n_a, &self.arms, query, possible));
+        let trials_needed = match (effect, power) {
+            (Some(e), Some(p)) => Some(self.trials_needed(g(e), p, query)),
+            _ => None,
+        };
+        let detectable = if possible && self.kind == ClaimKind::Direction {
+            self.detectable(query)
+                .map(|t| if relative { t.exp() } else { t })
         } else {
-            model.n_a
-        },
-        n_b,
-        min_p,
-        possible,
-        power,
-        trials_needed,
-        detectable,
-        target: query.target,
-        replications: query.replications,
-    }))
+            None
+        };
+        let (n_b, design) = match data.iter().min_by_key(|d| d.n()) {
+            Some(PairData::Rounds { pairs, dropped }) => (
+                pairs.len(),
+                Design::Rounds {
+                    used: pairs.len(),
+                    dropped: *dropped,
+                },
+            ),
+            Some(d) => (d.n(), Design::Unpaired),
+            None => (0, Design::Unpaired),
+        };
+        Power {
+            alpha: query.alpha,
+            scale: if relative {
+                EffectScale::Ratio
+            } else {
+                EffectScale::Difference
+            },
+            effect,
+            spread: self.spread,
+            design,
+            n_a: if matches!(design, Design::Rounds { .. }) {
+                n_b
+            } else {
+                self.n_a
+            },
+            n_b,
+            min_p,
+            possible,
+            power,
+            trials_needed,
+            detectable,
+            target: query.target,
+            replications: query.replications,
+        }
+    }
 }
 
 impl PairData {

@@ -8,6 +8,7 @@
 //! - [`task`]: a task's `schedstat`, `sched` and `status`.
 //! - [`system`]: the system-wide counters (`/proc/stat`, `/proc/vmstat`, `/proc/loadavg`,
 //!   `/proc/pressure/*`) and [`SystemReader`], which keeps those files open and re-reads them.
+//! - [`busy`]: how busy each CPU was (`/proc/schedstat`, cgroup CPU accounting).
 //! - [`machine`]: what describes the machine (`/proc/cpuinfo`, kernel configuration,
 //!   preemption mode, kernel command line, CPU lists); these may allocate.
 //!
@@ -15,10 +16,12 @@
 
 #![forbid(unsafe_code)]
 
+pub mod busy;
 pub mod machine;
 pub mod system;
 pub mod task;
 
+pub use busy::{parse_cpu_stat_usage_usec, parse_schedstat_cpus, parse_usage_percpu};
 pub use machine::{
     cmdline_value, format_cpu_list, parse_cpu_list, parse_cpuinfo, parse_kernel_config,
     parse_preempt_mode, sched_config, CpuInfo, SchedConfig, MAX_CPU,

@@ -40,6 +40,10 @@ pub struct Selection {
     pub baseline: Option<String>,
     /// Leave the trials flagged noisy out.
     pub exclude_noisy: bool,
+    /// Claims declared now (`--claim`), after the data: exploratory.
+    pub post_hoc: Vec<schedlab_spec::ClaimSpec>,
+    /// Verdicts keep the trials flagged disturbed.
+    pub include_disturbed: bool,
 }
 
 impl Selection {
@@ -51,8 +55,20 @@ impl Selection {
         let input = with_baseline(
             pool::load(&store, &ids, self.include_warmup)?,
             self.baseline.as_deref(),
-        );
+        )
+        .and_then(|i| self.with_claims(i));
         Ok(input.map(|i| (ids, with_exclusions(i, self.exclude_noisy))))
+    }
+
+    /// `input` with the claims asked for; Err: a `--claim` the run cannot have.
+    fn with_claims(&self, mut input: ReportInput) -> Result<ReportInput, String> {
+        input.claims = super::claims::ClaimsRequest {
+            post_hoc: self.post_hoc.clone(),
+            include_disturbed: self.include_disturbed,
+            ..Default::default()
+        };
+        super::claims::claims_of(&input.run.spec_toml, &input.claims)?;
+        Ok(input)
     }
 }
 
@@ -126,6 +142,7 @@ pub fn load_input(store: &Store, run_id: i64, include_warmup: bool) -> Result<Re
         quality: schedlab_store::quality::trial_quality(store, run_id, include_warmup)
             .with_context(|| format!("cannot read the trials of run {run_id}"))?,
         exclude_noisy: false,
+        claims: Default::default(),
     })
 }
 
@@ -290,6 +307,12 @@ pub fn render_stats(r: &Report, wide: bool) -> String {
         "run {} \"{}\" ({}), started {}, seed {}\n",
         r.run.run_id, r.run.name, r.run.status, r.run.started_at, r.run.seed
     );
+    out += &r
+        .claims
+        .as_ref()
+        .map(super::claims::terminal::render)
+        .map(|c| format!("\n{c}"))
+        .unwrap_or_default();
     let (shown, more) = r.warnings_shown();
     if !shown.is_empty() {
         out += "\nWarnings\n";

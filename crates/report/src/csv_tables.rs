@@ -338,6 +338,10 @@ fn quality(q: &super::model::quality::Quality) -> Result<Vec<(&'static str, Stri
             "trial_steal_pct",
             "noisy",
             "rt_throttled",
+            "outside_cpu_ns",
+            "outside_share",
+            "interference_source",
+            "disturbed",
         ];
         let rows = q.trials.iter().map(|t| {
             let b = |v: Option<bool>| v.map_or(String::new(), |b| u8::from(b).to_string());
@@ -352,6 +356,10 @@ fn quality(q: &super::model::quality::Quality) -> Result<Vec<(&'static str, Stri
                 opt(t.steal_pct),
                 b(Some(t.noisy)),
                 b(t.rt_throttled),
+                t.outside_cpu_ns.map_or(String::new(), |v| v.to_string()),
+                opt(t.outside_share),
+                t.interference_source.clone().unwrap_or_default(),
+                b(t.outside_share.map(|_| t.disturbed)),
             ]
         });
         out.push(("trial_conditions.csv", document(&header, rows)?));
@@ -405,6 +413,9 @@ pub fn tables(r: &Report) -> Result<Vec<(&'static str, String)>> {
             )?,
         ),
     ];
+    if let Some(c) = &r.claims {
+        out.insert(0, ("claims.csv", super::claims::csv::document(c)?));
+    }
     // Periodic runs: every wake-up latency percentile per cell, in ns at full precision.
     if !r.kernel.latency.is_empty() {
         let rows = r.kernel.latency.iter().map(|c| {

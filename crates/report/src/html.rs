@@ -65,6 +65,7 @@ code { background: #f3f3f3; padding: 0 .2em; }
 <dt>schedlab</dt><dd>{{ run.version }}</dd>
 <dt>command</dt><dd><code>{{ run.argv }}</code></dd>
 </dl>
+{{ claims_html|safe }}
 <nav><p>{% if warnings %}<a href="#warnings">Warnings ({{ warnings|length }})</a>{% endif %}<a href="#findings">Findings</a><a href="#figures">Figures</a><a href="#tables">Tables</a><a href="#methods">Methods</a><a href="#environment">Environment</a></p></nav>
 {%- if warnings %}
 <section class="warn" id="warnings"><h2>Warnings</h2><ul>
@@ -257,6 +258,7 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String> {
         pairs => to_value(tables::pairs_table(r)),
         methods => to_value(&r.methods.notes),
         env => to_value(env_rows(r.run.env_json.as_deref())),
+        claims_html => super::claims::html::render(r.claims.as_ref()),
     };
     env.get_template("index.html")?
         .render(ctx)

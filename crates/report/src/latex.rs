@@ -200,6 +200,7 @@ pub fn render(r: &Report) -> String {
         r.run.seed,
         r.run.version
     );
+    out += &super::claims::latex::render(r.claims.as_ref());
     for p in 0..r.panels.len() {
         if let Some(t) = panel_table(r, p) {
             out += &t;

@@ -2,6 +2,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod claims;
 pub mod cmd;
 pub mod compare;
 pub mod csv_tables;

@@ -50,6 +50,11 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
         run.trials_planned
     );
     out += &format!("- command: `{}`\n\n", run.argv.replace('`', "'"));
+    out += &r
+        .claims
+        .as_ref()
+        .map(super::claims::markdown::render)
+        .unwrap_or_default();
     let (shown, more) = r.warnings_shown();
     if !shown.is_empty() {
         out += "## Warnings\n\n";

@@ -5,6 +5,7 @@
 //! Statistics come from [`schedlab_analyze`]; nothing here touches the database or the disk.
 
 pub mod baseline;
+mod end_groups;
 pub mod figures;
 pub mod findings;
 pub mod fmt;
@@ -53,6 +54,8 @@ pub struct ReportInput {
     pub quality: Vec<schedlab_store::quality::TrialQuality>,
     /// Noisy trials were left out of `cells` ([`quality::exclude_noisy`]).
     pub exclude_noisy: bool,
+    /// Post-hoc claims and which trials verdicts use (`crate::claims`).
+    pub claims: crate::claims::ClaimsRequest,
 }
 
 /// The axis values of a cell, which identify it within a run and across runs.
@@ -232,6 +235,8 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// Precision reached, the machine's drift, noisy and throttled trials.
     pub quality: quality::Quality,
+    /// The declared claims, decided (None: the run declares none).
+    pub claims: Option<crate::claims::ClaimsOutcome>,
     /// Samples per cell and metric (cells x [`Metric::ALL`]), in the metric's unit: every
     /// task of every trial for per-task metrics (descriptive summaries and figures).
     #[serde(skip)]
@@ -299,6 +304,9 @@ pub fn cell_samples(c: &CellView) -> Vec<Vec<f64>> {
         s[Metric::CswPerTask.index()].push((vcsw + ivcsw) as f64 / n);
         if let Some(j) = jain_index(&cpu) {
             s[Metric::JainCpu.index()].push(j);
+        }
+        if let Some(g) = end_groups::end_groups(trial) {
+            s[Metric::EndGroups.index()].push(g);
         }
     }
     s
@@ -509,6 +517,10 @@ pub fn build(input: &ReportInput) -> Report {
         &findings,
     );
     methods.notes.extend(quality::notes(&quality));
+    let claims = crate::claims::build(input);
+    methods
+        .notes
+        .extend(claims.iter().flat_map(|c| c.methods.clone()));
     Report {
         run: input.run.clone(),
         include_warmup: input.include_warmup,
@@ -519,6 +531,7 @@ pub fn build(input: &ReportInput) -> Report {
         panels,
         findings,
         quality,
+        claims,
         samples,
         trial_values,
         kernel: input.kernel.clone(),

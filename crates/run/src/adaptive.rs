@@ -1,10 +1,11 @@
-//! The run's order of trials, and for an adaptive run (`--precision`) the decision after each
-//! round whether to add another: whole shuffled rounds only, until every cell is precise
-//! enough or a limit (`--max-trials`, `--max-time`) is reached.
+//! The run's order of trials, and for an adaptive run (`--precision`, `--until-decided`) the
+//! decision after each round whether to add another: whole shuffled rounds only, until every
+//! cell is precise enough and every claim decided, or a limit (`--max-trials`, `--max-time`)
+//! is reached.
 //!
 //! The statistics are not the run stage's: `app` plugs in a [`Judge`] (the analyze layer's
-//! stopping rule) and the sink reads the key metric back from the stored trials, so the run
-//! stops on exactly the numbers the report will show.
+//! anytime-valid stopping rules) and the sink reads the key metric and the claims' verdicts
+//! back from the stored trials, so the run stops on exactly the numbers the report will show.
 
 use anyhow::Result;
 use schedlab_spec::plan::{Adaptive, Plan, PlannedTrial};
@@ -16,23 +17,34 @@ use std::time::Instant;
 pub enum Decision {
     /// Run another round.
     Continue,
-    /// Every cell is within the precision (and the minimum rounds ran).
+    /// Every cell is within the precision and every claim decided, as asked (and the minimum
+    /// rounds ran).
     Precise,
-    /// The maximum rounds ran with some cell still imprecise.
+    /// The maximum rounds ran with some cell still imprecise or some claim undecided.
     LimitReached,
 }
 
-/// Decides from every judged cell's key-metric values (one per ok measured trial) whether
-/// an adaptive run needs another round.
+/// What the judge decides from after a round.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Evidence {
+    /// Measured rounds stored so far.
+    pub rounds: u32,
+    /// Every judged cell's key-metric values, one per ok measured trial (with a precision).
+    pub cells: Vec<Vec<f64>>,
+    /// Claim cells still inconclusive at this look (with `until_decided`).
+    pub undecided: Option<usize>,
+}
+
+/// Decides from the evidence whether an adaptive run needs another round.
 pub trait Judge: std::fmt::Debug + Send + Sync {
-    /// The decision for `cells` under `adaptive`'s precision and limits.
-    fn decide(&self, adaptive: &Adaptive, cells: &[Vec<f64>]) -> Decision;
+    /// The decision under `adaptive`'s targets and limits.
+    fn decide(&self, adaptive: &Adaptive, evidence: &Evidence) -> Decision;
 }
 
 /// Why the run stopped adding rounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
-    /// Every judged cell is within the precision.
+    /// Every judged cell is within the precision and every claim decided, as asked.
     Precise,
     /// `max_trials` rounds ran.
     MaxTrials,
@@ -85,18 +97,18 @@ impl<'a> Schedule<'a> {
     }
 
     /// The next trial and its position in the run (from 0). When the scheduled trials are
-    /// used up, an adaptive run asks `values(last_round)` for each judged cell's key-metric
-    /// values of the rounds up to `last_round`, and `judge` whether to add a round.
+    /// used up, an adaptive run asks `evidence(last_round, measured_rounds)` for what the
+    /// rounds up to `last_round` show, and `judge` whether to add a round.
     pub fn next(
         &mut self,
         judge: Option<&dyn Judge>,
-        values: impl FnOnce(u32) -> Result<Vec<Vec<f64>>>,
+        evidence: impl FnOnce(u32, u32) -> Result<Evidence>,
     ) -> Result<Option<(usize, PlannedTrial)>> {
         if self.next == self.trials.len() {
             let (Some(adaptive), Some(judge)) = (&self.plan.settings.adaptive, judge) else {
                 return Ok(None);
             };
-            if !self.another_round(adaptive, judge, values)? {
+            if !self.another_round(adaptive, judge, evidence)? {
                 return Ok(None);
             }
             self.trials
@@ -113,7 +125,7 @@ impl<'a> Schedule<'a> {
         &mut self,
         adaptive: &Adaptive,
         judge: &dyn Judge,
-        values: impl FnOnce(u32) -> Result<Vec<Vec<f64>>>,
+        evidence: impl FnOnce(u32, u32) -> Result<Evidence>,
     ) -> Result<bool> {
         // A round begun before an interruption is completed whatever the numbers say.
         if self.stored_rounds.contains(&self.rounds) {
@@ -123,8 +135,10 @@ impl<'a> Schedule<'a> {
             self.stop = Some(Stop::MaxTrials);
             return Ok(false);
         }
-        let cells = values(self.rounds.saturating_sub(1))?;
-        match judge.decide(adaptive, &cells) {
+        let measured = self.measured_rounds();
+        let mut e = evidence(self.rounds.saturating_sub(1), measured)?;
+        e.rounds = measured;
+        match judge.decide(adaptive, &e) {
             Decision::Precise => {
                 self.stop = Some(Stop::Precise);
                 return Ok(false);
@@ -149,22 +163,29 @@ impl<'a> Schedule<'a> {
     }
 }
 
-/// The warning stored when an adaptive run stopped short of its precision, or `None` when it
-/// met it.
+/// The warning stored when an adaptive run stopped short of its targets, or `None` when it
+/// met them.
 pub fn stop_warning(adaptive: &Adaptive, stop: Stop, rounds: u32) -> Option<String> {
-    let target = format!(
-        "±{}% of the median {}",
-        adaptive.precision * 100.0,
-        adaptive.metric
-    );
+    let mut target: Vec<String> = Vec::new();
+    if let Some(p) = adaptive.precision {
+        target.push(format!(
+            "every cell's 95% confidence sequence within ±{}% of the median {}",
+            p * 100.0,
+            adaptive.metric
+        ));
+    }
+    if adaptive.until_decided {
+        target.push("every claim decided".into());
+    }
+    let target = target.join(" and ");
     match stop {
         Stop::Precise => None,
         Stop::MaxTrials => Some(format!(
-            "adaptive run: some cell's 95% CI is still wider than {target} after {rounds} rounds (--max-trials {}); the report marks the cells that did not meet it. Raise --max-trials, ask for less precision, or reduce the noise (see the reference speed and steal of the trials)",
+            "adaptive run: not yet {target} after {rounds} rounds (--max-trials {}); the report shows which cells and claims fall short. Raise --max-trials, ask for less, or reduce the noise (see the reference speed, steal and interference of the trials)",
             adaptive.max_trials
         )),
         Stop::MaxTime => Some(format!(
-            "adaptive run: stopped after {rounds} rounds because another round would have ended after --max-time; some cell's 95% CI is still wider than {target} (the report marks which). Raise --max-time or ask for less precision"
+            "adaptive run: stopped after {rounds} rounds because another round would have ended after --max-time, not yet {target} (the report shows which). Raise --max-time or ask for less"
         )),
     }
 }
@@ -179,8 +200,8 @@ mod tests {
     struct Count(usize);
 
     impl Judge for Count {
-        fn decide(&self, a: &Adaptive, cells: &[Vec<f64>]) -> Decision {
-            let n = cells.iter().map(Vec::len).min().unwrap_or(0);
+        fn decide(&self, a: &Adaptive, e: &Evidence) -> Decision {
+            let n = e.cells.iter().map(Vec::len).min().unwrap_or(0);
             if n >= self.0 {
                 Decision::Precise
             } else if n >= a.max_trials as usize {
@@ -206,7 +227,8 @@ mod tests {
                 trace: false,
                 allow_knobs: Vec::new(),
                 adaptive: Some(Adaptive {
-                    precision: 0.02,
+                    precision: Some(0.02),
+                    until_decided: false,
                     min_trials: min,
                     max_trials: max,
                     max_time_ns: None,
@@ -254,16 +276,19 @@ mod tests {
         let mut done: Vec<PlannedTrial> = Vec::new();
         let mut asked = Vec::new();
         while let Some((n, t)) = s
-            .next(Some(judge), |through| {
+            .next(Some(judge), |through, _| {
                 asked.push(through);
-                Ok((0..p.cells.len())
-                    .map(|c| {
-                        done.iter()
-                            .filter(|t| t.cell == c && !t.warmup && t.round <= through)
-                            .map(|_| 1.0)
-                            .collect()
-                    })
-                    .collect())
+                Ok(Evidence {
+                    cells: (0..p.cells.len())
+                        .map(|c| {
+                            done.iter()
+                                .filter(|t| t.cell == c && !t.warmup && t.round <= through)
+                                .map(|_| 1.0)
+                                .collect()
+                        })
+                        .collect(),
+                    ..Evidence::default()
+                })
             })
             .unwrap()
         {
@@ -306,7 +331,7 @@ mod tests {
         let mut p = plan(3, 10, 0);
         let mut s = Schedule::new(&p, &HashSet::new());
         let mut n = 0;
-        while s.next(None, |_| unreachable!()).unwrap().is_some() {
+        while s.next(None, |_, _| unreachable!()).unwrap().is_some() {
             n += 1;
         }
         assert_eq!(n, 6);
@@ -323,7 +348,12 @@ mod tests {
         let mut s = Schedule::new(&p, &stored);
         let mut rounds = Vec::new();
         while let Some((_, t)) = s
-            .next(Some(&Count(2)), |_| Ok(vec![vec![1.0; 2]; 2]))
+            .next(Some(&Count(2)), |_, _| {
+                Ok(Evidence {
+                    cells: vec![vec![1.0; 2]; 2],
+                    ..Evidence::default()
+                })
+            })
             .unwrap()
         {
             rounds.push(t.round);

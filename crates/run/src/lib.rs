@@ -5,6 +5,7 @@
 pub mod adaptive;
 pub mod capacity;
 mod cells;
+pub mod interference;
 pub mod iosched;
 pub mod journal;
 pub mod knobfile;
@@ -324,7 +325,12 @@ pub(crate) fn one_trial(
                 &s.interrupted,
                 state.observe,
             )?;
-            trial_warnings.extend(around.after(&s.reference, cell.cpus.as_deref(), &mut meta));
+            trial_warnings.extend(around.after(
+                &s.reference,
+                cell.cpus.as_deref(),
+                &outcome,
+                &mut meta,
+            ));
             trial_warnings.extend(limits::judge(cell, &outcome, &mut meta));
             outcome
         }
@@ -403,6 +409,40 @@ pub(crate) fn catch_signals(flag: &Arc<AtomicBool>) -> Result<Caught> {
     Ok(Caught { ids, hung_up })
 }
 
+/// What an adaptive run's judge sees after the rounds through `through` (`measured` of them
+/// measured): the key metric of every judged cell, and the claims still undecided.
+fn evidence(
+    store: &dyn Sink,
+    run_id: i64,
+    plan: &Plan,
+    state: &RunState,
+    through: u32,
+    measured: u32,
+) -> Result<adaptive::Evidence> {
+    let Some(a) = &plan.settings.adaptive else {
+        return Ok(adaptive::Evidence::default());
+    };
+    let mut e = adaptive::Evidence::default();
+    if a.precision.is_some() {
+        // Skipped cells and cells without an ok trial cannot become precise: not judged.
+        e.cells = store
+            .key_values(run_id, &a.metric, through)?
+            .into_iter()
+            .enumerate()
+            .filter(|(c, v)| {
+                state.cells.get(*c).is_some_and(|s| s.skipped.is_none()) && !v.is_empty()
+            })
+            .map(|(_, v)| v)
+            .collect();
+    }
+    if a.until_decided {
+        // Look k after min_trials + k - 1 measured rounds.
+        let look = measured.saturating_sub(a.min_trials) as usize + 1;
+        e.undecided = Some(store.undecided_claims(run_id, look)?);
+    }
+    Ok(e)
+}
+
 fn run_trials(
     launcher: &mut Launcher,
     store: &mut dyn Sink,
@@ -443,18 +483,8 @@ fn run_trials(
         reference,
     };
     let mut schedule = adaptive::Schedule::new(plan, &stored.trials);
-    let metric = plan.settings.adaptive.as_ref().map(|a| a.metric.clone());
-    while let Some((n, planned)) = schedule.next(opts.judge.as_deref(), |through| {
-        // Skipped cells and cells without an ok trial cannot become precise: not judged.
-        let all = store.key_values(run_id, metric.as_deref().unwrap_or("makespan"), through)?;
-        Ok(all
-            .into_iter()
-            .enumerate()
-            .filter(|(c, v)| {
-                state.cells.get(*c).is_some_and(|s| s.skipped.is_none()) && !v.is_empty()
-            })
-            .map(|(_, v)| v)
-            .collect())
+    while let Some((n, planned)) = schedule.next(opts.judge.as_deref(), |through, measured| {
+        evidence(&*store, run_id, plan, &state, through, measured)
     })? {
         progress.set_total(schedule.len());
         if interrupted.load(SeqCst) {

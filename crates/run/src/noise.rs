@@ -145,26 +145,33 @@ impl Reference {
 pub struct Around {
     speed_before: Option<f64>,
     ticks: Vec<(usize, CpuTicks)>,
+    busy: Option<super::interference::Busy>,
 }
 
 impl Around {
-    /// Runs the reference loop on `cpus`, then reads the CPUs' tick counters.
+    /// Runs the reference loop on `cpus`, then reads the CPUs' tick and busy counters.
     pub fn before(reference: &Reference, cpus: Option<&[usize]>) -> Around {
         let speed_before = reference.speed(cpus);
         Around {
             speed_before,
             ticks: cpu_ticks(),
+            busy: super::interference::Busy::read(cpus),
         }
     }
 
-    /// Reads the tick counters again (steal over the trial), runs the reference loop, and
-    /// records both in `meta`; returns the warning for a noisy trial.
+    /// Reads the counters again (steal and interference over the trial, whose outcome is
+    /// `outcome`), runs the reference loop, and records all in `meta`; returns the warning
+    /// for a noisy trial.
     pub fn after(
         self,
         reference: &Reference,
         cpus: Option<&[usize]>,
+        outcome: &schedlab_core::records::TrialOutcome,
         meta: &mut schedlab_core::records::TrialMeta,
     ) -> Option<String> {
+        let busy = super::interference::Busy::read(cpus);
+        let own = super::interference::tasks_cpu_ns(&outcome.tasks) + outcome.harness_cpu_ns;
+        super::interference::record(self.busy.as_ref(), busy.as_ref(), own, meta);
         meta.trial_steal_pct = steal_pct(&self.ticks, &cpu_ticks(), cpus);
         meta.speed_before = self.speed_before;
         meta.speed_after = reference.speed(cpus);

@@ -45,6 +45,9 @@ pub trait Sink {
     /// `schedlab_spec::PRECISION_METRICS`) of each ok, measured trial of rounds up to
     /// `through_round`, as the report computes it: what an adaptive run judges its precision by.
     fn key_values(&self, run_id: i64, metric: &str, through_round: u32) -> Result<Vec<Vec<f64>>>;
+    /// How many claim cells of run `run_id` are still inconclusive at look `look` of an
+    /// `--until-decided` run (every stored trial, decided at that look's alpha).
+    fn undecided_claims(&self, run_id: i64, look: usize) -> Result<usize>;
     /// Stores a measured speed, replacing an older one.
     fn save_calibration(
         &mut self,

@@ -1,5 +1,6 @@
-//! Adaptive trial counts in a spec: `settings.precision` ("2%") with `min_trials`,
-//! `max_trials`, `max_time` and `precision_metric`, checked into an [`Adaptive`].
+//! Adaptive trial counts in a spec: `settings.precision` ("2%") and/or
+//! `settings.until_decided`, with `min_trials`, `max_trials`, `max_time` and
+//! `precision_metric`, checked into an [`Adaptive`].
 
 use super::durations::duration_ns;
 use super::{Problem, Settings};
@@ -11,7 +12,7 @@ pub const DEFAULT_MAX_TRIALS: u32 = 30;
 /// The key metrics a precision can be asked of: the report's metric keys (one value per
 /// trial; per-task metrics through the median of the trial's tasks). A test in `app`
 /// checks that this list is the report's.
-pub const PRECISION_METRICS: [&str; 15] = [
+pub const PRECISION_METRICS: [&str; 16] = [
     "makespan",
     "response",
     "turnaround",
@@ -27,15 +28,21 @@ pub const PRECISION_METRICS: [&str; 15] = [
     "cpu_per_task",
     "csw_per_task",
     "jain_cpu",
+    "end_groups",
 ];
 
 /// How an adaptive run decides how many rounds to run: rounds are added (each shuffled, every
-/// cell once) until every cell's 95 % CI of its key metric is within ± `precision` of its
-/// median, or `max_trials` rounds ran, or `max_time` passed.
+/// cell once) until every cell's 95 % confidence sequence of its key metric is within
+/// ± `precision` of its median (with `precision`) and every declared claim is decided (with
+/// `until_decided`), or `max_trials` rounds ran, or `max_time` passed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Adaptive {
-    /// Wanted half-width of each cell's 95 % CI, as a fraction of its median (0.02 = ±2 %).
-    pub precision: f64,
+    /// Wanted half-width of each cell's 95 % interval, as a fraction of its median (0.02 =
+    /// ±2 %); None: no precision asked (`until_decided` alone).
+    pub precision: Option<f64>,
+    /// Add rounds until no claim is inconclusive.
+    #[serde(default)]
+    pub until_decided: bool,
     /// Measured rounds always run (2 or more).
     pub min_trials: u32,
     /// Measured rounds never exceeded.
@@ -61,9 +68,10 @@ pub(crate) fn percent(key: &str, text: &str) -> Result<f64, Problem> {
     Ok(v / 100.0)
 }
 
-/// The adaptive settings of `s`, checked; None without `precision`. The other keys need it.
+/// The adaptive settings of `s`, checked; None without `precision` or `until_decided`. The
+/// other keys need one of them.
 pub(crate) fn check_adaptive(s: &Settings) -> Result<Option<Adaptive>, Problem> {
-    let Some(text) = &s.precision else {
+    if s.precision.is_none() && !s.until_decided {
         let stray = [
             ("settings.min_trials", s.min_trials.is_some()),
             ("settings.max_trials", s.max_trials.is_some()),
@@ -73,12 +81,15 @@ pub(crate) fn check_adaptive(s: &Settings) -> Result<Option<Adaptive>, Problem> 
         return match stray.into_iter().find(|(_, given)| *given) {
             Some((key, _)) => Err(Problem::new(
                 key,
-                "only applies to an adaptive run; give settings.precision (--precision) too, or leave it out",
+                "only applies to an adaptive run; give settings.precision (--precision) or settings.until_decided (--until-decided) too, or leave it out",
             )),
             None => Ok(None),
         };
+    }
+    let precision = match &s.precision {
+        Some(text) => Some(percent("settings.precision", text)?),
+        None => None,
     };
-    let precision = percent("settings.precision", text)?;
     let min_trials = s.min_trials.unwrap_or(s.trials.max(2));
     if min_trials < 2 {
         return Err(Problem::new(
@@ -117,6 +128,7 @@ pub(crate) fn check_adaptive(s: &Settings) -> Result<Option<Adaptive>, Problem> 
     }
     Ok(Some(Adaptive {
         precision,
+        until_decided: s.until_decided,
         min_trials,
         max_trials,
         max_time_ns,
@@ -152,7 +164,7 @@ mod tests {
         assert_eq!((a.min_trials, a.max_trials), (3, DEFAULT_MAX_TRIALS));
         assert_eq!(
             (a.precision, a.metric.as_str(), a.max_time_ns),
-            (0.05, "makespan", None)
+            (Some(0.05), "makespan", None)
         );
         let mut s = settings(Some("5%"));
         s.min_trials = Some(1);
@@ -173,6 +185,18 @@ mod tests {
         s.max_time = Some("10m".into());
         let a = check_adaptive(&s).unwrap().unwrap();
         assert_eq!(a.max_time_ns, Some(600_000_000_000));
+    }
+
+    #[test]
+    fn until_decided_alone_is_adaptive_without_a_precision() {
+        let mut s = settings(None);
+        s.until_decided = true;
+        s.max_trials = Some(12);
+        let a = check_adaptive(&s).unwrap().unwrap();
+        assert_eq!(
+            (a.precision, a.until_decided, a.max_trials),
+            (None, true, 12)
+        );
     }
 
     #[test]

@@ -4,6 +4,10 @@
 #![forbid(unsafe_code)]
 
 pub mod adaptive;
+mod claim_axes;
+mod claim_flag;
+mod claim_relation;
+pub mod claims;
 mod durations;
 mod knobs;
 pub mod locate;
@@ -16,6 +20,7 @@ mod validate;
 mod workloads;
 
 pub use adaptive::{Adaptive, PRECISION_METRICS};
+pub use claims::{Claim, ClaimSpec};
 pub use durations::{parse_duration_ns, MAX_DURATION_NS};
 pub use knobs::{knob_path, CheckedKnob, KnobAxis, KnobValue, ScxSpec, MAX_SLICE_NS, MIN_SLICE_NS};
 pub use problem::{accepted_values, Problem, SpecError};

@@ -67,7 +67,7 @@ fn an_unknown_key_lists_the_keys_of_its_table() {
     );
     let e = err("[setting]\n");
     assert!(
-        e.starts_with("f.toml:1:2: setting: unknown key `setting` (accepted: name, description, axes, settings)"),
+        e.starts_with("f.toml:1:2: setting: unknown key `setting` (accepted: name, description, axes, settings, claims)"),
         "{e}"
     );
 }

@@ -24,6 +24,9 @@ pub struct Spec {
     /// How every cell is run.
     #[serde(default)]
     pub settings: Settings,
+    /// Declared claims, decided by the report (`claims.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<super::ClaimSpec>,
 }
 
 fn default_name() -> String {
@@ -237,6 +240,10 @@ pub struct Settings {
     /// is within this share of its median, e.g. "2%" (then `trials` is the default minimum).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub precision: Option<String>,
+    /// Adaptive trial count: add shuffled rounds until every declared claim has a verdict
+    /// other than inconclusive (alpha spent over the looks), or a limit is reached.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub until_decided: bool,
     /// With `precision`: rounds always run (default: `trials`, at least 2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_trials: Option<u32>,
@@ -271,6 +278,7 @@ impl Default for Settings {
             trace: false,
             allow_knobs: Vec::new(),
             precision: None,
+            until_decided: false,
             min_trials: None,
             max_trials: None,
             max_time: None,
@@ -296,6 +304,7 @@ impl Spec {
                 work: "50ms".into(),
                 ..Settings::default()
             },
+            claims: Vec::new(),
         }
     }
 }

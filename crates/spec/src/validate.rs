@@ -73,6 +73,8 @@ pub struct Checked {
     pub trace: bool,
     /// Adaptive trial count (`settings.precision`); None: `trials` rounds.
     pub adaptive: Option<super::Adaptive>,
+    /// Declared claims, checked against the axes.
+    pub claims: Vec<super::Claim>,
 }
 
 impl Spec {
@@ -97,6 +99,14 @@ impl Spec {
         let allow_knobs = super::knobs::check_allow_knobs(&s.allow_knobs)?;
         let knobs = super::knobs::check_knobs(&a.knobs, &allow_knobs)?;
         let scx = super::knobs::check_scx(&a.scx)?;
+        let claims = super::claims::check_claims(self)?;
+        if s.until_decided && claims.is_empty() {
+            return Err(Problem::new(
+                "settings.until_decided",
+                "adds rounds until every claim is decided, but the experiment declares no claim",
+            )
+            .accepting("[[claims]] entries, or --claim 'METRIC: A < B'"));
+        }
         Ok(Checked {
             policies: a.policies.clone(),
             priorities: a.priorities.clone(),
@@ -124,6 +134,7 @@ impl Spec {
             device: s.device.clone(),
             trace: s.trace,
             adaptive,
+            claims,
         })
     }
 }

@@ -34,7 +34,7 @@ use std::fmt::Display;
 const SCHEMA: &str = include_str!("schema.sql");
 /// Schema version (SQLite: `PRAGMA user_version`, 0 = a new, empty database; PostgreSQL: the
 /// `schedlab_meta` table).
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
 /// An open results database.
 pub struct Store {
@@ -75,7 +75,7 @@ const TABLES: [&str; 9] = [
 ];
 
 /// Schema changes from one version to the next: `MIGRATIONS[i]` takes version `i + 2` to `i + 3`.
-const MIGRATIONS: [&str; 1] = [
+const MIGRATIONS: [&str; 2] = [
     // 2 -> 3: who runs a run, to tell a dead run from a running one; which machine ran a run
     // and its trials, and the run's UUID (legacy runs get one here; host, kernel, CPU and
     // commit come from their environment record); warnings get an id to keep their order on
@@ -128,6 +128,12 @@ const MIGRATIONS: [&str; 1] = [
      ALTER TABLE trials ADD COLUMN trial_steal_pct REAL;
      ALTER TABLE trials ADD COLUMN noisy INTEGER;
      ALTER TABLE trials ADD COLUMN rt_throttled INTEGER;",
+    // 3 -> 4: interference measured per trial (issue 18): CPU time used on the trial's CPUs
+    // by anything outside it, its share, where it was read, and the disturbed flag.
+    "ALTER TABLE trials ADD COLUMN outside_cpu_ns INTEGER;
+     ALTER TABLE trials ADD COLUMN outside_share REAL;
+     ALTER TABLE trials ADD COLUMN interference_source TEXT;
+     ALTER TABLE trials ADD COLUMN disturbed INTEGER;",
 ];
 
 /// Oldest schema version this schedlab can read (and upgrade).

@@ -77,6 +77,8 @@ pub struct TaskRow {
     pub nivcsw: i64,
     /// Run-queue wait, ns.
     pub run_delay_ns: i64,
+    /// End of the measured work, CLOCK_MONOTONIC ns (None: not stored).
+    pub t_end_ns: Option<i64>,
 }
 
 /// One cell of a run with the rows of its (non-warm-up unless asked) trials.
@@ -199,7 +201,7 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
         }
         view.task_rows = db.query(
             "SELECT t.trial_id, tr.round, t.response_ns, t.turnaround_ns, COALESCE(t.cpu_ns, COALESCE(t.utime_ns,0) + COALESCE(t.stime_ns,0)),
-                    t.nvcsw, t.nivcsw, t.run_delay_ns
+                    t.nvcsw, t.nivcsw, t.run_delay_ns, t.t_end_ns
              FROM tasks t JOIN trials tr ON tr.trial_id = t.trial_id
              WHERE tr.cell_id = ?1 AND tr.status = 'ok' AND (tr.warmup = 0 OR ?2) AND t.role = 'task'
              ORDER BY t.trial_id, t.task_index",
@@ -214,6 +216,7 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
                     nvcsw: r.get::<Option<i64>>(5)?.unwrap_or(0),
                     nivcsw: r.get::<Option<i64>>(6)?.unwrap_or(0),
                     run_delay_ns: r.get::<Option<i64>>(7)?.unwrap_or(0),
+                    t_end_ns: r.get(8)?,
                 })
             },
         )?;

@@ -80,6 +80,10 @@ CREATE TABLE IF NOT EXISTS trials (
     trial_steal_pct REAL,                       -- steal share of the trial's CPUs during the trial
     noisy           INTEGER,                    -- 1: the reference speed before or after was off by more than 10 %
     rt_throttled    INTEGER,                    -- 1: RT throttling cut its CPU-bound RT tasks short; NULL: none to judge
+    outside_cpu_ns  INTEGER,                    -- CPU time used on the trial's CPUs by anything outside the trial during it
+    outside_share   REAL,                       -- outside_cpu_ns / (the trial's CPUs x its wall time), 0..1
+    interference_source TEXT,                   -- where the busy time was read: schedstat | cpuacct | cgroup2 | proc-stat
+    disturbed       INTEGER,                    -- 1: outside_share above the threshold (10 %)
     UNIQUE (cell_id, trial_index)
 );
 

@@ -221,8 +221,10 @@ impl Store {
         let inserted: Option<i64> = db.query_opt(
             "INSERT INTO trials (run_id, cell_id, trial_index, round, warmup, status, reason, makespan_ns, timeout_ns, harness_cpu_ns,
                                  started_at, pgid, load1, busy_pct, steal_pct, psi_cpu_some_pct, io_scheduler, trace_lost_events, host,
-                                 speed_before, speed_after, trial_steal_pct, noisy, rt_throttled)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)
+                                 speed_before, speed_after, trial_steal_pct, noisy, rt_throttled,
+                                 outside_cpu_ns, outside_share, interference_source, disturbed)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24,
+                     ?25, ?26, ?27, ?28)
              ON CONFLICT (cell_id, trial_index) DO NOTHING RETURNING trial_id",
             params![
                 run_id,
@@ -249,6 +251,10 @@ impl Store {
                 meta.trial_steal_pct,
                 meta.noisy,
                 meta.rt_throttled,
+                meta.outside_cpu_ns,
+                meta.outside_share,
+                meta.interference_source.as_deref(),
+                meta.outside_share.map(|_| meta.disturbed),
             ],
             |r| r.get(0),
         )?;

@@ -1,4 +1,4 @@
-//! Clocks: CLOCK_MONOTONIC and the calling thread's CPU time in nanoseconds, absolute sleeps.
+//! Clocks: CLOCK_MONOTONIC, the calling thread's and process's CPU time in nanoseconds, absolute sleeps.
 
 use nix::errno::Errno;
 use nix::sys::time::TimeSpec;
@@ -13,6 +13,11 @@ pub fn now_ns() -> u64 {
 /// CPU time consumed by the calling thread, in nanoseconds.
 pub fn thread_cpu_ns() -> u64 {
     clock_ns(ClockId::CLOCK_THREAD_CPUTIME_ID)
+}
+
+/// CPU time consumed by every thread of the calling process, in nanoseconds.
+pub fn process_cpu_ns() -> u64 {
+    clock_ns(ClockId::CLOCK_PROCESS_CPUTIME_ID)
 }
 
 /// The clock in nanoseconds; 0 if it cannot be read (these clocks always exist on Linux).

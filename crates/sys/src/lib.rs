@@ -23,7 +23,7 @@ pub mod sched;
 pub mod shm;
 pub mod wait;
 
-pub use clock::{now_ns, sleep_until_ns, thread_cpu_ns};
+pub use clock::{now_ns, process_cpu_ns, sleep_until_ns, thread_cpu_ns};
 pub use dir::{lstat, user_name, DirFd, FileKind, FileMeta};
 pub use host::{
     is_tmpfs, lock_exclusive, read_small, set_rlimit, soft_rlimit, uname, FileLock, Resource, Uname,

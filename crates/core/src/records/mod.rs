@@ -13,4 +13,5 @@ pub use denied::{check_knob_value, denied, MAX_KNOB_VALUE_BYTES};
 pub use knob::{slice_label, KnobReading, KnobSetting, ScxCommand};
 pub use trial::{
     now_utc, Sample, Slice, TaskRecord, TaskTrace, TrialMeta, TrialOutcome, TrialStatus,
+    DISTURBED_PCT,
 };

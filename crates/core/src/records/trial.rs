@@ -255,7 +255,20 @@ pub struct TrialMeta {
     pub rt_throttled: Option<bool>,
     /// Every kernel setting of the cell (knobs, I/O scheduler, sched_ext), read back before the trial.
     pub knobs: Vec<super::KnobReading>,
+    /// CPU time spent on the trial's CPUs during the trial by anything outside it (their busy
+    /// time minus the trial's tasks and harness), ns, at least 0; None: not measured.
+    pub outside_cpu_ns: Option<i64>,
+    /// `outside_cpu_ns` as a share of the trial's CPUs' time over the trial (CPUs x wall), 0..1.
+    pub outside_share: Option<f64>,
+    /// Where the busy time was read: schedstat, cpuacct, cgroup2 or proc-stat.
+    pub interference_source: Option<String>,
+    /// `outside_share` is above the disturbance threshold (crates/run/src/interference.rs).
+    pub disturbed: bool,
 }
+
+/// A trial whose CPUs spent more than this share of their time on work outside it is flagged
+/// disturbed (`TrialMeta::disturbed`), in percent.
+pub const DISTURBED_PCT: f64 = 10.0;
 
 /// The current UTC time as RFC 3339 (seconds), as times of day are recorded.
 pub fn now_utc() -> String {

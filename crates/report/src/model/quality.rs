@@ -120,14 +120,21 @@ pub fn build(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> Qua
             .enumerate()
             .map(|(i, c)| {
                 let values = super::trials::values(&trial_values(c)[t.metric.index()]);
-                let p = schedlab_analyze::precision(&values, t.precision);
+                // The rule the run stopped on: a confidence sequence, in trial order.
+                let p = schedlab_analyze::sequential_precision(
+                    &values,
+                    t.precision,
+                    schedlab_analyze::SEQUENCE_ALPHA,
+                );
                 CellPrecision {
                     label: label(i),
                     trials: values.len(),
                     median: p
                         .map(|p| p.median)
                         .or_else(|| schedlab_analyze::median(&values)),
-                    half_width_pct: p.map(|p| p.relative_half_width * 100.0),
+                    half_width_pct: p
+                        .map(|p| p.relative_half_width * 100.0)
+                        .filter(|h| h.is_finite()),
                     met: p.is_some_and(|p| p.within),
                 }
             })
@@ -183,14 +190,15 @@ pub fn precision_table(q: &Quality) -> Option<Table> {
                 c.trials.to_string(),
                 c.median
                     .map_or("-".into(), |m| super::fmt_with_unit(m, t.metric)),
-                c.half_width_pct.map_or("-".into(), |h| format!("±{h:.2}%")),
+                c.half_width_pct
+                    .map_or("unbounded".into(), |h| format!("±{h:.2}%")),
                 if c.met { "yes" } else { "no" }.into(),
             ]
         })
         .collect();
     Some(Table {
         title: format!(
-            "Precision of the adaptive run: {} per trial, target ±{}% of the median (95% t-interval of the trial values), {}..{} trials",
+            "Precision of the adaptive run: {} per trial, target ±{}% of the median (95% confidence sequence of the median, unbounded below 10 trials), {}..{} trials",
             t.metric.label(),
             t.precision * 100.0,
             t.min_trials.map_or("-".into(), |n| n.to_string()),
@@ -320,7 +328,7 @@ pub fn warnings(q: &Quality) -> Vec<String> {
 pub fn notes(q: &Quality) -> Vec<String> {
     let mut out = Vec::new();
     if q.trials.iter().any(|t| t.speed_before.is_some()) {
-        out.push("Noise: just before and just after every trial, schedlab runs a reference loop of spin units (6 chunks of about 0.5 ms on each of the trial's CPUs, at most 4; the median chunk per CPU, the slowest CPU) outside the measured region and stores its speed relative to the loop's own calibration (1 = as calibrated), and the steal share of the trial's CPUs during the trial. A trial whose speed before or after is more than 10% off is flagged noisy.".into());
+        out.push("Noise: just before and just after every trial, schedlab runs a reference loop of spin units (6 chunks of about 0.5 ms on each of the trial's CPUs, at most 4; the median chunk per CPU, the slowest CPU) outside the measured region and stores its speed relative to the loop's own calibration (1 = as calibrated), and the steal share of the trial's CPUs during the trial. A trial whose speed before or after is more than 10% off is flagged noisy. This is speed drift (frequency, steal, a slower machine): the loop's median chunk ignores preemption by design, so it does not see other work sharing the trial's CPUs; that interference is measured apart (outside CPU time, the disturbed flag).".into());
     }
     if q.exclude_noisy {
         out.push(format!(
@@ -334,11 +342,16 @@ pub fn notes(q: &Quality) -> Vec<String> {
     }
     if let Some((t, _)) = &q.precision {
         out.push(format!(
-            "Adaptive trial count: after the first {} rounds, whole rounds (every cell once, shuffled) were added until every cell's 95% t-interval of the mean of its per-trial {} had a half-width within ±{}% of its median, or {} rounds ran, or the time limit was near. The precision table recomputes this from the stored trials.",
-            t.min_trials.map_or("-".into(), |n| n.to_string()),
+            "Adaptive trial count (per-trial {}): after the first {} rounds, whole rounds (every cell once, shuffled) were added until the target was met, or the time limit was near. {} The precision table recomputes this from the stored trials.",
             t.metric.label(),
-            t.precision * 100.0,
-            t.max_trials.map_or("-".into(), |n| n.to_string()),
+            t.min_trials.map_or("-".into(), |n| n.to_string()),
+            schedlab_analyze::AnytimeStoppingRule {
+                min_trials: t.min_trials.unwrap_or(2).max(2) as usize,
+                max_trials: t.max_trials.unwrap_or(30).max(2) as usize,
+                precision: t.precision,
+                alpha: schedlab_analyze::SEQUENCE_ALPHA,
+            }
+            .methods_text(),
         ));
     }
     out

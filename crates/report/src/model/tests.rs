@@ -13,6 +13,7 @@ fn task(trial_id: i64, response: i64, turnaround: i64, cpu: i64) -> TaskRow {
         nvcsw: 2,
         nivcsw: 3,
         run_delay_ns: 1_000_000,
+        t_end_ns: None,
     }
 }
 

@@ -1,0 +1,36 @@
+//! The claims table of report.tex (booktabs), placed before the other tables.
+
+use super::table::claims_table;
+use super::ClaimsOutcome;
+use crate::latex::escape;
+
+/// The table, or "" without claims.
+pub fn render(o: Option<&ClaimsOutcome>) -> String {
+    let Some(o) = o else { return String::new() };
+    let t = claims_table(o);
+    let mut out = String::from("\\begin{table}[ht]\n\\centering\\small\n");
+    out += &format!("\\caption{{{}}}\n\\label{{tab:claims}}\n", escape(&t.title));
+    out += &format!(
+        "\\begin{{tabular}}{{{}}}\n\\toprule\n",
+        "l".repeat(t.header.len())
+    );
+    let row = |cells: &[String]| {
+        cells
+            .iter()
+            .map(|c| escape(c))
+            .collect::<Vec<_>>()
+            .join(" & ")
+            + " \\\\\n"
+    };
+    out += &row(&t.header);
+    out += "\\midrule\n";
+    for r in &t.rows {
+        out += &row(r);
+    }
+    out += "\\bottomrule\n\\end{tabular}\n";
+    for c in &o.claims {
+        out += &format!("\\par\\footnotesize {}\n", escape(&c.summary));
+    }
+    out += "\\end{table}\n\n";
+    out
+}

@@ -1,0 +1,17 @@
+//! The claims section of report.md.
+
+use super::table::claims_table;
+use super::ClaimsOutcome;
+use crate::markdown::md_table;
+
+/// "## Claims" with one bullet per claim, the table and what was left out.
+pub fn render(o: &ClaimsOutcome) -> String {
+    let mut out = String::from("## Claims\n\n");
+    for c in &o.claims {
+        out += &format!("- {}\n", c.summary.replace('|', "\\|"));
+    }
+    out += "\n";
+    out += &md_table(&claims_table(o));
+    out += &format!("\n{}\n\n", super::terminal::footnote(o));
+    out
+}

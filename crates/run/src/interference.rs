@@ -1,0 +1,225 @@
+//! Interference measured, not guessed: the CPU time that anything outside a trial used on the
+//! trial's CPUs while it ran.
+//!
+//! outside = busy time of the trial's CPUs over the trial − the CPU time of the trial's own
+//! tasks (measured and antagonists, whole lives from rusage or their exact clock, whichever is
+//! larger) − the harness (launcher, host, and this process, wherever they ran: an upper bound
+//! of their share on the trial's CPUs, so outside is never overstated by them). Negative
+//! remainders (counter granularity) count as 0.
+//!
+//! The busy time comes from the most exact counter the kernel has, in this order:
+//! 1. `/proc/schedstat` per-CPU run time, ns (CONFIG_SCHEDSTATS);
+//! 2. cgroup v1 `cpuacct.usage_percpu` of the root, ns per CPU (every task on the machine);
+//! 3. cgroup v2 root `cpu.stat` `usage_usec`, µs, all CPUs together: only for unpinned trials;
+//! 4. `/proc/stat` busy ticks per CPU (user, nice, system, irq, softirq), USER_HZ ticks
+//!    (10 ms at 100 Hz): the last resort, its resolution stated with every trial.
+//!
+//! A trial whose outside share of its CPUs' time (CPUs × wall time) exceeds
+//! [`DISTURBED_PCT`] is flagged `disturbed`; verdicts leave such trials out by default.
+//! This is apart from the reference loop's speed flag (`noise.rs`), which measures speed drift
+//! (frequency, steal, a slower machine) and by design ignores preemption.
+
+pub use schedlab_core::records::DISTURBED_PCT;
+use schedlab_core::records::{TaskRecord, TrialMeta};
+
+/// Where a trial's busy time was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// `/proc/schedstat`.
+    Schedstat,
+    /// cgroup v1 root `cpuacct.usage_percpu`.
+    Cpuacct,
+    /// cgroup v2 root `cpu.stat`.
+    Cgroup2,
+    /// `/proc/stat` ticks.
+    ProcStat,
+}
+
+impl Source {
+    /// The name stored with the trial.
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Schedstat => "schedstat",
+            Source::Cpuacct => "cpuacct",
+            Source::Cgroup2 => "cgroup2",
+            Source::ProcStat => "proc-stat",
+        }
+    }
+}
+
+/// One reading of the busy counters of a trial's CPUs, and of this process's CPU time.
+#[derive(Debug, Clone)]
+pub struct Busy {
+    source: Source,
+    /// CLOCK_MONOTONIC at the reading, ns.
+    t_ns: u64,
+    /// Busy time of the trial's CPUs since boot, ns (summed).
+    busy_ns: u64,
+    /// This process's CPU time, ns.
+    process_cpu_ns: u64,
+    /// CPUs counted.
+    cpus: usize,
+}
+
+/// Nanoseconds per USER_HZ tick (100 Hz on every mainstream architecture).
+const TICK_NS: u64 = 10_000_000;
+
+impl Busy {
+    /// Reads the busy time of `cpus` (None: every CPU this process may use) from the most
+    /// exact source there is; None when none can be read.
+    pub fn read(cpus: Option<&[usize]>) -> Option<Busy> {
+        let allowed = schedlab_sys::allowed_cpus();
+        let chosen: Vec<usize> = cpus.map_or_else(|| allowed.clone(), <[usize]>::to_vec);
+        let pick = |per_cpu: Vec<(usize, u64)>| -> Option<u64> {
+            let found: Vec<u64> = per_cpu
+                .iter()
+                .filter(|(c, _)| chosen.contains(c))
+                .map(|(_, v)| *v)
+                .collect();
+            (found.len() == chosen.len()).then(|| found.iter().sum())
+        };
+        let read = |path: &str| std::fs::read_to_string(path).ok();
+        let (source, busy_ns) = if let Some(ns) =
+            read("/proc/schedstat").and_then(|t| pick(schedlab_procfs::parse_schedstat_cpus(&t)))
+        {
+            (Source::Schedstat, ns)
+        } else if let Some(ns) = mount_of("cgroup", "cpuacct")
+            .and_then(|m| read(&format!("{m}/cpuacct.usage_percpu")))
+            .and_then(|t| pick(schedlab_procfs::parse_usage_percpu(&t)))
+        {
+            (Source::Cpuacct, ns)
+        } else if let Some(us) = (chosen.len() >= allowed.len())
+            .then(|| mount_of("cgroup2", ""))
+            .flatten()
+            .and_then(|m| read(&format!("{m}/cpu.stat")))
+            .and_then(|t| schedlab_procfs::parse_cpu_stat_usage_usec(&t))
+        {
+            (Source::Cgroup2, us * 1000)
+        } else {
+            let ticks = read("/proc/stat").map(schedlab_procfs::parse_per_cpu_ticks)?;
+            let busy = ticks
+                .into_iter()
+                .map(|(c, t)| (c, t.busy() * TICK_NS))
+                .collect();
+            (Source::ProcStat, pick(busy)?)
+        };
+        Some(Busy {
+            source,
+            t_ns: schedlab_sys::now_ns(),
+            busy_ns,
+            process_cpu_ns: schedlab_sys::process_cpu_ns(),
+            cpus: chosen.len(),
+        })
+    }
+}
+
+/// The mount point of the first `fstype` filesystem whose options name `option` ("" for
+/// any), from /proc/self/mountinfo.
+fn mount_of(fstype: &str, option: &str) -> Option<String> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    text.lines().find_map(|line| {
+        let (left, right) = line.split_once(" - ")?;
+        let mut r = right.split_whitespace();
+        let (fs, _, opts) = (r.next()?, r.next()?, r.next().unwrap_or(""));
+        let wanted = fs == fstype && (option.is_empty() || opts.split(',').any(|o| o == option));
+        wanted.then(|| left.split_whitespace().nth(4).map(str::to_string))?
+    })
+}
+
+/// What the trial's own tasks used: for each, the larger of its exact CPU clock (measured
+/// region) and rusage (its whole life), ns.
+pub fn tasks_cpu_ns(tasks: &[TaskRecord]) -> u64 {
+    tasks
+        .iter()
+        .map(|t| t.cpu_ns.unwrap_or(0).max(t.utime_ns + t.stime_ns))
+        .sum()
+}
+
+/// The outside CPU time between `before` and `after` given the trial's own CPU time
+/// (`own_ns`: tasks and harness outside this process), as (outside ns, share of the CPUs'
+/// time). None when the readings do not fit together.
+pub fn outside(before: &Busy, after: &Busy, own_ns: u64) -> Option<(i64, f64)> {
+    if before.source != after.source || before.cpus != after.cpus || after.t_ns <= before.t_ns {
+        return None;
+    }
+    let busy = after.busy_ns.checked_sub(before.busy_ns)?;
+    let ours = own_ns + after.process_cpu_ns.saturating_sub(before.process_cpu_ns);
+    let outside = busy.saturating_sub(ours);
+    let capacity = (after.t_ns - before.t_ns) as f64 * after.cpus.max(1) as f64;
+    Some((outside as i64, outside as f64 / capacity))
+}
+
+/// Records the interference of a trial measured between `before` and `after` in `meta`.
+pub fn record(before: Option<&Busy>, after: Option<&Busy>, own_ns: u64, meta: &mut TrialMeta) {
+    let (Some(b), Some(a)) = (before, after) else {
+        return;
+    };
+    if let Some((ns, share)) = outside(b, a, own_ns) {
+        meta.outside_cpu_ns = Some(ns);
+        meta.outside_share = Some(share);
+        meta.interference_source = Some(a.source.name().to_string());
+        meta.disturbed = share * 100.0 > DISTURBED_PCT;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn busy(t_ns: u64, busy_ns: u64, process_cpu_ns: u64) -> Busy {
+        Busy {
+            source: Source::Cpuacct,
+            t_ns,
+            busy_ns,
+            process_cpu_ns,
+            cpus: 2,
+        }
+    }
+
+    #[test]
+    fn outside_is_busy_time_less_the_trials_own_as_a_share_of_the_cpus_time() {
+        // 1 s on 2 CPUs: 1.5 s busy, of which the trial's tasks and harness 0.9 s and this
+        // process 0.1 s: 0.5 s outside, 25 % of 2 CPU-seconds.
+        let (b, a) = (
+            busy(0, 10_000_000_000, 5),
+            busy(1_000_000_000, 11_500_000_000, 100_000_005),
+        );
+        let (ns, share) = outside(&b, &a, 900_000_000).expect("fits");
+        assert_eq!(ns, 500_000_000);
+        assert!((share - 0.25).abs() < 1e-12);
+        let mut meta = TrialMeta::default();
+        record(Some(&b), Some(&a), 900_000_000, &mut meta);
+        assert!(meta.disturbed);
+        assert_eq!(meta.interference_source.as_deref(), Some("cpuacct"));
+        // More of our own than was busy (counter granularity): nothing outside.
+        assert_eq!(outside(&b, &a, 2_000_000_000).map(|o| o.0), Some(0));
+        let mut quiet = TrialMeta::default();
+        record(Some(&b), Some(&a), 1_350_000_000, &mut quiet);
+        assert!(!quiet.disturbed, "{:?}", quiet.outside_share);
+        assert_eq!(
+            outside(
+                &b,
+                &Busy {
+                    cpus: 1,
+                    ..a.clone()
+                },
+                0
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn a_reading_comes_from_the_best_source_here() {
+        let here = Busy::read(Some(&schedlab_sys::allowed_cpus()[..1])).expect("some source");
+        assert_eq!(here.cpus, 1);
+        // This machine has cgroup v1 cpuacct and no schedstat; elsewhere any source will do.
+        if std::path::Path::new("/sys/fs/cgroup/cpuacct/cpuacct.usage_percpu").exists()
+            && !std::path::Path::new("/proc/schedstat").exists()
+        {
+            assert_eq!(here.source, Source::Cpuacct);
+        }
+        let later = Busy::read(Some(&schedlab_sys::allowed_cpus()[..1])).expect("again");
+        assert!(later.busy_ns >= here.busy_ns);
+    }
+}

@@ -1,0 +1,188 @@
+//! Declared claims on real runs: each verdict word reached where the scheduler makes it so,
+//! inconclusive with the trials 80 % power needs, post-hoc claims labelled exploratory, and
+//! the claims table first in every output.
+
+mod common;
+
+use common::*;
+
+fn stats(s: &Scratch, extra: &[&str]) -> String {
+    let out = schedlab()
+        .args(["stats", "--db", s.db().to_str().unwrap()])
+        .args(extra)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// The table row of claim `name` in `text`.
+fn row<'a>(text: &'a str, name: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.starts_with(&format!("│ {name} ")))
+        .unwrap_or_else(|| panic!("no row of {name}: {text}"))
+}
+
+#[test]
+fn each_verdict_word_is_reached_on_a_real_run_and_every_output_opens_with_the_claims() {
+    if !root("SCHED_FIFO and SCHED_RR") {
+        return;
+    }
+    let _turn = rt_turn();
+    // 4 equal CPU tasks of 30 ms on CPU 0. FIFO runs them one after another (turnarounds
+    // 30, 60, 90, 120 ms: median 75), OTHER shares the CPU until all end near 120 ms; RR's
+    // 100 ms quantum is longer than the work, so it behaves as FIFO. 8 rounds: the signed-rank
+    // test's smallest two-sided p is 2/256, below 0.05/3 for Holm over the 3 claims.
+    let s = Scratch::new();
+    run_ok(
+        &s,
+        &[
+            "--policy",
+            "other,fifo,rr",
+            "--tasks",
+            "4",
+            "--cpus",
+            "0",
+            "--work",
+            "30ms",
+            "--trials",
+            "8",
+            "--claim",
+            "turnaround: fifo < other",
+            "--claim",
+            "turnaround: other < fifo",
+            "--claim",
+            "makespan: fifo = rr within 10%",
+        ],
+    );
+    // Outside work on this shared machine may disturb the OTHER trials (the RT ones hardly
+    // yield to it): the verdicts are checked on every trial, the default's count below.
+    let all = stats(&s, &["--include-disturbed"]);
+    assert!(
+        row(&all, "turnaround: fifo < other").contains("│ supported "),
+        "{all}"
+    );
+    assert!(
+        row(&all, "turnaround: other < fifo").contains("│ contradicted "),
+        "{all}"
+    );
+    assert!(
+        row(&all, "makespan: fifo = rr within 10%").contains("│ equivalent "),
+        "{all}"
+    );
+    assert!(
+        all.contains("3 declared claim cells decided together (Holm"),
+        "{all}"
+    );
+    let claims_at = all.find("Claims").unwrap();
+    assert!(
+        all.find("Findings").is_some_and(|f| f > claims_at),
+        "claims come first: {all}"
+    );
+    // The default leaves the disturbed trials out and says how many.
+    let disturbed = ints(
+        &s.conn(),
+        "SELECT COUNT(*) FROM trials WHERE status = 'ok' AND disturbed = 1",
+    )[0];
+    let default = stats(&s, &[]);
+    assert!(
+        default.contains(&format!("{disturbed} disturbed trials left out")),
+        "{default}"
+    );
+    // Every written format has them, first.
+    let out = s.path().join("report");
+    let o = schedlab()
+        .args([
+            "report",
+            "--db",
+            s.db().to_str().unwrap(),
+            "--include-disturbed",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = out.join("1");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let html = read("index.html");
+    let (claims, findings) = (
+        html.find("id=\"claims\"").unwrap(),
+        html.find("id=\"findings\"").unwrap(),
+    );
+    assert!(
+        claims < findings && html.contains("<td>contradicted</td>"),
+        "HTML"
+    );
+    let md = read("report.md");
+    assert!(md.find("## Claims").unwrap() < md.find("## Findings").unwrap_or(usize::MAX));
+    assert!(read("report.tex").contains("\\label{tab:claims}"));
+    let csv = read("csv/claims.csv");
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 4, "{csv}");
+    assert!(lines[0].starts_with("claim,text,metric,a,relation,others,declared,where,verdict"));
+    assert!(lines.iter().any(|l| l.contains(",equivalent,")), "{csv}");
+}
+
+#[test]
+fn two_trials_are_inconclusive_and_say_how_many_trials_power_needs() {
+    // No RT needed: processes against threads under OTHER, 2 trials each. With 2 rounds the
+    // signed-rank test's smallest p is 0.5: no verdict is possible, and the claim's
+    // smallest_effect gives the trials that 80 % power needs.
+    let s = Scratch::new();
+    let spec = s.path().join("two.toml");
+    std::fs::write(
+        &spec,
+        r#"
+name = "two-trials"
+[axes]
+policies = ["other"]
+kind = ["process", "thread"]
+tasks = [2]
+[settings]
+work = "10ms"
+trials = 2
+sample_interval = "off"
+[[claims]]
+name = "threads-start-sooner"
+text = "Threads respond sooner than processes"
+metric = "response"
+lower = "thread"
+than = "process"
+smallest_effect = "20%"
+"#,
+    )
+    .unwrap();
+    run_ok(&s, &[spec.to_str().unwrap()]);
+    let text = stats(&s, &["--include-disturbed"]);
+    let r = row(&text, "threads-start-sooner");
+    assert!(r.contains("inconclusive (80% power needs "), "{text}");
+    assert!(text.contains("threads-start-sooner (response: thread < process): inconclusive in 1 of 1 cell; inconclusive cells: 80% power needs"), "{text}");
+    // A claim given to stats is post hoc: exploratory, outside the family, no verdict word.
+    let post = stats(
+        &s,
+        &["--include-disturbed", "--claim", "cpu: thread < process"],
+    );
+    assert!(
+        row(&post, "cpu: thread < process").contains("exploratory"),
+        "{post}"
+    );
+    assert!(post.contains("1 declared claim cells"), "{post}");
+    let bad = schedlab()
+        .args([
+            "stats",
+            "--db",
+            s.db().to_str().unwrap(),
+            "--claim",
+            "cpu: thread < fifo",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("'fifo' is not a value"));
+}
