@@ -287,8 +287,10 @@ impl RunArgs {
     pub fn to_spec(&self) -> Result<Spec, SpecError> {
         let mut spec = match &self.spec {
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| SpecError(format!("cannot read spec {}: {e}", path.display())))?;
+                let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
+                    path: path.clone(),
+                    source,
+                })?;
                 schedlab_spec::locate::parse_spec_file(path, &text)?
             }
             None if self.has_axis_flags() => Spec {

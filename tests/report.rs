@@ -179,14 +179,14 @@ fn an_unknown_run_id_and_an_unknown_format_give_clear_errors() {
         .args(["report", "--run", "99", "--db"])
         .arg(&db)
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicates::str::contains("run 99 is not in this database"));
     Command::cargo_bin("schedlab")
         .unwrap()
         .args(["stats", "--run", "7", "--db"])
         .arg(&db)
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicates::str::contains(
             "`schedlab runs` lists the stored runs",
         ));
@@ -204,7 +204,7 @@ fn an_unknown_run_id_and_an_unknown_format_give_clear_errors() {
         .args(["compare", "1", "2", "--db"])
         .arg(&db)
         .assert()
-        .code(1)
+        .code(2)
         .stderr(
             predicates::str::contains("run B")
                 .and(predicates::str::contains("run 2 is not in this database")),
@@ -434,6 +434,6 @@ fn runs_of_different_specs_are_not_reported_together() {
         .args(["stats", "--runs", "1,2", "--db"])
         .arg(&db)
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains("different experiments"));
 }

@@ -158,7 +158,7 @@ io_dir = "{}"
         .args(["run", "--resume", "--db", db.to_str().unwrap()])
         .output()
         .unwrap();
-    assert_eq!(again.status.code(), Some(1));
+    assert_eq!(again.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&again.stderr).contains("nothing to resume"));
 }
 

@@ -488,7 +488,7 @@ fn export_writes_the_documented_columns_as_csv_and_json() {
         .args(["export", "--db", s.db().to_str().unwrap(), "--run", "99"])
         .output()
         .unwrap();
-    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("schedlab runs"));
 }
 

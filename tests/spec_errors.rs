@@ -289,8 +289,9 @@ fn check_no_panic(text: &str) -> Result<(), TestCaseError> {
             );
         }
         Err(e) => {
-            prop_assert!(e.0.starts_with("f.toml"), "{} (from {text:?})", e.0);
-            prop_assert!(!e.0.contains('\n'), "{} (from {text:?})", e.0);
+            let e = e.to_string();
+            prop_assert!(e.starts_with("f.toml"), "{} (from {text:?})", e);
+            prop_assert!(!e.contains('\n'), "{} (from {text:?})", e);
         }
     }
     if let Ok(spec) = Spec::from_toml(text) {

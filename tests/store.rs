@@ -76,7 +76,7 @@ fn a_file_that_is_not_a_schedlab_database_is_refused_and_left_as_it_was() {
         for args in reading_commands(file.to_str().unwrap(), out.to_str().unwrap()) {
             let o = schedlab().args(&args).output().unwrap();
             let err = String::from_utf8_lossy(&o.stderr);
-            assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
             assert!(
                 err.contains("not a schedlab results database")
                     || err.contains("not a SQLite database"),
@@ -95,7 +95,7 @@ fn a_file_that_is_not_a_schedlab_database_is_refused_and_left_as_it_was() {
         .args(["run", "--db", other.to_str().unwrap(), "--quiet"])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a schedlab results database"));
     assert!(std::fs::read(&other).unwrap() == before);
 }

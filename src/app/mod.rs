@@ -1,6 +1,7 @@
-//! Dispatch of subcommands and the mapping of outcomes to exit codes (0 ok, 1 failure, 2 bad
-//! input, 129 hung up, 130 interrupted).
+//! Dispatch of subcommands; their outcomes and errors become exit codes in [`exit`] (0 ok,
+//! 1 failure, 2 bad input, 129 hung up, 130 interrupted).
 
+pub mod exit;
 mod judge;
 mod push;
 mod queue;
@@ -12,16 +13,8 @@ mod worker;
 
 use crate::cli::{Cli, Command};
 use clap::Parser;
+use exit::{Outcome, Usage};
 use schedlab_machine::secret;
-use schedlab_spec::SpecError;
-
-/// Exit code for bad input (flags, spec).
-pub const EXIT_USAGE: i32 = 2;
-/// Exit code for a run ended by Ctrl-C or SIGTERM.
-pub const EXIT_INTERRUPTED: i32 = 130;
-/// Exit code for a run ended by SIGHUP (a closed terminal), after restoring everything: what
-/// the shell reports for a process the signal killed (128 + 1).
-pub const EXIT_HANGUP: i32 = 129;
 
 /// Parses the command line, runs the subcommand, returns the exit code.
 pub fn main() -> i32 {
@@ -44,21 +37,25 @@ pub fn main() -> i32 {
     if !matches!(cli.command, Command::Restore) {
         schedlab_run::journal::recover_at_startup();
     }
-    let result = match cli.command {
+    let done = |r: Result<(), schedlab_report::ReportError>| r.map(|()| Outcome::Done);
+    let result: anyhow::Result<Outcome> = match cli.command {
         Command::Run(args) => run::cmd_run(&args),
-        Command::Export(args) => runs::cmd_export(&args).map(|_| 0),
+        Command::Export(args) => runs::cmd_export(&args),
         Command::Plan(args) => run::cmd_plan(&args),
         Command::Runs(args) => runs::cmd_runs(&args),
         Command::Show(args) => runs::cmd_show(&args),
+        // A malformed --claim is bad input; the message names it.
         Command::Report(args) => args
             .options()
-            .map_err(|m| SpecError(m).into())
-            .and_then(|o| schedlab_report::cmd::report(&o)),
+            .map_err(|m| Usage(m).into())
+            .and_then(|o| done(schedlab_report::cmd::report(&o)).map_err(Into::into)),
         Command::Stats(args) => args
             .options()
-            .map_err(|m| SpecError(m).into())
-            .and_then(|o| schedlab_report::cmd::stats(&o)),
-        Command::Compare(args) => schedlab_report::cmd::compare(&args.options()),
+            .map_err(|m| Usage(m).into())
+            .and_then(|o| done(schedlab_report::cmd::stats(&o)).map_err(Into::into)),
+        Command::Compare(args) => {
+            done(schedlab_report::cmd::compare(&args.options())).map_err(Into::into)
+        }
         Command::Push(args) => push::cmd_push(&args),
         Command::Submit(args) => queue::cmd_submit(&args),
         Command::Worker(args) => worker::cmd_worker(&args),
@@ -72,21 +69,17 @@ pub fn main() -> i32 {
                     &schedlab_machine::EnvRecord::capture()
                 )
             );
-            Ok(0)
+            Ok(Outcome::Done)
         }
     };
     match result {
-        Ok(code) => code,
+        Ok(outcome) => outcome.code(),
         Err(e) => {
             // Messages are masked where they are made; this catches what a library echoed
             // (an error of the PostgreSQL client, say).
             let secrets = secret::process_secrets();
-            if let Some(spec) = e.downcast_ref::<SpecError>() {
-                eprintln!("error: {}", secret::scrub(&spec.to_string(), &secrets));
-                return EXIT_USAGE;
-            }
-            eprintln!("error: {}", secret::scrub(&format!("{e:#}"), &secrets));
-            1
+            eprintln!("error: {}", secret::scrub(&exit::message(&e), &secrets));
+            exit::error_code(&e)
         }
     }
 }

@@ -1,12 +1,15 @@
 //! `schedlab submit` (an experiment's trials into the work queue, one run per host label and
 //! repeat) and `schedlab queue` (the queue's state per run, host label and worker).
 
+use super::exit::Outcome;
 use crate::cli::{DbArgs, RunArgs, SubmitArgs};
 use anyhow::Result;
+use schedlab_run::RunError;
+use schedlab_spec::{Problem, SpecError};
 use schedlab_store::{NewRun, Store};
 
 /// `schedlab submit SPEC --db URL [--hosts A,B] [--repeat N]`.
-pub fn cmd_submit(args: &SubmitArgs) -> Result<i32> {
+pub fn cmd_submit(args: &SubmitArgs) -> Result<Outcome> {
     let spec_args = RunArgs {
         spec: Some(args.spec.clone()),
         seed: args.seed,
@@ -19,15 +22,21 @@ pub fn cmd_submit(args: &SubmitArgs) -> Result<i32> {
             .map_or(1, |d| d.as_nanos() as u64)
     });
     let plan = schedlab_spec::plan::build_for_file(&args.spec, &spec, seed)?;
-    schedlab_run::knobs::check(&plan, &plan.settings.io_dir).map_err(schedlab_spec::SpecError)?;
+    schedlab_run::knobs::check(&plan, &plan.settings.io_dir).map_err(RunError::KnobsRefused)?;
     if plan.settings.adaptive.is_some() {
-        return Err(schedlab_spec::SpecError(
-            "the work queue holds a fixed set of trials: give the spec a trial count, not --precision (adaptive runs go through `schedlab run`)".into(),
-        )
+        return Err(SpecError::Invalid(Problem::new(
+            "settings.precision",
+            "the work queue holds a fixed set of trials: give the spec a trial count, not a precision (adaptive runs go through `schedlab run`)",
+        ))
         .into());
     }
     if args.repeat == 0 {
-        return Err(schedlab_spec::SpecError("--repeat must be at least 1".into()).into());
+        return Err(SpecError::Flag {
+            flag: "--repeat",
+            value: "0".into(),
+            message: "must be at least 1".into(),
+        }
+        .into());
     }
     let labels: Vec<Option<&str>> = if args.hosts.is_empty() {
         vec![None]
@@ -74,11 +83,11 @@ pub fn cmd_submit(args: &SubmitArgs) -> Result<i32> {
             .collect::<Vec<_>>()
             .join(",")
     );
-    Ok(0)
+    Ok(Outcome::Done)
 }
 
 /// `schedlab queue`: trials per state, per run and host label, and per worker.
-pub fn cmd_queue(args: &DbArgs) -> Result<i32> {
+pub fn cmd_queue(args: &DbArgs) -> Result<Outcome> {
     let store = Store::open_read(&args.db)?;
     let lines = store.queue_lines()?;
     if lines.is_empty() {
@@ -86,7 +95,7 @@ pub fn cmd_queue(args: &DbArgs) -> Result<i32> {
             "the queue of {} is empty (`schedlab submit` fills it)",
             args.db
         );
-        return Ok(0);
+        return Ok(Outcome::Done);
     }
     let mut b = tabled::builder::Builder::default();
     b.push_record([
@@ -118,5 +127,5 @@ pub fn cmd_queue(args: &DbArgs) -> Result<i32> {
         }
         println!("{}", b.build().with(tabled::settings::Style::sharp()));
     }
-    Ok(0)
+    Ok(Outcome::Done)
 }

@@ -8,9 +8,10 @@ use anyhow::{Context, Result};
 use schedlab_core::records::{TrialMeta, TrialOutcome};
 use schedlab_machine::HostIdentity;
 use schedlab_run::sink::{Sink, Stored};
+use schedlab_run::SinkResult;
 use schedlab_spec::plan::{Cell, Plan, PlannedTrial};
 use schedlab_store::push::{push, PushOptions};
-use schedlab_store::{is_unreachable, Location, NewRun, RunIdentity, SpooledRun, Store};
+use schedlab_store::{Location, NewRun, RunIdentity, SpooledRun, Store};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -74,7 +75,7 @@ impl Remote {
                 self.told = false;
                 self.server = Some(s);
                 if let Err(e) = self.flush() {
-                    self.lost(&e);
+                    self.lost(&super::exit::message(&e));
                 }
             }
         }
@@ -87,13 +88,13 @@ impl Remote {
     }
 
     /// Notes that the server was lost (`e` said so).
-    pub fn lost(&mut self, e: &anyhow::Error) {
+    pub fn lost(&mut self, e: &dyn std::fmt::Display) {
         self.server = None;
         self.last_attempt = Some(Instant::now());
         if !self.told {
             self.told = true;
             eprintln!(
-                "schedlab: cannot reach the server at {} ({e:#}); finished trials go to the spool {} until it is back",
+                "schedlab: cannot reach the server at {} ({e}); finished trials go to the spool {} until it is back",
                 self.location,
                 self.spool_path.display()
             );
@@ -171,8 +172,8 @@ impl Remote {
     pub fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>> {
         match &self.server {
             Some(s) => match s.calibration(key, kernel, cpu_model) {
-                Err(e) if is_unreachable(&e) => Ok(None),
-                other => other,
+                Err(e) if e.is_unreachable() => Ok(None),
+                other => Ok(other?),
             },
             None => Ok(None),
         }
@@ -191,17 +192,20 @@ impl Remote {
     }
 
     /// Runs `f` on the server; None if the server cannot be reached (now, or during `f`).
-    pub fn try_server<T>(&mut self, f: impl FnOnce(&mut Store) -> Result<T>) -> Result<Option<T>> {
+    pub fn try_server<T>(
+        &mut self,
+        f: impl FnOnce(&mut Store) -> schedlab_store::Result<T>,
+    ) -> Result<Option<T>> {
         let Some(server) = self.server() else {
             return Ok(None);
         };
         match f(server) {
             Ok(v) => Ok(Some(v)),
-            Err(e) if is_unreachable(&e) => {
+            Err(e) if e.is_unreachable() => {
                 self.lost(&e);
                 Ok(None)
             }
-            Err(e) => Err(e),
+            Err(e) => Err(e.into()),
         }
     }
 }
@@ -282,7 +286,7 @@ impl RemoteSink {
 }
 
 impl Sink for RemoteSink {
-    fn create_run(&mut self, plan: &Plan, argv: &str, env_json: &str) -> Result<i64> {
+    fn create_run(&mut self, plan: &Plan, argv: &str, env_json: &str) -> SinkResult<i64> {
         let copy = RunCopy {
             name: plan.name.clone(),
             seed: plan.seed,
@@ -308,7 +312,7 @@ impl Sink for RemoteSink {
         Ok(run_id)
     }
 
-    fn resume_run(&mut self, run_id: i64) -> Result<Stored> {
+    fn resume_run(&mut self, run_id: i64) -> SinkResult<Stored> {
         let shown = self.remote.location().to_string();
         let server = self
             .remote
@@ -344,7 +348,7 @@ impl Sink for RemoteSink {
         Ok(stored)
     }
 
-    fn set_cell_units(&mut self, run_id: i64, cell_index: usize, units: u64) -> Result<()> {
+    fn set_cell_units(&mut self, run_id: i64, cell_index: usize, units: u64) -> SinkResult<()> {
         if let Some(run) = self.run.as_mut() {
             run.units.retain(|(c, _)| *c != cell_index);
             run.units.push((cell_index, units));
@@ -361,7 +365,7 @@ impl Sink for RemoteSink {
         planned: &PlannedTrial,
         outcome: &TrialOutcome,
         meta: &TrialMeta,
-    ) -> Result<i64> {
+    ) -> SinkResult<i64> {
         if let Some(id) = self
             .remote
             .try_server(|s| s.insert_trial(run_id, planned, outcome, meta))?
@@ -379,7 +383,7 @@ impl Sink for RemoteSink {
         Ok(id)
     }
 
-    fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, message: &str) -> Result<()> {
+    fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, message: &str) -> SinkResult<()> {
         let spooled_trial = match (trial_id, self.last) {
             (Some(t), Some(Last::Spool(s))) if t == s => Some(t),
             _ => None,
@@ -393,12 +397,13 @@ impl Sink for RemoteSink {
             return Ok(());
         }
         let run = self.run()?.clone();
-        self.remote
+        Ok(self
+            .remote
             .spool()?
-            .spool_warning(&run.spooled(), spooled_trial, message)
+            .spool_warning(&run.spooled(), spooled_trial, message)?)
     }
 
-    fn finish_run(&mut self, run_id: i64, status: &str) -> Result<()> {
+    fn finish_run(&mut self, run_id: i64, status: &str) -> SinkResult<()> {
         if self
             .remote
             .try_server(|s| s.finish_run(run_id, status))?
@@ -407,33 +412,40 @@ impl Sink for RemoteSink {
             return Ok(());
         }
         let run = self.run()?.clone();
-        self.remote.spool()?.spool_finish(&run.spooled(), status)
+        Ok(self.remote.spool()?.spool_finish(&run.spooled(), status)?)
     }
 
-    fn key_values(&self, run_id: i64, metric: &str, through_round: u32) -> Result<Vec<Vec<f64>>> {
+    fn key_values(
+        &self,
+        run_id: i64,
+        metric: &str,
+        through_round: u32,
+    ) -> SinkResult<Vec<Vec<f64>>> {
         match self.remote.current() {
-            Some(s) => super::sink::key_values(s, run_id, metric, through_round),
-            None => anyhow::bail!(
+            Some(s) => Ok(super::sink::key_values(s, run_id, metric, through_round)?),
+            None => Err(anyhow::anyhow!(
                 "an adaptive run judges its precision on its stored trials, and the server at {} cannot be reached; \
                  the trials so far are kept (`schedlab push --spool`), and `schedlab run --resume --db URL` continues when it is back",
                 self.remote.location()
-            ),
+            )
+            .into()),
         }
     }
 
-    fn undecided_claims(&self, run_id: i64, look: usize) -> Result<usize> {
+    fn undecided_claims(&self, run_id: i64, look: usize) -> SinkResult<usize> {
         match self.remote.current() {
-            Some(s) => super::sink::undecided_claims(s, run_id, look),
-            None => anyhow::bail!(
+            Some(s) => Ok(super::sink::undecided_claims(s, run_id, look)?),
+            None => Err(anyhow::anyhow!(
                 "an --until-decided run decides its claims on its stored trials, and the server at {} cannot be reached; \
                  the trials so far are kept (`schedlab push --spool`), and `schedlab run --resume --db URL` continues when it is back",
                 self.remote.location()
-            ),
+            )
+            .into()),
         }
     }
 
-    fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>> {
-        self.remote.calibration(key, kernel, cpu_model)
+    fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> SinkResult<Option<f64>> {
+        Ok(self.remote.calibration(key, kernel, cpu_model)?)
     }
 
     fn save_calibration(
@@ -442,8 +454,9 @@ impl Sink for RemoteSink {
         kernel: &str,
         cpu_model: &str,
         units_per_sec: f64,
-    ) -> Result<()> {
-        self.remote
-            .save_calibration(key, kernel, cpu_model, units_per_sec)
+    ) -> SinkResult<()> {
+        Ok(self
+            .remote
+            .save_calibration(key, kernel, cpu_model, units_per_sec)?)
     }
 }

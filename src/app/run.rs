@@ -1,45 +1,49 @@
 //! The `run` and `plan` commands: spec and plan from the command line, then the run or its estimate.
 
+use super::exit::{Outcome, Usage};
 use super::remote::{Remote, RemoteSink};
 use super::sink::StoreSink;
-use super::{EXIT_HANGUP, EXIT_INTERRUPTED};
 use crate::cli::RunArgs;
 use anyhow::Result;
-use schedlab_run::RunOptions;
-use schedlab_spec::SpecError;
-use schedlab_store::Store;
+use schedlab_run::{RunError, RunOptions};
+use schedlab_store::{Store, StoreError};
 
 /// The spec, plan and (when resuming) run id that `run` and `plan` work on; knobs on the deny
 /// list or naming one file twice are refused as bad input.
 fn spec_and_plan(args: &RunArgs) -> Result<(schedlab_spec::plan::Plan, Option<i64>)> {
     let (plan, resume) = build_plan(args)?;
-    schedlab_run::knobs::check(&plan, &plan.settings.io_dir).map_err(SpecError)?;
+    schedlab_run::knobs::check(&plan, &plan.settings.io_dir).map_err(RunError::KnobsRefused)?;
     Ok((plan, resume))
 }
 
 fn build_plan(args: &RunArgs) -> Result<(schedlab_spec::plan::Plan, Option<i64>)> {
     if let Some(which) = args.resume {
         if args.spec.is_some() {
-            return Err(SpecError(
+            return Err(Usage(
                 "--resume continues a stored run with its stored spec; do not give a spec file too"
                     .into(),
             )
             .into());
         }
         if !args.db.exists() {
-            anyhow::bail!(
-                "no results database at {} to resume from; pass --db PATH",
-                args.db.display()
-            );
+            return Err(StoreError::NoDatabase {
+                location: args.db.to_string(),
+            }
+            .into());
         }
         let store = Store::open_read(&args.db)?;
         let run_id = match which {
-            Some(id) => id,
+            Some(id) => {
+                store.require_run(id).map_err(|e| {
+                    anyhow::Error::new(e).context(format!("--resume {id}, in {}", args.db))
+                })?;
+                id
+            }
             None => store.latest_unfinished_run()?.ok_or_else(|| {
-                anyhow::anyhow!(
-                    "every run in {} has finished; nothing to resume",
+                Usage(format!(
+                    "--resume: every run in {} has finished; nothing to resume",
                     args.db.display()
-                )
+                ))
             })?,
         };
         let info = schedlab_store::query::run_info(&store, run_id)?;
@@ -67,7 +71,7 @@ fn build_plan(args: &RunArgs) -> Result<(schedlab_spec::plan::Plan, Option<i64>)
     Ok((plan, None))
 }
 
-pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
+pub fn cmd_plan(args: &RunArgs) -> Result<Outcome> {
     let (plan, _) = spec_and_plan(args)?;
     schedlab_run::capacity::check_plan(&plan)?;
     let mut store = if args.db.exists() {
@@ -152,7 +156,7 @@ pub fn cmd_plan(args: &RunArgs) -> Result<i32> {
     for w in &limit_warnings {
         println!("warning: {w}");
     }
-    Ok(0)
+    Ok(Outcome::Done)
 }
 
 /// The table of a run's cells printed after it.
@@ -191,7 +195,7 @@ fn adaptive_bounds(a: &schedlab_spec::plan::Adaptive) -> String {
 /// `schedlab restore`: restores what dead schedlab processes left changed (their restore
 /// journals), says for every setting what it found and did, names journals still held by
 /// running ones, and refuses (exit 1) journals or a state directory it cannot trust.
-pub fn cmd_restore() -> Result<i32> {
+pub fn cmd_restore() -> Result<Outcome> {
     let dir = schedlab_run::journal::state_dir();
     if !schedlab_sys::is_root() && dir.exists() {
         anyhow::bail!(
@@ -199,8 +203,7 @@ pub fn cmd_restore() -> Result<i32> {
             dir.display()
         );
     }
-    let r = schedlab_run::journal::recover(&dir, &schedlab_run::knobfile::system_roots())
-        .map_err(anyhow::Error::msg)?;
+    let r = schedlab_run::journal::recover(&dir, &schedlab_run::knobfile::system_roots())?;
     for line in &r.lines {
         println!("{line}");
     }
@@ -223,9 +226,9 @@ pub fn cmd_restore() -> Result<i32> {
         );
     }
     Ok(if r.failed || !r.refused.is_empty() {
-        1
+        Outcome::Failed
     } else {
-        0
+        Outcome::Done
     })
 }
 
@@ -243,7 +246,7 @@ fn fmt_duration(ns: u64) -> String {
     }
 }
 
-pub fn cmd_run(args: &RunArgs) -> Result<i32> {
+pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
     let (plan, resume) = spec_and_plan(args)?;
     // Before the store is opened: a plan this machine cannot hold creates nothing.
     schedlab_run::capacity::check_plan(&plan)?;
@@ -307,9 +310,9 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32> {
             run_id
         );
         return Ok(if summary.hung_up {
-            EXIT_HANGUP
+            Outcome::HungUp
         } else {
-            EXIT_INTERRUPTED
+            Outcome::Interrupted
         });
     }
     if args.strict && summary.skipped > 0 {
@@ -317,7 +320,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32> {
             "error: {} trials were skipped and --strict is set",
             summary.skipped
         );
-        return Ok(1);
+        return Ok(Outcome::Failed);
     }
-    Ok(0)
+    Ok(Outcome::Done)
 }

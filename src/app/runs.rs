@@ -1,11 +1,12 @@
 //! The reading commands about stored runs: `runs`, `show` and `export` (read-only).
 
+use super::exit::Outcome;
 use crate::cli::{ExportArgs, RunsArgs, ShowArgs};
 use anyhow::Result;
 use schedlab_store::{export, query, Store};
 
 /// `schedlab runs`: one line per stored run (of one host with `--host`).
-pub fn cmd_runs(args: &RunsArgs) -> Result<i32> {
+pub fn cmd_runs(args: &RunsArgs) -> Result<Outcome> {
     let store = Store::open_read(&args.db)?;
     let mut b = tabled::builder::Builder::default();
     b.push_record([
@@ -33,13 +34,13 @@ pub fn cmd_runs(args: &RunsArgs) -> Result<i32> {
         ]);
     }
     println!("{}", b.build().with(tabled::settings::Style::sharp()));
-    Ok(0)
+    Ok(Outcome::Done)
 }
 
 /// `schedlab show`: a run's command, spec as run, environment record and warnings.
-pub fn cmd_show(args: &ShowArgs) -> Result<i32> {
+pub fn cmd_show(args: &ShowArgs) -> Result<Outcome> {
     let store = Store::open_read(&args.db)?;
-    let run_id = store.resolve_run(args.run, &args.db)?;
+    let run_id = store.resolve_run(args.run, "show", &args.db)?;
     let info = query::run_info(&store, run_id)?;
     println!("# run {run_id} ({})\n# command: {}", info.status, info.argv);
     println!(
@@ -72,13 +73,13 @@ pub fn cmd_show(args: &ShowArgs) -> Result<i32> {
             println!("- {w}");
         }
     }
-    Ok(0)
+    Ok(Outcome::Done)
 }
 
 /// `schedlab export`: a table of a run as CSV or JSON, to a file or standard output.
-pub fn cmd_export(args: &ExportArgs) -> Result<()> {
+pub fn cmd_export(args: &ExportArgs) -> Result<Outcome> {
     let store = Store::open_read(&args.db)?;
-    let run_id = store.resolve_run(args.run, &args.db)?;
+    let run_id = store.resolve_run(args.run, "--run", &args.db)?;
     let rows = match &args.output {
         Some(path) => {
             let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
@@ -93,5 +94,5 @@ pub fn cmd_export(args: &ExportArgs) -> Result<()> {
     if args.output.is_some() {
         eprintln!("wrote {rows} rows of run {run_id}");
     }
-    Ok(())
+    Ok(Outcome::Done)
 }

@@ -1,8 +1,8 @@
 //! The results store as the run stage's sink: the one place where `run` meets `store`.
 
-use anyhow::Result;
 use schedlab_core::records::{TrialMeta, TrialOutcome};
 use schedlab_run::sink::{Sink, Stored};
+use schedlab_run::SinkResult as Result;
 use schedlab_spec::plan::{Plan, PlannedTrial};
 use schedlab_store::{NewRun, Store};
 
@@ -11,7 +11,7 @@ pub struct StoreSink<'a>(pub &'a mut Store);
 
 impl Sink for StoreSink<'_> {
     fn create_run(&mut self, plan: &Plan, argv: &str, env_json: &str) -> Result<i64> {
-        self.0.create_run(
+        Ok(self.0.create_run(
             &NewRun {
                 name: &plan.name,
                 seed: plan.seed,
@@ -21,7 +21,7 @@ impl Sink for StoreSink<'_> {
                 trials_planned: plan.trials.len(),
             },
             &plan.cells,
-        )
+        )?)
     }
 
     fn resume_run(&mut self, run_id: i64) -> Result<Stored> {
@@ -33,7 +33,7 @@ impl Sink for StoreSink<'_> {
     }
 
     fn set_cell_units(&mut self, run_id: i64, cell_index: usize, units: u64) -> Result<()> {
-        self.0.set_cell_units(run_id, cell_index, units)
+        Ok(self.0.set_cell_units(run_id, cell_index, units)?)
     }
 
     fn insert_trial(
@@ -43,19 +43,19 @@ impl Sink for StoreSink<'_> {
         outcome: &TrialOutcome,
         meta: &TrialMeta,
     ) -> Result<i64> {
-        self.0.insert_trial(run_id, planned, outcome, meta)
+        Ok(self.0.insert_trial(run_id, planned, outcome, meta)?)
     }
 
     fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, message: &str) -> Result<()> {
-        self.0.add_warning(run_id, trial_id, message)
+        Ok(self.0.add_warning(run_id, trial_id, message)?)
     }
 
     fn finish_run(&mut self, run_id: i64, status: &str) -> Result<()> {
-        self.0.finish_run(run_id, status)
+        Ok(self.0.finish_run(run_id, status)?)
     }
 
     fn key_values(&self, run_id: i64, metric: &str, through_round: u32) -> Result<Vec<Vec<f64>>> {
-        key_values(self.0, run_id, metric, through_round)
+        Ok(key_values(self.0, run_id, metric, through_round)?)
     }
 
     fn undecided_claims(&self, run_id: i64, look: usize) -> Result<usize> {
@@ -63,7 +63,7 @@ impl Sink for StoreSink<'_> {
     }
 
     fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>> {
-        self.0.calibration(key, kernel, cpu_model)
+        Ok(self.0.calibration(key, kernel, cpu_model)?)
     }
 
     fn save_calibration(
@@ -73,8 +73,9 @@ impl Sink for StoreSink<'_> {
         cpu_model: &str,
         units_per_sec: f64,
     ) -> Result<()> {
-        self.0
-            .save_calibration(key, kernel, cpu_model, units_per_sec)
+        Ok(self
+            .0
+            .save_calibration(key, kernel, cpu_model, units_per_sec)?)
     }
 }
 
@@ -85,7 +86,7 @@ pub fn key_values(
     run_id: i64,
     metric: &str,
     through_round: u32,
-) -> Result<Vec<Vec<f64>>> {
+) -> anyhow::Result<Vec<Vec<f64>>> {
     let m = schedlab_report::model::Metric::from_key(metric)
         .ok_or_else(|| anyhow::anyhow!("unknown precision metric '{metric}'"))?;
     let cells = schedlab_store::query::cells(store, run_id, false)?;

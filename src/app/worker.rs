@@ -2,6 +2,7 @@
 //! lease, rebuilds each run's plan from its stored spec and seed, stores every trial by
 //! completing its claim (one transaction), and spools trials while the server is away.
 
+use super::exit::{BadFlag, Outcome};
 use super::remote::{Remote, RunCopy};
 use crate::cli::WorkerArgs;
 use anyhow::{bail, Context, Result};
@@ -10,7 +11,7 @@ use schedlab_machine::{EnvRecord, HostIdentity};
 use schedlab_run::sink::{Sink, Stored};
 use schedlab_run::work::allow::{self, Allowed};
 use schedlab_run::work::{Claimed, Next, Queue, WorkOptions};
-use schedlab_run::Keeper;
+use schedlab_run::{Keeper, SinkResult};
 use schedlab_spec::plan::{Plan, PlannedTrial};
 use schedlab_store::queue::{Claim, Completed, Idle};
 use schedlab_store::{query, RunIdentity};
@@ -94,17 +95,18 @@ impl Worker {
 }
 
 impl Queue for Worker {
-    fn next(&mut self) -> Result<Next> {
+    fn next(&mut self) -> SinkResult<Next> {
         let claim = match self.claim()? {
             None => {
                 let since = *self.lost_since.get_or_insert_with(Instant::now);
                 if since.elapsed() > GIVE_UP {
-                    bail!(
+                    return Err(anyhow::anyhow!(
                         "the server at {} has been out of reach for {} s; the trials this worker finished meanwhile are in the spool {} (`schedlab push --spool` sends them)",
                         self.remote.location(),
                         GIVE_UP.as_secs(),
                         self.remote.spool_path().display()
-                    );
+                    )
+                    .into());
                 }
                 return Ok(Next::Wait(Duration::from_secs(1)));
             }
@@ -123,7 +125,7 @@ impl Queue for Worker {
             Err(e) => {
                 self.claim = Some(claim);
                 let _ = self.release();
-                return Err(e);
+                return Err(e.into());
             }
         };
         let Some(units) = units else {
@@ -137,11 +139,12 @@ impl Queue for Worker {
             .get(claim.position)
             .is_some_and(|t| t.cell == claim.cell_index && t.trial_index == claim.trial_index);
         if !found {
-            bail!(
+            return Err(anyhow::anyhow!(
                 "queue row {} of run {} does not match the run's plan (rebuilt from its spec and seed); was it submitted by another schedlab version?",
                 claim.queue_id,
                 claim.run_id
-            );
+            )
+            .into());
         }
         let claimed = Claimed {
             run_id: claim.run_id,
@@ -157,7 +160,7 @@ impl Queue for Worker {
         self
     }
 
-    fn release(&mut self) -> Result<()> {
+    fn release(&mut self) -> SinkResult<()> {
         if let Some(c) = self.claim.take() {
             self.remote.try_server(|s| s.release(&c))?;
         }
@@ -170,7 +173,7 @@ impl Keeper for Worker {
         self
     }
 
-    fn cell_units(&mut self, run_id: i64, cell: usize, units: u64) -> Result<u64> {
+    fn cell_units(&mut self, run_id: i64, cell: usize, units: u64) -> SinkResult<u64> {
         let settled = self
             .remote
             .try_server(|s| s.settle_cell_units(run_id, cell, units))?
@@ -182,7 +185,7 @@ impl Keeper for Worker {
         Ok(settled)
     }
 
-    fn starting(&mut self, within_ns: u64) -> Result<()> {
+    fn starting(&mut self, within_ns: u64) -> SinkResult<()> {
         let lease = self.lease_ms + (within_ns / 1_000_000) as i64;
         if let Some(c) = self.claim.clone() {
             if self.remote.try_server(|s| s.extend_lease(&c, lease))? == Some(false) {
@@ -198,15 +201,15 @@ impl Keeper for Worker {
 }
 
 impl Sink for Worker {
-    fn create_run(&mut self, _: &Plan, _: &str, _: &str) -> Result<i64> {
-        bail!("internal error: a worker does not create runs")
+    fn create_run(&mut self, _: &Plan, _: &str, _: &str) -> SinkResult<i64> {
+        Err(anyhow::anyhow!("internal error: a worker does not create runs").into())
     }
 
-    fn resume_run(&mut self, _: i64) -> Result<Stored> {
-        bail!("internal error: a worker does not resume runs")
+    fn resume_run(&mut self, _: i64) -> SinkResult<Stored> {
+        Err(anyhow::anyhow!("internal error: a worker does not resume runs").into())
     }
 
-    fn set_cell_units(&mut self, run_id: i64, cell_index: usize, units: u64) -> Result<()> {
+    fn set_cell_units(&mut self, run_id: i64, cell_index: usize, units: u64) -> SinkResult<()> {
         self.cell_units(run_id, cell_index, units).map(|_| ())
     }
 
@@ -216,7 +219,7 @@ impl Sink for Worker {
         planned: &PlannedTrial,
         outcome: &TrialOutcome,
         meta: &TrialMeta,
-    ) -> Result<i64> {
+    ) -> SinkResult<i64> {
         let claim = self
             .claim
             .take()
@@ -250,15 +253,15 @@ impl Sink for Worker {
         }
     }
 
-    fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, message: &str) -> Result<()> {
+    fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, message: &str) -> SinkResult<()> {
         match (trial_id, self.last) {
             (Some(t), Some(Last::Dropped(d))) if t == d => return Ok(()),
             (Some(t), Some(Last::Spool(s))) if t == s => {
                 let run = self.run(run_id)?.clone();
-                return self
+                return Ok(self
                     .remote
                     .spool()?
-                    .spool_warning(&run.spooled(), Some(t), message);
+                    .spool_warning(&run.spooled(), Some(t), message)?);
             }
             _ => {}
         }
@@ -275,21 +278,27 @@ impl Sink for Worker {
         Ok(())
     }
 
-    fn finish_run(&mut self, _: i64, _: &str) -> Result<()> {
+    fn finish_run(&mut self, _: i64, _: &str) -> SinkResult<()> {
         // A queued run is done when its last trial is stored (see Store::complete).
         Ok(())
     }
 
-    fn key_values(&self, _: i64, _: &str, _: u32) -> Result<Vec<Vec<f64>>> {
-        bail!("internal error: a queued run has a fixed set of trials (no adaptive rounds)")
+    fn key_values(&self, _: i64, _: &str, _: u32) -> SinkResult<Vec<Vec<f64>>> {
+        Err(anyhow::anyhow!(
+            "internal error: a queued run has a fixed set of trials (no adaptive rounds)"
+        )
+        .into())
     }
 
-    fn undecided_claims(&self, _: i64, _: usize) -> Result<usize> {
-        bail!("internal error: a queued run has a fixed set of trials (no adaptive rounds)")
+    fn undecided_claims(&self, _: i64, _: usize) -> SinkResult<usize> {
+        Err(anyhow::anyhow!(
+            "internal error: a queued run has a fixed set of trials (no adaptive rounds)"
+        )
+        .into())
     }
 
-    fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>> {
-        self.remote.calibration(key, kernel, cpu_model)
+    fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> SinkResult<Option<f64>> {
+        Ok(self.remote.calibration(key, kernel, cpu_model)?)
     }
 
     fn save_calibration(
@@ -298,9 +307,10 @@ impl Sink for Worker {
         kernel: &str,
         cpu_model: &str,
         units_per_sec: f64,
-    ) -> Result<()> {
-        self.remote
-            .save_calibration(key, kernel, cpu_model, units_per_sec)
+    ) -> SinkResult<()> {
+        Ok(self
+            .remote
+            .save_calibration(key, kernel, cpu_model, units_per_sec)?)
     }
 }
 
@@ -312,10 +322,13 @@ fn allowed(args: &WorkerArgs) -> Result<Allowed> {
         .iter()
         .map(|name| match name.trim() {
             allow::IO_SCHEDULER => Ok(allow::IO_SCHEDULER.to_string()),
-            name => schedlab_spec::knob_path(name)
-                .map_err(|e| anyhow::anyhow!("--allow-knobs {name}: {e}")),
+            name => schedlab_spec::knob_path(name).map_err(|message| BadFlag {
+                flag: "--allow-knobs",
+                value: name.to_string(),
+                message,
+            }),
         })
-        .collect::<Result<_>>()?;
+        .collect::<Result<_, BadFlag>>()?;
     Ok(Allowed {
         commands: args.allow_commands,
         knobs,
@@ -325,25 +338,32 @@ fn allowed(args: &WorkerArgs) -> Result<Allowed> {
 }
 
 /// `schedlab worker`: runs queued trials until none is left for this worker.
-pub fn cmd_worker(args: &WorkerArgs) -> Result<i32> {
+pub fn cmd_worker(args: &WorkerArgs) -> Result<Outcome> {
     let spool = args
         .spool_file
         .clone()
         .unwrap_or_else(super::remote::default_spool);
-    let lease = humantime::parse_duration(&args.lease)
-        .map_err(|e| anyhow::anyhow!("--lease {}: {e}; write e.g. 60s or 5min", args.lease))?;
+    let lease = humantime::parse_duration(&args.lease).map_err(|e| BadFlag {
+        flag: "--lease",
+        value: args.lease.clone(),
+        message: format!("{e}; write e.g. 60s or 5min"),
+    })?;
     let host = HostIdentity::capture();
     let labels = if args.labels.is_empty() {
         vec![host.hostname.clone()]
     } else {
         args.labels.clone()
     };
+    // Every flag is checked before the server is reached.
     if !args.io_dir.is_dir() {
-        bail!(
-            "--io-dir {} is not a directory; create it or name the directory queued runs may write their files in",
-            args.io_dir.display()
-        );
+        return Err(BadFlag {
+            flag: "--io-dir",
+            value: args.io_dir.display().to_string(),
+            message: "not a directory; create it or name the directory queued runs may write their files in".to_string(),
+        }
+        .into());
     }
+    let allowed = allowed(args)?;
     let remote = Remote::connect(&args.db, &spool, true)?;
     if !args.quiet {
         eprintln!(
@@ -368,7 +388,7 @@ pub fn cmd_worker(args: &WorkerArgs) -> Result<i32> {
     };
     let opts = WorkOptions {
         quiet: args.quiet,
-        allowed: allowed(args)?,
+        allowed,
     };
     let summary = schedlab_run::work::work(&mut worker, &opts)?;
     if worker.remote.spooled > 0 {
@@ -390,10 +410,10 @@ pub fn cmd_worker(args: &WorkerArgs) -> Result<i32> {
         );
     }
     Ok(if summary.hung_up {
-        super::EXIT_HANGUP
+        Outcome::HungUp
     } else if summary.interrupted {
-        super::EXIT_INTERRUPTED
+        Outcome::Interrupted
     } else {
-        0
+        Outcome::Done
     })
 }

@@ -24,7 +24,8 @@ impl RunClaimArgs {
     /// `spec` with these claims and the stopping rule added.
     pub fn apply(&self, spec: &mut Spec) -> Result<(), SpecError> {
         for c in &self.claims {
-            spec.claims.push(parse_claim_flag(c).map_err(SpecError)?);
+            spec.claims
+                .push(parse_claim_flag(c).map_err(SpecError::Claim)?);
         }
         spec.settings.until_decided |= self.until_decided;
         Ok(())

@@ -89,6 +89,7 @@ impl clap::builder::TypedValueParser for LocationParser {
         let text = value
             .to_str()
             .ok_or_else(|| fail("not valid UTF-8; give a file path or a postgres:// URL"))?;
-        text.parse().map_err(|e: String| fail(&e))
+        text.parse()
+            .map_err(|e: schedlab_store::StoreError| fail(&e.to_string()))
     }
 }

@@ -42,7 +42,7 @@ const LONG_FUNCTIONS: &[&str] = &[
     "crates/run/src/knobs.rs: describe",                      // 93
     "crates/run/src/lib.rs: one_trial",                       // 118
     "crates/run/src/lib.rs: run_trials",                      // 99
-    "crates/run/src/statedir.rs: StateDir::open",             // 95
+    "crates/run/src/statedir.rs: StateDir::open_checked",     // 95
     "crates/run/src/task.rs: task_main",                      // 164
     "crates/run/src/trial/host.rs: host_main",                // 97
     "crates/run/src/trial/mod.rs: run_trial",                 // 145

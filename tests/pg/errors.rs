@@ -25,9 +25,9 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     v
 }
 
-/// Runs schedlab in `cwd` with HOME there too (the default spool's place); expects exit 1 and
-/// returns stderr.
-fn fails(cwd: &std::path::Path, args: &[&str]) -> String {
+/// Runs schedlab in `cwd` with HOME there too (the default spool's place); expects exit
+/// `code` and returns stderr.
+fn fails(cwd: &std::path::Path, args: &[&str], code: i32) -> String {
     let o = super::schedlab()
         .args(args)
         .current_dir(cwd)
@@ -38,7 +38,7 @@ fn fails(cwd: &std::path::Path, args: &[&str]) -> String {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert_eq!(o.status.code(), Some(1), "{args:?} should fail: {err}");
+    assert_eq!(o.status.code(), Some(code), "{args:?} should fail: {err}");
     err
 }
 
@@ -96,19 +96,25 @@ fn bad_urls_wrong_passwords_and_missing_schemas_are_clear_and_write_nothing() {
             v(&["push", local.to_str().unwrap(), "--to", db]),
         ]
     };
-    let cases: [(&str, &[&str]); 4] = [
-        (&wrong_password, &["refused user schedlab", "password"]),
-        (&no_such_db, &["has no database nosuchdb", "createdb"]),
-        (&bad_url, &["not a valid PostgreSQL URL", "postgres://USER"]),
+    // What the URL names is bad input (exit 2); a server out of reach is a failure (1).
+    let cases: [(&str, i32, &[&str]); 4] = [
+        (&wrong_password, 2, &["refused user schedlab", "password"]),
+        (&no_such_db, 2, &["has no database nosuchdb", "createdb"]),
+        (
+            &bad_url,
+            2,
+            &["not a valid PostgreSQL URL", "postgres://USER"],
+        ),
         (
             &nobody,
+            1,
             &["cannot connect", "check that the server is running"],
         ),
     ];
-    for (url, expected) in cases {
+    for (url, code, expected) in cases {
         for args in commands(url) {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let err = fails(&cwd, &args);
+            let err = fails(&cwd, &args, code);
             for e in expected {
                 assert!(err.contains(e), "{args:?}: expected {e:?} in: {err}");
             }
@@ -122,7 +128,7 @@ fn bad_urls_wrong_passwords_and_missing_schemas_are_clear_and_write_nothing() {
     let url = s.url(&empty);
     for args in commands(&url).into_iter().take(8) {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let err = fails(&cwd, &args);
+        let err = fails(&cwd, &args, 2);
         assert!(err.contains("has no schedlab schema"), "{args:?}: {err}");
     }
     let mut c = s.client(&empty);
@@ -155,7 +161,7 @@ fn bad_urls_wrong_passwords_and_missing_schemas_are_clear_and_write_nothing() {
             "run", "--db", &other_url, "--quiet", "--trials", "1", "--work", "2ms", "--tasks", "1",
         ],
     ] {
-        let err = fails(&cwd, &args);
+        let err = fails(&cwd, &args, 2);
         assert!(
             err.contains("not a schedlab results database"),
             "{args:?}: {err}"

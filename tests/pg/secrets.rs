@@ -179,7 +179,11 @@ fn no_output_file_or_stored_row_holds_the_database_password() {
     record("show with PGPASSWORD".into(), o, true);
     let nosuch = url.replace(&format!("/{db}"), "/nosuchdb");
     let o = command(&["runs", "--db", &nosuch]).output().unwrap();
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a database the server lacks is a bad --db"
+    );
     record("runs of a missing database".into(), o, false);
     // The masking is there to see, not the command line left out.
     let show = outputs

@@ -4,6 +4,9 @@
 
 #![forbid(unsafe_code)]
 
+pub use error::CoreError;
+
+pub mod error;
 pub mod policy;
 pub mod records;
 pub mod workload;

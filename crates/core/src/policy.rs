@@ -1,5 +1,6 @@
 //! Scheduling policies: names, per-task parameters, application with sched_setattr, refusal reasons.
 
+use crate::CoreError;
 use schedlab_sys::SchedAttr;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -100,8 +101,8 @@ impl fmt::Display for PolicyKind {
 }
 
 impl FromStr for PolicyKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self, CoreError> {
         let lower = s.trim().to_ascii_lowercase();
         let alias = match lower.as_str() {
             "normal" | "sched_other" | "sched_normal" | "eevdf" | "cfs" => "other",
@@ -117,9 +118,7 @@ impl FromStr for PolicyKind {
             .into_iter()
             .find(|p| p.name() == alias)
             .ok_or_else(|| {
-                format!(
-                    "unknown policy '{s}'; accepted: other, batch, idle, fifo, rr, deadline, ext"
-                )
+                CoreError::unknown("policy", s, "other, batch, idle, fifo, rr, deadline, ext")
             })
     }
 }
@@ -145,14 +144,12 @@ impl PriorityMode {
 }
 
 impl FromStr for PriorityMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self, CoreError> {
         match s.trim().to_ascii_lowercase().as_str() {
             "same" => Ok(PriorityMode::Same),
             "spread" | "different" => Ok(PriorityMode::Spread),
-            _ => Err(format!(
-                "unknown priority mode '{s}'; accepted: same, spread"
-            )),
+            _ => Err(CoreError::unknown("priority mode", s, "same, spread")),
         }
     }
 }
@@ -181,15 +178,16 @@ impl Default for DeadlineParams {
 
 impl DeadlineParams {
     /// Checks runtime <= deadline <= period, as the kernel requires.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), CoreError> {
         if self.runtime_ns < 1024 {
-            return Err("deadline runtime must be at least 1024 ns".into());
+            return Err(CoreError::DeadlineRuntimeTooShort);
         }
         if self.runtime_ns > self.deadline_ns || self.deadline_ns > self.period_ns {
-            return Err(format!(
-                "deadline parameters need runtime <= deadline <= period, got runtime {} ns, deadline {} ns, period {} ns",
-                self.runtime_ns, self.deadline_ns, self.period_ns
-            ));
+            return Err(CoreError::DeadlineOrder {
+                runtime_ns: self.runtime_ns,
+                deadline_ns: self.deadline_ns,
+                period_ns: self.period_ns,
+            });
         }
         Ok(())
     }
@@ -390,7 +388,12 @@ mod tests {
         );
         let err = "fast".parse::<PolicyKind>().unwrap_err();
         assert!(
-            err.contains("other, batch, idle, fifo, rr, deadline, ext"),
+            matches!(&err, CoreError::UnknownName { what: "policy", given, .. } if given == "fast"),
+            "{err}"
+        );
+        assert!(
+            err.to_string()
+                .contains("other, batch, idle, fifo, rr, deadline, ext"),
             "{err}"
         );
     }
@@ -490,10 +493,13 @@ mod tests {
             deadline_ns: 10_000_000,
             period_ns: 10_000_000,
         };
-        assert!(bad
-            .validate()
-            .unwrap_err()
-            .contains("runtime <= deadline <= period"));
+        assert!(matches!(
+            bad.validate(),
+            Err(CoreError::DeadlineOrder {
+                runtime_ns: 20_000_000,
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod host;
 pub mod probe;
 pub mod sched_ext;
 pub mod secret;
+mod slice;
 
 pub use host::HostIdentity;
 pub use probe::{policy_report, render_policy_report, PolicyAvailability};

@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 use super::{EnvRecord, Privileges};
 use schedlab_sys::SchedAttr;
 
+pub use super::slice::{slice_support, SliceError};
+
 /// Whether this process may use one policy, why, and what to do if not.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 pub struct PolicyAvailability {
@@ -84,7 +86,7 @@ fn probe(policy: u32, nice: Option<i32>, priority: u32) -> (Outcome, i32) {
 }
 
 /// Symbolic name of an errno (`EPERM`), for messages.
-fn errno_name(e: i32) -> String {
+pub(crate) fn errno_name(e: i32) -> String {
     match e {
         libc::EPERM => "EPERM".into(),
         libc::EBUSY => "EBUSY".into(),
@@ -157,38 +159,6 @@ fn explain_ext(outcome: Outcome, ext: &super::sched_ext::SchedExt) -> (String, O
             Some("check dmesg for sched_ext messages".into()),
         ),
         Err(None) => ("could not start a probe thread".into(), None),
-    }
-}
-
-/// Whether this kernel keeps a custom EEVDF slice of `slice_ns` for `policy` (OTHER 0 or
-/// BATCH 3): a short-lived thread asks for it with sched_setattr and reads `sched_runtime`
-/// back. Kernels before 6.12 accept the call but ignore the value (and read back 0), so the
-/// read-back decides. Returns the slice read back, or why the cell cannot have it.
-pub fn slice_support(policy: u32, slice_ns: u64) -> Result<u64, String> {
-    let probe = std::thread::Builder::new()
-        .name("slice-probe".into())
-        .spawn(move || {
-            let attr = SchedAttr {
-                policy,
-                nice: schedlab_sys::sched_getattr().map_or(0, |a| a.nice),
-                runtime_ns: slice_ns,
-                ..Default::default()
-            };
-            schedlab_sys::sched_setattr(&attr)?;
-            schedlab_sys::sched_getattr().map(|a| a.runtime_ns)
-        })
-        .map_err(|e| format!("could not start a thread to probe the EEVDF slice: {e}"))?;
-    let release = super::kernel_release();
-    match probe.join() {
-        Ok(Ok(got)) if got == slice_ns => Ok(got),
-        Ok(Ok(got)) => Err(format!(
-            "this kernel ({release}) does not keep a custom EEVDF slice: sched_getattr reads back sched_runtime = {got} ns after asking for {slice_ns} ns; custom slices need Linux 6.12 or later (drop the slices axis or use a newer kernel)"
-        )),
-        Ok(Err(e)) => Err(format!(
-            "this kernel ({release}) refuses a custom slice of {slice_ns} ns ({}); custom EEVDF slices need Linux 6.12 or later",
-            errno_name(e)
-        )),
-        Err(_) => Err("the slice probe thread panicked".into()),
     }
 }
 
@@ -391,18 +361,6 @@ mod tests {
             rlimit_rtprio: Some(rtprio),
             rlimit_nice: Some(0),
             ..Privileges::default()
-        }
-    }
-
-    #[test]
-    fn a_custom_slice_is_kept_and_read_back_on_this_kernel() {
-        // Linux 6.12+ keeps it (this machine runs 6.18); older kernels must give a reason.
-        match slice_support(0, 300_000) {
-            Ok(got) => assert_eq!(got, 300_000),
-            Err(e) => assert!(e.contains("6.12"), "{e}"),
-        }
-        if slice_support(0, 300_000).is_ok() {
-            assert_eq!(slice_support(3, 3_000_000), Ok(3_000_000));
         }
     }
 

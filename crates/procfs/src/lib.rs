@@ -24,7 +24,7 @@ pub mod task;
 pub use busy::{parse_cpu_stat_usage_usec, parse_schedstat_cpus, parse_usage_percpu};
 pub use machine::{
     cmdline_value, format_cpu_list, parse_cpu_list, parse_cpuinfo, parse_kernel_config,
-    parse_preempt_mode, sched_config, CpuInfo, SchedConfig, MAX_CPU,
+    parse_preempt_mode, sched_config, CpuInfo, CpuListError, SchedConfig, MAX_CPU,
 };
 pub use system::{
     parse_loadavg, parse_per_cpu_ticks, parse_pressure, parse_stat, vmstat_values, CpuTicks,

@@ -139,15 +139,49 @@ pub fn cmdline_value<'a>(cmdline: &'a str, key: &str) -> Option<&'a str> {
 /// Largest CPU number [`parse_cpu_list`] accepts (Linux supports at most 8192 CPUs).
 pub const MAX_CPU: usize = 65_535;
 
+/// Why a CPU list cannot be read; the message ends with the format expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CpuListError {
+    /// Nothing but white space.
+    #[error("empty CPU list: {}", CpuListError::FORMAT)]
+    Empty,
+    /// A part is not a number or a rising range of numbers up to [`MAX_CPU`].
+    #[error("bad part '{part}' in CPU list '{list}': {}", CpuListError::FORMAT)]
+    BadPart {
+        /// The part, between commas.
+        part: String,
+        /// The whole list.
+        list: String,
+    },
+}
+
+impl CpuListError {
+    /// What a CPU list looks like.
+    pub const FORMAT: &'static str =
+        "expected CPU numbers and ranges separated by commas, like 0-3,5,7-8";
+
+    /// What is wrong, without the format.
+    pub fn what(&self) -> String {
+        match self {
+            CpuListError::Empty => "empty CPU list".into(),
+            CpuListError::BadPart { part, list } => {
+                format!("bad part '{part}' in CPU list '{list}'")
+            }
+        }
+    }
+}
+
 /// Parses a CPU list like `0-3,5,7-8` (sysfs `online`, `Cpus_allowed_list`, `--cpus`) into
 /// sorted, distinct CPU numbers. Surrounding whitespace (the trailing newline) is ignored.
-pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
-    const FORMAT: &str = "expected CPU numbers and ranges separated by commas, like 0-3,5,7-8";
+pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, CpuListError> {
     let text = text.trim();
     if text.is_empty() {
-        return Err(format!("empty CPU list: {FORMAT}"));
+        return Err(CpuListError::Empty);
     }
-    let bad = |part: &str| format!("bad part '{part}' in CPU list '{text}': {FORMAT}");
+    let bad = |part: &str| CpuListError::BadPart {
+        part: part.to_string(),
+        list: text.to_string(),
+    };
     let number = |s: &str| s.parse::<usize>().ok().filter(|&n| n <= MAX_CPU);
     let mut cpus = Vec::new();
     for part in text.split(',') {
@@ -311,6 +345,8 @@ CONFIG_KVM_GUEST=m
     #[test]
     fn bad_cpu_lists_are_refused_naming_the_part_and_the_format() {
         let empty = parse_cpu_list("").unwrap_err();
+        assert_eq!(empty, CpuListError::Empty);
+        let empty = empty.to_string();
         assert!(
             empty.contains("empty") && empty.contains("0-3,5,7-8"),
             "{empty}"
@@ -322,6 +358,8 @@ CONFIG_KVM_GUEST=m
             ("0-", "'0-'"),
         ] {
             let err = parse_cpu_list(text).unwrap_err();
+            assert!(matches!(err, CpuListError::BadPart { .. }), "{text}: {err}");
+            let err = err.to_string();
             assert!(err.contains(part), "{text}: {err}");
             assert!(err.contains("like 0-3,5,7-8"), "{text}: {err}");
         }

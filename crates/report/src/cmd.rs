@@ -1,12 +1,13 @@
 //! The `report`, `stats` and `compare` subcommands: read a run's stored rows, compute the
 //! report, then write it (HTML, LaTeX, Markdown, CSV, plots) or print it as terminal tables.
 
+use super::error::ReportError;
 use super::model::figures::{self, Figure};
 use super::model::tables;
 use super::model::{self, Metric, Report, ReportInput};
 use super::terminal::terminal_table;
 use super::{compare, csv_tables, html, latex, markdown, pool};
-use anyhow::{Context, Result};
+use schedlab_store::error::Context;
 use schedlab_store::{kernel, query, Location, Store};
 use std::path::{Path, PathBuf};
 
@@ -46,28 +47,30 @@ pub struct Selection {
     pub include_disturbed: bool,
 }
 
+type Result<T, E = ReportError> = std::result::Result<T, E>;
+
 impl Selection {
-    /// The chosen runs and everything their report needs; the inner error is a mistake the
-    /// user fixes with a flag (an unknown baseline), printed as a usage error.
-    fn load(&self) -> Result<Result<(Vec<i64>, ReportInput), String>> {
+    /// The chosen runs and everything their report needs.
+    fn load(&self) -> Result<(Vec<i64>, ReportInput)> {
         let store = Store::open_read(&self.db)?;
         let ids = pool::chosen_runs(&store, self.run, &self.runs, self.spec_hash.as_deref())?;
         let input = with_baseline(
             pool::load(&store, &ids, self.include_warmup)?,
             self.baseline.as_deref(),
-        )
-        .and_then(|i| self.with_claims(i));
-        Ok(input.map(|i| (ids, with_exclusions(i, self.exclude_noisy))))
+        )?;
+        let input = self.with_claims(input)?;
+        Ok((ids, with_exclusions(input, self.exclude_noisy)))
     }
 
-    /// `input` with the claims asked for; Err: a `--claim` the run cannot have.
-    fn with_claims(&self, mut input: ReportInput) -> Result<ReportInput, String> {
+    /// `input` with the claims asked for; a `--claim` the run cannot have is a bad selection.
+    fn with_claims(&self, mut input: ReportInput) -> Result<ReportInput> {
         input.claims = super::claims::ClaimsRequest {
             post_hoc: self.post_hoc.clone(),
             include_disturbed: self.include_disturbed,
             ..Default::default()
         };
-        super::claims::claims_of(&input.run.spec_toml, &input.claims)?;
+        super::claims::claims_of(&input.run.spec_toml, &input.claims)
+            .map_err(ReportError::BadSelection)?;
         Ok(input)
     }
 }
@@ -108,9 +111,6 @@ pub struct CompareOptions {
     /// Compare cells whose work per task differs (refused by default).
     pub allow_different_work: bool,
 }
-
-/// Exit code of a refusal the user can fix with a flag (as clap's usage errors).
-pub const EXIT_USAGE: i32 = 2;
 
 /// Scale of the PNG copies of the figures (2: 1600x960 px, sharp in print).
 const PNG_SCALE: f32 = 2.0;
@@ -154,24 +154,18 @@ fn with_exclusions(mut input: ReportInput, exclude: bool) -> ReportInput {
     input
 }
 
-/// Sets `input`'s baseline; `Err(message)` for a policy the run does not have.
-fn with_baseline(mut input: ReportInput, baseline: Option<&str>) -> Result<ReportInput, String> {
+/// Sets `input`'s baseline; [`ReportError::BadSelection`] for a policy the run does not have.
+fn with_baseline(mut input: ReportInput, baseline: Option<&str>) -> Result<ReportInput> {
     if let Some(b) = baseline {
-        model::baseline::check(&input, b)?;
+        model::baseline::check(&input, b).map_err(ReportError::BadSelection)?;
         input.baseline = Some(b.to_string());
     }
     Ok(input)
 }
 
 /// `schedlab report`: writes the chosen formats into `OUT/RUN/`.
-pub fn report(args: &ReportOptions) -> Result<i32> {
-    let (ids, input) = match args.selection.load()? {
-        Ok(loaded) => loaded,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return Ok(EXIT_USAGE);
-        }
-    };
+pub fn report(args: &ReportOptions) -> Result<()> {
+    let (ids, input) = args.selection.load()?;
     let report = model::build(&input);
     let dir = args.out.join(pool::dir_name(&ids));
     let written = write_report(&report, &args.formats, &dir)?;
@@ -189,21 +183,19 @@ pub fn report(args: &ReportOptions) -> Result<i32> {
     for w in written {
         println!("  {w}");
     }
-    Ok(0)
+    Ok(())
 }
 
 /// Writes `formats` of `r` into `dir` (created); returns one line per output written.
 pub fn write_report(r: &Report, formats: &[ReportFormat], dir: &Path) -> Result<Vec<String>> {
     let has = |f: ReportFormat| formats.contains(&f);
-    std::fs::create_dir_all(dir).with_context(|| {
-        format!(
-            "cannot create the report directory {}; check permissions or pass --out DIR",
-            dir.display()
-        )
+    std::fs::create_dir_all(dir).map_err(|source| ReportError::Write {
+        path: dir.to_path_buf(),
+        source,
     })?;
     let write = |name: &str, text: &str| -> Result<()> {
         let path = dir.join(name);
-        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
+        std::fs::write(&path, text).map_err(|source| ReportError::Write { path, source })
     };
     let mut written = Vec::new();
     let figs = if has(ReportFormat::Html) || has(ReportFormat::Markdown) {
@@ -216,7 +208,9 @@ pub fn write_report(r: &Report, formats: &[ReportFormat], dir: &Path) -> Result<
         written.push(format!("plots/ ({} figures, SVG and PNG)", figs.len()));
     }
     if has(ReportFormat::Html) {
-        write("index.html", &html::render(r, &figs, &svgs)?)?;
+        let page =
+            html::render(r, &figs, &svgs).map_err(|e| ReportError::Render(format!("{e:#}")))?;
+        write("index.html", &page)?;
         written.push("index.html".into());
     }
     if has(ReportFormat::Markdown) {
@@ -229,13 +223,14 @@ pub fn write_report(r: &Report, formats: &[ReportFormat], dir: &Path) -> Result<
     }
     if has(ReportFormat::Csv) {
         let csv_dir = dir.join("csv");
-        std::fs::create_dir_all(&csv_dir)
-            .with_context(|| format!("cannot create {}", csv_dir.display()))?;
-        let files = csv_tables::tables(r)?;
+        std::fs::create_dir_all(&csv_dir).map_err(|source| ReportError::Write {
+            path: csv_dir.clone(),
+            source,
+        })?;
+        let files = csv_tables::tables(r).map_err(|e| ReportError::Render(format!("{e:#}")))?;
         for (name, text) in &files {
             let path = csv_dir.join(name);
-            std::fs::write(&path, text)
-                .with_context(|| format!("cannot write {}", path.display()))?;
+            std::fs::write(&path, text).map_err(|source| ReportError::Write { path, source })?;
         }
         written.push(format!("csv/ ({} tables)", files.len()));
     }
@@ -248,8 +243,10 @@ fn render_figures(figs: &[Figure], plot_dir: &Path) -> Result<Vec<String>> {
     if figs.is_empty() {
         return Ok(Vec::new());
     }
-    std::fs::create_dir_all(plot_dir)
-        .with_context(|| format!("cannot create {}", plot_dir.display()))?;
+    std::fs::create_dir_all(plot_dir).map_err(|source| ReportError::Write {
+        path: plot_dir.to_path_buf(),
+        source,
+    })?;
     model::par_map(figs, |f| render_one(f, plot_dir))
         .into_iter()
         .collect()
@@ -259,13 +256,14 @@ fn render_figures(figs: &[Figure], plot_dir: &Path) -> Result<Vec<String>> {
 fn render_one(fig: &Figure, plot_dir: &Path) -> Result<String> {
     let svg = fig.svg();
     let svg_path = plot_dir.join(format!("{}.svg", fig.id));
-    std::fs::write(&svg_path, &svg)
-        .with_context(|| format!("cannot write {}", svg_path.display()))?;
+    std::fs::write(&svg_path, &svg).map_err(|source| ReportError::Write {
+        path: svg_path.clone(),
+        source,
+    })?;
     match super::plots::svg_to_png(&svg, PNG_SCALE) {
         Ok(png) => {
             let path = plot_dir.join(format!("{}.png", fig.id));
-            std::fs::write(&path, png)
-                .with_context(|| format!("cannot write {}", path.display()))?;
+            std::fs::write(&path, png).map_err(|source| ReportError::Write { path, source })?;
         }
         Err(e) => eprintln!(
             "warning: figure {} has no PNG copy ({e}); its SVG is in {}",
@@ -277,16 +275,10 @@ fn render_one(fig: &Figure, plot_dir: &Path) -> Result<String> {
 }
 
 /// `schedlab stats`: the report's findings and summaries as terminal tables.
-pub fn stats(args: &StatsOptions) -> Result<i32> {
-    let (_, input) = match args.selection.load()? {
-        Ok(loaded) => loaded,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return Ok(EXIT_USAGE);
-        }
-    };
+pub fn stats(args: &StatsOptions) -> Result<()> {
+    let (_, input) = args.selection.load()?;
     print!("{}", render_stats(&model::build(&input), args.wide));
-    Ok(0)
+    Ok(())
 }
 
 /// The columns of a summary table `stats` shows without `--wide`: group, policy, n, median,
@@ -423,23 +415,22 @@ pub fn render_stats(r: &Report, wide: bool) -> String {
 }
 
 /// `schedlab compare A B`: the same cells of two runs, B against A.
-pub fn compare(args: &CompareOptions) -> Result<i32> {
+pub fn compare(args: &CompareOptions) -> Result<()> {
     let store_a = Store::open_read(&args.db)?;
     store_a
         .require_run(args.a)
-        .with_context(|| format!("run A, in {}", args.db.display()))?;
+        .with_context(|| format!("run A ({}), in {}", args.a, args.db.display()))?;
     let input_a = load_input(&store_a, args.a, args.include_warmup)?;
     let db_b: Location = args.db_b.clone().unwrap_or_else(|| args.db.clone());
     let store_b = Store::open_read(&db_b)?;
     store_b
         .require_run(args.b)
-        .with_context(|| format!("run B, in {}", db_b.display()))?;
+        .with_context(|| format!("run B ({}), in {}", args.b, db_b.display()))?;
     let input_b = load_input(&store_b, args.b, args.include_warmup)?;
     let mut c = compare::compare(&input_a, &input_b);
     if !args.allow_different_work {
         if let Some(why) = c.refusal() {
-            eprintln!("error: {why}");
-            return Ok(EXIT_USAGE);
+            return Err(ReportError::BadSelection(why));
         }
     }
     if args.db_b.is_some() {
@@ -447,5 +438,5 @@ pub fn compare(args: &CompareOptions) -> Result<i32> {
         c.b = format!("{} in {}", c.b, db_b.display());
     }
     print!("{}", compare::render(&c));
-    Ok(0)
+    Ok(())
 }

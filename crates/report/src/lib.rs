@@ -2,10 +2,13 @@
 
 #![forbid(unsafe_code)]
 
+pub use error::ReportError;
+
 pub mod claims;
 pub mod cmd;
 pub mod compare;
 pub mod csv_tables;
+pub mod error;
 pub mod html;
 pub mod latex;
 pub mod markdown;

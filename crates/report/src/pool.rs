@@ -3,8 +3,11 @@
 //! (see [`super::model::CellKey::all_of`]); runs of the same host and kernel pool their trials.
 
 use super::cmd::load_input;
+use super::error::ReportError;
 use super::model::{self, CellKey, ReportInput};
-use anyhow::{bail, Result};
+
+type Result<T, E = ReportError> = std::result::Result<T, E>;
+use schedlab_store::error::Context;
 use schedlab_store::kernel::{kernel_rows, KernelCellRows};
 use schedlab_store::query::{self, spec_hash, CellView};
 use schedlab_store::Store;
@@ -59,20 +62,22 @@ pub fn chosen_runs(
     if let Some(h) = hash {
         let ids = query::runs_of_spec(store, h)?;
         if ids.is_empty() {
-            bail!(
-                "no run of {} has a spec hash starting with {h}; `schedlab runs` shows them",
+            return Err(ReportError::BadSelection(format!(
+                "--spec-hash {h}: no run of {} has a spec hash starting with it; `schedlab runs` shows them",
                 store.location()
-            );
+            )));
         }
         return Ok(ids);
     }
     if !runs.is_empty() {
         for &id in runs {
-            store.require_run(id)?;
+            store
+                .require_run(id)
+                .with_context(|| format!("--runs {id}, in {}", store.location()))?;
         }
         return Ok(runs.to_vec());
     }
-    Ok(vec![store.resolve_run(run, store.location())?])
+    Ok(vec![store.resolve_run(run, "--run", store.location())?])
 }
 
 /// The name of a report's directory: the run id, or `runs-3-4-5`.
@@ -100,13 +105,13 @@ pub fn load(store: &Store, ids: &[i64], include_warmup: bool) -> Result<ReportIn
     }
     let hash = spec_hash(&infos[0].spec_toml);
     if let Some(other) = infos.iter().find(|i| spec_hash(&i.spec_toml) != hash) {
-        bail!(
-            "runs {} and {} are different experiments (spec hashes {} and {}); a report compares runs of one spec, `schedlab compare A B` any two runs",
+        return Err(ReportError::BadSelection(format!(
+            "--runs: runs {} and {} are different experiments (spec hashes {} and {}); a report compares runs of one spec, `schedlab compare A B` any two runs",
             infos[0].run_id,
             other.run_id,
             &hash[..8],
             &spec_hash(&other.spec_toml)[..8]
-        );
+        )));
     }
     let mut cells: Vec<CellView> = Vec::new();
     let mut kernel: Vec<KernelCellRows> = Vec::new();

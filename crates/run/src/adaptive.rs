@@ -7,7 +7,7 @@
 //! anytime-valid stopping rules) and the sink reads the key metric and the claims' verdicts
 //! back from the stored trials, so the run stops on exactly the numbers the report will show.
 
-use anyhow::Result;
+use crate::error::Result;
 use schedlab_spec::plan::{Adaptive, Plan, PlannedTrial};
 use std::collections::HashSet;
 use std::time::Instant;

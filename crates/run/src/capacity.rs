@@ -9,6 +9,7 @@ use schedlab_core::records::WorkSize;
 use schedlab_core::workload::calibrate::Rate;
 use schedlab_core::workload::WorkloadKind;
 use schedlab_spec::plan::{Cell, Plan, SpecError, MAX_TRIAL_NS};
+use schedlab_spec::Problem;
 
 /// Checks every cell of `plan` against this machine (see the module's comment).
 pub fn check_plan(plan: &Plan) -> Result<(), SpecError> {
@@ -27,7 +28,7 @@ pub fn check_plan(plan: &Plan) -> Result<(), SpecError> {
 /// The cells whose work is a count of CPU or I/O units, calibrated now (or their stored
 /// calibration taken), each within [`MAX_TRIAL_NS`]: a run checks them before it stores
 /// anything, so that such a mistake too leaves no run behind.
-pub fn check_calibrated(plan: &Plan, cal: &mut Calibrator) -> anyhow::Result<()> {
+pub fn check_calibrated(plan: &Plan, cal: &mut Calibrator) -> crate::error::Result<()> {
     let mut rates = std::collections::HashMap::new();
     for cell in &plan.cells {
         let counted = matches!(cell.size, WorkSize::Iterations(_))
@@ -67,14 +68,17 @@ pub fn check_trial_length(cell: &Cell, alone_ns: u64) -> Result<(), SpecError> {
         WorkSize::Iterations(n) => format!("iterations = {n}"),
         WorkSize::WorkNs(ns) => format!("work = {}", fmt_span(ns)),
     };
-    Err(SpecError(format!(
-        "{key}: a trial of `{}` would last about {} ({} task(s) of {} each alone); a trial may last at most {} (accepted: less work or fewer iterations per task, or fewer tasks)",
+    let message = format!(
+        "a trial of `{}` would last about {} ({} task(s) of {} each alone); a trial may last at most {}",
         cell.label(),
         fmt_span(trial_ns),
         cell.tasks,
         fmt_span(alone_ns),
         fmt_span(MAX_TRIAL_NS),
-    )))
+    );
+    Err(Problem::new(key, message)
+        .accepting("less work or fewer iterations per task, or fewer tasks")
+        .into())
 }
 
 /// A span of time for a message: "400.0 h", "12.5 s" or "3.0 ms".
@@ -135,10 +139,13 @@ fn check_tasks(cell: &Cell, max: u64, source: &str) -> Result<(), SpecError> {
     if n + 3 <= max {
         return Ok(());
     }
-    Err(SpecError(format!(
-        "axes.tasks: a trial of `{}` needs {n} processes or threads (tasks and antagonists), more than this machine allows ({max}, {source}) (accepted: fewer tasks or antagonists)",
+    let message = format!(
+        "a trial of `{}` needs {n} processes or threads (tasks and antagonists), more than this machine allows ({max}, {source})",
         cell.label()
-    )))
+    );
+    Err(Problem::new("axes.tasks", message)
+        .accepting("fewer tasks or antagonists")
+        .into())
 }
 
 /// Bytes a trial of `cell` writes in the I/O directory where that is known before the run: its
@@ -159,30 +166,38 @@ fn trial_bytes(cell: &Cell) -> Option<(u64, u64)> {
 }
 
 /// What a run needs of this machine before its first trial, checked alike by `run` and by a
-/// worker (for each queued run it meets): the I/O directory exists where trials need one,
-/// trial directories a dead schedlab left in it are removed, the plan fits the machine
-/// ([`check_plan`]: a [`SpecError`] inside the error), and a trace, if asked for, can be
-/// recorded here.
-pub fn prepare_machine(plan: &Plan) -> anyhow::Result<()> {
-    let io_dir = &plan.settings.io_dir;
-    if plan.cells.iter().any(super::one::needs_trial_dir) && !io_dir.is_dir() {
-        anyhow::bail!(
-            "the I/O directory {} does not exist; create it or choose another with --io-dir (settings.io_dir)",
-            io_dir.display()
-        );
-    }
-    super::one::remove_stale_trial_dirs(io_dir);
+/// worker (for each queued run it meets): the plan fits the machine ([`check_plan`], the I/O
+/// directory existing where trials need one among it), trial directories a dead schedlab
+/// left in the I/O directory are removed, and a trace, if asked for, can be recorded here.
+pub fn prepare_machine(plan: &Plan) -> crate::error::Result<()> {
     check_plan(plan)?;
+    super::one::remove_stale_trial_dirs(&plan.settings.io_dir);
     if plan.settings.trace {
         super::trace::TraceSession::available()
-            .map_err(|e| anyhow::anyhow!("--trace is not available: {e}"))?;
+            .map_err(crate::error::RunError::TraceUnavailable)?;
     }
     Ok(())
 }
 
+/// The I/O directory exists where a trial needs one (for its files, its antagonists' files or
+/// its programs' starting directory).
+fn check_io_dir(plan: &Plan) -> Result<(), SpecError> {
+    let io_dir = &plan.settings.io_dir;
+    if !plan.cells.iter().any(super::one::needs_trial_dir) || io_dir.is_dir() {
+        return Ok(());
+    }
+    Err(Problem::new(
+        "settings.io_dir",
+        format!("the I/O directory {} does not exist", io_dir.display()),
+    )
+    .accepting("an existing directory on a disk-backed filesystem: create it, or choose another with --io-dir")
+    .into())
+}
+
 /// Every trial's files fit in the I/O directory's free space (one trial's directory exists at
-/// a time). A directory that does not exist is reported by the run itself.
+/// a time).
 fn check_free_space(plan: &Plan) -> Result<(), SpecError> {
+    check_io_dir(plan)?;
     let io_dir = &plan.settings.io_dir;
     let Some((cell, (input, written))) = plan
         .cells
@@ -199,8 +214,8 @@ fn check_free_space(plan: &Plan) -> Result<(), SpecError> {
     if need <= free {
         return Ok(());
     }
-    Err(SpecError(format!(
-        "io_bytes = {input}: a trial of `{}` needs {} in the I/O directory {} (its input file{}), which has {} free (accepted: a smaller io_bytes or fewer iterations, or another --io-dir)",
+    let message = format!(
+        "a trial of `{}` needs {} in the I/O directory {} (its input file{}), which has {} free",
         cell.label(),
         fmt_bytes(need),
         io_dir.display(),
@@ -210,7 +225,10 @@ fn check_free_space(plan: &Plan) -> Result<(), SpecError> {
             String::new()
         },
         fmt_bytes(free),
-    )))
+    );
+    Err(Problem::new(format!("io_bytes = {input}"), message)
+        .accepting("a smaller io_bytes or fewer iterations, or another --io-dir")
+        .into())
 }
 
 /// "68719476736 bytes (64.0 GiB)".
@@ -233,8 +251,9 @@ mod tests {
         let p = plan(
             "name = \"x\"\n[axes]\ntasks = [4]\ncpus = [\"0\"]\n[settings]\nwork = \"100h\"\n",
         );
-        let e = check_plan(&p).unwrap_err().0;
-        assert!(e.starts_with("work = "), "{e}");
+        let e = check_plan(&p).unwrap_err();
+        assert_eq!(e.key(), Some("work = 100.0 h"), "{e}");
+        let e = e.to_string();
         assert!(
             e.contains("400.0 h") && e.contains("at most 168.0 h"),
             "{e}"
@@ -246,8 +265,8 @@ mod tests {
             units_per_sec: 1000.0,
         }
         .ns_for(1_000_000_000);
-        let e = check_trial_length(&p.cells[0], alone).unwrap_err().0;
-        assert!(e.starts_with("iterations = 1000000000:"), "{e}");
+        let e = check_trial_length(&p.cells[0], alone).unwrap_err();
+        assert_eq!(e.key(), Some("iterations = 1000000000"), "{e}");
         assert!(check_trial_length(&p.cells[0], MAX_TRIAL_NS / 2).is_ok());
     }
 
@@ -265,6 +284,16 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_io_dir_is_bad_input_naming_its_key() {
+        let text = "name = \"x\"\n[axes]\ntasks = [1]\nworkloads = [{ kind = \"io\" }]\n[settings]\nio_dir = \"/nonexistent/schedlab-io\"\n";
+        let e = check_plan(&plan(text)).unwrap_err();
+        assert_eq!(e.key(), Some("settings.io_dir"), "{e}");
+        // A CPU-bound plan writes no file: no directory needed.
+        let cpu = "name = \"x\"\n[axes]\ntasks = [1]\n[settings]\nio_dir = \"/nonexistent/schedlab-io\"\n";
+        assert!(check_plan(&plan(cpu)).is_ok());
+    }
+
+    #[test]
     fn io_files_larger_than_the_free_space_are_refused() {
         let free = schedlab_sys::dir::free_bytes(std::path::Path::new("/var/tmp"))
             .unwrap()
@@ -276,8 +305,9 @@ mod tests {
         // Input io, and each of 2 tasks copies it once (iterations = io / block).
         let r = check_plan(&p);
         if io * 3 > free {
-            let e = r.unwrap_err().0;
-            assert!(e.starts_with(&format!("io_bytes = {io}:")), "{e}");
+            let e = r.unwrap_err();
+            assert_eq!(e.key(), Some(format!("io_bytes = {io}").as_str()), "{e}");
+            let e = e.to_string();
             assert!(e.contains("GiB) free"), "{e}");
         } else {
             eprintln!("/var/tmp has {free} bytes free, more than 3 x 64 GiB: not refused");
@@ -288,9 +318,9 @@ mod tests {
     #[test]
     fn more_tasks_than_the_kernel_allows_are_refused() {
         let p = plan("name = \"x\"\n[axes]\ntasks = [100]\n");
-        let e = check_tasks(&p.cells[0], 50, "kernel.pid_max")
-            .unwrap_err()
-            .0;
+        let e = check_tasks(&p.cells[0], 50, "kernel.pid_max").unwrap_err();
+        assert_eq!(e.key(), Some("axes.tasks"));
+        let e = e.to_string();
         assert!(
             e.contains("needs 100 processes") && e.contains("(50, kernel.pid_max)"),
             "{e}"

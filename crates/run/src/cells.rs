@@ -4,7 +4,7 @@
 use super::progress::Progress;
 use super::sink::Sink;
 use super::SETTLE_NS;
-use anyhow::{Context, Result};
+use crate::error::{Result, RunError};
 use schedlab_core::policy::PolicyKind;
 use schedlab_core::records::WorkSize;
 use schedlab_core::workload::{calibrate, CpuKernel, Workload, WorkloadKind};
@@ -58,12 +58,10 @@ impl<'a> Calibrator<'a> {
             }
         }
         self.progress.note(&format!("calibrating {}", w.label()));
-        let r = calibrate::measure(w, self.io_dir).with_context(|| {
-            format!(
-                "calibration of {} failed (I/O directory {})",
-                w.label(),
-                self.io_dir.display()
-            )
+        let r = calibrate::measure(w, self.io_dir).map_err(|source| RunError::Calibration {
+            workload: w.label(),
+            io_dir: self.io_dir.to_path_buf(),
+            source,
         })?;
         if let Some(sink) = self.sink.as_deref_mut() {
             sink.save_calibration(&key, &self.kernel, &self.cpu_model, r.units_per_sec)?;

@@ -4,6 +4,7 @@
 //! trial and read back, restored at the end of the run however it ends, and journaled before
 //! any change so that the next schedlab command restores it even after a SIGKILL.
 
+use crate::error::KernelError;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -38,25 +39,29 @@ fn scheduler_path(device: &str) -> PathBuf {
 }
 
 /// Reads the schedulers of `device` (e.g. `vda`).
-pub fn read(device: &str) -> Result<IoScheds, String> {
+pub fn read(device: &str) -> Result<IoScheds, KernelError> {
     let path = scheduler_path(device);
     let text = std::fs::read_to_string(&path).map_err(|e| {
-        format!(
+        KernelError::Unavailable(format!(
             "cannot read {}: {e}; name a block device from /sys/block with settings.device",
             path.display()
-        )
+        ))
     })?;
     parse_scheduler(&text).ok_or_else(|| {
-        format!(
+        KernelError::Setting(format!(
             "{} has no scheduler in brackets: '{}'",
             path.display(),
             text.trim()
-        )
+        ))
     })
 }
 
 /// The whole-disk block device holding `dir` (e.g. `vda` for a partition `vda1`).
-pub fn device_for(dir: &Path) -> Result<String, String> {
+pub fn device_for(dir: &Path) -> Result<String, KernelError> {
+    device_of(dir).map_err(KernelError::Unavailable)
+}
+
+fn device_of(dir: &Path) -> Result<String, String> {
     let meta = std::fs::metadata(dir).map_err(|e| format!("cannot stat {}: {e}", dir.display()))?;
     let dev = meta.dev();
     let (major, minor) = (libc::major(dev), libc::minor(dev));
@@ -103,7 +108,10 @@ mod tests {
     fn a_tmpfs_directory_has_no_block_device() {
         if Path::new("/dev/shm").exists() {
             let e = device_for(Path::new("/dev/shm")).unwrap_err();
-            assert!(e.contains("settings.device"), "{e}");
+            assert!(
+                matches!(&e, KernelError::Unavailable(why) if why.contains("settings.device")),
+                "{e}"
+            );
         }
     }
 }

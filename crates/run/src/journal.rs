@@ -22,6 +22,7 @@
 
 use super::knobfile;
 use super::statedir::StateDir;
+use crate::error::KernelError;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
@@ -161,7 +162,7 @@ fn journals(dir: &StateDir) -> Vec<(String, Found)> {
         .into_iter()
         .map(|name| {
             let found = match dir.read(&name) {
-                Err(why) => Found::Refused(why),
+                Err(why) => Found::Refused(why.to_string()),
                 Ok(text) => match serde_json::from_str::<Record>(&text) {
                     Ok(r) => Found::Record(r),
                     Err(e) => Found::Unreadable(e.to_string()),
@@ -186,9 +187,13 @@ impl Journal {
     /// anything changes. First restores journals of dead owners (reported on stderr); refuses
     /// when a live schedlab process holds any of the same files, or when this process holds a
     /// journal already.
-    pub fn create(dir: &Path, entries: Vec<Entry>, roots: &[PathBuf]) -> Result<Journal, String> {
+    pub fn create(
+        dir: &Path,
+        entries: Vec<Entry>,
+        roots: &[PathBuf],
+    ) -> Result<Journal, KernelError> {
         if HELD.swap(true, SeqCst) {
-            return Err("internal error: this process holds a restore journal already (its settings must be restored before others are read)".into());
+            return Err(KernelError::Internal("this process holds a restore journal already (its settings must be restored before others are read)".into()));
         }
         let made = Journal::write_new(dir, entries, roots);
         if made.is_err() {
@@ -197,7 +202,11 @@ impl Journal {
         made
     }
 
-    fn write_new(dir: &Path, entries: Vec<Entry>, roots: &[PathBuf]) -> Result<Journal, String> {
+    fn write_new(
+        dir: &Path,
+        entries: Vec<Entry>,
+        roots: &[PathBuf],
+    ) -> Result<Journal, KernelError> {
         let dir = StateDir::open(dir, true)?.expect("created when missing");
         let _lock = dir.lock()?;
         let me = Owner::this_process();
@@ -218,10 +227,10 @@ impl Journal {
                     .iter()
                     .find(|e| other.entries.iter().any(|o| o.path == e.path))
                 {
-                    return Err(format!(
+                    return Err(KernelError::Busy(format!(
                         "{} ({}) is being varied by another schedlab process (pid {}, `{}`); wait for it to end, or vary other settings",
                         e.name, e.path, other.owner.pid, other.command
-                    ));
+                    )));
                 }
                 continue;
             }
@@ -243,8 +252,9 @@ impl Journal {
         Ok(journal)
     }
 
-    fn save(&self) -> Result<(), String> {
-        let text = serde_json::to_string_pretty(&self.record).map_err(|e| e.to_string())?;
+    fn save(&self) -> Result<(), KernelError> {
+        let text = serde_json::to_string_pretty(&self.record)
+            .map_err(|e| KernelError::Internal(format!("cannot write a journal as JSON: {e}")))?;
         self.dir.write(&self.name, &text)
     }
 
@@ -254,7 +264,7 @@ impl Journal {
     }
 
     /// Records the BPF scheduler now running (None: none), before it starts or after it stopped.
-    pub fn set_scx(&mut self, scx: Option<ScxProcess>) -> Result<(), String> {
+    pub fn set_scx(&mut self, scx: Option<ScxProcess>) -> Result<(), KernelError> {
         self.record.scx = scx;
         self.save()
     }
@@ -310,7 +320,7 @@ fn check_entry(e: &Entry, roots: &[PathBuf]) -> Result<PathBuf, String> {
             e.original
         )
     })?;
-    let real = knobfile::check_allowed(Path::new(&e.path), roots)?;
+    let real = knobfile::check_allowed(Path::new(&e.path), roots).map_err(|e| e.to_string())?;
     if real != Path::new(&e.path) {
         return Err(format!(
             "{} is not the file's own path (that is {}); schedlab journals real paths",
@@ -451,8 +461,8 @@ pub struct Recovery {
 }
 
 /// Restores every journal in the state directory `dir` whose owner is dead; settings must lie
-/// under `roots`. An error when the directory itself is not trusted.
-pub fn recover(dir: &Path, roots: &[PathBuf]) -> Result<Recovery, String> {
+/// under `roots`. An error ([`KernelError::State`]) when the directory itself is not trusted.
+pub fn recover(dir: &Path, roots: &[PathBuf]) -> Result<Recovery, KernelError> {
     let mut out = Recovery::default();
     let Some(dir) = StateDir::open(dir, false)? else {
         return Ok(out);

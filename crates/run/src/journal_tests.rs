@@ -140,7 +140,10 @@ fn a_live_owners_journal_is_left_alone_and_blocks_the_same_setting() {
         &s.roots(),
     )
     .unwrap_err();
-    assert!(e.contains("another schedlab process"), "{e}");
+    assert!(
+        matches!(&e, KernelError::Busy(why) if why.contains("another schedlab process")),
+        "{e}"
+    );
     // Another setting is fine; the journal holds this process's identity and the original.
     let mine = Journal::create(&s.state(), vec![entry("o", &other, "1")], &s.roots()).unwrap();
     let back: Record =
@@ -278,7 +281,10 @@ fn a_process_holds_one_journal_at_a_time() {
     let first = Journal::create(&s.state(), vec![entry("a", &a, "1")], &s.roots()).unwrap();
     assert!(held());
     let e = Journal::create(&s.state(), vec![entry("a", &a, "1")], &s.roots()).unwrap_err();
-    assert!(e.contains("holds a restore journal already"), "{e}");
+    assert!(
+        matches!(&e, KernelError::Internal(why) if why.contains("holds a restore journal already")),
+        "{e}"
+    );
     first.remove();
     assert!(!held());
     Journal::create(&s.state(), vec![entry("a", &a, "1")], &s.roots())
@@ -323,11 +329,13 @@ fn journals_anyone_else_could_have_written_are_refused_not_obeyed() {
     std::fs::remove_file(&elsewhere).unwrap();
     mode(&s.state(), 0o770);
     let e = recover(&s.state(), &s.roots()).unwrap_err();
+    assert!(matches!(e, KernelError::State(_)), "{e}");
+    let e = e.to_string();
     assert!(e.contains("mode 0770") && e.contains("chmod 0700"), "{e}");
     mode(&s.state(), 0o700);
     let link = s.dir.path().join("state-link");
     std::os::unix::fs::symlink(s.state(), &link).unwrap();
-    let e = recover(&link, &s.roots()).unwrap_err();
+    let e = recover(&link, &s.roots()).unwrap_err().to_string();
     assert!(
         e.contains("symbolic link") && e.contains(STATE_DIR_ENV),
         "{e}"

@@ -2,6 +2,7 @@
 //! (a plain value, or the bracketed choice of a list such as `none [mq-deadline] kyber`),
 //! written, compared, and the check that a path really lies under /proc/sys or /sys.
 
+use crate::error::KernelError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -69,13 +70,15 @@ pub fn same(a: &str, b: &str) -> bool {
 }
 
 /// The real path of `path` (symbolic links resolved) if it lies under one of `roots`;
-/// otherwise why it may not be changed.
-pub fn check_allowed(path: &Path, roots: &[PathBuf]) -> Result<PathBuf, String> {
-    let real = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+/// otherwise why it may not be changed ([`KernelError::Refused`]; [`KernelError::Unavailable`]
+/// when it cannot be resolved).
+pub fn check_allowed(path: &Path, roots: &[PathBuf]) -> Result<PathBuf, KernelError> {
+    let real = std::fs::canonicalize(path)
+        .map_err(|e| KernelError::Unavailable(format!("{}: {e}", path.display())))?;
     if roots.iter().any(|r| real.starts_with(r)) {
         Ok(real)
     } else {
-        Err(format!(
+        Err(KernelError::Refused(format!(
             "{} leads to {}, outside {}; schedlab changes only kernel settings there",
             path.display(),
             real.display(),
@@ -84,7 +87,7 @@ pub fn check_allowed(path: &Path, roots: &[PathBuf]) -> Result<PathBuf, String> 
                 .map(|r| r.display().to_string())
                 .collect::<Vec<_>>()
                 .join(" and ")
-        ))
+        )))
     }
 }
 
@@ -168,7 +171,10 @@ mod tests {
         let roots = [std::fs::canonicalize(&inside).unwrap()];
         assert!(check_allowed(&inside.join("knob"), &roots).is_ok());
         let e = check_allowed(&inside.join("link"), &roots).unwrap_err();
-        assert!(e.contains("outside"), "{e}");
+        assert!(
+            matches!(&e, KernelError::Refused(why) if why.contains("outside")),
+            "{e}"
+        );
         // The real system: a sysctl passes, a block device's link under /sys stays in /sys.
         let sys = system_roots();
         assert!(check_allowed(Path::new("/proc/sys/kernel/sched_rr_timeslice_ms"), &sys).is_ok());

@@ -5,6 +5,7 @@
 //! as bad input; a worker skips its cells with the reason.
 
 use super::knobfile;
+use crate::error::KernelError;
 use std::path::{Path, PathBuf};
 
 /// One knob of a plan, resolved on this machine.
@@ -16,7 +17,7 @@ pub struct Resolved {
     pub pattern: String,
     /// Each file it names: the real file under /proc/sys or /sys, or why it is not usable.
     /// Empty when nothing matches here.
-    pub files: Vec<Result<PathBuf, String>>,
+    pub files: Vec<Result<PathBuf, KernelError>>,
     /// Why it may not be used at all: on the deny list and not allowed, or the same file as
     /// another knob.
     pub refused: Option<String>,
@@ -69,7 +70,7 @@ pub fn resolve(
 ) -> Vec<Resolved> {
     let mut out: Vec<Resolved> = Vec::with_capacity(settings.len());
     for (name, pattern) in settings {
-        let files: Vec<Result<PathBuf, String>> = knobfile::expand(pattern)
+        let files: Vec<Result<PathBuf, KernelError>> = knobfile::expand(pattern)
             .iter()
             .map(|f| knobfile::check_allowed(f, roots))
             .collect();
@@ -108,12 +109,12 @@ pub fn resolve(
 
 /// The first reason the knobs `settings` cannot be used as a plan (deny list, two names for
 /// one file), checked on this machine's files under /proc/sys and /sys.
-pub fn check(settings: &[(String, String)], allow: &[String]) -> Result<(), String> {
+pub fn check(settings: &[(String, String)], allow: &[String]) -> Result<(), KernelError> {
     match resolve(settings, allow, &knobfile::system_roots())
         .into_iter()
         .find_map(|r| r.refused)
     {
-        Some(why) => Err(why),
+        Some(why) => Err(KernelError::Refused(why)),
         None => Ok(()),
     }
 }

@@ -11,6 +11,7 @@ use super::journal::{self, Entry, Journal, Owner, ScxProcess};
 use super::knobfile;
 use super::knobpaths;
 use super::scx::Scx;
+use crate::error::KernelError;
 use schedlab_core::policy::PolicyKind;
 use schedlab_core::records::{KnobReading, KnobSetting};
 use schedlab_machine::sched_ext::{self, SchedExt};
@@ -61,7 +62,7 @@ fn io_path(device: &str) -> String {
 }
 
 /// The device whose I/O scheduler `plan` varies, if it varies one.
-fn io_device(plan: &Plan, io_dir: &Path) -> Result<Option<String>, String> {
+fn io_device(plan: &Plan, io_dir: &Path) -> Result<Option<String>, KernelError> {
     if !plan.cells.iter().any(|c| c.io_scheduler.is_some()) {
         return Ok(None);
     }
@@ -137,10 +138,10 @@ impl Knobs {
     /// before anything changes; returns the knobs and one warning per setting to store with
     /// the run. An error only when the run cannot start (a live schedlab varies the same
     /// setting, the journal cannot be written, the I/O device cannot be found).
-    pub fn prepare(plan: &Plan, io_dir: &Path) -> Result<(Knobs, Vec<String>), String> {
+    pub fn prepare(plan: &Plan, io_dir: &Path) -> Result<(Knobs, Vec<String>), KernelError> {
         if journal::held() {
             // One owner per process: what is read now may be a change of its own.
-            return Err("internal error: kernel settings of an earlier run are still in force; restore them before reading originals".into());
+            return Err(KernelError::Internal("kernel settings of an earlier run are still in force; restore them before reading originals".into()));
         }
         let io_device = io_device(plan, io_dir)?;
         let mut k = Knobs::default();
@@ -172,7 +173,7 @@ impl Knobs {
                 k.unusable.insert(pattern.clone(), absent(name, pattern));
             }
             for file in r.files {
-                let read = file.and_then(|real| {
+                let read = file.map_err(|e| e.to_string()).and_then(|real| {
                     let r = knobfile::read(&real)
                         .map_err(|e| format!("cannot read {name} ({}): {e}", real.display()))?;
                     Ok((real, r.value))
@@ -234,10 +235,10 @@ impl Knobs {
     /// Puts the machine in `cell`'s settings before a trial: every knob at the cell's value
     /// (or back at its original), read back; the cell's BPF scheduler running (or none).
     /// Returns what was read back, or why the cell must be skipped.
-    pub fn apply(&mut self, cell: &Cell) -> Result<Vec<KnobReading>, String> {
+    pub fn apply(&mut self, cell: &Cell) -> Result<Vec<KnobReading>, KernelError> {
         if cell.scx.is_some() || cell.policy == PolicyKind::Ext {
             if let Some(why) = &self.ext_refusal {
-                return Err(why.clone());
+                return Err(KernelError::Unavailable(why.clone()));
             }
         }
         if let Some(ns) = cell.slice_ns {
@@ -245,15 +246,17 @@ impl Knobs {
                 .slices
                 .entry((cell.policy.number(), ns))
                 .or_insert_with(|| {
-                    schedlab_machine::probe::slice_support(cell.policy.number(), ns).err()
+                    schedlab_machine::probe::slice_support(cell.policy.number(), ns)
+                        .err()
+                        .map(|e| e.to_string())
                 });
             if let Some(why) = probed {
-                return Err(why.clone());
+                return Err(KernelError::Unavailable(why.clone()));
             }
         }
         let wanted = cell_settings(cell, self.io_device.as_deref());
         if let Some(why) = wanted.iter().find_map(|s| self.unusable.get(&s.path)) {
-            return Err(why.clone());
+            return Err(KernelError::Unavailable(why.clone()));
         }
         let mut readings = Vec::new();
         for m in &self.files {
@@ -277,7 +280,7 @@ impl Knobs {
 
     /// Runs `cell`'s BPF scheduler (stopping another first), or none; the reading of the ops
     /// name when the cell has one.
-    fn switch_scx(&mut self, cell: &Cell) -> Result<Option<KnobReading>, String> {
+    fn switch_scx(&mut self, cell: &Cell) -> Result<Option<KnobReading>, KernelError> {
         let Some(scx) = self.scx.as_mut() else {
             return Ok(None);
         };
@@ -311,11 +314,11 @@ impl Knobs {
     /// Puts everything back: stops the BPF scheduler, writes every original value that
     /// differs, and removes the journal once all is back (else keeps it for `schedlab restore`
     /// and says what could not be restored).
-    pub fn restore(&mut self) -> Result<(), String> {
+    pub fn restore(&mut self) -> Result<(), KernelError> {
         let mut failed = Vec::new();
         if let Some(scx) = self.scx.as_mut() {
             if let Err(e) = scx.stop() {
-                failed.push(e);
+                failed.push(e.to_string());
             }
         }
         for m in &self.files {
@@ -340,7 +343,7 @@ impl Knobs {
         if failed.is_empty() {
             Ok(())
         } else {
-            Err(failed.join("; "))
+            Err(KernelError::NotRestored(failed.join("; ")))
         }
     }
 }
@@ -355,7 +358,7 @@ impl Drop for Knobs {
 
 /// Refuses, as bad input, knobs of `plan` that are on the deny list without `--allow-knob`
 /// or name one file twice, checked on this machine's real files (changes nothing).
-pub fn check(plan: &Plan, io_dir: &Path) -> Result<(), String> {
+pub fn check(plan: &Plan, io_dir: &Path) -> Result<(), KernelError> {
     let io_device = io_device(plan, io_dir).ok().flatten();
     let settings: Vec<(String, String)> = plan_settings(plan, io_device.as_deref())
         .into_iter()
@@ -366,15 +369,16 @@ pub fn check(plan: &Plan, io_dir: &Path) -> Result<(), String> {
 
 /// Sets file `m` to `target` unless it already is, and reads it back; returns the value read
 /// back, or why it could not be set.
-fn set(m: &Managed, target: &str, io_device: Option<&str>) -> Result<String, String> {
+fn set(m: &Managed, target: &str, io_device: Option<&str>) -> Result<String, KernelError> {
     let file = &m.file;
-    let now = knobfile::read(file)
-        .map_err(|e| format!("cannot read {} ({}): {e}", m.name, file.display()))?;
+    let now = knobfile::read(file).map_err(|e| {
+        KernelError::Setting(format!("cannot read {} ({}): {e}", m.name, file.display()))
+    })?;
     if knobfile::same(&now.value, target) {
         return Ok(now.value);
     }
     if let Some(offered) = now.offered.filter(|o| !o.iter().any(|v| v == target)) {
-        return Err(match io_device.filter(|_| m.name == IO_SCHEDULER) {
+        return Err(KernelError::Unavailable(match io_device.filter(|_| m.name == IO_SCHEDULER) {
             Some(dev) => format!(
                 "device {dev} does not offer the I/O scheduler '{target}' (offered: {}); load its module (modprobe) or drop it from io_schedulers",
                 offered.join(", ")
@@ -385,7 +389,7 @@ fn set(m: &Managed, target: &str, io_device: Option<&str>) -> Result<String, Str
                 file.display(),
                 offered.join(", ")
             ),
-        });
+        }));
     }
     knobfile::write(file, target).map_err(|e| {
         let errno = e.raw_os_error().unwrap_or(0);
@@ -395,22 +399,22 @@ fn set(m: &Managed, target: &str, io_device: Option<&str>) -> Result<String, Str
             libc::EBUSY => "the setting is busy (for sched_rt_runtime_us: SCHED_DEADLINE bandwidth in use needs more)".to_string(),
             _ => e.to_string(),
         };
-        format!(
+        KernelError::Setting(format!(
             "{} ({}) refused '{target}' ({}: {why})",
             m.name,
             file.display(),
             schedlab_sys::errno_name(errno)
-        )
+        ))
     })?;
     let back = knobfile::read(file)
-        .map_err(|e| format!("cannot read {} back: {e}", m.name))?
+        .map_err(|e| KernelError::Setting(format!("cannot read {} back: {e}", m.name)))?
         .value;
     if !knobfile::same(&back, target) {
-        return Err(format!(
+        return Err(KernelError::Setting(format!(
             "{} ({}) reads back as '{back}' after writing '{target}'",
             m.name,
             file.display()
-        ));
+        )));
     }
     Ok(back)
 }

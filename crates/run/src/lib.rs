@@ -5,6 +5,7 @@
 pub mod adaptive;
 pub mod capacity;
 mod cells;
+pub mod error;
 pub mod interference;
 pub mod iosched;
 pub mod journal;
@@ -28,8 +29,9 @@ pub mod trial;
 pub mod work;
 
 pub use cells::{default_timeout_ns, estimate_trial_ns, units_per_task, Calibrator, CellState};
+pub use error::{KernelError, RunError, SinkError, SinkResult, TraceError};
 
-use anyhow::{Context, Result};
+use error::Result;
 use launcher::Launcher;
 use one::{run_one, Observe};
 use schedlab_core::records::{TrialOutcome, TrialStatus};
@@ -97,9 +99,8 @@ pub fn execute(
     resume: Option<i64>,
 ) -> Result<(i64, Summary)> {
     // First, while this process has no thread: the launcher, which forks every trial's host.
-    let mut launcher = Launcher::start().context(
-        "cannot start the launcher process (it must be forked before any thread starts)",
-    )?;
+    let mut launcher = Launcher::start().map_err(RunError::Launcher)?;
+    // Before anything is written: a missing I/O directory is bad input, named by its key.
     capacity::prepare_machine(plan)?;
     let quiet = progress::Progress::new(0, true);
     capacity::check_calibrated(
@@ -165,10 +166,10 @@ pub trait Keeper {
     fn sink(&mut self) -> &mut dyn Sink;
     /// Records that cell `cell` of run `run_id` runs with `units` units of work per task, unless
     /// it has units already; returns the units in force.
-    fn cell_units(&mut self, run_id: i64, cell: usize, units: u64) -> Result<u64>;
+    fn cell_units(&mut self, run_id: i64, cell: usize, units: u64) -> SinkResult<u64>;
     /// The trial is about to start and will be over (killed at its deadline if need be)
     /// within `within_ns`.
-    fn starting(&mut self, within_ns: u64) -> Result<()>;
+    fn starting(&mut self, within_ns: u64) -> SinkResult<()>;
 }
 
 /// The keeper of a local run: its sink alone.
@@ -179,12 +180,12 @@ impl Keeper for Local<'_> {
         self.0
     }
 
-    fn cell_units(&mut self, run_id: i64, cell: usize, units: u64) -> Result<u64> {
+    fn cell_units(&mut self, run_id: i64, cell: usize, units: u64) -> SinkResult<u64> {
         self.0.set_cell_units(run_id, cell, units)?;
         Ok(units)
     }
 
-    fn starting(&mut self, _within_ns: u64) -> Result<()> {
+    fn starting(&mut self, _within_ns: u64) -> SinkResult<()> {
         Ok(())
     }
 }
@@ -295,7 +296,7 @@ pub(crate) fn one_trial(
             }
             Err(reason) => {
                 eprintln!("skipped: {}: {reason}", cell.label());
-                cs.skipped = Some(reason);
+                cs.skipped = Some(reason.to_string());
             }
         }
     }
@@ -398,14 +399,18 @@ impl Drop for Caught {
 pub(crate) fn catch_signals(flag: &Arc<AtomicBool>) -> Result<Caught> {
     let hung_up = Arc::new(AtomicBool::new(false));
     let mut ids = Vec::new();
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        ids.push(signal_hook::flag::register(sig, flag.clone())?);
-    }
-    if !schedlab_sys::signal_ignored(schedlab_sys::Signal::SIGHUP) {
-        ids.push(signal_hook::flag::register(libc::SIGHUP, flag.clone())?);
-        ids.push(signal_hook::flag::register(libc::SIGHUP, hung_up.clone())?);
-        ids.extend(schedlab_sys::detach_terminal_on_hangup()?);
-    }
+    let mut register = || -> std::io::Result<()> {
+        for sig in [libc::SIGINT, libc::SIGTERM] {
+            ids.push(signal_hook::flag::register(sig, flag.clone())?);
+        }
+        if !schedlab_sys::signal_ignored(schedlab_sys::Signal::SIGHUP) {
+            ids.push(signal_hook::flag::register(libc::SIGHUP, flag.clone())?);
+            ids.push(signal_hook::flag::register(libc::SIGHUP, hung_up.clone())?);
+            ids.extend(schedlab_sys::detach_terminal_on_hangup()?);
+        }
+        Ok(())
+    };
+    register().map_err(RunError::Signals)?;
     Ok(Caught { ids, hung_up })
 }
 

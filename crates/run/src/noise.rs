@@ -15,7 +15,7 @@
 //! flag every trial. 1.0 is the calibrated speed; 0.8 means the same work took 25 % longer.
 
 use super::cells::Calibrator;
-use anyhow::Result;
+use crate::error::Result;
 use schedlab_core::workload::{CpuKernel, CpuState, Workload, WorkloadKind};
 use schedlab_procfs::{parse_per_cpu_ticks, CpuTicks};
 

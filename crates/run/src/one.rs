@@ -6,7 +6,7 @@ use super::launcher::{Launcher, Request};
 use super::sampler::Sampler;
 use super::task::TaskPlan;
 use super::trace;
-use anyhow::{Context, Result};
+use crate::error::{Result, RunError};
 use schedlab_core::policy::{PriorityMode, TaskPolicy};
 use schedlab_core::records::{StartMode, TrialOutcome};
 use schedlab_core::workload::{TrialDir, TrialDirRef};
@@ -40,21 +40,21 @@ pub fn run_one(
 ) -> Result<TrialOutcome> {
     let dir = if needs_trial_dir(cell) {
         Some(
-            TrialDir::create(io_dir, tag, cell.workload.io_input_bytes).with_context(|| {
-                format!(
-                    "cannot create the trial's I/O files under {}; choose a writable --io-dir",
-                    io_dir.display()
-                )
+            TrialDir::create(io_dir, tag, cell.workload.io_input_bytes).map_err(|source| {
+                RunError::TrialDir {
+                    io_dir: io_dir.to_path_buf(),
+                    source,
+                }
             })?,
         )
     } else {
         None
     };
     let dir_ref = match &dir {
-        Some(d) => Some(
-            d.reference()
-                .context("cannot read back the trial directory")?,
-        ),
+        Some(d) => Some(d.reference().map_err(|source| RunError::TrialDir {
+            io_dir: io_dir.to_path_buf(),
+            source,
+        })?),
         None => None,
     };
     let guard = cell.policy.needs_guard();
@@ -65,7 +65,7 @@ pub fn run_one(
         guard,
     };
     let mut tracer = if observe.trace {
-        Some(trace::TraceSession::start(trace::DEFAULT_BUFFER_KB).map_err(anyhow::Error::msg)?)
+        Some(trace::TraceSession::start(trace::DEFAULT_BUFFER_KB).map_err(RunError::Trace)?)
     } else {
         None
     };
@@ -73,10 +73,10 @@ pub fn run_one(
     let sampler = observe.sample_interval.map(|i| Sampler::start(i, guard));
     let outcome = launcher.run_trial(&req, interrupted);
     let samples = sampler.map(|s| s.finish()).unwrap_or_default();
-    let mut outcome = outcome.context("the launcher process failed")?;
+    let mut outcome = outcome.map_err(RunError::LauncherFailed)?;
     outcome.samples = samples;
     if let Some(t) = tracer.as_mut() {
-        attach_trace(t, &mut outcome).map_err(anyhow::Error::msg)?;
+        attach_trace(t, &mut outcome).map_err(RunError::Trace)?;
     }
     drop(tracer);
     drop(dir);
@@ -132,7 +132,10 @@ fn task_plan(cell: &Cell, state: &CellState, dir: Option<TrialDirRef>) -> TaskPl
 }
 
 /// Stops the trace, reads it, and attaches per-task summaries and the timeline to the outcome.
-fn attach_trace(t: &mut trace::TraceSession, o: &mut TrialOutcome) -> Result<(), String> {
+fn attach_trace(
+    t: &mut trace::TraceSession,
+    o: &mut TrialOutcome,
+) -> Result<(), trace::TraceError> {
     t.stop()?;
     let raw = t.read()?;
     let (mut events, _) = trace::parse_lenient(&raw.text);

@@ -6,7 +6,7 @@
 
 use super::knobs::Knobs;
 use super::sink::Sink;
-use anyhow::{anyhow, Result};
+use crate::error::{KernelError, Result, RunError};
 use schedlab_core::records::KnobReading;
 use schedlab_spec::plan::{Cell, Plan};
 use std::collections::HashSet;
@@ -30,8 +30,7 @@ impl KernelOwner {
             return Ok(());
         }
         self.leave()?;
-        let (knobs, warnings) =
-            Knobs::prepare(plan, &plan.settings.io_dir).map_err(anyhow::Error::msg)?;
+        let (knobs, warnings) = Knobs::prepare(plan, &plan.settings.io_dir)?;
         self.active = Some((run_id, knobs));
         if self.warned.insert(run_id) {
             for w in warnings {
@@ -43,12 +42,12 @@ impl KernelOwner {
 
     /// Puts the machine in `cell`'s settings (see [`Knobs::apply`]); the run entered last must
     /// be the cell's.
-    pub fn apply(&mut self, run_id: i64, cell: &Cell) -> Result<Vec<KnobReading>, String> {
+    pub fn apply(&mut self, run_id: i64, cell: &Cell) -> Result<Vec<KnobReading>, KernelError> {
         match self.active.as_mut() {
             Some((id, knobs)) if *id == run_id => knobs.apply(cell),
-            _ => Err(format!(
-                "internal error: run {run_id}'s kernel settings were not prepared"
-            )),
+            _ => Err(KernelError::Internal(format!(
+                "run {run_id}'s kernel settings were not prepared"
+            ))),
         }
     }
 
@@ -56,9 +55,9 @@ impl KernelOwner {
     /// not be restored, when something stays changed (its journal is kept).
     pub fn leave(&mut self) -> Result<()> {
         if let Some((run_id, mut knobs)) = self.active.take() {
-            knobs.restore().map_err(|e| {
-                anyhow!("the kernel settings of run {run_id} could not all be restored: {e}")
-            })?;
+            knobs
+                .restore()
+                .map_err(|source| RunError::NotRestored { run_id, source })?;
         }
         Ok(())
     }

@@ -10,6 +10,7 @@
 //! of ours in between), in its own process group so that a terminal's Ctrl-C does not reach it.
 //! Its output goes to a file in a private directory of the temp directory ([`Log`]).
 
+use crate::error::KernelError;
 use nix::fcntl::OFlag;
 use schedlab_core::records::ScxCommand;
 use schedlab_machine::sched_ext::SchedExt;
@@ -122,9 +123,23 @@ impl Scx {
         &mut self,
         command: &ScxCommand,
         on_spawn: &mut dyn FnMut(i32),
+    ) -> Result<String, KernelError> {
+        self.start_scx(command, on_spawn).map_err(KernelError::Scx)
+    }
+
+    /// Stops the scheduler of ours (SIGTERM to its group, SIGKILL after the stop timeout) and
+    /// waits until the kernel is back on its fair class (`state` = `disabled`).
+    pub fn stop(&mut self) -> Result<(), KernelError> {
+        self.stop_scx().map_err(KernelError::Scx)
+    }
+
+    fn start_scx(
+        &mut self,
+        command: &ScxCommand,
+        on_spawn: &mut dyn FnMut(i32),
     ) -> Result<String, String> {
         if self.running.is_some() {
-            self.stop()?;
+            self.stop_scx()?;
         }
         let before = self.state();
         if before.state != "disabled" {
@@ -195,9 +210,7 @@ impl Scx {
         }
     }
 
-    /// Stops the scheduler of ours (SIGTERM to its group, SIGKILL after the stop timeout) and
-    /// waits until the kernel is back on its fair class (`state` = `disabled`).
-    pub fn stop(&mut self) -> Result<(), String> {
+    fn stop_scx(&mut self) -> Result<(), String> {
         let Some(mut running) = self.running.take() else {
             return Ok(());
         };

@@ -65,7 +65,7 @@ fn a_scheduler_that_exits_at_once_is_refused_with_its_output() {
         ],
         ops: "lavd".into(),
     };
-    let e = scx.start(&cmd, &mut |_| {}).unwrap_err();
+    let e = scx.start(&cmd, &mut |_| {}).unwrap_err().to_string();
     assert!(
         e.contains("exited") && e.contains("Operation not permitted"),
         "{e}"
@@ -82,7 +82,7 @@ fn a_wrong_ops_name_times_out_and_the_process_is_stopped() {
         Duration::from_millis(500),
     );
     let cmd = fake_scheduler(t.path(), "rusty", false);
-    let e = scx.start(&cmd, &mut |_| {}).unwrap_err();
+    let e = scx.start(&cmd, &mut |_| {}).unwrap_err().to_string();
     assert!(
         e.contains("not enabled as 'lavd'") && e.contains("ops 'rusty'"),
         "{e}"
@@ -97,7 +97,7 @@ fn a_scheduler_that_leaves_sched_ext_enabled_is_an_error_after_stop() {
     let mut scx = machine(t.path());
     let cmd = fake_scheduler(t.path(), "lavd", true);
     scx.start(&cmd, &mut |_| {}).unwrap();
-    let e = scx.stop().unwrap_err();
+    let e = scx.stop().unwrap_err().to_string();
     assert!(e.contains("not back on its fair class"), "{e}");
 }
 
@@ -108,14 +108,14 @@ fn another_loaded_scheduler_or_a_missing_program_is_refused() {
     std::fs::write(t.path().join("root/ops"), "bpfland\n").unwrap();
     let mut scx = machine(t.path());
     let cmd = fake_scheduler(t.path(), "lavd", false);
-    let e = scx.start(&cmd, &mut |_| {}).unwrap_err();
+    let e = scx.start(&cmd, &mut |_| {}).unwrap_err().to_string();
     assert!(e.contains("another BPF scheduler (bpfland)"), "{e}");
     std::fs::write(t.path().join("state"), "disabled\n").unwrap();
     let missing = ScxCommand {
         argv: vec!["/nonexistent/scx_lavd".into()],
         ops: "lavd".into(),
     };
-    let e = scx.start(&missing, &mut |_| {}).unwrap_err();
+    let e = scx.start(&missing, &mut |_| {}).unwrap_err().to_string();
     assert!(
         e.contains("cannot start") && e.contains("scx packages"),
         "{e}"

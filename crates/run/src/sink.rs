@@ -4,7 +4,7 @@
 //! [`Sink`] (the results store, through a small adapter), so a trial is stored the moment it
 //! ends and a crash loses at most the trial in flight.
 
-use anyhow::Result;
+use crate::error::SinkResult as Result;
 use schedlab_core::records::{TrialMeta, TrialOutcome};
 use schedlab_spec::plan::{Plan, PlannedTrial};
 use std::collections::HashSet;

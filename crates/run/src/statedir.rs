@@ -15,6 +15,7 @@
 //! What is refused is said with its cause and what to do.
 
 use super::journal::STATE_DIR_ENV;
+use crate::error::KernelError;
 use schedlab_sys::{DirFd, FileKind, FileMeta};
 use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
@@ -53,8 +54,13 @@ fn unsafe_parent(info: &FileMeta, euid: u32) -> Option<String> {
 
 impl StateDir {
     /// Opens the state directory at `path` after checking it and its parents; with `create`,
-    /// creates what is missing, else answers None when it does not exist.
-    pub fn open(path: &Path, create: bool) -> Result<Option<StateDir>, String> {
+    /// creates what is missing, else answers None when it does not exist. Refusals and
+    /// failures are [`KernelError::State`].
+    pub fn open(path: &Path, create: bool) -> Result<Option<StateDir>, KernelError> {
+        Self::open_checked(path, create).map_err(KernelError::State)
+    }
+
+    fn open_checked(path: &Path, create: bool) -> Result<Option<StateDir>, String> {
         let abs = if path.is_absolute() {
             path.to_path_buf()
         } else {
@@ -162,13 +168,11 @@ impl StateDir {
 
     /// Holds an exclusive flock on the directory itself while journals are read or written
     /// (no lock file to leave behind).
-    pub fn lock(&self) -> Result<schedlab_sys::FileLock, String> {
-        let d = self
-            .dir
+    pub fn lock(&self) -> Result<schedlab_sys::FileLock, KernelError> {
+        self.dir
             .try_clone()
-            .map_err(|e| format!("cannot lock {}: {e}", self.path.display()))?;
-        schedlab_sys::lock_exclusive(d)
-            .map_err(|e| format!("cannot lock {}: {e}", self.path.display()))
+            .and_then(schedlab_sys::lock_exclusive)
+            .map_err(|e| KernelError::State(format!("cannot lock {}: {e}", self.path.display())))
     }
 
     /// The names of the entries that `keep` accepts, sorted.
@@ -179,8 +183,13 @@ impl StateDir {
     }
 
     /// The text of file `name`, if it may be trusted: a regular file owned by this user with
-    /// one link, written by nobody else, not larger than 1 MiB. Else why not.
-    pub fn read(&self, name: &str) -> Result<String, String> {
+    /// one link, written by nobody else, not larger than 1 MiB. Else why not
+    /// ([`KernelError::State`]).
+    pub fn read(&self, name: &str) -> Result<String, KernelError> {
+        self.read_trusted(name).map_err(KernelError::State)
+    }
+
+    fn read_trusted(&self, name: &str) -> Result<String, String> {
         let euid = schedlab_sys::euid();
         let (mut f, info) = self.dir.open_read(name).map_err(|e| {
             if e.raw_os_error() == Some(libc::ELOOP) {
@@ -224,7 +233,7 @@ impl StateDir {
     /// Writes `text` to file `name` (mode 0600) so that a reader sees the old file or the new
     /// one, never half: through `NAME.tmp`, created anew (a stale one, even a symbolic link, is
     /// removed, never followed), synced and renamed.
-    pub fn write(&self, name: &str, text: &str) -> Result<(), String> {
+    pub fn write(&self, name: &str, text: &str) -> Result<(), KernelError> {
         let tmp = format!("{name}.tmp");
         let write = || -> std::io::Result<()> {
             let mut f = match self.dir.create_new(&tmp, 0o600) {
@@ -241,10 +250,10 @@ impl StateDir {
         };
         write().map_err(|e| {
             let _ = self.dir.remove(&tmp);
-            format!(
+            KernelError::State(format!(
                 "cannot write the restore journal {}: {e}",
                 self.file(name).display()
-            )
+            ))
         })
     }
 

@@ -32,7 +32,9 @@ fn a_parent_others_may_write_is_refused_unless_sticky() {
     let open = d.path().join("open");
     std::fs::create_dir(&open).unwrap();
     std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let e = StateDir::open(&open.join("state"), true).unwrap_err();
+    let e = StateDir::open(&open.join("state"), true)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("mode 0777, not sticky"), "{e}");
     assert!(!open.join("state").exists());
     std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).unwrap();
@@ -45,13 +47,19 @@ fn a_link_anywhere_on_the_path_or_a_file_is_refused() {
     let real = d.path().join("real");
     std::fs::create_dir(&real).unwrap();
     std::os::unix::fs::symlink(&real, d.path().join("via")).unwrap();
-    let e = StateDir::open(&d.path().join("via/state"), true).unwrap_err();
+    let e = StateDir::open(&d.path().join("via/state"), true)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("symbolic link") && e.contains("via ->"), "{e}");
     assert!(!real.join("state").exists());
     std::fs::write(d.path().join("file"), "").unwrap();
-    let e = StateDir::open(&d.path().join("file"), true).unwrap_err();
+    let e = StateDir::open(&d.path().join("file"), true)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("not a directory"), "{e}");
-    let e = StateDir::open(&d.path().join("real/../real"), true).unwrap_err();
+    let e = StateDir::open(&d.path().join("real/../real"), true)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("`..`"), "{e}");
 }
 
@@ -65,7 +73,7 @@ fn a_directory_of_another_user_is_refused() {
     std::fs::create_dir(&state).unwrap();
     std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
     std::os::unix::fs::chown(&state, Some(65534), None).unwrap();
-    let e = StateDir::open(&state, true).unwrap_err();
+    let e = StateDir::open(&state, true).unwrap_err().to_string();
     assert!(
         e.contains("owned by uid 65534") && e.contains("chown 0"),
         "{e}"
@@ -75,6 +83,6 @@ fn a_directory_of_another_user_is_refused() {
     let dir = StateDir::open(&state, true).unwrap().unwrap();
     dir.write("restore-1.json", "{}").unwrap();
     std::os::unix::fs::chown(state.join("restore-1.json"), Some(65534), None).unwrap();
-    let e = dir.read("restore-1.json").unwrap_err();
+    let e = dir.read("restore-1.json").unwrap_err().to_string();
     assert!(e.contains("owned by uid 65534"), "{e}");
 }

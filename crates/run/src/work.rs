@@ -12,7 +12,7 @@ pub mod allow;
 
 use super::launcher::Launcher;
 use super::{catch_signals, one_trial, progress, Keeper, RunState, Session, Summary};
-use anyhow::{Context, Result};
+use crate::error::{Result, RunError, SinkResult};
 use schedlab_core::records::TrialStatus;
 use schedlab_spec::plan::Plan;
 use std::collections::hash_map::Entry;
@@ -50,11 +50,11 @@ pub enum Next {
 /// Where a worker's trials come from and go to.
 pub trait Queue {
     /// Claims the next trial.
-    fn next(&mut self) -> Result<Next>;
+    fn next(&mut self) -> SinkResult<Next>;
     /// How the claimed trial is kept: storing it completes the claim.
     fn keeper(&mut self) -> &mut dyn Keeper;
     /// Gives the claimed trial back to the queue (it was interrupted; nothing was stored).
-    fn release(&mut self) -> Result<()>;
+    fn release(&mut self) -> SinkResult<()>;
 }
 
 /// Options of a worker.
@@ -69,9 +69,7 @@ pub struct WorkOptions {
 /// Runs claimed trials until the queue has nothing left or a signal stops the worker.
 pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<Summary> {
     // First, while this process has no thread: the launcher.
-    let mut launcher = Launcher::start().context(
-        "cannot start the launcher process (it must be forked before any thread starts)",
-    )?;
+    let mut launcher = Launcher::start().map_err(RunError::Launcher)?;
     let interrupted = Arc::new(AtomicBool::new(false));
     // Dropped last: signals are still caught while the settings are restored.
     let caught = catch_signals(&interrupted)?;
@@ -213,8 +211,10 @@ fn admit(
     };
     let mut plan = (*c.plan).clone();
     plan.settings.io_dir = io_dir;
-    super::capacity::prepare_machine(&plan)
-        .with_context(|| format!("run {} cannot run on this machine", c.run_id))?;
+    super::capacity::prepare_machine(&plan).map_err(|e| RunError::QueuedRunUnfit {
+        run_id: c.run_id,
+        why: format!("cannot run on this machine: {e}"),
+    })?;
     let state = RunState::new(&plan, c.run_id, &c.units, queue.keeper().sink())?;
     Ok(Ok(Admitted { plan, state }))
 }

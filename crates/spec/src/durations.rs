@@ -54,7 +54,9 @@ mod tests {
         assert_eq!(parse_duration_ns("k", "1.5s").unwrap(), 1_500_000_000);
         assert_eq!(parse_duration_ns("k", "200us").unwrap(), 200_000);
         assert_eq!(parse_duration_ns("k", "2m").unwrap(), 120_000_000_000);
-        let e = parse_duration_ns("settings.work", "50").unwrap_err().0;
+        let e = parse_duration_ns("settings.work", "50").unwrap_err();
+        assert_eq!(e.key(), Some("settings.work"));
+        let e = e.to_string();
         assert!(e.contains("settings.work") && e.contains("ms"), "{e}");
         assert!(parse_duration_ns("k", "fast").is_err());
     }

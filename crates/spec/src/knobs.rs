@@ -67,10 +67,10 @@ pub enum ScxSpec {
 impl KnobAxis {
     /// A knob from a `--knob NAME=V1,V2` flag; whole numbers stay numbers.
     pub fn from_flag(flag: &str) -> Result<KnobAxis, super::SpecError> {
-        let (name, values) = flag.split_once('=').ok_or_else(|| {
-            super::SpecError(format!(
-                "--knob {flag}: give NAME=V1,V2, e.g. --knob kernel.sched_rr_timeslice_ms=10,100"
-            ))
+        let (name, values) = flag.split_once('=').ok_or_else(|| super::SpecError::Flag {
+            flag: "--knob",
+            value: flag.to_string(),
+            message: "give NAME=V1,V2, e.g. --knob kernel.sched_rr_timeslice_ms=10,100".into(),
         })?;
         let value = |v: &str| match v.trim().parse::<i64>() {
             Ok(n) => KnobValue::Int(n),
@@ -415,7 +415,11 @@ mod tests {
             ]
         );
         let e = KnobAxis::from_flag("kernel.sched_rr_timeslice_ms").unwrap_err();
-        assert!(e.0.contains("NAME=V1,V2"), "{e}");
+        assert!(
+            matches!(&e, crate::SpecError::Flag { flag: "--knob", .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains("NAME=V1,V2"), "{e}");
     }
 
     #[test]

@@ -32,7 +32,7 @@ impl Spec {
     /// Reads a TOML spec; errors read `line L, column C: KEY: message (accepted: ...)`.
     /// Its values are checked by [`Spec::validate`].
     pub fn from_toml(text: &str) -> Result<Spec, SpecError> {
-        locate::parse_text(text).map_err(|e| SpecError(e.render(None)))
+        locate::parse_text(text).map_err(|e| SpecError::located(None, e))
     }
 }
 

@@ -251,16 +251,16 @@ pub fn locate_problem(text: &str, problem: &Problem) -> Located {
 
 /// Parses and checks spec `text` read from `origin`; every error names `origin:line:column`.
 pub fn check_text(origin: &str, text: &str) -> Result<(Spec, Checked), SpecError> {
-    let spec = parse_text(text).map_err(|l| SpecError(l.render(Some(origin))))?;
+    let spec = parse_text(text).map_err(|l| SpecError::located(Some(origin), l))?;
     let checked = spec
         .validate()
-        .map_err(|p| SpecError(locate_problem(text, &p).render(Some(origin))))?;
+        .map_err(|p| SpecError::located(Some(origin), locate_problem(text, &p)))?;
     Ok((spec, checked))
 }
 
 /// Parses the `text` of spec file `path`; errors read `PATH:LINE:COL: KEY: message (accepted: ...)`.
 pub fn parse_spec_file(path: &Path, text: &str) -> Result<Spec, SpecError> {
-    parse_text(text).map_err(|l| SpecError(l.render(Some(&path.display().to_string()))))
+    parse_text(text).map_err(|l| SpecError::located(Some(&path.display().to_string()), l))
 }
 
 /// Checks `spec`, which was read from file `path` and possibly changed by flags since. A
@@ -275,11 +275,14 @@ pub fn validate_file(path: &Path, spec: &Spec) -> Result<Checked, SpecError> {
     let in_file = std::fs::read_to_string(path).ok().and_then(|text| {
         let alone = parse_text(&text).ok()?;
         match alone.validate() {
-            Err(p) if p == problem => Some(locate_problem(&text, &p).render(Some(&origin))),
+            Err(p) if p == problem => Some(locate_problem(&text, &p)),
             _ => None,
         }
     });
-    Err(SpecError(in_file.unwrap_or_else(|| problem.to_string())))
+    Err(match in_file {
+        Some(located) => SpecError::located(Some(&origin), located),
+        None => SpecError::Invalid(problem),
+    })
 }
 
 #[cfg(test)]

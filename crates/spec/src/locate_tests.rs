@@ -5,7 +5,7 @@ use super::*;
 fn err(text: &str) -> String {
     match check_text("f.toml", text) {
         Ok(_) => panic!("{text:?} was accepted"),
-        Err(e) => e.0,
+        Err(e) => e.to_string(),
     }
 }
 

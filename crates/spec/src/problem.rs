@@ -1,10 +1,73 @@
 //! A user's mistake in a spec: [`Problem`] ties it to its key (so that it can be positioned
-//! in the file), [`SpecError`] is the one-line message shown.
+//! in the file), [`SpecError`] is what the spec stage returns, one line when shown.
 
-/// A user mistake in a spec or in the flags of `run`; the message names the key and the fix.
+use super::locate::Located;
+use std::path::PathBuf;
+
+/// A user mistake in a spec or in the flags of `run` (every variant is bad input, exit 2); the
+/// message names the key or flag and the fix.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct SpecError(pub String);
+pub enum SpecError {
+    /// A mistake placed in spec text: `ORIGIN:LINE:COL: KEY: message (accepted: ...)`.
+    #[error("{}", located.render(origin.as_deref()))]
+    Located {
+        /// Where the text came from (a file's path), when it came from one.
+        origin: Option<String>,
+        /// The mistake and its place.
+        located: Located,
+    },
+    /// A value that is wrong, by its key (it came from a flag, or there is no text to point
+    /// into): `KEY: message (accepted: ...)`.
+    #[error("{0}")]
+    Invalid(Problem),
+    /// A flag's value that cannot be read as what the flag takes.
+    #[error("{flag} {value}: {message}")]
+    Flag {
+        /// The flag, e.g. `--knob`.
+        flag: &'static str,
+        /// The value given.
+        value: String,
+        /// What is wrong and what to write instead.
+        message: String,
+    },
+    /// A `--claim` that cannot be read; the message quotes it and lists what is accepted.
+    #[error("{0}")]
+    Claim(String),
+    /// The spec file cannot be read.
+    #[error("cannot read spec {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why it cannot be read.
+        source: std::io::Error,
+    },
+    /// The spec as run cannot be written as TOML (a number TOML cannot hold).
+    #[error(
+        "cannot write the spec as TOML to store it with the run: {0}; a seed or size above 9223372036854775807 cannot be stored, give a smaller one"
+    )]
+    AsRun(#[from] toml::ser::Error),
+}
+
+impl SpecError {
+    /// A mistake placed in the text read from `origin` (None: text of no file).
+    pub fn located(origin: Option<&str>, located: Located) -> SpecError {
+        SpecError::Located {
+            origin: origin.map(str::to_string),
+            located,
+        }
+    }
+
+    /// The key the mistake is about, when it has one (`axes.tasks`, `settings.work`).
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            SpecError::Located { located, .. } => located.key.as_deref(),
+            SpecError::Invalid(p) => Some(&p.key),
+            SpecError::Flag { flag, .. } => Some(flag),
+            SpecError::Claim(_) => Some("--claim"),
+            SpecError::Read { .. } | SpecError::AsRun(_) => None,
+        }
+    }
+}
 
 /// A mistake in a spec, tied to the key it is about; `plan` reports it as a [`SpecError`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,7 +109,7 @@ impl std::fmt::Display for Problem {
 
 impl From<Problem> for SpecError {
     fn from(p: Problem) -> SpecError {
-        SpecError(p.to_string())
+        SpecError::Invalid(p)
     }
 }
 

@@ -7,7 +7,12 @@ use schedlab_core::workload::WorkloadKind;
 
 #[test]
 fn unknown_keys_are_rejected_with_their_name_and_position() {
-    let e = Spec::from_toml("[settings]\ntrails = 3\n").unwrap_err().0;
+    let e = Spec::from_toml("[settings]\ntrails = 3\n").unwrap_err();
+    assert!(
+        matches!(e, crate::SpecError::Located { origin: None, .. }),
+        "{e}"
+    );
+    let e = e.to_string();
     assert!(e.contains("trails") && e.contains("line 2"), "{e}");
 }
 

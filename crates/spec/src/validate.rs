@@ -226,7 +226,7 @@ fn deadline_params(s: &Settings, policies: &[PolicyKind]) -> Result<DeadlinePara
         } else {
             "settings.deadline.deadline"
         };
-        Problem::new(key, e)
+        Problem::new(key, e.to_string())
             .accepting("runtime of at least 1024ns and runtime <= deadline <= period")
     })?;
     Ok(deadline)
@@ -251,9 +251,8 @@ fn cpu_sets(lists: &[String]) -> Result<Vec<Vec<usize>>, Problem> {
     for (i, c) in lists.iter().enumerate() {
         let key = format!("axes.cpus[{i}]");
         let list = schedlab_procfs::parse_cpu_list(c).map_err(|e| {
-            // The list's own message ends with the format; keep that for `accepted`.
-            let message = e.split(": expected").next().unwrap_or(&e).to_string();
-            Problem::new(key.as_str(), message).accepting(
+            // The format goes into `accepted`.
+            Problem::new(key.as_str(), e.what()).accepting(
                 "CPU numbers and ranges separated by commas, like \"0\", \"0-3\", \"0-3,5\"",
             )
         })?;

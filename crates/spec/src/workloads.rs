@@ -136,7 +136,8 @@ fn typed_workload(key: &str, w: &WorkloadSpec) -> Result<Workload, Problem> {
         }
         out.io_input_bytes = b;
     }
-    out.validate().map_err(|e| Problem::new(key, e))?;
+    out.validate()
+        .map_err(|e| Problem::new(key, e.to_string()))?;
     Ok(out)
 }
 

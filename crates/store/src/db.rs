@@ -10,7 +10,7 @@
 
 pub(crate) use super::value::params;
 pub use super::value::{FromValue, Value};
-use anyhow::{anyhow, bail, Context, Result};
+use crate::error::{Context, Result, StoreError};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
@@ -51,7 +51,7 @@ impl Row<'_> {
 
     /// Column `i` as a `T`.
     pub fn get<T: FromValue>(&self, i: usize) -> Result<T> {
-        T::from_value(self.value(i)?).map_err(|e| anyhow!("column {i}: {e}"))
+        T::from_value(self.value(i)?).map_err(|why| StoreError::Column { index: i, why })
     }
 }
 
@@ -280,8 +280,7 @@ impl Db {
         params: &[Value],
         f: impl FnOnce(&Row) -> Result<T>,
     ) -> Result<T> {
-        self.query_opt(sql, params, f)?
-            .ok_or_else(|| anyhow!("the query returned no row"))
+        self.query_opt(sql, params, f)?.ok_or(StoreError::NoRow)
     }
 
     /// The column names of a query's result.
@@ -308,7 +307,7 @@ impl Db {
     pub fn transaction<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
         if IN_TRANSACTION.with(|t| t.replace(true)) {
             IN_TRANSACTION.with(|t| t.set(false));
-            bail!("internal error: nested store transaction");
+            return Err(StoreError::Internal("nested store transaction".into()));
         }
         let result = (|| {
             self.batch(match self.engine() {

@@ -83,7 +83,7 @@ fn sqlite_round_trip_through_the_common_interface() {
     );
     let failed: Result<()> = db.transaction(|| {
         db.execute("INSERT INTO t (n) VALUES (?1)", params![7])?;
-        bail!("no")
+        Err(StoreError::Internal("no".into()))
     });
     assert!(failed.is_err());
     assert_eq!(

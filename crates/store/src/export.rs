@@ -1,7 +1,7 @@
 //! Export of stored rows as CSV or JSON, with stable, documented column names.
 
 use super::db::{params, Value};
-use anyhow::{bail, Result};
+use crate::error::{Result, StoreError};
 use std::io::Write;
 use std::str::FromStr;
 
@@ -14,6 +14,11 @@ pub enum Table {
     Trials,
     /// One row per system-wide sample.
     Samples,
+}
+
+/// A column exports cannot write.
+fn binary(name: &str) -> StoreError {
+    StoreError::Internal(format!("unexpected binary column {name}"))
 }
 
 impl FromStr for Table {
@@ -125,7 +130,7 @@ pub fn export(
                         Value::Int(v) => v.to_string(),
                         Value::Real(v) => v.to_string(),
                         Value::Text(t) => t,
-                        Value::Blob(_) => bail!("unexpected binary column {name}"),
+                        Value::Blob(_) => return Err(binary(name)),
                     });
                 }
                 w.write_record(&rec)?;
@@ -144,7 +149,7 @@ pub fn export(
                         Value::Int(v) => v.into(),
                         Value::Real(v) => v.into(),
                         Value::Text(t) => t.into(),
-                        Value::Blob(_) => bail!("unexpected binary column {name}"),
+                        Value::Blob(_) => return Err(binary(name)),
                     };
                     obj.insert(name.clone(), v);
                 }

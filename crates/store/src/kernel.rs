@@ -2,7 +2,7 @@
 
 use super::db::params;
 use super::Store;
-use anyhow::{bail, Result};
+use crate::error::{Result, StoreError};
 
 /// The kernel's records of one cell: its latency histograms and one traced trial.
 #[derive(Debug, Clone, Default)]
@@ -112,10 +112,10 @@ pub fn scheduler_samples(
     columns: &[&str],
 ) -> Result<Vec<SchedulerSample>> {
     if let Some(c) = columns.iter().find(|c| !readable(c)) {
-        bail!(
-            "no sample column {c}; known: {}",
-            super::write::SAMPLE_COLUMNS[2..].join(", ")
-        );
+        return Err(StoreError::NoSampleColumn {
+            column: c.to_string(),
+            known: super::write::SAMPLE_COLUMNS[2..].join(", "),
+        });
     }
     let cols: Vec<String> = columns.iter().map(|c| format!("s.{c}")).collect();
     let sql = format!(

@@ -1,7 +1,7 @@
 //! The kernel settings read back before each trial (`knob_readings`), written with the trial.
 
 use super::db::{params, Db};
-use anyhow::Result;
+use crate::error::Result;
 use schedlab_core::records::KnobReading;
 
 /// Stores the settings read back before trial `trial_id`, in the trial's transaction.

@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 mod db;
+pub mod error;
 pub mod export;
 pub mod kernel;
 mod knobs;
@@ -19,13 +20,13 @@ mod spool;
 mod value;
 mod write;
 
+pub use error::{is_unreachable, Result, StoreError};
 pub use location::{hide_password, Location};
-pub use pg::is_unreachable;
 pub use spool::SpooledRun;
 pub use write::RunIdentity;
 
-use anyhow::{bail, Context, Result};
 use db::{params, Db, Engine};
+use error::Context;
 use rusqlite::{Connection, OpenFlags};
 use std::fmt::Display;
 
@@ -206,22 +207,22 @@ impl Store {
         )?;
         match found {
             Some(_) => Ok(()),
-            None => anyhow::bail!(
-                "run {id} is not in this database; `schedlab runs` lists the stored runs"
-            ),
+            None => Err(StoreError::NoSuchRun { id }),
         }
     }
 
-    /// The given run id if it exists, else the latest run; `db` names the store in errors.
-    pub fn resolve_run(&self, run: Option<i64>, db: &dyn Display) -> Result<i64> {
+    /// The given run id if it exists, else the latest run; `flag` (what gave the id, e.g.
+    /// `--run`) and `db` name it and the store in errors.
+    pub fn resolve_run(&self, run: Option<i64>, flag: &str, db: &dyn Display) -> Result<i64> {
         match run {
             Some(id) => {
-                self.require_run(id).with_context(|| format!("in {db}"))?;
+                self.require_run(id)
+                    .with_context(|| format!("{flag} {id}, in {db}"))?;
                 Ok(id)
             }
-            None => self
-                .latest_run()?
-                .ok_or_else(|| anyhow::anyhow!("{db} holds no runs yet; run `schedlab run` first")),
+            None => self.latest_run()?.ok_or_else(|| StoreError::NoRuns {
+                location: db.to_string(),
+            }),
         }
     }
 
@@ -246,21 +247,33 @@ impl Store {
     }
 }
 
+/// A [`StoreError::NotSchedlab`] of the store at `shown`.
+fn not_schedlab(shown: &Location, why: impl Into<String>) -> StoreError {
+    StoreError::NotSchedlab {
+        location: shown.to_string(),
+        why: why.into(),
+    }
+}
+
 /// Opens an SQLite file in `mode`.
 fn open_sqlite(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<Db> {
     if mode != Mode::Write && !path.exists() {
-        bail!("no results database at {shown}; run `schedlab run` first or pass --db PATH");
+        return Err(StoreError::NoDatabase {
+            location: shown.to_string(),
+        });
     }
     if mode != Mode::Read {
-        let conn = Connection::open(path).with_context(|| {
-            format!("cannot open the results database {shown}; check that its directory exists and is writable, or pass --db PATH")
+        let conn = Connection::open(path).map_err(|source| StoreError::CannotOpen {
+            location: shown.to_string(),
+            hint: "; check that its directory exists and is writable, or pass --db PATH",
+            source,
         })?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.set_prepared_statement_cache_capacity(64);
         let version = check_version(&conn, shown)?;
         if version == 0 {
             if mode == Mode::Existing {
-                bail!("{shown} is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote");
+                return Err(not_schedlab(shown, "is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote"));
             }
             conn.execute_batch(SCHEMA)
                 .with_context(|| format!("cannot create the schema in {shown}"))?;
@@ -274,16 +287,17 @@ fn open_sqlite(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<D
         return Ok(Db::Sqlite(conn));
     }
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags).with_context(|| {
-        format!("cannot open the results database {shown} for reading; check its permissions")
-    })?;
+    let conn =
+        Connection::open_with_flags(path, flags).map_err(|source| StoreError::CannotOpen {
+            location: shown.to_string(),
+            hint: " for reading; check its permissions",
+            source,
+        })?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     conn.set_prepared_statement_cache_capacity(64);
     let version = check_version(&conn, shown)?;
     if version == 0 {
-        bail!(
-            "{shown} is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote with --db PATH"
-        );
+        return Err(not_schedlab(shown, "is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote with --db PATH"));
     }
     if version == SCHEMA_VERSION {
         return Ok(Db::Sqlite(conn));
@@ -302,27 +316,27 @@ fn open_sqlite(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<D
 /// The schema version of `conn`'s database: 0 for a new, empty one. Refuses a file that is not
 /// SQLite, another program's database, and versions this schedlab cannot read.
 fn check_version(conn: &Connection, shown: &Location) -> Result<i64> {
-    let not_sqlite = || {
-        format!(
-            "{shown} is not a SQLite database, so not a schedlab results database; pass the file `schedlab run` wrote with --db PATH"
-        )
+    let not_sqlite = |e: rusqlite::Error| {
+        not_schedlab(shown, format!(
+            "is not a SQLite database, so not a schedlab results database; pass the file `schedlab run` wrote with --db PATH: {e}"
+        ))
     };
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .with_context(not_sqlite)?;
+        .map_err(not_sqlite)?;
     let tables: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
         .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
-        .with_context(not_sqlite)?;
+        .map_err(not_sqlite)?;
     check_tables(shown, version, &tables, OLDEST_VERSION)
 }
 
 /// Checks a database's version and tables: 0 for a new, empty one, else its version.
 fn check_tables(shown: &Location, version: i64, tables: &[String], oldest: i64) -> Result<i64> {
     if version > SCHEMA_VERSION {
-        bail!(
-            "{shown} was written by a newer schedlab (schema {version}, this one knows up to {SCHEMA_VERSION}); use a newer schedlab or another --db"
-        );
+        return Err(not_schedlab(shown, format!(
+            "was written by a newer schedlab (schema {version}, this one knows up to {SCHEMA_VERSION}); use a newer schedlab or another --db"
+        )));
     }
     let missing: Vec<&str> = TABLES
         .iter()
@@ -333,14 +347,14 @@ fn check_tables(shown: &Location, version: i64, tables: &[String], oldest: i64) 
         return Ok(0);
     }
     if version < oldest || !missing.is_empty() {
-        bail!(
-            "{shown} is not a schedlab results database this schedlab can use (schema version {version}{}); pass the database `schedlab run` wrote with --db, or a new one",
+        return Err(not_schedlab(shown, format!(
+            "is not a schedlab results database this schedlab can use (schema version {version}{}); pass the database `schedlab run` wrote with --db, or a new one",
             if missing.is_empty() {
                 String::new()
             } else {
                 format!(", no table {}", missing.join(", "))
             }
-        );
+        )));
     }
     Ok(version)
 }
@@ -362,14 +376,12 @@ fn open_pg(url: &str, shown: &Location, mode: Mode) -> Result<Db> {
     if mode == Mode::Read {
         let version = pg_version(&db, shown)?;
         if version == 0 {
-            bail!(
-                "{shown} has no schedlab schema (no runs stored there yet); run `schedlab run --db URL` or `schedlab submit` first, or check the database name"
-            );
+            return Err(not_schedlab(shown, "has no schedlab schema (no runs stored there yet); run `schedlab run --db URL` or `schedlab submit` first, or check the database name"));
         }
         if version != SCHEMA_VERSION {
-            bail!(
-                "{shown} has schedlab schema {version}; a writing command (run, submit, push) of this schedlab upgrades it to {SCHEMA_VERSION}"
-            );
+            return Err(not_schedlab(shown, format!(
+                "has schedlab schema {version}; a writing command (run, submit, push) of this schedlab upgrades it to {SCHEMA_VERSION}"
+            )));
         }
         return Ok(db);
     }
@@ -378,9 +390,7 @@ fn open_pg(url: &str, shown: &Location, mode: Mode) -> Result<Db> {
         let version = pg_version(&db, shown)?;
         if version == 0 {
             if mode == Mode::Existing {
-                bail!(
-                    "{shown} has no schedlab schema; `schedlab submit SPEC --db URL` or `schedlab run --db URL` creates it"
-                );
+                return Err(not_schedlab(shown, "has no schedlab schema; `schedlab submit SPEC --db URL` or `schedlab run --db URL` creates it"));
             }
             db.batch(&db::translate_ddl(SCHEMA))
                 .with_context(|| format!("cannot create the schema in {shown}; does the user own the database or have CREATE on its schema?"))?;

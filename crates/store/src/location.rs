@@ -1,6 +1,7 @@
 //! Where a results store is: an SQLite file or a PostgreSQL server (`--db PATH` or
 //! `--db postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, or `SCHEDLAB_DB`).
 
+use crate::error::StoreError;
 use schedlab_machine::secret;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -57,34 +58,36 @@ const CONNINFO_KEYS: [&str; 8] = [
 ];
 
 impl FromStr for Location {
-    type Err = String;
-    /// Reads a location; an error never holds the password (nor, for a value that may hide
-    /// one where it cannot be found, the value at all).
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = StoreError;
+    /// Reads a location; an error ([`StoreError::BadLocation`]) never holds the password (nor,
+    /// for a value that may hide one where it cannot be found, the value at all).
+    fn from_str(s: &str) -> Result<Self, StoreError> {
         let t = s.trim();
         if t.is_empty() {
-            return Err("empty database location; give a file path or a postgres:// URL".into());
+            return Err(StoreError::BadLocation(
+                "empty database location; give a file path or a postgres:// URL".into(),
+            ));
         }
         let lower = t.to_ascii_lowercase();
         if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
             if secret::ambiguous(t) {
-                return Err(
+                return Err(StoreError::BadLocation(
                     "the postgres:// URL (not shown: it holds a password) has a / ? # or @ in its user name or password; percent-encode them there (%2F %3F %23 %40, and % as %25) so that it reads one way only"
                         .into(),
-                );
+                ));
             }
             Ok(Location::Server(t.to_string()))
         } else if lower.contains("://") {
-            Err(format!(
+            Err(StoreError::BadLocation(format!(
                 "{} is neither a file path nor a postgres:// URL; use a path such as results.db or postgres://USER@HOST:PORT/DATABASE",
                 secret::mask_url(t)
-            ))
+            )))
         } else if lower.split_whitespace().any(|w| {
             CONNINFO_KEYS
                 .iter()
                 .any(|k| w.strip_prefix(k).is_some_and(|r| r.starts_with('=')))
         }) {
-            Err("a key=value connection string (not shown: it may hold a password) is not accepted; write postgres://USER@HOST:PORT/DATABASE, with the password in the URL (percent-encoded) or in PGPASSWORD".into())
+            Err(StoreError::BadLocation("a key=value connection string (not shown: it may hold a password) is not accepted; write postgres://USER@HOST:PORT/DATABASE, with the password in the URL (percent-encoded) or in PGPASSWORD".into()))
         } else {
             Ok(Location::File(PathBuf::from(s)))
         }
@@ -143,18 +146,20 @@ mod tests {
     #[test]
     fn urls_are_servers_and_everything_else_is_a_file() {
         assert_eq!(
-            "postgres://u@h:5432/d".parse::<Location>(),
-            Ok(Location::Server("postgres://u@h:5432/d".into()))
+            "postgres://u@h:5432/d".parse::<Location>().unwrap(),
+            Location::Server("postgres://u@h:5432/d".into())
         );
         assert!("PostgreSQL://u@h/d"
             .parse::<Location>()
             .unwrap()
             .is_server());
         assert_eq!(
-            "results.db".parse::<Location>(),
-            Ok(Location::File("results.db".into()))
+            "results.db".parse::<Location>().unwrap(),
+            Location::File("results.db".into())
         );
         let err = "mysql://u:secret@h/d".parse::<Location>().unwrap_err();
+        assert!(matches!(err, StoreError::BadLocation(_)), "{err}");
+        let err = err.to_string();
         assert!(
             err.contains("mysql://u:***@h/d") && !err.contains("secret"),
             "{err}"
@@ -169,7 +174,7 @@ mod tests {
             "postgres://lab:Sq#Kt@h/d",
             "postgres://lab:Sq@Kt@h/d",
         ] {
-            let err = bad.parse::<Location>().unwrap_err();
+            let err = bad.parse::<Location>().unwrap_err().to_string();
             assert!(
                 err.contains("percent-encode") && !err.contains("Kt"),
                 "{err}"
@@ -178,7 +183,7 @@ mod tests {
         let ok: Location = "postgres://lab:Sq%2FK%3Ft%40x%23y@h/d".parse().unwrap();
         assert_eq!(ok.to_string(), "postgres://lab:***@h/d");
         for conninfo in ["host=h password=Kt3", "dbname=d user=lab", "PASSWORD=Kt3"] {
-            let err = conninfo.parse::<Location>().unwrap_err();
+            let err = conninfo.parse::<Location>().unwrap_err().to_string();
             assert!(err.contains("key=value") && !err.contains("Kt3"), "{err}");
         }
         assert!(!"results=1.db".parse::<Location>().unwrap().is_server());

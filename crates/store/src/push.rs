@@ -12,7 +12,7 @@
 
 use super::db::{params, quote_ident, Db, Value};
 use super::Store;
-use anyhow::{bail, Context, Result};
+use crate::error::{Context, Result, StoreError};
 use std::collections::{HashMap, HashSet};
 
 /// What a push did.
@@ -83,11 +83,11 @@ impl Known {
         let known = self
             .0
             .get(table)
-            .context("internal error: a table push does not know")?;
+            .ok_or_else(|| StoreError::Internal(format!("a table push does not know: {table}")))?;
         if let Some(bad) = names.iter().find(|n| !known.contains(n.as_str())) {
-            bail!(
+            return Err(StoreError::PushRefused(format!(
                 "the source's table {table} has a column {bad:?}, which the schedlab schema does not have; the file was altered or not written by schedlab, so nothing of it is pushed"
-            );
+            )));
         }
         Ok(())
     }
@@ -155,7 +155,7 @@ impl Rows {
         self.names
             .iter()
             .position(|c| c == name)
-            .with_context(|| format!("no column {name}"))
+            .ok_or_else(|| StoreError::Internal(format!("no column {name}")))
     }
 
     /// Column names and rows without column `skip`, with `set` columns replaced.
@@ -211,7 +211,9 @@ fn push_run(
         params![run_id],
     )?;
     let Some(run_row) = run.rows.first() else {
-        bail!("run {run_id} vanished while being pushed");
+        return Err(StoreError::Internal(format!(
+            "run {run_id} vanished while being pushed"
+        )));
     };
     let existing: Option<(i64, String)> = dst.query_opt(
         "SELECT run_id, status FROM runs WHERE uuid = ?1",
@@ -323,9 +325,9 @@ fn push_run(
     let mut trial_map: HashMap<i64, i64> = HashMap::new();
     for row in &trials.rows {
         let src_trial = i64_of(&row[tid])?;
-        let (dst_cell, cell_index) = *cell_map
-            .get(&i64_of(&row[tcell])?)
-            .context("a trial of a cell that is not in its run")?;
+        let (dst_cell, cell_index) = *cell_map.get(&i64_of(&row[tcell])?).ok_or_else(|| {
+            StoreError::Internal("a trial of a cell that is not in its run".into())
+        })?;
         let trial_index = i64_of(&row[tindex])?;
         present.push(src_trial);
         if have.contains(&(cell_index, trial_index)) {
@@ -493,7 +495,9 @@ fn remove_trials(db: &Db, run_id: i64, trials: &[i64]) -> Result<()> {
 fn i64_of(v: &Value) -> Result<i64> {
     match v {
         Value::Int(i) => Ok(*i),
-        other => bail!("expected an id, found {other:?}"),
+        other => Err(StoreError::Internal(format!(
+            "expected an id, found {other:?}"
+        ))),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::db::params;
 use super::Store;
-use anyhow::Result;
+use crate::error::Result;
 use serde::Serialize;
 
 /// What is stored about the conditions of one trial.

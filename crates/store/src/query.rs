@@ -2,7 +2,7 @@
 
 use super::db::params;
 use super::Store;
-use anyhow::Result;
+use crate::error::{Result, StoreError};
 use serde::Serialize;
 
 /// The stored row of a run, as read for a report.
@@ -325,7 +325,7 @@ pub fn spec_hash(spec_toml: &str) -> String {
 /// The ids of the runs whose spec hash starts with `prefix` (at least 4 hex digits), oldest first.
 pub fn runs_of_spec(store: &Store, prefix: &str) -> Result<Vec<i64>> {
     if prefix.len() < 4 {
-        anyhow::bail!("--spec-hash needs at least 4 hex digits of the hash `schedlab runs` shows");
+        return Err(StoreError::ShortSpecHash);
     }
     let rows = store.db.query(
         "SELECT run_id, spec_toml FROM runs ORDER BY run_id",

@@ -12,7 +12,7 @@
 use super::db::{params, Value};
 use super::write::RunIdentity;
 use super::{NewRun, Store};
-use anyhow::Result;
+use crate::error::Result;
 use schedlab_core::records::{TrialMeta, TrialOutcome, TrialStatus};
 use schedlab_machine::HostIdentity;
 use schedlab_spec::plan::{Cell, PlannedTrial};

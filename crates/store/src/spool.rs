@@ -5,7 +5,7 @@
 use super::db::params;
 use super::write::RunIdentity;
 use super::{NewRun, Store};
-use anyhow::{bail, Result};
+use crate::error::{Result, StoreError};
 use schedlab_core::records::{TrialMeta, TrialOutcome};
 use schedlab_spec::plan::{Cell, PlannedTrial};
 
@@ -45,7 +45,7 @@ impl Store {
     /// units known so far; inside the caller's transaction.
     fn spooled_run(&self, run: &SpooledRun) -> Result<i64> {
         let Some(uuid) = &run.id.uuid else {
-            bail!("internal error: a spooled run needs its UUID");
+            return Err(StoreError::Internal("a spooled run needs its UUID".into()));
         };
         let run_id = match self.run_by_uuid(uuid)? {
             Some(id) => id,

@@ -4,7 +4,7 @@
 use super::db::{params, Value};
 use super::query::Runner;
 use super::{now_utc, NewRun, Store};
-use anyhow::Result;
+use crate::error::Result;
 use schedlab_core::records::{TrialMeta, TrialOutcome};
 use schedlab_machine::HostIdentity;
 use schedlab_spec::plan::{Cell, PlannedTrial};

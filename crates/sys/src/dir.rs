@@ -14,6 +14,7 @@
 //! A name under a held directory is always one path component (no `/`, `.`, `..`), so no
 //! call reaches around the fd.
 
+use super::SysError;
 use nix::dir::{Dir, Type};
 use nix::errno::Errno;
 use nix::fcntl::{openat, AtFlags, OFlag};
@@ -199,10 +200,10 @@ pub fn open_dir_checked(path: &Path, id: DirId) -> io::Result<OwnedFd> {
     )?);
     let meta = meta(fd.as_fd())?;
     if meta.id != id || meta.uid != super::euid() {
-        return Err(io::Error::other(format!(
-            "{} is no longer the directory schedlab created (it was moved or replaced)",
-            path.display()
-        )));
+        return Err(SysError::DirReplaced {
+            path: path.to_path_buf(),
+        }
+        .into());
     }
     Ok(fd)
 }
@@ -243,18 +244,17 @@ pub fn make_private_dir(parent: BorrowedFd, prefix: &str) -> io::Result<(String,
         let m = meta(fd.as_fd())?;
         if !m.is_dir() || m.uid != super::euid() {
             // Someone swapped the new directory for their own between mkdir and open.
-            return Err(io::Error::other(format!(
-                "the new directory {name} was replaced by another user's before it was opened"
-            )));
+            return Err(SysError::NewDirReplaced { name }.into());
         }
         // mkdirat's mode is reduced by the umask; 0700 is what is wanted, whatever it is.
         fchmod(fd.as_raw_fd(), Mode::S_IRWXU)?;
         return Ok((name, fd));
     }
-    Err(io::Error::new(
-        io::ErrorKind::AlreadyExists,
-        format!("{MAX_NAME_TRIES} random names {prefix}* under the directory all existed"),
-    ))
+    Err(SysError::NamesTaken {
+        prefix: prefix.to_string(),
+        tries: MAX_NAME_TRIES,
+    }
+    .into())
 }
 
 /// Creates file `name` in `dir` for writing, mode 0600: refuses an existing entry (EEXIST),
@@ -331,9 +331,10 @@ pub fn remove_tree_at(dir: BorrowedFd) -> io::Result<()> {
 
 fn remove_tree_depth(dir: BorrowedFd, depth: usize) -> io::Result<()> {
     if depth > MAX_REMOVE_DEPTH {
-        return Err(io::Error::other(format!(
-            "more than {MAX_REMOVE_DEPTH} nested directories"
-        )));
+        return Err(SysError::TooDeep {
+            depth: MAX_REMOVE_DEPTH,
+        }
+        .into());
     }
     // A fresh open of "." reads the entries without moving `dir`'s own offset.
     let mut first_error = None;

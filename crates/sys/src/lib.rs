@@ -12,11 +12,13 @@
 //! - [`wait`]: reaping children with their rusage, the calling thread's rusage.
 //! - [`shm`]: zeroed shared memory for forked children, futex waits.
 //! - [`host`]: uname, rlimits, filesystem type, allocation-free small file reads.
+//! - [`error`]: the refusals that are schedlab's own ([`SysError`]), inside `io::Error`.
 //! - [`dir`]: directories held open (private ones in shared directories, the state directory)
 //!   and the files in them reached through the fd, no links followed.
 
 pub mod clock;
 pub mod dir;
+pub mod error;
 pub mod host;
 pub mod process;
 pub mod sched;
@@ -25,6 +27,7 @@ pub mod wait;
 
 pub use clock::{now_ns, process_cpu_ns, sleep_until_ns, thread_cpu_ns};
 pub use dir::{lstat, user_name, DirFd, FileKind, FileMeta};
+pub use error::SysError;
 pub use host::{
     is_tmpfs, lock_exclusive, read_small, set_rlimit, soft_rlimit, uname, FileLock, Resource, Uname,
 };

@@ -2,6 +2,7 @@
 //! signals, ids and privileges.
 
 use super::clock::now_ns;
+use super::SysError;
 use nix::sys::prctl;
 use nix::sys::signal::{kill, killpg, SigHandler};
 use nix::unistd::Pid;
@@ -48,19 +49,12 @@ const THREAD_EXIT_WAIT: Duration = Duration::from_millis(100);
 fn ensure_single_threaded() -> io::Result<()> {
     let give_up = now_ns() + THREAD_EXIT_WAIT.as_nanos() as u64;
     loop {
-        let n = thread_count().map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("cannot fork: /proc/self/task, needed to check that this process has a single thread, is unreadable ({e}); mount /proc"),
-            )
-        })?;
+        let n = thread_count().map_err(|source| SysError::ThreadsUnknown { source })?;
         if n <= 1 {
             return Ok(());
         }
         if now_ns() >= give_up {
-            return Err(io::Error::other(format!(
-                "refusing to fork: this process has {n} threads, and the child of a multi-threaded process may only call async-signal-safe functions; fork before starting threads, or stop them first"
-            )));
+            return Err(SysError::MultiThreaded { threads: n }.into());
         }
         std::thread::sleep(Duration::from_micros(200));
     }
@@ -285,8 +279,10 @@ mod tests {
         let e = fork_stamped(Some(&stamp)).unwrap_err();
         tx.send(()).unwrap();
         let _ = t.join();
-        assert!(e.to_string().contains("refusing to fork"), "{e}");
-        assert!(e.to_string().contains("threads"), "{e}");
+        assert!(
+            matches!(SysError::of(&e), Some(SysError::MultiThreaded { threads }) if *threads >= 2),
+            "{e}"
+        );
         assert_eq!(stamp.load(SeqCst), 0, "stamped although no fork happened");
     }
 

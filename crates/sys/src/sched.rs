@@ -95,13 +95,11 @@ pub fn cpu_set(cpus: &[usize]) -> io::Result<CpuSet> {
     let mut set = CpuSet::new();
     for &c in cpus {
         if set.set(c).is_err() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "CPU {c} is beyond what an affinity mask can name (CPUs 0 to {}, glibc's cpu_set_t); choose CPUs below {CPU_SET_CAPACITY}",
-                    CPU_SET_CAPACITY - 1
-                ),
-            ));
+            return Err(super::SysError::CpuBeyondMask {
+                cpu: c,
+                capacity: CPU_SET_CAPACITY,
+            }
+            .into());
         }
     }
     Ok(set)

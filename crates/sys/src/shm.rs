@@ -24,10 +24,7 @@ impl<T: Zeroable + Sync> SharedSlice<T> {
     pub fn new(len: usize) -> io::Result<Self> {
         // Pages are 4 KiB aligned or more: enough for any type with that alignment or less.
         if std::mem::align_of::<T>() > 4096 {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "a shared slice cannot hold a type aligned to more than a page (4096 bytes)",
-            ));
+            return Err(super::SysError::OverAligned.into());
         }
         let bytes = Self::bytes(len)?;
         // SAFETY: a new anonymous mapping at an address of the kernel's choice: it aliases

@@ -1,5 +1,6 @@
 //! The vocabulary of a cell: how tasks are created, how they start, how much work they do.
 
+use crate::CoreError;
 use serde::{Deserialize, Serialize};
 use std::str::FromStr;
 
@@ -24,14 +25,12 @@ impl TaskKind {
 }
 
 impl FromStr for TaskKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self, CoreError> {
         match s.trim().to_ascii_lowercase().as_str() {
             "process" | "processes" | "fork" => Ok(TaskKind::Process),
             "thread" | "threads" | "pthread" => Ok(TaskKind::Thread),
-            _ => Err(format!(
-                "unknown task kind '{s}'; accepted: process, thread"
-            )),
+            _ => Err(CoreError::unknown("task kind", s, "process, thread")),
         }
     }
 }
@@ -57,14 +56,12 @@ impl StartMode {
 }
 
 impl FromStr for StartMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self, CoreError> {
         match s.trim().to_ascii_lowercase().as_str() {
             "barrier" => Ok(StartMode::Barrier),
             "staggered" | "stagger" => Ok(StartMode::Staggered),
-            _ => Err(format!(
-                "unknown start mode '{s}'; accepted: barrier, staggered"
-            )),
+            _ => Err(CoreError::unknown("start mode", s, "barrier, staggered")),
         }
     }
 }

@@ -74,18 +74,15 @@ pub fn denied(path: &str) -> Option<&'static str> {
 
 /// Whether `value` is what schedlab writes to a knob: one line of printable text (tabs
 /// allowed), at most [`MAX_KNOB_VALUE_BYTES`]; else why not.
-pub fn check_knob_value(value: &str) -> Result<(), String> {
+pub fn check_knob_value(value: &str) -> Result<(), crate::CoreError> {
     if value.len() > MAX_KNOB_VALUE_BYTES {
-        return Err(format!(
-            "it is {} bytes long, more than {MAX_KNOB_VALUE_BYTES}",
-            value.len()
-        ));
+        return Err(crate::CoreError::KnobValueTooLong {
+            bytes: value.len(),
+            max: MAX_KNOB_VALUE_BYTES,
+        });
     }
     if let Some(c) = value.chars().find(|c| c.is_control() && *c != '\t') {
-        return Err(format!(
-            "it holds the control character {:?}; a knob's value is one line of text",
-            c
-        ));
+        return Err(crate::CoreError::KnobValueControl { found: c });
     }
     Ok(())
 }
@@ -182,11 +179,13 @@ mod tests {
         assert!(check_knob_value("60").is_ok());
         assert!(check_knob_value("4\t4\t1\t7").is_ok());
         assert!(check_knob_value("").is_ok());
-        assert!(check_knob_value("1\n0")
-            .unwrap_err()
-            .contains("control character"));
-        assert!(check_knob_value(&"9".repeat(5000))
-            .unwrap_err()
-            .contains("5000 bytes"));
+        assert_eq!(
+            check_knob_value("1\n0"),
+            Err(crate::CoreError::KnobValueControl { found: '\n' })
+        );
+        assert!(matches!(
+            check_knob_value(&"9".repeat(5000)),
+            Err(crate::CoreError::KnobValueTooLong { bytes: 5000, .. })
+        ));
     }
 }

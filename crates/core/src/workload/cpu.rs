@@ -1,5 +1,6 @@
 //! CPU kernels: the units of CPU-bound work the studies used (Monte Carlo pi, primes, Grandi, spin).
 
+use crate::CoreError;
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 use std::str::FromStr;
@@ -32,15 +33,17 @@ impl CpuKernel {
 }
 
 impl FromStr for CpuKernel {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self, CoreError> {
         match s.trim().to_ascii_lowercase().as_str() {
             "pi" => Ok(CpuKernel::Pi),
             "primes" => Ok(CpuKernel::Primes),
             "grandi" => Ok(CpuKernel::Grandi),
             "spin" => Ok(CpuKernel::Spin),
-            _ => Err(format!(
-                "unknown cpu kernel '{s}'; accepted: pi, primes, grandi, spin"
+            _ => Err(CoreError::unknown(
+                "cpu kernel",
+                s,
+                "pi, primes, grandi, spin",
             )),
         }
     }
@@ -184,6 +187,7 @@ mod tests {
         assert!("fib"
             .parse::<CpuKernel>()
             .unwrap_err()
+            .to_string()
             .contains("pi, primes, grandi, spin"));
     }
 }

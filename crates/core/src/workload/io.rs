@@ -1,5 +1,6 @@
 //! I/O work: synchronous block copy (studies 000/002) and /dev/urandom -> /dev/null (study 001).
 
+use crate::CoreError;
 use nix::fcntl::OFlag;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -31,14 +32,12 @@ impl IoMode {
 }
 
 impl FromStr for IoMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self, CoreError> {
         match s.trim().to_ascii_lowercase().as_str() {
             "sync-copy" | "sync_copy" | "copy" => Ok(IoMode::SyncCopy),
             "urandom" => Ok(IoMode::Urandom),
-            _ => Err(format!(
-                "unknown io mode '{s}'; accepted: sync-copy, urandom"
-            )),
+            _ => Err(CoreError::unknown("io mode", s, "sync-copy, urandom")),
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod periodic;
 pub use cpu::{CpuKernel, CpuState};
 pub use io::{IoFiles, IoMode, TrialDir, TrialDirRef};
 
+use crate::CoreError;
 use serde::{Deserialize, Serialize};
 use std::os::fd::BorrowedFd;
 use std::str::FromStr;
@@ -42,16 +43,18 @@ impl WorkloadKind {
 }
 
 impl FromStr for WorkloadKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self, CoreError> {
         match s.trim().to_ascii_lowercase().as_str() {
             "cpu" => Ok(WorkloadKind::Cpu),
             "io" => Ok(WorkloadKind::Io),
             "mixed" | "mix" => Ok(WorkloadKind::Mixed),
             "periodic" => Ok(WorkloadKind::Periodic),
             "command" => Ok(WorkloadKind::Command),
-            _ => Err(format!(
-                "unknown workload '{s}'; accepted: cpu, io, mixed, periodic, command"
+            _ => Err(CoreError::unknown(
+                "workload",
+                s,
+                "cpu, io, mixed, periodic, command",
             )),
         }
     }
@@ -188,28 +191,26 @@ impl Workload {
     }
 
     /// Checks the parameters; the message names the bad parameter.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), CoreError> {
         if self.io_block_bytes == 0 || self.io_block_bytes > 64 * 1024 * 1024 {
-            return Err(format!(
-                "io block must be between 1 byte and 64 MiB, got {} bytes",
-                self.io_block_bytes
-            ));
+            return Err(CoreError::IoBlock {
+                bytes: self.io_block_bytes,
+            });
         }
         if self.io_every == 0 {
-            return Err("io_every must be at least 1".into());
+            return Err(CoreError::IoEvery);
         }
         if self.kind == WorkloadKind::Periodic {
             if self.period_ns < 10_000 {
-                return Err(format!(
-                    "period must be at least 10us, got {} ns",
-                    self.period_ns
-                ));
+                return Err(CoreError::PeriodTooShort {
+                    period_ns: self.period_ns,
+                });
             }
             if self.run_ns >= self.period_ns {
-                return Err(format!(
-                    "run ({} ns) must be shorter than the period ({} ns), or every period overruns",
-                    self.run_ns, self.period_ns
-                ));
+                return Err(CoreError::RunFillsPeriod {
+                    run_ns: self.run_ns,
+                    period_ns: self.period_ns,
+                });
             }
         }
         Ok(())
@@ -374,9 +375,9 @@ mod tests {
         };
         assert_eq!(w.label(), "mixed:pi+sync-copy/1");
         assert!(!Workload::default().needs_files());
-        assert!(Workload { io_every: 0, ..w }
-            .validate()
-            .unwrap_err()
-            .contains("io_every"));
+        assert_eq!(
+            Workload { io_every: 0, ..w }.validate(),
+            Err(CoreError::IoEvery)
+        );
     }
 }

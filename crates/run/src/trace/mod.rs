@@ -23,6 +23,7 @@ mod analysis;
 mod parser;
 mod session;
 
+pub use crate::error::TraceError;
 pub use analysis::{per_task, timeline, Slice, TaskTrace};
 pub use parser::{parse, parse_lenient, Event, EventKind, ParseError};
 pub use session::{

@@ -6,6 +6,7 @@
 //! is read once, after `stop`. Dropping the session removes the instance.
 
 use super::parser::lost_marker;
+use crate::error::TraceError;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::ErrorKind;
@@ -53,21 +54,31 @@ pub struct TraceSession {
 }
 
 impl TraceSession {
-    /// Whether a session can start here; `Err` says why not and what to do.
-    pub fn available() -> Result<(), String> {
-        check_tracefs(Path::new(TRACEFS), effective_uid())
+    /// Whether a session can start here; [`TraceError::Unavailable`] says why not and what
+    /// to do.
+    pub fn available() -> Result<(), TraceError> {
+        check_tracefs(Path::new(TRACEFS), effective_uid()).map_err(TraceError::Unavailable)
     }
 
     /// Creates the instance, sizes its per-CPU buffers (`buffer_kb_per_cpu` KiB each), sets
     /// its clock to CLOCK_MONOTONIC, enables the sched events and turns recording on.
-    pub fn start(buffer_kb_per_cpu: u32) -> Result<TraceSession, String> {
+    pub fn start(buffer_kb_per_cpu: u32) -> Result<TraceSession, TraceError> {
         if buffer_kb_per_cpu == 0 {
-            return Err("the trace buffer size must be at least 1 KiB per CPU".to_string());
+            return Err(TraceError::Failed(
+                "the trace buffer size must be at least 1 KiB per CPU".to_string(),
+            ));
         }
         Self::available()?;
         if ACTIVE.swap(true, Ordering::SeqCst) {
-            return Err("a trace session is already recording in this process".to_string());
+            return Err(TraceError::Failed(
+                "a trace session is already recording in this process".to_string(),
+            ));
         }
+        Self::create(buffer_kb_per_cpu).map_err(TraceError::Failed)
+    }
+
+    /// [`TraceSession::start`] once this process holds the one session slot.
+    fn create(buffer_kb_per_cpu: u32) -> Result<TraceSession, String> {
         remove_stale_instances();
         let dir = Path::new(TRACEFS)
             .join("instances")
@@ -99,20 +110,24 @@ impl TraceSession {
     }
 
     /// Turns recording off (the events stay in the buffers). Calling it twice is harmless.
-    pub fn stop(&mut self) -> Result<(), String> {
-        self.write("tracing_on", "0")?;
+    pub fn stop(&mut self) -> Result<(), TraceError> {
+        self.write("tracing_on", "0").map_err(TraceError::Failed)?;
         self.recording = false;
         Ok(())
     }
 
     /// Reads the recorded text and the lost-event counts; only after `stop`, so the reading
     /// itself is not recorded.
-    pub fn read(&self) -> Result<RawTrace, String> {
+    pub fn read(&self) -> Result<RawTrace, TraceError> {
         if self.recording {
-            return Err(
+            return Err(TraceError::Failed(
                 "read() while recording would trace the reader; call stop() first".to_string(),
-            );
+            ));
         }
+        self.read_stopped().map_err(TraceError::Failed)
+    }
+
+    fn read_stopped(&self) -> Result<RawTrace, String> {
         let path = self.dir.join("trace");
         let text =
             fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;

@@ -52,7 +52,10 @@ fn buffer_stats_give_overruns_and_dropped_events() {
 #[test]
 fn a_zero_buffer_is_refused_before_anything_is_created() {
     let err = TraceSession::start(0).unwrap_err();
-    assert!(err.contains("at least 1 KiB"), "{err}");
+    assert!(
+        matches!(&err, TraceError::Failed(why) if why.contains("at least 1 KiB")),
+        "{err}"
+    );
 }
 
 /// A fake tracefs root under the temp directory, removed on drop.
@@ -225,7 +228,10 @@ fn a_buffer_larger_than_memory_fails_and_leaves_no_instance_behind() {
     }
     let _turn = ROOT_TESTS.lock().unwrap_or_else(|e| e.into_inner());
     let err = TraceSession::start(u32::MAX).unwrap_err();
-    assert!(err.contains("could not allocate"), "{err}");
+    assert!(
+        matches!(&err, TraceError::Failed(why) if why.contains("could not allocate")),
+        "{err}"
+    );
     let dir = std::path::Path::new(TRACEFS)
         .join("instances")
         .join(format!("schedlab-{}", std::process::id()));

@@ -224,12 +224,7 @@ fn spec_as_run(spec: &Spec, seed: u64, adaptive: Option<&Adaptive>) -> Result<St
         as_run.settings.max_trials = Some(a.max_trials);
         as_run.settings.precision_metric = Some(a.metric.clone());
     }
-    toml::to_string(&as_run).map_err(|e| {
-        SpecError(format!(
-            "cannot write the spec as TOML to store it with the run: {e}; \
-             a seed or size above 9223372036854775807 cannot be stored, give a smaller one"
-        ))
-    })
+    Ok(toml::to_string(&as_run)?)
 }
 
 /// The settings of `c` the run stage reads.

@@ -1,0 +1,150 @@
+//! The run stage's errors. [`RunError`] is what `execute` and `work` fail with; its variants
+//! say whether the plan asked what this machine cannot give ([`RunError::is_bad_input`]), the
+//! store failed (a [`SinkError`], whatever the sink's own type is), or the machine did.
+//! [`KernelError`] is what the kernel settings (knobs, I/O scheduler, BPF scheduler, restore
+//! journal and its state directory) fail with, and [`TraceError`] the kernel's tracer. Their
+//! variants name the kind; the text in them is the sentence shown, cause and remedy.
+
+use schedlab_spec::SpecError;
+use std::io;
+use std::path::PathBuf;
+
+/// A result of the run stage.
+pub type Result<T, E = RunError> = std::result::Result<T, E>;
+
+/// An error of whatever stores the run (the sink and queue `app` plugs in): boxed, so that the
+/// run stage need not know the store's type, and found again by downcasting.
+pub type SinkError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What a [`crate::sink::Sink`], [`crate::Keeper`] or [`crate::work::Queue`] returns.
+pub type SinkResult<T> = Result<T, SinkError>;
+
+/// Why a run or a worker stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The plan asks what this machine cannot give (too many tasks, no I/O directory, too
+    /// little space, a trial too long): bad input.
+    #[error(transparent)]
+    Plan(#[from] SpecError),
+    /// The plan's kernel settings are refused (deny list, one file under two names): bad input.
+    #[error("{0}")]
+    KnobsRefused(KernelError),
+    /// `--trace` asked for on a machine or user that cannot trace: bad input.
+    #[error("--trace is not available: {0}")]
+    TraceUnavailable(TraceError),
+    /// A queued run that this worker's machine cannot run (it was not the worker's input).
+    #[error("run {run_id} {why}")]
+    QueuedRunUnfit {
+        /// The queued run.
+        run_id: i64,
+        /// What it needs and this machine lacks.
+        why: String,
+    },
+    /// The launcher process could not be forked.
+    #[error("cannot start the launcher process (it must be forked before any thread starts): {0}")]
+    Launcher(#[source] io::Error),
+    /// The launcher process stopped answering or failed a trial.
+    #[error("the launcher process failed: {0}")]
+    LauncherFailed(#[source] io::Error),
+    /// The signal handlers could not be installed.
+    #[error("cannot catch SIGINT, SIGTERM and SIGHUP: {0}")]
+    Signals(#[source] io::Error),
+    /// Storing or reading through the sink or queue failed.
+    #[error(transparent)]
+    Sink(SinkError),
+    /// Measuring a workload's speed failed.
+    #[error("calibration of {workload} failed (I/O directory {}): {source}", io_dir.display())]
+    Calibration {
+        /// The workload's label.
+        workload: String,
+        /// Where its files were.
+        io_dir: PathBuf,
+        /// What failed.
+        source: io::Error,
+    },
+    /// A trial's directory and files could not be made.
+    #[error("cannot create the trial's I/O files under {}; choose a writable --io-dir: {source}", io_dir.display())]
+    TrialDir {
+        /// The I/O directory.
+        io_dir: PathBuf,
+        /// What failed.
+        source: io::Error,
+    },
+    /// The tracer failed during a trial.
+    #[error(transparent)]
+    Trace(TraceError),
+    /// Kernel settings could not be prepared or put in place.
+    #[error(transparent)]
+    Kernel(#[from] KernelError),
+    /// Kernel settings stay changed after the run.
+    #[error("the kernel settings of run {run_id} could not all be restored: {source}")]
+    NotRestored {
+        /// The run whose settings they are.
+        run_id: i64,
+        /// What could not be restored.
+        source: KernelError,
+    },
+}
+
+impl RunError {
+    /// Whether the user asked for what cannot be (exit 2, not 1).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            RunError::Plan(_) | RunError::KnobsRefused(_) | RunError::TraceUnavailable(_)
+        )
+    }
+
+    /// A sink's or queue's error.
+    pub fn sink(e: impl Into<SinkError>) -> RunError {
+        RunError::Sink(e.into())
+    }
+}
+
+impl From<SinkError> for RunError {
+    fn from(e: SinkError) -> RunError {
+        RunError::Sink(e)
+    }
+}
+
+/// Why a kernel setting, the I/O scheduler, a BPF scheduler or the restore journal failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KernelError {
+    /// A setting schedlab refuses to change (deny list without `--allow-knob`, outside
+    /// /proc/sys and /sys, one file under two names).
+    #[error("{0}")]
+    Refused(String),
+    /// This machine cannot give a cell what it asks (the setting is absent, needs root, an
+    /// I/O scheduler not offered, no sched_ext, a slice not kept): the cell is skipped.
+    #[error("{0}")]
+    Unavailable(String),
+    /// Reading or writing a setting failed, or it read back otherwise.
+    #[error("{0}")]
+    Setting(String),
+    /// Something stays changed; the journal keeps it for `schedlab restore`.
+    #[error("{0}")]
+    NotRestored(String),
+    /// Another live schedlab process varies the same setting.
+    #[error("{0}")]
+    Busy(String),
+    /// The state directory or a restore journal is not trusted, or cannot be written.
+    #[error("{0}")]
+    State(String),
+    /// A BPF scheduler could not be started or stopped.
+    #[error("{0}")]
+    Scx(String),
+    /// A broken promise of schedlab's own code.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Why the kernel's tracer (tracefs) cannot be used or failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TraceError {
+    /// Tracing cannot work here (not root, no tracefs, a tracefs not to be trusted).
+    #[error("{0}")]
+    Unavailable(String),
+    /// Setting up, stopping or reading a trace failed.
+    #[error("{0}")]
+    Failed(String),
+}

@@ -1,0 +1,229 @@
+//! The store's errors: [`StoreError`], one variant per kind of failure, so that a caller tells
+//! a mistake in what it was given (a `--db` that is no schedlab database, a run id that is not
+//! stored: [`StoreError::is_bad_input`]) from a database that failed, and a server out of reach
+//! ([`StoreError::is_unreachable`]) from one that refused. [`Context`] adds what was being done,
+//! as `anyhow`'s does, without hiding the kind.
+
+use super::pg::ConnectError;
+
+/// A result of the store.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// What went wrong in the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A reading command was given a file that does not exist.
+    #[error("no results database at {location}; run `schedlab run` first or pass --db PATH")]
+    NoDatabase {
+        /// The location given (password masked).
+        location: String,
+    },
+    /// The database is not one this schedlab can use: not SQLite, another program's, a schema
+    /// too old or too new, or a server without the schema. `why` says which and what to do.
+    #[error("{location} {why}")]
+    NotSchedlab {
+        /// The location given (password masked).
+        location: String,
+        /// What it is instead, and the remedy.
+        why: String,
+    },
+    /// An SQLite file that cannot be opened (no such directory, no permission).
+    #[error("cannot open the results database {location}{hint}: {source}")]
+    CannotOpen {
+        /// The path given.
+        location: String,
+        /// What to check.
+        hint: &'static str,
+        /// SQLite's reason.
+        source: rusqlite::Error,
+    },
+    /// A `--db` value that is no file path or PostgreSQL URL schedlab accepts (never holding the
+    /// password).
+    #[error("{0}")]
+    BadLocation(String),
+    /// A PostgreSQL URL that names no user or database, or a host that does not resolve.
+    #[error("{location} {why}")]
+    BadUrl {
+        /// The URL, password masked.
+        location: String,
+        /// What is missing and how to write it.
+        why: String,
+    },
+    /// A PostgreSQL URL whose host name does not resolve.
+    #[error("cannot resolve the host {host} of {location}; check its name")]
+    UnknownHost {
+        /// The host name.
+        host: String,
+        /// The URL, password masked.
+        location: String,
+    },
+    /// A run id that is not stored.
+    #[error("run {id} is not in this database; `schedlab runs` lists the stored runs")]
+    NoSuchRun {
+        /// The id asked for.
+        id: i64,
+    },
+    /// A store without runs, where one was needed.
+    #[error("{location} holds no runs yet; run `schedlab run` first")]
+    NoRuns {
+        /// The location (password masked).
+        location: String,
+    },
+    /// A `--spec-hash` too short to pick runs.
+    #[error("--spec-hash needs at least 4 hex digits of the hash `schedlab runs` shows")]
+    ShortSpecHash,
+    /// A sample column the store does not know.
+    #[error("no sample column {column}; known: {known}")]
+    NoSampleColumn {
+        /// The column asked for.
+        column: String,
+        /// The columns known, comma-separated.
+        known: String,
+    },
+    /// A run pushed from a store whose table has a column this schedlab does not know.
+    #[error("{0}")]
+    PushRefused(String),
+    /// The PostgreSQL server could not be reached or refused the connection.
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
+    /// SQLite failed.
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+    /// PostgreSQL failed.
+    #[error(transparent)]
+    Postgres(#[from] postgres::Error),
+    /// A column held another kind of value than the store reads there.
+    #[error("column {index}: {why}")]
+    Column {
+        /// The column's index in the row.
+        index: usize,
+        /// What was found.
+        why: String,
+    },
+    /// A query that returns one row returned none.
+    #[error("the query returned no row")]
+    NoRow,
+    /// Writing an export or a file failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// Writing CSV failed.
+    #[error(transparent)]
+    Csv(#[from] csv::Error),
+    /// Reading or writing JSON failed.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// A broken promise of the store's own code (a bug, not the user's or the database's).
+    #[error("internal error: {0}")]
+    Internal(String),
+    /// What was being done when `source` happened.
+    #[error("{what}: {source}")]
+    Context {
+        /// What was being done.
+        what: String,
+        /// What went wrong.
+        source: Box<StoreError>,
+    },
+}
+
+impl StoreError {
+    /// The error under every [`StoreError::Context`].
+    pub fn root(&self) -> &StoreError {
+        match self {
+            StoreError::Context { source, .. } => source.root(),
+            e => e,
+        }
+    }
+
+    /// Whether the user gave something the store cannot use (`--db`, a server's user,
+    /// password or database, a run id, `--spec-hash`, a sample column): exit 2, not 1.
+    pub fn is_bad_input(&self) -> bool {
+        if let StoreError::Connect(c) = self.root() {
+            return c.refused;
+        }
+        matches!(
+            self.root(),
+            StoreError::NoDatabase { .. }
+                | StoreError::NotSchedlab { .. }
+                | StoreError::CannotOpen { .. }
+                | StoreError::BadLocation(_)
+                | StoreError::BadUrl { .. }
+                | StoreError::UnknownHost { .. }
+                | StoreError::NoSuchRun { .. }
+                | StoreError::NoRuns { .. }
+                | StoreError::ShortSpecHash
+                | StoreError::NoSampleColumn { .. }
+                | StoreError::PushRefused(_)
+        )
+    }
+
+    /// Whether the server cannot be reached (connection refused or lost, server shutting
+    /// down), as opposed to a mistake in what was asked of it.
+    pub fn is_unreachable(&self) -> bool {
+        match self.root() {
+            StoreError::Connect(c) => c.unreachable,
+            StoreError::Postgres(pe) => super::pg::unreachable(pe),
+            _ => false,
+        }
+    }
+}
+
+/// Whether `e`, or an error it was caused by, is a [`StoreError`] that says the server cannot
+/// be reached.
+pub fn is_unreachable(e: &(dyn std::error::Error + 'static)) -> bool {
+    std::iter::successors(Some(e), |e| e.source()).any(|e| {
+        e.downcast_ref::<StoreError>()
+            .is_some_and(StoreError::is_unreachable)
+    })
+}
+
+/// Adds what was being done to an error, keeping its kind.
+pub trait Context<T> {
+    /// The error, if any, under `what`.
+    fn context(self, what: impl Into<String>) -> Result<T>;
+    /// The error, if any, under the text `what` makes (only made on error).
+    fn with_context<S: Into<String>>(self, what: impl FnOnce() -> S) -> Result<T>;
+}
+
+impl<T, E: Into<StoreError>> Context<T> for std::result::Result<T, E> {
+    fn context(self, what: impl Into<String>) -> Result<T> {
+        self.map_err(|e| StoreError::Context {
+            what: what.into(),
+            source: Box::new(e.into()),
+        })
+    }
+
+    fn with_context<S: Into<String>>(self, what: impl FnOnce() -> S) -> Result<T> {
+        self.map_err(|e| StoreError::Context {
+            what: what().into(),
+            source: Box::new(e.into()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_keeps_the_kind_under_it() {
+        let e: Result<()> = Err(StoreError::NoSuchRun { id: 9 });
+        let e = e.context("in a.db").context("run B").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "run B: in a.db: run 9 is not in this database; `schedlab runs` lists the stored runs"
+        );
+        assert!(matches!(e.root(), StoreError::NoSuchRun { id: 9 }));
+        assert!(e.is_bad_input());
+        assert!(!StoreError::NoRow.is_bad_input());
+        let unreachable = StoreError::Connect(ConnectError {
+            message: "down".into(),
+            unreachable: true,
+            refused: false,
+        });
+        assert!(!unreachable.is_bad_input());
+        let wrapped: Result<()> = Err(unreachable);
+        let wrapped = wrapped.context("claiming").unwrap_err();
+        assert!(wrapped.is_unreachable());
+        assert!(is_unreachable(&wrapped));
+    }
+}

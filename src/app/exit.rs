@@ -1,0 +1,167 @@
+//! Exit codes, the one place they are decided: from what a command ended with ([`Outcome`])
+//! or from the type of the error it failed with ([`error_code`]), never from a message's text.
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | done |
+//! | 1 | failure: the machine, the store or a trial failed (`--strict`: a cell was skipped; `restore`: a setting stays changed) |
+//! | 2 | bad input: a flag, a spec, a `--db` that is no schedlab database, a run id that is not stored |
+//! | 129 | ended by SIGHUP (a closed terminal), after restoring everything |
+//! | 130 | interrupted by Ctrl-C or SIGTERM, after restoring everything |
+
+use schedlab_core::CoreError;
+use schedlab_report::ReportError;
+use schedlab_run::{KernelError, RunError};
+use schedlab_spec::SpecError;
+use schedlab_store::StoreError;
+use std::error::Error;
+
+/// Exit code of a command that did what it was asked.
+pub const EXIT_OK: i32 = 0;
+/// Exit code of a failure.
+pub const EXIT_FAILURE: i32 = 1;
+/// Exit code for bad input (flags, spec, `--db`, run ids), as clap's usage errors.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code for a run ended by SIGHUP (a closed terminal), after restoring everything: what
+/// the shell reports for a process the signal killed (128 + 1).
+pub const EXIT_HANGUP: i32 = 129;
+/// Exit code for a run ended by Ctrl-C or SIGTERM.
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// How a command that did not fail with an error ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// It did what it was asked.
+    Done,
+    /// It ran to its end but did not get what it was asked for (`--strict` with skipped
+    /// trials; `restore` with settings it could not restore or journals it refused).
+    Failed,
+    /// Ctrl-C or SIGTERM ended it; everything was restored.
+    Interrupted,
+    /// SIGHUP ended it; everything was restored.
+    HungUp,
+}
+
+impl Outcome {
+    /// The process's exit code.
+    pub fn code(self) -> i32 {
+        match self {
+            Outcome::Done => EXIT_OK,
+            Outcome::Failed => EXIT_FAILURE,
+            Outcome::Interrupted => EXIT_INTERRUPTED,
+            Outcome::HungUp => EXIT_HANGUP,
+        }
+    }
+}
+
+/// A bad value of a flag that the binary itself checks (the stages check theirs).
+#[derive(Debug, thiserror::Error)]
+#[error("{flag} {value}: {message}")]
+pub struct BadFlag {
+    /// The flag, e.g. `--lease`.
+    pub flag: &'static str,
+    /// The value given.
+    pub value: String,
+    /// What is wrong and what to write instead.
+    pub message: String,
+}
+
+/// A command line that asks for something impossible, whatever its values (a spec file
+/// with `--resume`, nothing left to resume, a push from a store to itself).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Usage(pub String);
+
+/// The exit code of an error: the outermost error of a known type decides (anyhow's
+/// contexts are looked through); an error of no known type is a failure.
+pub fn error_code(e: &anyhow::Error) -> i32 {
+    match e.chain().find_map(bad_input) {
+        Some(true) => EXIT_USAGE,
+        Some(false) | None => EXIT_FAILURE,
+    }
+}
+
+/// Whether `e` is bad input; None when its type is none of those known here.
+fn bad_input(e: &(dyn Error + 'static)) -> Option<bool> {
+    if e.is::<SpecError>() || e.is::<BadFlag>() || e.is::<Usage>() || e.is::<CoreError>() {
+        return Some(true);
+    }
+    if let Some(e) = e.downcast_ref::<StoreError>() {
+        return Some(e.is_bad_input());
+    }
+    if let Some(e) = e.downcast_ref::<ReportError>() {
+        return Some(e.is_bad_input());
+    }
+    if let Some(e) = e.downcast_ref::<KernelError>() {
+        return Some(matches!(e, KernelError::Refused(_)));
+    }
+    match e.downcast_ref::<RunError>()? {
+        // What the sink failed with: the store's own type decides.
+        RunError::Sink(inner) => Some(bad_input(&**inner).unwrap_or(false)),
+        e => Some(e.is_bad_input()),
+    }
+}
+
+/// The message of `e` on one line: each cause in turn, unless the message already holds it
+/// (typed errors show their cause in their own message; anyhow's contexts do not).
+pub fn message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn the_type_decides_through_contexts_and_sinks() {
+        let spec: anyhow::Error = SpecError::Flag {
+            flag: "--knob",
+            value: "x".into(),
+            message: "give NAME=V1,V2".into(),
+        }
+        .into();
+        assert_eq!(error_code(&spec), EXIT_USAGE);
+        let run: anyhow::Result<()> = Err(StoreError::NoSuchRun { id: 9 }.into());
+        let run = run.context("while resuming").unwrap_err();
+        assert_eq!(error_code(&run), EXIT_USAGE);
+        let sink: anyhow::Error = RunError::Sink(Box::new(StoreError::NoRow)).into();
+        assert_eq!(error_code(&sink), EXIT_FAILURE);
+        let sink: anyhow::Error = RunError::Sink(Box::new(StoreError::NoSuchRun { id: 1 })).into();
+        assert_eq!(error_code(&sink), EXIT_USAGE);
+        let io: anyhow::Error = std::io::Error::other("disk on fire").into();
+        assert_eq!(error_code(&io), EXIT_FAILURE);
+        let knob: anyhow::Error = KernelError::Refused("deny list".into()).into();
+        assert_eq!(error_code(&knob), EXIT_USAGE);
+        let busy: anyhow::Error = KernelError::Busy("another schedlab".into()).into();
+        assert_eq!(error_code(&busy), EXIT_FAILURE);
+    }
+
+    #[test]
+    fn a_message_shows_each_cause_once() {
+        let e: anyhow::Result<()> = Err(StoreError::NoSuchRun { id: 9 }.into());
+        let e = e.context("run B (9), in a.db").unwrap_err();
+        assert_eq!(
+            message(&e),
+            "run B (9), in a.db: run 9 is not in this database; `schedlab runs` lists the stored runs"
+        );
+        let nested =
+            schedlab_store::error::Context::context(Err::<(), _>(StoreError::NoRow), "reading")
+                .unwrap_err();
+        assert_eq!(
+            message(&nested.into()),
+            "reading: the query returned no row"
+        );
+    }
+}
