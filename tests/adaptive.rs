@@ -224,7 +224,7 @@ sample_interval = "off"
 
 #[test]
 fn until_decided_stops_once_every_claim_is_decided() {
-    if !root_or_skip("until_decided_stops_once_every_claim_is_decided") {
+    if !root("SCHED_FIFO and SCHED_RR") {
         return;
     }
     let _turn = rt_turn();

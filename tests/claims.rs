@@ -30,7 +30,7 @@ fn row<'a>(text: &'a str, name: &str) -> &'a str {
 
 #[test]
 fn each_verdict_word_is_reached_on_a_real_run_and_every_output_opens_with_the_claims() {
-    if !root_or_skip("each_verdict_word_is_reached_on_a_real_run") {
+    if !root("SCHED_FIFO and SCHED_RR") {
         return;
     }
     let _turn = rt_turn();

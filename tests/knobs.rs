@@ -62,7 +62,7 @@ fn texts(c: &rusqlite::Connection, sql: &str) -> Vec<String> {
 
 #[test]
 fn an_rr_quantum_of_10ms_makes_50ms_rr_tasks_rotate_and_is_restored() {
-    if !root_or_skip("the RR quantum test") {
+    if !root("changing kernel settings") {
         return;
     }
     let _turn = rt_turn();
@@ -132,7 +132,7 @@ fn an_rr_quantum_of_10ms_makes_50ms_rr_tasks_rotate_and_is_restored() {
 
 #[test]
 fn after_a_sigkill_during_a_knob_cell_the_next_command_restores_the_settings() {
-    if !root_or_skip("the SIGKILL restore test") {
+    if !root("changing kernel settings") {
         return;
     }
     let _turn = rt_turn();
@@ -229,8 +229,7 @@ fn after_a_sigkill_during_a_knob_cell_the_next_command_restores_the_settings() {
 #[test]
 fn the_slice_is_read_back_from_proc_and_sched_getattr_for_each_task() {
     if let Err(why) = schedlab_machine::probe::slice_support(0, 100_000) {
-        eprintln!("skipping: {why}");
-        return;
+        return skip(Need::Kernel, why);
     }
     let s = Scratch::new();
     run_ok(
@@ -317,7 +316,7 @@ fn absent_refused_and_outside_knobs_are_skipped_or_stopped_with_the_reason() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("outside /proc/sys and /sys"), "{err}");
-    if !root_or_skip("the knob refusal test") {
+    if !root("changing kernel settings") {
         return;
     }
     let _turn = rt_turn();
@@ -410,8 +409,10 @@ fn plan_lists_every_setting_it_will_change_with_the_value_now() {
 #[test]
 fn without_sched_ext_the_scx_axis_and_the_ext_policy_are_refused_with_cause_and_remedy() {
     if schedlab_machine::sched_ext::SchedExt::now().present() {
-        eprintln!("skipping: this kernel has sched_ext; the refusal cannot be shown here");
-        return;
+        return skip(
+            Need::Kernel,
+            "this kernel has sched_ext; the refusal without it cannot be shown here",
+        );
     }
     let s = Scratch::new();
     let state = s.path().join("state");

@@ -316,8 +316,8 @@ impl Sink for Worker {
     }
 }
 
-/// What the worker's `--allow-*` flags let queued runs do; a knob is known by the file its
-/// name stands for, as a spec's knob is.
+/// What the worker's `--allow-*` flags let queued runs do, and where they may write (its
+/// `--io-dir`); a knob is known by the file its name stands for, as a spec's knob is.
 fn allowed(args: &WorkerArgs) -> Result<Allowed> {
     let knobs = args
         .allow_knobs
@@ -335,6 +335,7 @@ fn allowed(args: &WorkerArgs) -> Result<Allowed> {
         commands: args.allow_commands,
         knobs,
         scx: args.allow_scx,
+        io_dir: args.io_dir.clone(),
     })
 }
 
@@ -356,6 +357,14 @@ pub fn cmd_worker(args: &WorkerArgs) -> Result<Outcome> {
         args.labels.clone()
     };
     // Every flag is checked before the server is reached.
+    if !args.io_dir.is_dir() {
+        return Err(BadFlag {
+            flag: "--io-dir",
+            value: args.io_dir.display().to_string(),
+            message: "not a directory; create it or name the directory queued runs may write their files in".to_string(),
+        }
+        .into());
+    }
     let allowed = allowed(args)?;
     let remote = Remote::connect(&args.db, &spool, true)?;
     if !args.quiet {

@@ -37,12 +37,15 @@ const MS: i64 = 1_000_000;
 
 /// Root with the v1 cpu, cpuacct and cpuset hierarchies of this machine, else a printed skip.
 fn ready(test: &str) -> bool {
-    if !root_or_skip(test) {
+    if !root(&format!("{test}: cgroups")) {
         return false;
     }
     let mounted = MOUNTS.iter().all(|m| std::path::Path::new(m).is_dir());
     if !mounted {
-        eprintln!("skipping {test}: needs the cgroup v1 cpu, cpuacct and cpuset mounts");
+        skip(
+            Need::Cgroup,
+            format!("{test}: needs the cgroup v1 cpu, cpuacct and cpuset mounts"),
+        );
     }
     mounted
 }

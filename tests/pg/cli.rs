@@ -35,7 +35,12 @@ fn counts(c: &mut postgres::Client) -> Vec<i64> {
     .collect()
 }
 
-pub fn cli_runs_and_reads_on_postgres(s: &Server) {
+#[test]
+fn cli_runs_and_reads_on_postgres() {
+    let Some(pg) = super::server::shared() else {
+        return;
+    };
+    let s: &Server = &pg;
     let db = s.fresh_db("cli");
     let url = s.url(&db);
     let dir = tempfile::tempdir().unwrap();

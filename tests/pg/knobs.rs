@@ -163,9 +163,13 @@ fn journals(state: &Path) -> usize {
     })
 }
 
-pub fn a_worker_restores_each_runs_settings_before_the_next_run(s: &Server) {
-    if !nix::unistd::geteuid().is_root() {
-        println!("skipping the worker knob test: varying vm.swappiness needs root");
+#[test]
+fn a_worker_restores_each_runs_settings_before_the_next_run() {
+    let Some(pg) = super::server::shared() else {
+        return;
+    };
+    let s: &Server = &pg;
+    if !schedlab_testkit::root("varying vm.swappiness") {
         return;
     }
     let guard = Restore::new(SWAPPINESS);

@@ -315,8 +315,10 @@ mod tests {
             });
         }
         let Some(b) = RtBudget::for_cell(&cell) else {
-            eprintln!("skipping: no /proc/sys/kernel/sched_rt_*");
-            return;
+            return schedlab_testkit::skip(
+                schedlab_testkit::Need::Kernel,
+                "no /proc/sys/kernel/sched_rt_* (RT throttling) on this kernel",
+            );
         };
         assert_eq!((b.runtime_ns, b.period_ns), (Some(u64::MAX), u64::MAX));
     }
