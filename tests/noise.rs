@@ -42,7 +42,7 @@ fn every_trial_stores_its_reference_speed_and_steal_and_the_flag_follows_them() 
         let warned = ints(
             &c,
             &format!(
-                "SELECT COUNT(*) FROM warnings WHERE trial_id = {id} AND message LIKE '%flagged noisy%'"
+                "SELECT COUNT(*) FROM warnings WHERE trial_id = {id} AND code = 'trial_noisy'"
             ),
         );
         assert_eq!(warned, vec![i64::from(noisy)]);

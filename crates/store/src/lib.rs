@@ -35,7 +35,7 @@ use std::fmt::Display;
 const SCHEMA: &str = include_str!("schema.sql");
 /// Schema version (SQLite: `PRAGMA user_version`, 0 = a new, empty database; PostgreSQL: the
 /// `schedlab_meta` table).
-const SCHEMA_VERSION: i64 = 4;
+const SCHEMA_VERSION: i64 = 5;
 
 /// An open results database.
 pub struct Store {
@@ -76,7 +76,7 @@ const TABLES: [&str; 9] = [
 ];
 
 /// Schema changes from one version to the next: `MIGRATIONS[i]` takes version `i + 2` to `i + 3`.
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     // 2 -> 3: who runs a run, to tell a dead run from a running one; which machine ran a run
     // and its trials, and the run's UUID (legacy runs get one here; host, kernel, CPU and
     // commit come from their environment record); warnings get an id to keep their order on
@@ -135,6 +135,10 @@ const MIGRATIONS: [&str; 2] = [
      ALTER TABLE trials ADD COLUMN outside_share REAL;
      ALTER TABLE trials ADD COLUMN interference_source TEXT;
      ALTER TABLE trials ADD COLUMN disturbed INTEGER;",
+    // 4 -> 5: warnings keep their stable code and parameters (issue 17); older rows have
+    // neither.
+    "ALTER TABLE warnings ADD COLUMN code TEXT;
+     ALTER TABLE warnings ADD COLUMN params TEXT;",
 ];
 
 /// Oldest schema version this schedlab can read (and upgrade).
