@@ -242,7 +242,7 @@ pub fn a_worker_restores_each_runs_settings_before_the_next_run(s: &Server) {
     // Both knob runs journaled the true original, which their warnings repeat.
     let warned = texts(
         &mut c,
-        "SELECT run_id || ': ' || CAST(params AS jsonb) ->> 'original' FROM warnings
+        "SELECT run_id || ': ' || (CAST(params AS jsonb) ->> 'original') FROM warnings
          WHERE code = 'knob_varied' AND CAST(params AS jsonb) ->> 'name' = 'vm.swappiness' ORDER BY run_id",
     );
     assert_eq!(warned.len(), 2, "{warned:?}");
