@@ -43,7 +43,8 @@ fn plan(n: usize, units: u64, barrier: bool) -> TaskPlan {
     }
 }
 
-/// schedlab, staggered: first creation to last task start, ns.
+/// schedlab, staggered: first creation to the last task's first timestamp (its release plus
+/// its response; its setup comes after it), ns.
 fn schedlab_spawn_ns(kind: TaskKind, n: usize) -> u64 {
     let stop = AtomicBool::new(false);
     let p = plan(n, 1, false);
@@ -58,7 +59,12 @@ fn schedlab_spawn_ns(kind: TaskKind, n: usize) -> u64 {
     .unwrap();
     assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);
     let first = out.tasks.iter().map(|t| t.t_release_ns).min().unwrap();
-    let last = out.tasks.iter().map(|t| t.t_start_ns).max().unwrap();
+    let last = out
+        .tasks
+        .iter()
+        .map(|t| t.t_release_ns + t.response_ns.unwrap() as u64)
+        .max()
+        .unwrap();
     last - first
 }
 

@@ -1,7 +1,8 @@
 //! One task's life: pin, apply its policy, prepare its work, wait for release, work, record.
 //!
 //! Everything a task records goes into its preallocated shared `Slot`; between `t_start` and
-//! `t_end` it runs nothing but the workload.
+//! `t_end` it runs nothing but the workload: its setup (affinity, policy, opening its files and
+//! its /proc files) comes before `t_start` in both start modes.
 
 use schedlab_core::policy::TaskPolicy;
 use schedlab_core::workload::{TaskWork, TrialDirRef, Workload, WorkloadKind};
@@ -62,8 +63,12 @@ pub struct Slot {
     pub tid: AtomicI32,
     /// Release time of this task (staggered: just before its creation).
     pub t_release_ns: AtomicU64,
-    /// The task's first timestamp after release/creation.
+    /// The task's timestamp as its work begins: after the barrier's release, or (staggered)
+    /// after its setup.
     pub t_start_ns: AtomicU64,
+    /// Staggered: the task's first timestamp after its creation, before its setup (the end of
+    /// its response); 0 with a barrier, where `t_start_ns` is both.
+    pub t_first_ns: AtomicU64,
     /// The task's timestamp after its last unit of work.
     pub t_end_ns: AtomicU64,
     /// User CPU time.
@@ -155,7 +160,8 @@ pub fn task_main(
 ) {
     let measured = !plan.is_antagonist(i);
     // Staggered: the task inherited the cell's policy from its spawner; it takes its own level
-    // (spread priorities) at once, then its first timestamp, before any other work.
+    // (spread priorities) at once, then its first timestamp (the end of its response), before
+    // its setup; its work starts at `t_start`, after the setup.
     if !plan.barrier {
         // A task whose attributes are the spawner's has them already (read back below).
         let inherited =
@@ -166,7 +172,7 @@ pub fn task_main(
                 return give_up(hdr, slot, STATE_REFUSED, e, measured);
             }
         }
-        slot.t_start_ns.store(schedlab_sys::now_ns(), SeqCst);
+        slot.t_first_ns.store(schedlab_sys::now_ns(), SeqCst);
     }
     slot.pid.store(schedlab_sys::getpid(), SeqCst);
     slot.tid.store(schedlab_sys::gettid(), SeqCst);
@@ -243,8 +249,8 @@ pub fn task_main(
         while hdr.release.load(SeqCst) == 0 {
             schedlab_sys::futex_wait(&hdr.release, 0, None);
         }
-        slot.t_start_ns.store(schedlab_sys::now_ns(), SeqCst);
     }
+    slot.t_start_ns.store(schedlab_sys::now_ns(), SeqCst);
     if let Some(e) = exec {
         // The program is the workload; the host records its end when it reaps it.
         let errno = e.exec();
@@ -461,3 +467,7 @@ pub fn count_out(hdr: &Header) {
         schedlab_sys::futex_wake(&hdr.remaining, 1);
     }
 }
+
+#[cfg(test)]
+#[path = "task_tests.rs"]
+mod tests;

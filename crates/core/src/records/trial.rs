@@ -43,11 +43,13 @@ pub struct TaskRecord {
     pub tid: i32,
     /// Release time (CLOCK_MONOTONIC ns).
     pub t_release_ns: u64,
-    /// First timestamp of the task (0 if it never started).
+    /// The task's timestamp as its work begins, after its setup (0 if it never got there).
     pub t_start_ns: u64,
     /// Timestamp after its last unit (0 if it did not finish).
     pub t_end_ns: u64,
-    /// t_start - t_release, ns.
+    /// The task's first timestamp - t_release, ns. With a barrier the first timestamp is
+    /// `t_start`; staggered, it is taken as the new task first runs, before its setup, so
+    /// turnaround - response - run span is the task's setup (wall time).
     pub response_ns: Option<i64>,
     /// t_end - t_release, ns.
     pub turnaround_ns: Option<i64>,

@@ -14,7 +14,8 @@ use schedlab_core::workload::periodic::{self, HIST_BYTES};
 use schedlab_sys::SharedSlice;
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::SeqCst};
-use verdict::{judge, record};
+use verdict::judge;
+pub(crate) use verdict::record;
 
 /// Task `i`'s share of the trial's histogram buffer (empty when the work is not periodic).
 pub(super) fn hist_chunk(hists: &[AtomicU8], i: usize) -> &[AtomicU8] {

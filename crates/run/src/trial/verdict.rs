@@ -25,12 +25,17 @@ fn exact_cpu_ns(s: &Slot, done: bool) -> Option<u64> {
     }
 }
 
-pub(super) fn record(i: usize, s: &Slot, h: &Header) -> TaskRecord {
+pub(crate) fn record(i: usize, s: &Slot, h: &Header) -> TaskRecord {
     let t_release = match s.t_release_ns.load(SeqCst) {
         0 => h.t_release_ns.load(SeqCst),
         t => t,
     };
     let t_start = s.t_start_ns.load(SeqCst);
+    // Staggered: the task's first timestamp, before its setup (0 with a barrier).
+    let t_first = match s.t_first_ns.load(SeqCst) {
+        0 => t_start,
+        t => t,
+    };
     let t_end = s.t_end_ns.load(SeqCst);
     let done = s.state.load(SeqCst) == task::STATE_DONE;
     let diff = |a: u64, b: u64| (a != 0 && b != 0).then(|| a as i64 - b as i64);
@@ -41,7 +46,7 @@ pub(super) fn record(i: usize, s: &Slot, h: &Header) -> TaskRecord {
         t_release_ns: t_release,
         t_start_ns: t_start,
         t_end_ns: t_end,
-        response_ns: diff(t_start, t_release),
+        response_ns: diff(t_first, t_release),
         turnaround_ns: if done { diff(t_end, t_release) } else { None },
         run_span_ns: if done { diff(t_end, t_start) } else { None },
         utime_ns: since_base(&s.utime_ns, &s.base[0]),
