@@ -148,6 +148,16 @@ pub enum Warning {
         /// The restore journal, if any.
         journal: Option<String>,
     },
+    /// What ending a trial's CPU cgroups found (the detail is a sentence of the cgroup code,
+    /// not yet typed).
+    CgroupTrial {
+        /// The trial's number in the run, from 1.
+        trial: usize,
+        /// The cell's label.
+        cell: String,
+        /// What was found.
+        detail: String,
+    },
     /// A device's I/O scheduler is varied by the run and restored after it.
     IoSchedulerVaried {
         /// The block device.
@@ -158,7 +168,7 @@ pub enum Warning {
 }
 
 /// Every code, in the order of the README's table.
-pub const CODES: [&str; 11] = [
+pub const CODES: [&str; 12] = [
     "io_dir_tmpfs",
     "io_dir_shared",
     "rt_budget_demand",
@@ -170,6 +180,7 @@ pub const CODES: [&str; 11] = [
     "adaptive_max_time",
     "knob_varied",
     "io_scheduler_varied",
+    "cgroup_trial",
 ];
 
 impl Warning {
@@ -187,6 +198,7 @@ impl Warning {
             Warning::AdaptiveMaxTime { .. } => "adaptive_max_time",
             Warning::KnobVaried { .. } => "knob_varied",
             Warning::IoSchedulerVaried { .. } => "io_scheduler_varied",
+            Warning::CgroupTrial { .. } => "cgroup_trial",
         }
     }
 }
@@ -198,19 +210,11 @@ impl fmt::Display for Warning {
                 f,
                 "{dir} is a tmpfs: O_SYNC writes do not reach a disk there, so io results are not disk I/O; use --io-dir on a disk-backed filesystem"
             ),
-            Warning::IoDirShared { dir, owner_uid, mode } => {
-                let why = match owner_uid {
-                    Some(uid) => format!("belongs to uid {uid}"),
-                    None => format!(
-                        "is writable by other users without the sticky bit (mode {:04o})",
-                        mode & 0o7777
-                    ),
-                };
-                write!(
-                    f,
-                    "the I/O directory {dir} {why}: others can rename or delete schedlab's trial directories there and make trials fail (the files in them stay private and are never reached through a link); prefer a directory only you can write to, or a sticky one such as /var/tmp"
-                )
-            }
+            Warning::IoDirShared { dir, owner_uid, mode } => write!(
+                f,
+                "the I/O directory {dir} {}: others can rename or delete schedlab's trial directories there and make trials fail (the files in them stay private and are never reached through a link); prefer a directory only you can write to, or a sticky one such as /var/tmp",
+                shared_why(*owner_uid, *mode)
+            ),
             Warning::RtBudgetDemand { cell, tasks, policy, cpus, busy_ms, budget, throttle_ms, runtime_ms } => {
                 let who = match policy {
                     Some(p) => format!("its {tasks} {p} tasks"),
@@ -266,11 +270,27 @@ impl fmt::Display for Warning {
                 "kernel setting {name} ({file}) varied; it was {original} and is restored after the run (restore journal {})",
                 journal.as_deref().unwrap_or("-")
             ),
+            Warning::CgroupTrial {
+                trial,
+                cell,
+                detail,
+            } => write!(f, "trial {trial} ({cell}): {detail}"),
             Warning::IoSchedulerVaried { device, original } => write!(
                 f,
                 "I/O scheduler of {device} varied; it was {original} and is restored after the run"
             ),
         }
+    }
+}
+
+/// Why others may move entries of a shared I/O directory, in words.
+fn shared_why(owner_uid: Option<u32>, mode: u32) -> String {
+    match owner_uid {
+        Some(uid) => format!("belongs to uid {uid}"),
+        None => format!(
+            "is writable by other users without the sticky bit (mode {:04o})",
+            mode & 0o7777
+        ),
     }
 }
 
@@ -392,6 +412,11 @@ mod tests {
             Warning::IoSchedulerVaried {
                 device: "sda".into(),
                 original: "mq-deadline".into(),
+            },
+            Warning::CgroupTrial {
+                trial: 1,
+                cell: "other".into(),
+                detail: "cpu.stat unreadable".into(),
             },
         ]
     }

@@ -5,6 +5,7 @@
 pub mod adaptive;
 pub mod capacity;
 mod cells;
+pub mod cgroups;
 pub mod error;
 pub mod interference;
 pub mod iosched;
@@ -291,8 +292,14 @@ pub(crate) fn one_trial(
     }
     let outcome = match &cs.skipped {
         Some(reason) => TrialOutcome::not_run(TrialStatus::Skipped, reason.clone()),
-        None => {
+        None => 'measured: {
             keeper.starting(SETTLE_NS.saturating_add(timeout_ns))?;
+            // The trial's task groups (CPU cgroups), before the settle window.
+            let tag = format!("r{run_id}-c{}-t{}", planned.cell, planned.trial_index);
+            let groups = match s.settings.start_groups(run_id, cell, &tag) {
+                Ok(g) => g,
+                Err(refused) => break 'measured refused.outcome(),
+            };
             // A settle window before each trial, which also tells whether the machine is idle.
             let before = SystemSnapshot::capture();
             std::thread::sleep(std::time::Duration::from_nanos(SETTLE_NS));
@@ -305,7 +312,7 @@ pub(crate) fn one_trial(
             warning = idle.warning(n + 1);
             meta.started_at = schedlab_core::records::now_utc();
             let around = noise::Around::before(&s.reference, cell.cpus.as_deref());
-            let outcome = run_one(
+            let mut outcome = run_one(
                 s.launcher,
                 cell,
                 cs,
@@ -313,9 +320,19 @@ pub(crate) fn one_trial(
                 io_dir,
                 &format!("r{run_id}-t{n}"),
                 &s.interrupted,
-                state.observe,
+                (state.observe, groups.as_ref().map(|g| &g.groups)),
             )?;
             let label = cell.label();
+            if let Some(g) = groups {
+                let ended = s.settings.end_groups(g, cell, &mut outcome);
+                trial_warnings.extend(ended.into_iter().map(|detail| {
+                    schedlab_core::Warning::CgroupTrial {
+                        trial: n + 1,
+                        cell: label.clone(),
+                        detail,
+                    }
+                }));
+            }
             trial_warnings.extend(around.after(
                 &s.reference,
                 cell.cpus.as_deref(),
