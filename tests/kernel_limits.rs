@@ -125,10 +125,10 @@ sample_interval = "off"
         vec![("cpu:spin".into(), Some(1)), ("cpu:pi".into(), Some(0))],
         "the long cell is throttled, the short one not; (trial, span, cpu): {spans:?}"
     );
-    let warnings: Vec<(Option<i64>, String)> = c
-        .prepare("SELECT trial_id, message FROM warnings WHERE message LIKE '%RT budget%' OR message LIKE '%RT throttling%'")
+    let warnings: Vec<(Option<i64>, String, String)> = c
+        .prepare("SELECT trial_id, code, message FROM warnings WHERE code IN ('rt_budget_demand', 'rt_throttled')")
         .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .unwrap()
         .map(|r| r.unwrap())
         .collect();
@@ -136,14 +136,13 @@ sample_interval = "off"
     assert!(
         warnings
             .iter()
-            .any(|(t, m)| t.is_none() && m.contains("3000 ms") && m.contains("Remedy")),
+            .any(|(t, code, m)| t.is_none() && code == "rt_budget_demand" && m.contains("3000 ms")),
         "{warnings:?}"
     );
     assert!(
-        warnings.iter().any(|(t, m)| t.is_some()
-            && m.starts_with("trial")
-            && m.contains("RT throttling")
-            && m.contains("Remedy")),
+        warnings
+            .iter()
+            .any(|(t, code, m)| t.is_some() && code == "rt_throttled" && m.contains("Remedy")),
         "{warnings:?}"
     );
     drop(c);

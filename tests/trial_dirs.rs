@@ -195,8 +195,9 @@ fn an_io_dir_owned_by_another_user_redirects_no_write_and_is_warned_about() {
     let warned: i64 = s
         .conn()
         .query_row(
-            "SELECT COUNT(*) FROM warnings WHERE message LIKE '%belongs to uid%'",
-            [],
+            "SELECT COUNT(*) FROM warnings WHERE code = 'io_dir_shared'
+             AND json_extract(params, '$.owner_uid') = ?1",
+            [nobody.0],
             |r| r.get(0),
         )
         .unwrap();

@@ -7,6 +7,7 @@
 use anyhow::{Context, Result};
 use schedlab_core::metric::Metric;
 use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_core::Warning;
 use schedlab_machine::HostIdentity;
 use schedlab_run::sink::{Sink, Stored};
 use schedlab_run::SinkResult;
@@ -384,7 +385,12 @@ impl Sink for RemoteSink {
         Ok(id)
     }
 
-    fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, message: &str) -> SinkResult<()> {
+    fn add_warning(
+        &mut self,
+        run_id: i64,
+        trial_id: Option<i64>,
+        message: &Warning,
+    ) -> SinkResult<()> {
         let spooled_trial = match (trial_id, self.last) {
             (Some(t), Some(Last::Spool(s))) if t == s => Some(t),
             _ => None,

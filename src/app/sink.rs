@@ -2,6 +2,7 @@
 
 use schedlab_core::metric::Metric;
 use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_core::Warning;
 use schedlab_run::sink::{Sink, Stored};
 use schedlab_run::SinkResult as Result;
 use schedlab_spec::plan::{Plan, PlannedTrial};
@@ -47,7 +48,7 @@ impl Sink for StoreSink<'_> {
         Ok(self.0.insert_trial(run_id, planned, outcome, meta)?)
     }
 
-    fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, message: &str) -> Result<()> {
+    fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, message: &Warning) -> Result<()> {
         Ok(self.0.add_warning(run_id, trial_id, message)?)
     }
 

@@ -8,6 +8,7 @@ use crate::cli::WorkerArgs;
 use anyhow::{bail, Context, Result};
 use schedlab_core::metric::Metric;
 use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_core::Warning;
 use schedlab_machine::{EnvRecord, HostIdentity};
 use schedlab_run::sink::{Sink, Stored};
 use schedlab_run::work::allow::{self, Allowed};
@@ -255,7 +256,12 @@ impl Sink for Worker {
         }
     }
 
-    fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, message: &str) -> SinkResult<()> {
+    fn add_warning(
+        &mut self,
+        run_id: i64,
+        trial_id: Option<i64>,
+        message: &Warning,
+    ) -> SinkResult<()> {
         match (trial_id, self.last) {
             (Some(t), Some(Last::Dropped(d))) if t == d => return Ok(()),
             (Some(t), Some(Last::Spool(s))) if t == s => {

@@ -116,7 +116,13 @@ fn cli_runs_and_reads_on_postgres() {
     let read_only =
         schedlab_store::Store::open_read(url.parse::<schedlab_store::Location>().unwrap()).unwrap();
     let err = read_only
-        .add_warning(1, None, "must not be stored")
+        .add_warning(
+            1,
+            None,
+            &schedlab_core::Warning::IoDirTmpfs {
+                dir: "must not be stored".into(),
+            },
+        )
         .unwrap_err();
     // Refused by the server as a write in a read-only transaction (SQLSTATE 25006).
     let refused = match err.root() {

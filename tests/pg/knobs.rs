@@ -246,11 +246,12 @@ fn a_worker_restores_each_runs_settings_before_the_next_run() {
     // Both knob runs journaled the true original, which their warnings repeat.
     let warned = texts(
         &mut c,
-        "SELECT run_id || ': ' || message FROM warnings WHERE message LIKE 'kernel setting vm.swappiness %' ORDER BY run_id",
+        "SELECT run_id || ': ' || (CAST(params AS jsonb) ->> 'original') FROM warnings
+         WHERE code = 'knob_varied' AND CAST(params AS jsonb) ->> 'name' = 'vm.swappiness' ORDER BY run_id",
     );
     assert_eq!(warned.len(), 2, "{warned:?}");
     for w in &warned {
-        assert!(w.contains(&format!("it was {original} ")), "{warned:?}");
+        assert!(w.ends_with(&format!(": {original}")), "{warned:?}");
     }
     // Killed during run 3: the setting stays changed until the next command restores it and
     // says what it did.

@@ -211,17 +211,16 @@ impl RunState {
         if plan.cells.iter().any(|c| c.workload.needs_files())
             && schedlab_core::workload::io::is_tmpfs(io_dir)
         {
-            let msg = format!(
-                "{} is a tmpfs: O_SYNC writes do not reach a disk there, so io results are not disk I/O; use --io-dir on a disk-backed filesystem",
-                io_dir.display()
-            );
-            eprintln!("warning: {msg}");
-            sink.add_warning(run_id, None, &msg)?;
+            let w = schedlab_core::Warning::IoDirTmpfs {
+                dir: io_dir.display().to_string(),
+            };
+            eprintln!("warning: {w}");
+            sink.add_warning(run_id, None, &w)?;
         }
         if plan.cells.iter().any(one::needs_trial_dir) {
-            if let Some(msg) = schedlab_core::workload::io::shared_dir_warning(io_dir) {
-                eprintln!("warning: {msg}");
-                sink.add_warning(run_id, None, &msg)?;
+            if let Some(w) = schedlab_core::workload::io::shared_dir_warning(io_dir) {
+                eprintln!("warning: {w}");
+                sink.add_warning(run_id, None, &w)?;
             }
         }
         let mut cells = vec![CellState::default(); plan.cells.len()];
@@ -284,7 +283,7 @@ pub(crate) fn one_trial(
         ..Default::default()
     };
     let mut warning = None;
-    let mut trial_warnings: Vec<String> = Vec::new();
+    let mut trial_warnings: Vec<schedlab_core::Warning> = Vec::new();
     if cs.skipped.is_none() {
         // Set before the settle window, so the change settles before the trial.
         match s.settings.apply(run_id, cell) {
@@ -320,7 +319,7 @@ pub(crate) fn one_trial(
             meta.busy_pct = idle.busy_pct;
             meta.steal_pct = idle.steal_pct;
             meta.psi_cpu_some_pct = idle.psi_cpu_some_pct;
-            warning = idle.warning();
+            warning = idle.warning(n + 1);
             meta.started_at = schedlab_core::records::now_utc();
             let around = noise::Around::before(&s.reference, cell.cpus.as_deref());
             let mut outcome = run_one(
@@ -333,16 +332,25 @@ pub(crate) fn one_trial(
                 &s.interrupted,
                 (state.observe, groups.as_ref().map(|g| &g.groups)),
             )?;
+            let label = cell.label();
             if let Some(g) = groups {
-                trial_warnings.extend(s.settings.end_groups(g, cell, &mut outcome));
+                let ended = s.settings.end_groups(g, cell, &mut outcome);
+                trial_warnings.extend(ended.into_iter().map(|detail| {
+                    schedlab_core::Warning::CgroupTrial {
+                        trial: n + 1,
+                        cell: label.clone(),
+                        detail,
+                    }
+                }));
             }
             trial_warnings.extend(around.after(
                 &s.reference,
                 cell.cpus.as_deref(),
                 &outcome,
                 &mut meta,
+                (n + 1, &label),
             ));
-            trial_warnings.extend(limits::judge(cell, &outcome, &mut meta));
+            trial_warnings.extend(limits::judge(cell, n + 1, &outcome, &mut meta));
             outcome
         }
     };
@@ -362,16 +370,7 @@ pub(crate) fn one_trial(
     }
     let sink = keeper.sink();
     let trial_id = sink.insert_trial(run_id, planned, &outcome, &meta)?;
-    if let Some(w) = warning {
-        sink.add_warning(
-            run_id,
-            Some(trial_id),
-            &format!("before trial {}: {w}", n + 1),
-        )?;
-        s.progress.note(&format!("warning: {w}"));
-    }
-    for w in trial_warnings {
-        let w = format!("trial {} ({}): {w}", n + 1, cell.label());
+    for w in warning.into_iter().chain(trial_warnings) {
         sink.add_warning(run_id, Some(trial_id), &w)?;
         s.progress.note(&format!("warning: {w}"));
     }

@@ -7,6 +7,7 @@
 use crate::error::SinkResult as Result;
 use schedlab_core::metric::Metric;
 use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_core::Warning;
 use schedlab_spec::plan::{Plan, PlannedTrial};
 use std::collections::HashSet;
 
@@ -36,8 +37,9 @@ pub trait Sink {
         outcome: &TrialOutcome,
         meta: &TrialMeta,
     ) -> Result<i64>;
-    /// Stores a warning about the run, or about one of its trials.
-    fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, message: &str) -> Result<()>;
+    /// Stores a warning about the run, or about one of its trials (its code, parameters and
+    /// sentence).
+    fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, warning: &Warning) -> Result<()>;
     /// Marks the run finished with `status` (done, interrupted, failed).
     fn finish_run(&mut self, run_id: i64, status: &str) -> Result<()>;
     /// The stored speed of a workload (units per second) on this kernel and CPU, if any.
