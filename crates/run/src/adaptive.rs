@@ -160,7 +160,7 @@ impl<'a> Schedule<'a> {
 pub fn stop_warning(adaptive: &Adaptive, stop: Stop, rounds: u32) -> Option<Warning> {
     let (precision, metric, until_decided) = (
         adaptive.precision,
-        adaptive.metric.clone(),
+        adaptive.metric.key().to_string(),
         adaptive.until_decided,
     );
     match stop {
