@@ -278,9 +278,10 @@ fn the_slice_is_read_back_from_proc_and_sched_getattr_for_each_task() {
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
-    // The knob columns, then the one added after them (issue 11: the exact CPU time).
+    // The knob columns, then those added after them (issue 11: the exact CPU time; issue 20:
+    // the task's group and the cell's groups).
     assert_eq!(
-        header[header.len() - 7..],
+        header[header.len() - 9..],
         [
             "slice_ns",
             "knobs",
@@ -288,7 +289,9 @@ fn the_slice_is_read_back_from_proc_and_sched_getattr_for_each_task() {
             "knobs_read",
             "slice_getattr_ns",
             "slice_proc_ns",
-            "cpu_ns"
+            "cpu_ns",
+            "group_name",
+            "cgroups"
         ]
     );
     assert_eq!(
