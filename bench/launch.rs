@@ -40,6 +40,7 @@ fn plan(n: usize, units: u64, barrier: bool) -> TaskPlan {
         measured: n,
         antagonist_workload: None,
         antagonist_chunk: 0,
+        contended: Vec::new(),
     }
 }
 
@@ -55,6 +56,7 @@ fn schedlab_spawn_ns(kind: TaskKind, n: usize) -> u64 {
         guard: false,
         interrupted: &stop,
         dir: None,
+        groups: None,
     })
     .unwrap();
     assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);
@@ -79,6 +81,7 @@ fn schedlab_release_ns(kind: TaskKind, n: usize) -> u64 {
         guard: false,
         interrupted: &stop,
         dir: None,
+        groups: None,
     })
     .unwrap();
     assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);
@@ -133,6 +136,7 @@ fn harness_pct(kind: TaskKind, n: usize, units: u64) -> f64 {
         guard: false,
         interrupted: &stop,
         dir: None,
+        groups: None,
     })
     .unwrap();
     assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);

@@ -10,9 +10,11 @@ use schedlab_store::export::{Format, Table};
 use schedlab_store::Location;
 use std::path::PathBuf;
 
+mod cgroups;
 mod claims;
 mod db;
 mod fleet;
+pub use cgroups::CgroupArgs;
 pub use claims::{ReportClaimArgs, RunClaimArgs};
 pub use db::{DbArg, LocationParser, SharedDbArg};
 pub use fleet::{PushArgs, RunsArgs, SubmitArgs, WorkerArgs};
@@ -173,6 +175,9 @@ pub struct RunArgs {
     /// A BPF scheduler (sched_ext) to run cells under, e.g. "scx_lavd", or none; repeatable.
     #[arg(long = "scx", value_name = "COMMAND")]
     pub scx: Vec<String>,
+    /// Task groups in CPU cgroups and their settings.
+    #[command(flatten)]
+    pub cgroups: CgroupArgs,
     /// Block device whose I/O scheduler is varied (default: the one holding --io-dir), e.g. vda.
     #[arg(long)]
     pub device: Option<String>,
@@ -258,7 +263,7 @@ pub struct ExportArgs {
     /// csv or json.
     #[arg(long, default_value = "csv")]
     pub format: Format,
-    /// tasks or trials.
+    /// tasks, trials, samples or groups (task groups: their cgroup settings and figures).
     #[arg(long, default_value = "tasks")]
     pub table: Table,
     /// Output file (default: standard output).
@@ -280,7 +285,8 @@ impl RunArgs {
             && self.io_schedulers.is_empty()
             && self.slices.is_empty()
             && self.knobs.is_empty()
-            && self.scx.is_empty())
+            && self.scx.is_empty()
+            && !self.cgroups.any())
     }
 
     /// The spec these flags describe: the file (or quick experiment) with the flags applied over it.
@@ -379,6 +385,7 @@ impl RunArgs {
                 .map(|k| schedlab_spec::KnobAxis::from_flag(k));
             a.knobs = knobs.collect::<Result<_, _>>()?;
         }
+        self.cgroups.apply(a)?;
         let s = &mut spec.settings;
         s.trials = self.trials.unwrap_or(s.trials);
         s.warmup = self.warmup.unwrap_or(s.warmup);

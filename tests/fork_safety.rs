@@ -42,9 +42,11 @@ fn two_spinning_tasks(kind: TaskKind) -> Request {
             measured: n,
             antagonist_workload: None,
             antagonist_chunk: 0,
+            contended: Vec::new(),
         },
         timeout_ns: 30_000_000_000,
         guard: false,
+        groups: None,
     }
 }
 

@@ -7,7 +7,8 @@ use schedlab_spec::Spec;
 use std::path::{Path, PathBuf};
 
 /// Cells each preset must expand to, computed by hand from its axes
-/// (policies x priorities x workloads x tasks x kind x start x cpus x antagonists x knobs).
+/// (policies x priorities x workloads x tasks x kind x start x cpus x antagonists x knobs x
+/// cgroup axes).
 const EXPECTED_CELLS: &[(&str, usize)] = &[
     // 3 policies x 1 x 1 workload x 1 task count x 1 x 1 x 1 CPU list
     ("quick", 3),
@@ -29,6 +30,12 @@ const EXPECTED_CELLS: &[(&str, usize)] = &[
     ("rr-quantum", 3),
     // 1 policy x 1 workload x 2 antagonist counts x 2 throttling values
     ("rt-throttling", 4),
+    // 1 policy x 1 periodic workload x 7 cpu.max values (3 limits x 2 periods, and max)
+    ("cpu-limit-tail", 7),
+    // 1 policy x 1 workload x 2 group layouts x 3 weight pairs
+    ("group-weights", 6),
+    // 1 policy x 1 workload x 2 antagonist counts x 2 cpusets (partitioned CPU 1, unpinned)
+    ("deadline-partition", 4),
 ];
 
 fn examples_dir() -> PathBuf {

@@ -128,6 +128,8 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
          ALTER TABLE trials DROP COLUMN rt_throttled;
          ALTER TABLE trials DROP COLUMN outside_cpu_ns; ALTER TABLE trials DROP COLUMN outside_share;
          ALTER TABLE trials DROP COLUMN interference_source; ALTER TABLE trials DROP COLUMN disturbed;
+         ALTER TABLE cells DROP COLUMN cgroups; ALTER TABLE tasks DROP COLUMN group_name;
+         DROP TABLE task_groups;
          PRAGMA user_version = 2; VACUUM;",
     )
     .unwrap();
@@ -155,7 +157,12 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
     // A run upgrades it in place and adds its run; the old run gets a UUID, its host and kernel.
     tiny_run(&s);
     let c = s.conn();
-    assert_eq!(ints(&c, "PRAGMA user_version")[0], 4);
+    assert_eq!(ints(&c, "PRAGMA user_version")[0], 5);
+    assert_eq!(ints(&c, "SELECT COUNT(*) FROM task_groups")[0], 0);
+    assert_eq!(
+        ints(&c, "SELECT COUNT(*) FROM tasks WHERE group_name IS NULL")[0],
+        ints(&c, "SELECT COUNT(*) FROM tasks")[0]
+    );
     assert_eq!(ints(&c, "SELECT COUNT(*) FROM runs")[0], 2);
     assert_eq!(
         ints(

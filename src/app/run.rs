@@ -125,6 +125,13 @@ pub fn cmd_plan(args: &RunArgs) -> Result<Outcome> {
             println!("  {line}");
         }
     }
+    let groups = schedlab_run::cgroups::describe(&plan);
+    if !groups.is_empty() {
+        println!("CPU cgroups of this plan (each trial's task groups, created before it and removed after it):");
+        for line in groups {
+            println!("  {line}");
+        }
+    }
     match &plan.settings.adaptive {
         None => println!(
             "{} cells x {} trials ({} warm-up) = {} trials; estimated duration {} (seed {})",
@@ -219,13 +226,22 @@ pub fn cmd_restore() -> Result<Outcome> {
     for line in &r.refused {
         eprintln!("error: {line}");
     }
-    if r.lines.is_empty() && r.live.is_empty() && r.unreadable.is_empty() && r.refused.is_empty() {
+    let stale = schedlab_run::cgroups::remove_stale();
+    for line in &stale.lines {
+        println!("{line}");
+    }
+    if r.lines.is_empty()
+        && r.live.is_empty()
+        && r.unreadable.is_empty()
+        && r.refused.is_empty()
+        && stale.lines.is_empty()
+    {
         println!(
             "nothing to restore: no restore journal in {}",
             dir.display()
         );
     }
-    Ok(if r.failed || !r.refused.is_empty() {
+    Ok(if r.failed || stale.failed || !r.refused.is_empty() {
         Outcome::Failed
     } else {
         Outcome::Done

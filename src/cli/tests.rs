@@ -73,3 +73,35 @@ fn workload_flags_apply_to_every_workload() {
     assert_eq!(spec.axes.workloads[0].iterations, Some(1000));
     assert_eq!(spec.settings.nice, Some(-5));
 }
+
+#[test]
+fn cgroup_flags_become_axes_with_one_value_per_cell() {
+    let spec = parse(&[
+        "run",
+        "--groups",
+        "a=1:b=1,a=1:b=4",
+        "--cpu-weight",
+        "100:300,100:900",
+        "--cpu-max",
+        "50ms/100ms,200ms/100ms,max",
+        "--cpuset",
+        "0+1:1",
+        "--partition",
+    ])
+    .to_spec()
+    .unwrap();
+    let a = &spec.axes;
+    assert_eq!(a.groups.as_ref().unwrap().layouts().len(), 2);
+    assert_eq!(a.cpu_weight.len(), 2);
+    assert_eq!(a.cpu_max.len(), 3, "the issue's example: three cells");
+    assert_eq!(a.cpuset, [schedlab_spec::CgroupValue::Text("0+1:1".into())]);
+    assert_eq!(a.partition, [true]);
+    let plain = parse(&["run", "--cpu-max", "20ms/100ms"])
+        .to_spec()
+        .unwrap();
+    assert_eq!(
+        plain.name, "cli",
+        "a cgroup flag describes an experiment from flags"
+    );
+    assert!(parse(&["run", "--groups", "a:b"]).to_spec().is_err());
+}

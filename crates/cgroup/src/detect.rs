@@ -172,83 +172,9 @@ impl Capabilities {
             Ok(p) if p.version == Version::V2 => Ok(p.clone()),
             _ => place(Controller::Cpuacct),
         };
-        let file = |p: &Placement, name: &str| {
-            let path = p.mount.join(name);
-            Feature {
-                present: fs.exists(&path),
-                source: Source::File(path),
-            }
-        };
         let release = parse_release(&kernel);
-        let (mut idle, mut burst, mut rt_group_sched) =
-            (Feature::absent(), Feature::absent(), Feature::absent());
-        let mut rt_root = None;
-        if let Ok(p) = &cpu {
-            match p.version {
-                Version::V1 => {
-                    idle = file(p, "cpu.idle");
-                    burst = file(p, "cpu.cfs_burst_us");
-                    rt_group_sched = file(p, "cpu.rt_runtime_us");
-                    if rt_group_sched.present {
-                        rt_root = RtBandwidth::read(fs, &p.mount).ok();
-                    }
-                }
-                Version::V2 => {
-                    let child = child_with(fs, &p.mount, "cpu.weight");
-                    idle = v2_feature(
-                        fs,
-                        child.as_deref(),
-                        "cpu.idle",
-                        &kernel,
-                        release,
-                        IDLE_SINCE,
-                    );
-                    burst = v2_feature(
-                        fs,
-                        child.as_deref(),
-                        "cpu.max.burst",
-                        &kernel,
-                        release,
-                        BURST_SINCE,
-                    );
-                    rt_group_sched = Feature {
-                        present: false,
-                        source: Source::KernelRelease(kernel.clone()),
-                    };
-                }
-            }
-        }
-        let mut partition = Feature::absent();
-        let (mut online_cpus, mut mems) = (None, CpuList::default());
-        if let Ok(p) = &cpuset {
-            let (cpus_file, mems_file) = match p.version {
-                Version::V1 => ("cpuset.effective_cpus", "cpuset.effective_mems"),
-                Version::V2 => ("cpuset.cpus.effective", "cpuset.mems.effective"),
-            };
-            online_cpus = fs
-                .read(&p.mount.join(cpus_file))
-                .ok()
-                .and_then(|s| CpuList::parse(&s).ok());
-            mems = fs
-                .read(&p.mount.join(mems_file))
-                .ok()
-                .and_then(|s| CpuList::parse(&s).ok())
-                .unwrap_or_default();
-            partition = match p.version {
-                Version::V1 => file(p, "cpuset.sched_load_balance"),
-                Version::V2 => {
-                    let child = child_with(fs, &p.mount, "cpuset.cpus");
-                    v2_feature(
-                        fs,
-                        child.as_deref(),
-                        "cpuset.cpus.exclusive",
-                        &kernel,
-                        release,
-                        REMOTE_PARTITION_SINCE,
-                    )
-                }
-            };
-        }
+        let cpu_features = CpuFeatures::detect(fs, &cpu, &kernel, release);
+        let (partition, online_cpus, mems) = cpuset_features(fs, &cpuset, &kernel, release);
         let online_cpus = match online_cpus {
             Some(c) if !c.is_empty() => c,
             _ => {
@@ -263,6 +189,12 @@ impl Capabilities {
             .ok()
             .and_then(|s| effective_uid(&s))
             .is_some_and(|uid| uid == 0);
+        let CpuFeatures {
+            idle,
+            burst,
+            rt_group_sched,
+            rt_root,
+        } = cpu_features;
         Ok(Capabilities {
             cpu,
             cpuacct,
@@ -364,6 +296,105 @@ impl Capabilities {
         }
         out
     }
+}
+
+/// The cpu controller's optional files.
+struct CpuFeatures {
+    idle: Feature,
+    burst: Feature,
+    rt_group_sched: Feature,
+    rt_root: Option<RtBandwidth>,
+}
+
+impl CpuFeatures {
+    /// What the cpu controller at `cpu` offers: v1 files looked at in the mount; v2 files in a
+    /// child with the controller, else decided by the kernel release.
+    fn detect(
+        fs: &dyn CgroupFs,
+        cpu: &Result<Placement, Unavailable>,
+        kernel: &str,
+        release: Option<(u32, u32)>,
+    ) -> CpuFeatures {
+        let mut f = CpuFeatures {
+            idle: Feature::absent(),
+            burst: Feature::absent(),
+            rt_group_sched: Feature::absent(),
+            rt_root: None,
+        };
+        let Ok(p) = cpu else { return f };
+        match p.version {
+            Version::V1 => {
+                f.idle = file_feature(fs, p, "cpu.idle");
+                f.burst = file_feature(fs, p, "cpu.cfs_burst_us");
+                f.rt_group_sched = file_feature(fs, p, "cpu.rt_runtime_us");
+                if f.rt_group_sched.present {
+                    f.rt_root = RtBandwidth::read(fs, &p.mount).ok();
+                }
+            }
+            Version::V2 => {
+                let child = child_with(fs, &p.mount, "cpu.weight");
+                let feature =
+                    |file, since| v2_feature(fs, child.as_deref(), file, kernel, release, since);
+                f.idle = feature("cpu.idle", IDLE_SINCE);
+                f.burst = feature("cpu.max.burst", BURST_SINCE);
+                f.rt_group_sched = Feature {
+                    present: false,
+                    source: Source::KernelRelease(kernel.to_string()),
+                };
+            }
+        }
+        f
+    }
+}
+
+/// Whether `name` exists in the mount of `p`.
+fn file_feature(fs: &dyn CgroupFs, p: &Placement, name: &str) -> Feature {
+    let path = p.mount.join(name);
+    Feature {
+        present: fs.exists(&path),
+        source: Source::File(path),
+    }
+}
+
+/// The cpuset controller's partition support, its root's effective CPUs (None when unread)
+/// and memory nodes.
+fn cpuset_features(
+    fs: &dyn CgroupFs,
+    cpuset: &Result<Placement, Unavailable>,
+    kernel: &str,
+    release: Option<(u32, u32)>,
+) -> (Feature, Option<CpuList>, CpuList) {
+    let Ok(p) = cpuset else {
+        return (Feature::absent(), None, CpuList::default());
+    };
+    let (cpus_file, mems_file) = match p.version {
+        Version::V1 => ("cpuset.effective_cpus", "cpuset.effective_mems"),
+        Version::V2 => ("cpuset.cpus.effective", "cpuset.mems.effective"),
+    };
+    let list = |f: &str| {
+        fs.read(&p.mount.join(f))
+            .ok()
+            .and_then(|s| CpuList::parse(&s).ok())
+    };
+    let partition = match p.version {
+        Version::V1 => file_feature(fs, p, "cpuset.sched_load_balance"),
+        Version::V2 => {
+            let child = child_with(fs, &p.mount, "cpuset.cpus");
+            v2_feature(
+                fs,
+                child.as_deref(),
+                "cpuset.cpus.exclusive",
+                kernel,
+                release,
+                REMOTE_PARTITION_SINCE,
+            )
+        }
+    };
+    (
+        partition,
+        list(cpus_file),
+        list(mems_file).unwrap_or_default(),
+    )
 }
 
 /// Where controller `c` is, or why not.

@@ -58,6 +58,7 @@
 mod apply;
 pub mod detect;
 pub mod error;
+pub mod files;
 pub mod flags;
 pub mod fs;
 pub mod memfs;
@@ -73,6 +74,7 @@ pub mod value;
 
 pub use detect::{Capabilities, Controller, Feature, Placement};
 pub use error::{Error, Unavailable};
+pub use files::{GroupFiles, StatFiles, TrialFiles};
 pub use fs::{CgroupFs, RealFs};
 pub use mountinfo::Version;
 pub use owner::OwnerId;

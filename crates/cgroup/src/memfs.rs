@@ -15,11 +15,12 @@
 use crate::error::errno;
 use crate::fs::CgroupFs;
 use crate::mountinfo::Version;
-use crate::value::CpuList;
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+mod rules;
 
 const V1_CPU: &str = include_str!("../tests/fixtures/v1-cpu-child-6.18.txt");
 const V1_CPUACCT: &str = include_str!("../tests/fixtures/v1-cpuacct-child-6.18.txt");
@@ -308,181 +309,6 @@ impl State {
                 .map(|((_, id), _)| format!("{id}\n"))
                 .collect(),
         )
-    }
-
-    fn write(&mut self, path: &Path, value: &str) -> io::Result<()> {
-        let dir = path.parent().ok_or_else(|| err(errno::ENOENT))?;
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let idx = self.mount_of(dir).ok_or_else(|| err(errno::ENOENT))?;
-        if !self.files.contains_key(path) {
-            return Err(err(errno::ENOENT));
-        }
-        let v = value.trim();
-        let version = self.mounts[idx].version;
-        let is_root = dir == self.mounts[idx].path;
-        let num = |s: &str| s.parse::<i64>().map_err(|_| err(errno::EINVAL));
-        let mut stored = format!("{v}\n");
-        match (version, name) {
-            (_, "cgroup.procs") | (_, "tasks") | (Version::V2, "cgroup.threads") => {
-                num(v)?;
-                if version == Version::V2 && !is_root && name == "cgroup.procs" {
-                    let sub = self.file(&dir.join("cgroup.subtree_control"));
-                    let ty = self.file(&dir.join("cgroup.type"));
-                    if !sub.trim().is_empty() && ty.trim() == "domain" {
-                        return Err(err(errno::EBUSY));
-                    }
-                }
-                if name == "cgroup.threads"
-                    && self.file(&dir.join("cgroup.type")).trim() != "threaded"
-                    && !is_root
-                {
-                    return Err(err(errno::EOPNOTSUPP));
-                }
-                let empty = |f: &str| self.file(&dir.join(f)).trim().is_empty();
-                let cpuset = self.files.contains_key(&dir.join("cpuset.cpus"));
-                if version == Version::V1
-                    && cpuset
-                    && (empty("cpuset.cpus") || empty("cpuset.mems"))
-                {
-                    return Err(err(errno::ENOSPC));
-                }
-                let id = num(v)? as u32;
-                let thread = version == Version::V2 && name == "cgroup.threads";
-                self.members.insert((idx, id), (dir.to_path_buf(), thread));
-                self.log.push(format!("{} <- {v}", path.display()));
-                return Ok(());
-            }
-            (Version::V2, "cgroup.subtree_control") => {
-                let offered = if is_root {
-                    self.mounts[idx].controllers.clone()
-                } else {
-                    lines(&self.file(&dir.join("cgroup.controllers")))
-                        .iter()
-                        .map(|s| s.to_string())
-                        .collect()
-                };
-                let mut on: Vec<String> = lines(&self.file(path))
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect();
-                for tok in lines(v) {
-                    let (plus, c) = tok.split_at(1);
-                    if !offered.iter().any(|o| o == c) {
-                        return Err(err(errno::ENOENT));
-                    }
-                    match plus {
-                        "+" if !on.iter().any(|o| o == c) => on.push(c.to_string()),
-                        "-" => on.retain(|o| o != c),
-                        "+" => {}
-                        _ => return Err(err(errno::EINVAL)),
-                    }
-                }
-                if !is_root && self.has_tasks(dir) {
-                    return Err(err(errno::EBUSY));
-                }
-                stored = format!("{}\n", on.join(" "));
-            }
-            (Version::V2, "cgroup.type") => {
-                if v != "threaded" {
-                    return Err(err(errno::EINVAL));
-                }
-                if let Some(p) = dir.parent() {
-                    if self.file(&p.join("cgroup.type")).trim() == "domain" {
-                        self.files
-                            .insert(p.join("cgroup.type"), "domain threaded\n".into());
-                    }
-                }
-            }
-            (Version::V2, "cpu.weight") => {
-                let w = num(v)?;
-                if !(1..=10_000).contains(&w) {
-                    return Err(err(errno::ERANGE));
-                }
-                if self.file(&dir.join("cpu.idle")).trim() == "1" {
-                    return Err(err(errno::EINVAL));
-                }
-            }
-            (Version::V2, "cpu.max") => {
-                let f = lines(v);
-                let period = match f.get(1) {
-                    Some(p) => num(p)?,
-                    None => 100_000,
-                };
-                if f.is_empty() || f.len() > 2 || !(1_000..=1_000_000).contains(&period) {
-                    return Err(err(errno::EINVAL));
-                }
-                if f[0] != "max" && num(f[0])? < 1_000 {
-                    return Err(err(errno::EINVAL));
-                }
-                stored = format!("{} {period}\n", f[0]);
-            }
-            (_, "cpu.idle") | (Version::V1, "cpuset.sched_load_balance")
-                if v != "0" && v != "1" =>
-            {
-                return Err(err(errno::EINVAL));
-            }
-            (Version::V1, "cpu.shares") => stored = format!("{}\n", num(v)?.clamp(2, 262_144)),
-            (Version::V1, "cpu.cfs_quota_us") => {
-                let q = num(v)?;
-                if q != -1 && q < 1_000 {
-                    return Err(err(errno::EINVAL));
-                }
-            }
-            (Version::V1, "cpu.cfs_period_us") if !(1_000..=1_000_000).contains(&num(v)?) => {
-                return Err(err(errno::EINVAL));
-            }
-            (_, n) if n == "cpuset.cpus" || n == "cpuset.cpus.exclusive" || n == "cpuset.mems" => {
-                let list = CpuList::parse(v).map_err(|_| err(errno::EINVAL))?;
-                stored = format!("{list}\n");
-                if version == Version::V1 && n == "cpuset.cpus" {
-                    self.files
-                        .insert(dir.join("cpuset.effective_cpus"), stored.clone());
-                }
-                if version == Version::V2 && n == "cpuset.cpus.exclusive" && !list.is_empty() {
-                    let parent = dir.parent().map(Path::to_path_buf).unwrap_or_default();
-                    let parent_root = self
-                        .mount_of(&parent)
-                        .is_some_and(|i| self.mounts[i].path == parent);
-                    if !parent_root {
-                        let pe = CpuList::parse(&self.file(&parent.join("cpuset.cpus.exclusive")))
-                            .unwrap_or_default();
-                        if !list.is_subset(&pe) {
-                            return Err(err(errno::EINVAL));
-                        }
-                    }
-                }
-            }
-            (Version::V2, "cpuset.cpus.partition") => {
-                stored = match v {
-                    "member" => "member\n".into(),
-                    "root" => {
-                        let ex = CpuList::parse(&self.file(&dir.join("cpuset.cpus.exclusive")))
-                            .unwrap_or_default();
-                        let mut ok = !ex.is_empty();
-                        let mut a = dir.parent().map(Path::to_path_buf);
-                        while let Some(p) = a {
-                            if self.mounts[idx].path == p {
-                                break;
-                            }
-                            let pe = CpuList::parse(&self.file(&p.join("cpuset.cpus.exclusive")))
-                                .unwrap_or_default();
-                            ok &= ex.is_subset(&pe);
-                            a = p.parent().map(Path::to_path_buf);
-                        }
-                        if ok {
-                            "root\n".into()
-                        } else {
-                            "root invalid (Invalid cpu list in cpuset.cpus.exclusive)\n".into()
-                        }
-                    }
-                    _ => return Err(err(errno::EINVAL)),
-                };
-            }
-            _ => {}
-        }
-        self.log.push(format!("{} <- {v}", path.display()));
-        self.files.insert(path.to_path_buf(), stored);
-        Ok(())
     }
 }
 

@@ -3,12 +3,12 @@
 //! `procfs` crate parses mountinfo but not `/proc/cgroups`), tested on literal text.
 
 use crate::error::Error;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// cgroup v1 (one hierarchy per mount, controllers in its mount options) or v2 (the one
 /// unified hierarchy).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Version {
     /// cgroup v1 (`cgroup` file system).

@@ -11,7 +11,7 @@ use crate::mountinfo::Version;
 use crate::owner::OwnerId;
 use crate::remove::{remove_tree, Removal, REMOVE_WAIT};
 use crate::rt::{free_runtime_us, share_us, RtBandwidth};
-use crate::spec::{Needs, TrialSpec};
+use crate::spec::{GroupSettings, Needs, TrialSpec};
 use crate::trial::{GroupDirs, Trial};
 use crate::value::CpuList;
 use serde::Serialize;
@@ -265,83 +265,26 @@ impl Session {
     /// Create a planned trial's cgroups and apply every setting.
     pub fn create_trial(&self, plan: TrialPlan) -> Result<Trial, Error> {
         let mut t = Trial::new(self.fs.clone(), plan.spec.clone(), plan.hiers.clone());
-        let fs = &*self.fs;
         let spec = &plan.spec;
-        let parts = spec.partition_cpus();
-        let online = &self.caps.online_cpus;
         for h in &plan.hiers {
-            let tdir = h.dir.join(spec.label.as_str());
-            mkdir(fs, &tdir)?;
-            t.push_dir(tdir.clone());
+            let tdir = self.create_trial_dir(h, &plan, &mut t)?;
             let cpuset_here = h.has(Controller::Cpuset) && spec.needs().cpuset;
-            match h.version {
-                Version::V2 => {
-                    let enable = v2_enable(h, cpuset_here);
-                    if !enable.is_empty() {
-                        write(fs, &tdir.join("cgroup.subtree_control"), &enable)?;
-                    }
-                    if cpuset_here && !parts.is_empty() {
-                        write_feature(
-                            fs,
-                            &h.dir.join("cpuset.cpus.exclusive"),
-                            &parts.to_string(),
-                            no_remote_partition(),
-                        )?;
-                        t.set_exclusive_parent(h.dir.clone());
-                        write_feature(
-                            fs,
-                            &tdir.join("cpuset.cpus.exclusive"),
-                            &parts.to_string(),
-                            no_remote_partition(),
-                        )?;
-                    }
-                }
-                Version::V1 => {
-                    if cpuset_here {
-                        write(fs, &tdir.join("cpuset.cpus"), &online.to_string())?;
-                        write(fs, &tdir.join("cpuset.mems"), &self.caps.mems.to_string())?;
-                        write(fs, &tdir.join("cpuset.sched_load_balance"), "0")?;
-                    }
-                    if h.has(Controller::Cpu) && plan.rt_share_us.is_some() {
-                        if let Some(us) = self.rt_parent_us {
-                            write(fs, &tdir.join("cpu.rt_runtime_us"), &us.to_string())?;
-                        }
-                    }
-                }
-            }
             for g in &spec.groups {
                 let gdir = tdir.join(g.name.as_str());
-                mkdir(fs, &gdir)?;
+                mkdir(&*self.fs, &gdir)?;
                 t.push_dir(gdir.clone());
-                if h.version == Version::V2 && spec.threads {
-                    write(fs, &gdir.join("cgroup.type"), "threaded")?;
-                }
-                let s = &g.settings;
-                if h.has(Controller::Cpu) {
-                    apply_cpu(fs, h.version, &gdir, s, plan.rt_share_us)?;
-                }
-                if cpuset_here {
-                    let cpus = s
-                        .cpus
-                        .clone()
-                        .or_else(|| (!parts.is_empty()).then(|| online.difference(&parts)));
-                    apply_cpuset(
-                        fs,
-                        h.version,
-                        &gdir,
-                        cpus.as_ref(),
-                        s.mems.as_ref(),
-                        &self.caps.mems,
-                        s.partition,
-                    )?;
-                }
+                self.configure_group(h, &plan, &g.settings, &gdir, cpuset_here)?;
             }
             if let (Version::V1, true, Some(rest)) = (h.version, cpuset_here, &plan.rest) {
                 let rdir = tdir.join(REST);
-                mkdir(fs, &rdir)?;
+                mkdir(&*self.fs, &rdir)?;
                 t.push_dir(rdir.clone());
-                write(fs, &rdir.join("cpuset.cpus"), &rest.to_string())?;
-                write(fs, &rdir.join("cpuset.mems"), &self.caps.mems.to_string())?;
+                write(&*self.fs, &rdir.join("cpuset.cpus"), &rest.to_string())?;
+                write(
+                    &*self.fs,
+                    &rdir.join("cpuset.mems"),
+                    &self.caps.mems.to_string(),
+                )?;
             }
         }
         t.set_groups(
@@ -352,6 +295,98 @@ impl Session {
         );
         t.set_root_settings(plan.root_settings.clone());
         Ok(t)
+    }
+
+    /// Create the trial's directory in hierarchy `h` and configure it (v2: controllers for
+    /// its children and exclusive CPUs for partitions; v1: all CPUs without load balancing,
+    /// and the RT budget); returns it.
+    fn create_trial_dir(
+        &self,
+        h: &Hier,
+        plan: &TrialPlan,
+        t: &mut Trial,
+    ) -> Result<PathBuf, Error> {
+        let fs = &*self.fs;
+        let spec = &plan.spec;
+        let parts = spec.partition_cpus();
+        let tdir = h.dir.join(spec.label.as_str());
+        mkdir(fs, &tdir)?;
+        t.push_dir(tdir.clone());
+        let cpuset_here = h.has(Controller::Cpuset) && spec.needs().cpuset;
+        match h.version {
+            Version::V2 => {
+                let enable = v2_enable(h, cpuset_here);
+                if !enable.is_empty() {
+                    write(fs, &tdir.join("cgroup.subtree_control"), &enable)?;
+                }
+                if cpuset_here && !parts.is_empty() {
+                    for dir in [&h.dir, &tdir] {
+                        write_feature(
+                            fs,
+                            &dir.join("cpuset.cpus.exclusive"),
+                            &parts.to_string(),
+                            no_remote_partition(),
+                        )?;
+                        if *dir == h.dir {
+                            t.set_exclusive_parent(h.dir.clone());
+                        }
+                    }
+                }
+            }
+            Version::V1 => {
+                if cpuset_here {
+                    write(
+                        fs,
+                        &tdir.join("cpuset.cpus"),
+                        &self.caps.online_cpus.to_string(),
+                    )?;
+                    write(fs, &tdir.join("cpuset.mems"), &self.caps.mems.to_string())?;
+                    write(fs, &tdir.join("cpuset.sched_load_balance"), "0")?;
+                }
+                if h.has(Controller::Cpu) && plan.rt_share_us.is_some() {
+                    if let Some(us) = self.rt_parent_us {
+                        write_rt_budget(fs, &tdir.join("cpu.rt_runtime_us"), us)?;
+                    }
+                }
+            }
+        }
+        Ok(tdir)
+    }
+
+    /// Apply one group's settings in hierarchy `h` (v2 thread trials: a threaded group).
+    fn configure_group(
+        &self,
+        h: &Hier,
+        plan: &TrialPlan,
+        s: &GroupSettings,
+        gdir: &Path,
+        cpuset_here: bool,
+    ) -> Result<(), Error> {
+        let fs = &*self.fs;
+        if h.version == Version::V2 && plan.spec.threads {
+            write(fs, &gdir.join("cgroup.type"), "threaded")?;
+        }
+        if h.has(Controller::Cpu) {
+            apply_cpu(fs, h.version, gdir, s, plan.rt_share_us)?;
+        }
+        if cpuset_here {
+            let parts = plan.spec.partition_cpus();
+            let online = &self.caps.online_cpus;
+            let cpus = s
+                .cpus
+                .clone()
+                .or_else(|| (!parts.is_empty()).then(|| online.difference(&parts)));
+            apply_cpuset(
+                fs,
+                h.version,
+                gdir,
+                cpus.as_ref(),
+                s.mems.as_ref(),
+                &self.caps.mems,
+                s.partition,
+            )?;
+        }
+        Ok(())
     }
 
     /// Remove the parents and everything still below them.
@@ -425,6 +460,26 @@ pub(crate) fn mkdir(fs: &dyn CgroupFs, dir: &Path) -> Result<(), Error> {
 pub(crate) fn write(fs: &dyn CgroupFs, path: &Path, value: &str) -> Result<(), Error> {
     fs.write(path, value)
         .map_err(|e| Error::io(format!("write {value:?} to"), path, e))
+}
+
+/// Give a trial directory the parents' whole RT budget. The kernel counts a removed sibling
+/// (the previous trial) against the parent until the group is released, a moment after its
+/// `rmdir` (`cpu_cgroup_css_released`, from a workqueue), and refuses the budget (EINVAL)
+/// meanwhile: measured here, the next trial's write failed once in twelve. So EINVAL is
+/// retried for [`REMOVE_WAIT`].
+fn write_rt_budget(fs: &dyn CgroupFs, path: &Path, us: u64) -> Result<(), Error> {
+    let deadline = std::time::Instant::now() + REMOVE_WAIT;
+    loop {
+        match fs.write(path, &us.to_string()) {
+            Err(e)
+                if e.raw_os_error() == Some(errno::EINVAL)
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            r => return r.map_err(|e| Error::io(format!("write {us:?} to"), path, e)),
+        }
+    }
 }
 
 /// Write an optional kernel file; its absence (a feature guessed from the kernel release that

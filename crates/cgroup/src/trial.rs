@@ -36,7 +36,12 @@ impl GroupDirs {
         }
     }
 
-    fn with(&self, c: Controller) -> Option<&(Version, PathBuf, Vec<Controller>)> {
+    /// (version, directory, controllers of that hierarchy) per hierarchy.
+    pub(crate) fn dirs(&self) -> &[(Version, PathBuf, Vec<Controller>)] {
+        &self.dirs
+    }
+
+    pub(crate) fn with(&self, c: Controller) -> Option<&(Version, PathBuf, Vec<Controller>)> {
         self.dirs.iter().find(|(_, _, cs)| cs.contains(&c))
     }
 }
@@ -84,6 +89,23 @@ impl Trial {
 
     pub(crate) fn set_exclusive_parent(&mut self, d: PathBuf) {
         self.exclusive_parent = Some(d);
+    }
+
+    /// What the trial was created from.
+    pub fn spec(&self) -> &TrialSpec {
+        &self.spec
+    }
+
+    pub(crate) fn fs(&self) -> &dyn CgroupFs {
+        &*self.fs
+    }
+
+    pub(crate) fn hiers(&self) -> &[Hier] {
+        &self.hiers
+    }
+
+    pub(crate) fn group_dirs(&self) -> &[GroupDirs] {
+        &self.groups
     }
 
     /// The trial's directory name.

@@ -359,7 +359,7 @@ fn deadline_eperm(pinned: Option<&[usize]>) -> String {
     let narrower = |cpus: &[usize]| allowed.iter().any(|c| !cpus.contains(c));
     if let Some(cpus) = pinned.filter(|c| narrower(c)) {
         return format!(
-            "SCHED_DEADLINE refused (EPERM) on pinned CPUs {}: the kernel admits a deadline task only if its CPU affinity spans its whole root domain (here CPUs {}), since deadline bandwidth is accounted per root domain; pinning narrows the affinity, so even root gets EPERM (not a missing CAP_SYS_NICE). Run DEADLINE unpinned (no --cpus, or cpus covering {}; unpinned it works), or give the pinned CPUs a root domain of their own (an exclusive cpuset partition, cgroup v2 cpuset.cpus.partition = root, or isolcpus) and run schedlab inside it",
+            "SCHED_DEADLINE refused (EPERM) on pinned CPUs {}: the kernel admits a deadline task only if its CPU affinity spans its whole root domain (here CPUs {}), since deadline bandwidth is accounted per root domain; pinning narrows the affinity, so even root gets EPERM (not a missing CAP_SYS_NICE). Run DEADLINE unpinned (no --cpus, or cpus covering {}; unpinned it works), or give the pinned CPUs a root domain of their own: add --partition (spec: partition = [true]), which puts the trial's tasks in a cpuset partition of those CPUs (cgroup v2 cpuset.cpus.partition = root; v1 a cpuset balanced alone)",
             fmt(cpus),
             fmt(&allowed),
             fmt(&allowed)

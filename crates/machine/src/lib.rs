@@ -10,6 +10,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cgroups;
 pub mod host;
 pub mod probe;
 pub mod sched_ext;
@@ -88,6 +89,10 @@ pub struct EnvRecord {
     pub git_commit: Option<String>,
     /// Identity and limits that decide which policies are allowed.
     pub privileges: Privileges,
+    /// CPU cgroup controllers: which hierarchy (v1 or v2) holds each and what it offers, one
+    /// line each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cgroups: Vec<String>,
 }
 
 /// Signs of virtualisation; any of them means steal time and noisy neighbours are possible.
@@ -238,6 +243,7 @@ impl EnvRecord {
             schedlab_version: env!("CARGO_PKG_VERSION").to_string(),
             git_commit: git_commit(),
             privileges: Privileges::capture(),
+            cgroups: cgroups::lines(),
         }
     }
 }

@@ -347,7 +347,22 @@ pub fn render_policy_report(report: &[PolicyAvailability], env: &EnvRecord) -> S
             cpus.join(", ")
         );
     }
+    render_cgroups(&mut out, env);
     out
+}
+
+/// The CPU cgroup controllers of the environment record, one line each.
+fn render_cgroups(out: &mut String, env: &EnvRecord) {
+    if env.cgroups.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "CPU cgroups (task groups, --cpu-weight/--cpu-max/--cpu-idle/--cpuset/--partition):"
+    );
+    for line in &env.cgroups {
+        let _ = writeln!(out, "  {line}");
+    }
 }
 
 #[cfg(test)]

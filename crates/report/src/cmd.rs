@@ -117,10 +117,14 @@ const PNG_SCALE: f32 = 2.0;
 
 /// Reads everything a report of `run_id` needs from the store.
 pub fn load_input(store: &Store, run_id: i64, include_warmup: bool) -> Result<ReportInput> {
+    let cells = query::cells(store, run_id, include_warmup)
+        .with_context(|| format!("cannot read the cells of run {run_id}"))?;
+    let groups = schedlab_store::groups::group_rows(store, run_id, include_warmup)
+        .with_context(|| format!("cannot read the task groups of run {run_id}"))?;
     Ok(ReportInput {
         run: query::run_info(store, run_id)?,
-        cells: query::cells(store, run_id, include_warmup)
-            .with_context(|| format!("cannot read the cells of run {run_id}"))?,
+        cgroups: model::cgroups::build(&groups, &cells),
+        cells,
         warnings: query::warnings(store, run_id)?,
         problems: query::problems(store, run_id, include_warmup)?,
         include_warmup,
@@ -365,7 +369,14 @@ pub fn render_stats(r: &Report, wide: bool) -> String {
             t.keep(&[0, 1, 2, 4, 6])
         }
     });
-    for t in latency.into_iter().chain(io) {
+    let groups = super::model::cgroups::table(&r.cgroups).map(|t| {
+        if wide {
+            t
+        } else {
+            t.keep(&[0, 1, 2, 3, 4, 5, 7, 8, 10])
+        }
+    });
+    for t in latency.into_iter().chain(io).chain(groups) {
         out += &terminal_table(&t);
         out += "\n";
     }

@@ -452,8 +452,53 @@ pub fn tables(r: &Report) -> Result<Vec<(&'static str, String)>> {
         let header: Vec<&str> = t.header.iter().map(String::as_str).collect();
         out.push(("iosched_tests.csv", document(&header, t.rows)?));
     }
+    if !r.cgroups.groups.is_empty() {
+        out.push(("groups.csv", groups_csv(&r.cgroups)?));
+    }
     out.extend(quality(&r.quality)?);
     Ok(out)
+}
+
+/// Every task group of every cell, medians at full precision.
+fn groups_csv(v: &super::model::cgroups::CgroupView) -> Result<String> {
+    let o = |x: Option<f64>| x.map_or_else(String::new, num);
+    let rows = v.groups.iter().map(|g| {
+        vec![
+            g.cell_index.to_string(),
+            g.cell.clone(),
+            g.name.clone(),
+            g.tasks.to_string(),
+            g.weight.to_string(),
+            num(g.weight_share),
+            o(g.share),
+            o(g.limit_cpus),
+            g.cpus.clone(),
+            o(g.nr_periods),
+            o(g.nr_throttled),
+            o(g.throttled_ms),
+            o(g.usage_ms),
+            o(g.p99_us),
+            g.trials.to_string(),
+        ]
+    });
+    let header = [
+        "cell_index",
+        "cell",
+        "group",
+        "tasks",
+        "weight",
+        "weight_share",
+        "cpu_share_contended",
+        "cpu_max_cpus",
+        "cpus",
+        "nr_periods",
+        "nr_throttled",
+        "throttled_ms",
+        "usage_ms",
+        "p99_wakeup_us",
+        "trials",
+    ];
+    document(&header, rows)
 }
 
 #[cfg(test)]

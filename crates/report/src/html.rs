@@ -240,6 +240,7 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String> {
         .filter(|t| !t.rows.is_empty())
         .chain(super::model::kernel::latency_table(&r.kernel))
         .chain(super::model::iosched::tests_table(&r.iosched))
+        .chain(super::model::cgroups::table(&r.cgroups))
         .chain(super::model::quality::tables(&r.quality))
         .collect();
     let ctx = context! {

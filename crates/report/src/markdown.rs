@@ -86,6 +86,7 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
         .filter(|t| !t.rows.is_empty())
         .chain(super::model::kernel::latency_table(&r.kernel))
         .chain(super::model::iosched::tests_table(&r.iosched))
+        .chain(super::model::cgroups::table(&r.cgroups))
         .chain(super::model::quality::tables(&r.quality));
     for t in key_tables {
         out += &md_table(&t);

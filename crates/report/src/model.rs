@@ -5,6 +5,7 @@
 //! Statistics come from [`schedlab_analyze`]; nothing here touches the database or the disk.
 
 pub mod baseline;
+pub mod cgroups;
 mod end_groups;
 pub mod figures;
 pub mod findings;
@@ -54,6 +55,8 @@ pub struct ReportInput {
     pub quality: Vec<schedlab_store::quality::TrialQuality>,
     /// Noisy trials were left out of `cells` ([`quality::exclude_noisy`]).
     pub exclude_noisy: bool,
+    /// Task groups (CPU cgroups) of the cells that had them.
+    pub cgroups: cgroups::CgroupView,
     /// Post-hoc claims and which trials verdicts use (`crate::claims`).
     pub claims: crate::claims::ClaimsRequest,
 }
@@ -250,6 +253,9 @@ pub struct Report {
     /// System-wide samples per I/O scheduler, when the run varied it.
     #[serde(skip)]
     pub iosched: Vec<iosched::SchedulerSamples>,
+    /// Task groups (CPU cgroups), when the run had them.
+    #[serde(skip)]
+    pub cgroups: cgroups::CgroupView,
 }
 
 /// Text outputs list this many warnings and count the rest (CSV has them all).
@@ -536,6 +542,7 @@ pub fn build(input: &ReportInput) -> Report {
         trial_values,
         kernel: input.kernel.clone(),
         iosched: input.iosched.clone(),
+        cgroups: input.cgroups.clone(),
     }
 }
 

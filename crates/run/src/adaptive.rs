@@ -266,6 +266,7 @@ mod tests {
             slice_ns: None,
             knobs: Vec::new(),
             scx: None,
+            groups: Vec::new(),
         }
     }
 

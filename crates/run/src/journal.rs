@@ -115,6 +115,9 @@ pub struct Record {
     pub entries: Vec<Entry>,
     /// The BPF scheduler it is running, if any.
     pub scx: Option<ScxProcess>,
+    /// CPU cgroups it created (or is about to create), removed with everything below them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cgroups: Vec<PathBuf>,
 }
 
 /// This process's journal, on disk while settings may differ from their originals.
@@ -223,15 +226,7 @@ impl Journal {
                 continue;
             }
             if other.owner.alive() {
-                if let Some(e) = entries
-                    .iter()
-                    .find(|e| other.entries.iter().any(|o| o.path == e.path))
-                {
-                    return Err(KernelError::Busy(format!(
-                        "{} ({}) is being varied by another schedlab process (pid {}, `{}`); wait for it to end, or vary other settings",
-                        e.name, e.path, other.owner.pid, other.command
-                    )));
-                }
+                held_by(&other, &entries)?;
                 continue;
             }
             for line in restore_file(&dir, &name, &other, roots).lines {
@@ -245,6 +240,7 @@ impl Journal {
             created_at: schedlab_core::records::now_utc(),
             entries,
             scx: None,
+            cgroups: Vec::new(),
         };
         let name = name_of(record.owner.pid);
         let journal = Journal { dir, name, record };
@@ -263,6 +259,52 @@ impl Journal {
         self.dir.file(&self.name)
     }
 
+    /// Adds settings to the journal before they change (their originals), refused when a live
+    /// schedlab process varies one of them.
+    pub fn add_entries(&mut self, entries: Vec<Entry>) -> Result<(), KernelError> {
+        let _lock = self.dir.lock()?;
+        let me = &self.record.owner;
+        for (_, found) in journals(&self.dir) {
+            if let Found::Record(other) = found {
+                let mine = other.owner.pid == me.pid && other.owner.start_ticks == me.start_ticks;
+                if !mine && other.owner.alive() {
+                    held_by(&other, &entries)?;
+                }
+            }
+        }
+        self.record.entries.extend(entries);
+        self.save()
+    }
+
+    /// Records CPU cgroups before they are created.
+    pub fn add_cgroups(&mut self, paths: &[PathBuf]) -> Result<(), KernelError> {
+        let new: Vec<PathBuf> = paths
+            .iter()
+            .filter(|p| !self.record.cgroups.contains(p))
+            .cloned()
+            .collect();
+        if new.is_empty() {
+            return Ok(());
+        }
+        self.record.cgroups.extend(new);
+        self.save()
+    }
+
+    /// Forgets CPU cgroups once they are removed.
+    pub fn remove_cgroups(&mut self, paths: &[PathBuf]) -> Result<(), KernelError> {
+        let before = self.record.cgroups.len();
+        self.record.cgroups.retain(|p| !paths.contains(p));
+        if self.record.cgroups.len() == before {
+            return Ok(());
+        }
+        self.save()
+    }
+
+    /// Whether it names cgroups that may still exist.
+    pub fn has_cgroups(&self) -> bool {
+        !self.record.cgroups.is_empty()
+    }
+
     /// Records the BPF scheduler now running (None: none), before it starts or after it stopped.
     pub fn set_scx(&mut self, scx: Option<ScxProcess>) -> Result<(), KernelError> {
         self.record.scx = scx;
@@ -274,6 +316,20 @@ impl Journal {
     pub fn remove(self) {
         self.dir.remove(&self.name);
         HELD.store(false, SeqCst);
+    }
+}
+
+/// An error naming the first of `entries` that the live journal `other` holds.
+fn held_by(other: &Record, entries: &[Entry]) -> Result<(), KernelError> {
+    match entries
+        .iter()
+        .find(|e| other.entries.iter().any(|o| o.path == e.path))
+    {
+        Some(e) => Err(KernelError::Busy(format!(
+            "{} ({}) is being varied by another schedlab process (pid {}, `{}`); wait for it to end, or vary other settings",
+            e.name, e.path, other.owner.pid, other.command
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -416,6 +472,9 @@ fn restore_file(dir: &StateDir, name: &str, record: &Record, roots: &[PathBuf]) 
             }
         }
     }
+    let removed = super::cgroups::remove_recorded(&record.cgroups);
+    out.failed |= removed.failed;
+    out.lines.extend(removed.lines);
     if out.failed {
         out.lines
             .push(format!("kept the journal {} of {who}", file.display()));
@@ -493,7 +552,13 @@ pub fn recover(dir: &Path, roots: &[PathBuf]) -> Result<Recovery, KernelError> {
 /// can read or restore journals (the state directory is root's, mode 0700).
 pub fn recover_at_startup() {
     let dir = state_dir();
-    if !schedlab_sys::is_root() || !dir.exists() {
+    if !schedlab_sys::is_root() {
+        return;
+    }
+    if !dir.exists() {
+        for line in super::cgroups::remove_stale().lines {
+            eprintln!("schedlab: {line}");
+        }
         return;
     }
     match recover(&dir, &knobfile::system_roots()) {
@@ -503,6 +568,11 @@ pub fn recover_at_startup() {
             }
         }
         Err(e) => eprintln!("schedlab: could not check the restore journals: {e}"),
+    }
+    // cgroups of dead schedlab processes that no journal names (one killed between creating
+    // its journal's directory and writing it, or a journal refused above).
+    for line in super::cgroups::remove_stale().lines {
+        eprintln!("schedlab: {line}");
     }
 }
 

@@ -63,6 +63,7 @@ impl Scratch {
             created_at: "2026-11-30T10:00:00Z".into(),
             entries,
             scx: None,
+            cgroups: Vec::new(),
         };
         plant(&self.state(), "restore-999999.json", &record)
     }
@@ -125,6 +126,7 @@ fn a_live_owners_journal_is_left_alone_and_blocks_the_same_setting() {
         created_at: "2026-11-30T10:00:00Z".into(),
         entries: vec![entry("kernel.sched_rr_timeslice_ms", &quantum, "100")],
         scx: None,
+        cgroups: Vec::new(),
     };
     plant(&s.state(), &name_of(record.owner.pid), &record);
     let r = recover(&s.state(), &s.roots()).unwrap();

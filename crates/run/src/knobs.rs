@@ -311,6 +311,58 @@ impl Knobs {
         }))
     }
 
+    /// The process's restore journal, created (naming no knob) when the run changes none.
+    pub(crate) fn journal(&mut self) -> Result<&mut Journal, KernelError> {
+        if self.journal.is_none() {
+            let j = Journal::create(&journal::state_dir(), Vec::new(), &knobfile::system_roots())?;
+            self.journal = Some(j);
+        }
+        Ok(self.journal.as_mut().expect("created above"))
+    }
+
+    /// Takes the kernel setting `name` at `path` into the run's care, its original journaled
+    /// first: [`Knobs::set_held`] changes it for a while, and it is restored with every other
+    /// setting (a cell that does not ask for it puts it back before its trials).
+    pub(crate) fn hold(&mut self, name: &str, path: &Path) -> Result<(), KernelError> {
+        let file = knobfile::check_allowed(path, &knobfile::system_roots())?;
+        if self.files.iter().any(|m| m.file == file) {
+            return Ok(());
+        }
+        if let Some(why) = schedlab_core::records::denied(&file.display().to_string()) {
+            return Err(KernelError::Refused(format!(
+                "{} is on schedlab's deny list: {why}",
+                file.display()
+            )));
+        }
+        let original = knobfile::read(&file)
+            .map_err(|e| {
+                KernelError::Setting(format!("cannot read {name} ({}): {e}", file.display()))
+            })?
+            .value;
+        self.journal()?.add_entries(vec![Entry {
+            name: name.to_string(),
+            path: file.display().to_string(),
+            original: original.clone(),
+        }])?;
+        self.files.push(Managed {
+            name: name.to_string(),
+            pattern: path.display().to_string(),
+            file,
+            original,
+        });
+        Ok(())
+    }
+
+    /// Sets a held setting to `value` (None: back to its original) and reads it back.
+    pub(crate) fn set_held(&self, path: &Path, value: Option<&str>) -> Result<String, KernelError> {
+        let m = self
+            .files
+            .iter()
+            .find(|m| m.file == path || Path::new(&m.pattern) == path)
+            .ok_or_else(|| KernelError::Internal(format!("{} is not held", path.display())))?;
+        set(m, value.unwrap_or(&m.original), None)
+    }
+
     /// Puts everything back: stops the BPF scheduler, writes every original value that
     /// differs, and removes the journal once all is back (else keeps it for `schedlab restore`
     /// and says what could not be restored).
@@ -333,6 +385,10 @@ impl Knobs {
             }
         }
         match self.journal.take() {
+            Some(j) if j.has_cgroups() => failed.push(format!(
+                "the restore journal {} keeps the cgroups that could not be removed; the next schedlab command removes them",
+                j.path().display()
+            )),
             Some(j) if failed.is_empty() => j.remove(),
             Some(j) => failed.push(format!(
                 "the restore journal {} keeps the original values; `schedlab restore` tries again",

@@ -38,6 +38,9 @@ pub struct Request {
     pub timeout_ns: u64,
     /// Whether the launcher and host take the RT guard priority (FIFO 99) for this trial.
     pub guard: bool,
+    /// The trial's task groups (CPU cgroups), if it has any.
+    #[serde(default)]
+    pub groups: Option<trial::groups::TrialGroups>,
 }
 
 /// The running launcher process, seen from the main process.
@@ -181,6 +184,7 @@ fn run_request(
         guard,
         interrupted,
         dir,
+        groups: req.groups.as_ref(),
     });
     if guard {
         let _ = schedlab_sys::sched_setattr(&schedlab_sys::SchedAttr::default());

@@ -5,6 +5,7 @@
 pub mod adaptive;
 pub mod capacity;
 mod cells;
+pub mod cgroups;
 pub mod error;
 pub mod interference;
 pub mod iosched;
@@ -292,8 +293,14 @@ pub(crate) fn one_trial(
     }
     let outcome = match &cs.skipped {
         Some(reason) => TrialOutcome::not_run(TrialStatus::Skipped, reason.clone()),
-        None => {
+        None => 'measured: {
             keeper.starting(SETTLE_NS.saturating_add(timeout_ns))?;
+            // The trial's task groups (CPU cgroups), before the settle window.
+            let tag = format!("r{run_id}-c{}-t{}", planned.cell, planned.trial_index);
+            let groups = match s.settings.start_groups(run_id, cell, &tag) {
+                Ok(g) => g,
+                Err(refused) => break 'measured refused.outcome(),
+            };
             // A settle window before each trial, which also tells whether the machine is idle.
             let before = SystemSnapshot::capture();
             std::thread::sleep(std::time::Duration::from_nanos(SETTLE_NS));
@@ -306,7 +313,7 @@ pub(crate) fn one_trial(
             warning = idle.warning();
             meta.started_at = schedlab_core::records::now_utc();
             let around = noise::Around::before(&s.reference, cell.cpus.as_deref());
-            let outcome = run_one(
+            let mut outcome = run_one(
                 s.launcher,
                 cell,
                 cs,
@@ -314,8 +321,11 @@ pub(crate) fn one_trial(
                 io_dir,
                 &format!("r{run_id}-t{n}"),
                 &s.interrupted,
-                state.observe,
+                (state.observe, groups.as_ref().map(|g| &g.groups)),
             )?;
+            if let Some(g) = groups {
+                trial_warnings.extend(s.settings.end_groups(g, cell, &mut outcome));
+            }
             trial_warnings.extend(around.after(
                 &s.reference,
                 cell.cpus.as_deref(),

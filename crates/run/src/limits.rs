@@ -346,6 +346,7 @@ mod tests {
             slice_ns: None,
             knobs: Vec::new(),
             scx: None,
+            groups: Vec::new(),
         }
     }
 

@@ -6,6 +6,7 @@ use super::launcher::{Launcher, Request};
 use super::sampler::Sampler;
 use super::task::TaskPlan;
 use super::trace;
+use super::trial::groups::TrialGroups;
 use crate::error::{Result, RunError};
 use schedlab_core::policy::{PriorityMode, TaskPolicy};
 use schedlab_core::records::{StartMode, TrialOutcome};
@@ -26,7 +27,8 @@ pub struct Observe {
 }
 
 /// Runs one trial of `cell` through `launcher`: creates its files, starts the sampler and the
-/// trace, has the launcher run it, then attaches samples and trace to the outcome.
+/// trace, has the launcher run it (with its task groups, if any), then attaches samples and
+/// trace to the outcome.
 #[allow(clippy::too_many_arguments)]
 pub fn run_one(
     launcher: &mut Launcher,
@@ -36,7 +38,7 @@ pub fn run_one(
     io_dir: &Path,
     tag: &str,
     interrupted: &AtomicBool,
-    observe: Observe,
+    (observe, groups): (Observe, Option<&TrialGroups>),
 ) -> Result<TrialOutcome> {
     let dir = if needs_trial_dir(cell) {
         Some(
@@ -58,11 +60,16 @@ pub fn run_one(
         None => None,
     };
     let guard = cell.policy.needs_guard();
+    let mut plan = task_plan(cell, state, dir_ref);
+    if let Some(g) = groups.filter(|g| g.files.groups.len() > 1) {
+        plan.contended = g.files.groups.iter().map(|g| g.stat.clone()).collect();
+    }
     let req = Request {
         kind: cell.kind,
-        plan: task_plan(cell, state, dir_ref),
+        plan,
         timeout_ns,
         guard,
+        groups: groups.cloned(),
     };
     let mut tracer = if observe.trace {
         Some(trace::TraceSession::start(trace::DEFAULT_BUFFER_KB).map_err(RunError::Trace)?)
@@ -128,6 +135,7 @@ fn task_plan(cell: &Cell, state: &CellState, dir: Option<TrialDirRef>) -> TaskPl
         measured: n,
         antagonist_workload: (a > 0).then(|| antagonist_workload(cell)),
         antagonist_chunk: state.antagonist_chunk,
+        contended: Vec::new(),
     }
 }
 

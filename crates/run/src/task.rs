@@ -21,6 +21,9 @@ pub const STATE_REFUSED: u32 = 3;
 pub const STATE_SETUP_FAILED: u32 = 4;
 /// Slot state: its program could not be started (errno of execvp or chdir in `errno`).
 pub const STATE_EXEC_FAILED: u32 = 5;
+/// Slot state: the host could not place it in its task group's cgroup (errno in `errno`);
+/// never created.
+pub const STATE_NOT_PLACED: u32 = 6;
 
 /// Trial-wide words shared by the launcher, the host and every task.
 #[repr(C)]
@@ -47,7 +50,18 @@ pub struct Header {
     /// 1 when the spawner (staggered start) holds the first task's policy, which every task
     /// created after that inherits.
     pub spawner_policy: AtomicU32,
+    /// Task groups: 1 once a measured task has claimed the contended snapshot (the first to
+    /// finish reads every group's CPU usage right after its work, see [`contended_snapshot`]).
+    pub contended_claimed: AtomicU32,
+    /// When it read them, CLOCK_MONOTONIC ns (0: not read).
+    pub contended_at_ns: AtomicU64,
+    /// Each group's CPU usage then, ns + 1 (0: not read), for the first
+    /// [`MAX_CONTENDED_GROUPS`] groups.
+    pub contended_usage: [AtomicU64; MAX_CONTENDED_GROUPS],
 }
+
+/// Most task groups whose contended usage a trial records.
+pub const MAX_CONTENDED_GROUPS: usize = 16;
 
 /// What one task records (all times CLOCK_MONOTONIC ns, CPU times ns).
 #[repr(C)]
@@ -137,6 +151,10 @@ pub struct TaskPlan {
     pub antagonist_workload: Option<Workload>,
     /// Units per antagonist chunk (about 1 ms of work).
     pub antagonist_chunk: u64,
+    /// Task groups: where each group's usage is read at the end of the contended window (two
+    /// groups or more; empty otherwise).
+    #[serde(default)]
+    pub contended: Vec<schedlab_cgroup::StatFiles>,
 }
 
 impl TaskPlan {
@@ -281,6 +299,9 @@ pub fn task_main(
     slot.cpu_ns.store(schedlab_sys::thread_cpu_ns(), SeqCst);
     slot.t_end_ns.store(t_end, SeqCst);
     slot.work_units.store(done, SeqCst);
+    if measured {
+        contended_snapshot(hdr, plan);
+    }
     procs.open_sched();
     let (c, end_slice_ns) = procs.counters(&mut buf);
     drop(procs);
@@ -438,7 +459,9 @@ fn read_at_start<'a>(file: Option<&std::fs::File>, buf: &'a mut [u8]) -> Option<
     std::str::from_utf8(&buf[..len]).ok()
 }
 
-fn give_up(hdr: &Header, slot: &Slot, state: u32, errno: i32, measured: bool) {
+/// Records that a task gave up before its work (`state`, `errno`) and counts it in at the
+/// barrier and out of the measured tasks.
+pub fn give_up(hdr: &Header, slot: &Slot, state: u32, errno: i32, measured: bool) {
     slot.errno.store(errno as u32, SeqCst);
     slot.state.store(state, SeqCst);
     arrive(hdr);
@@ -466,6 +489,24 @@ pub fn count_out(hdr: &Header) {
     if hdr.remaining.fetch_sub(1, SeqCst) == 1 {
         schedlab_sys::futex_wake(&hdr.remaining, 1);
     }
+}
+
+/// The first measured task to finish reads every task group's CPU usage, right after its
+/// work and while every other task still runs: the end of the contended window, in which the
+/// groups' shares are compared. The task is running then (a launcher woken for it would wait
+/// for a CPU on a busy machine while the other groups run on alone); its own reads count in
+/// its group's usage, after the snapshot.
+fn contended_snapshot(hdr: &Header, plan: &TaskPlan) {
+    if plan.contended.is_empty() || hdr.contended_claimed.swap(1, SeqCst) != 0 {
+        return;
+    }
+    let at = schedlab_sys::now_ns();
+    for (f, slot) in plan.contended.iter().zip(&hdr.contended_usage) {
+        if let Some(u) = f.read().ok().and_then(|s| s.usage_ns) {
+            slot.store(u.saturating_add(1), SeqCst);
+        }
+    }
+    hdr.contended_at_ns.store(at, SeqCst);
 }
 
 #[cfg(test)]

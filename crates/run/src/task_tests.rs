@@ -32,6 +32,7 @@ fn one_io_task(block: u64) -> TaskPlan {
         measured: 1,
         antagonist_workload: None,
         antagonist_chunk: 0,
+        contended: Vec::new(),
     }
 }
 

@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod adaptive;
+pub mod cgroups;
 mod claim_axes;
 mod claim_flag;
 mod claim_relation;
@@ -20,6 +21,7 @@ mod validate;
 mod workloads;
 
 pub use adaptive::{Adaptive, PRECISION_METRICS};
+pub use cgroups::{CgroupValue, CheckedCgroups, GroupDef, Groups};
 pub use claims::{Claim, ClaimSpec};
 pub use durations::{parse_duration_ns, MAX_DURATION_NS};
 pub use knobs::{knob_path, CheckedKnob, KnobAxis, KnobValue, ScxSpec, MAX_SLICE_NS, MIN_SLICE_NS};

@@ -1,6 +1,7 @@
 //! The serde types of an experiment file: what to vary (axes) and how to run it (settings),
 //! with their defaults. Values are checked in [`super::validate`].
 
+use super::cgroups::{CgroupValue, Groups};
 use super::knobs::{KnobAxis, ScxSpec};
 use schedlab_core::policy::{PolicyKind, PriorityMode};
 use schedlab_core::records::{StartMode, TaskKind};
@@ -67,6 +68,25 @@ pub struct Axes {
     /// restored afterwards (root only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub knobs: Vec<KnobAxis>,
+    /// Task groups, each a CPU cgroup of its own: one layout or a list of them (see
+    /// [`super::cgroups`]); without them a cell with a cgroup axis has one group of all tasks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Groups>,
+    /// CPU weights per group (v2 `cpu.weight`, v1 `cpu.shares`), e.g. [100, "100:300"].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cpu_weight: Vec<CgroupValue>,
+    /// Bandwidth limits per group, `QUOTA/PERIOD` or `max`, e.g. ["50ms/100ms", "max"].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cpu_max: Vec<CgroupValue>,
+    /// Idle groups (`cpu.idle`), e.g. [false, true].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cpu_idle: Vec<CgroupValue>,
+    /// CPUs per group (`cpuset.cpus`), e.g. ["1", "0:1"].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cpuset: Vec<CgroupValue>,
+    /// Give each group with CPUs a root domain of its own (a cpuset partition), e.g. [true].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub partition: Vec<bool>,
 }
 
 impl Default for Axes {
@@ -84,6 +104,12 @@ impl Default for Axes {
             slices: vec![],
             scx: vec![],
             knobs: vec![],
+            groups: None,
+            cpu_weight: vec![],
+            cpu_max: vec![],
+            cpu_idle: vec![],
+            cpuset: vec![],
+            partition: vec![],
         }
     }
 }

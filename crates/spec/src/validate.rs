@@ -73,6 +73,8 @@ pub struct Checked {
     pub trace: bool,
     /// Adaptive trial count (`settings.precision`); None: `trials` rounds.
     pub adaptive: Option<super::Adaptive>,
+    /// The CPU cgroup axes (task groups and their settings).
+    pub cgroups: super::CheckedCgroups,
     /// Declared claims, checked against the axes.
     pub claims: Vec<super::Claim>,
 }
@@ -90,8 +92,18 @@ impl Spec {
         let timeout_ns = timeout_ns(s)?;
         let cpus = cpu_sets(&a.cpus)?;
         let workloads = check_workloads(a, default_work_ns)?;
+        let cgroups = super::cgroups::check_cgroups(&super::cgroups::CgroupAxes {
+            groups: a.groups.as_ref(),
+            cpu_weight: &a.cpu_weight,
+            cpu_max: &a.cpu_max,
+            cpu_idle: &a.cpu_idle,
+            cpuset: &a.cpuset,
+            partition: &a.partition,
+            tasks: &a.tasks,
+            pinned: !a.cpus.is_empty(),
+        })?;
         let adaptive = super::adaptive::check_adaptive(s)?;
-        check_trial_count(a, &workloads, s, adaptive.as_ref())?;
+        check_trial_count(a, &workloads, s, adaptive.as_ref(), &cgroups)?;
         check_antagonists(a, s)?;
         let sample_interval_ns = sample_interval_ns(s)?;
         let io_schedulers = io_schedulers(&a.io_schedulers)?;
@@ -134,6 +146,7 @@ impl Spec {
             device: s.device.clone(),
             trace: s.trace,
             adaptive,
+            cgroups,
             claims,
         })
     }
@@ -273,7 +286,7 @@ fn cpu_sets(lists: &[String]) -> Result<Vec<Vec<usize>>, Problem> {
 
 /// Cells an experiment may have, counted from the axes: the product of their lengths (the
 /// tasks axis counted in full, though a command workload ignores it).
-fn cell_count(a: &Axes, workloads: &[CheckedWorkload]) -> u64 {
+fn cell_count(a: &Axes, workloads: &[CheckedWorkload], cgroups: &super::CheckedCgroups) -> u64 {
     let variants: usize = workloads.iter().map(CheckedWorkload::variants).sum();
     [
         a.policies.len(),
@@ -293,6 +306,7 @@ fn cell_count(a: &Axes, workloads: &[CheckedWorkload]) -> u64 {
         &a.knobs,
         a.scx.len(),
     ))
+    .saturating_mul(cgroups.cell_factor())
 }
 
 /// The experiment has at most [`MAX_TRIALS`] trials (an adaptive one at its maximum).
@@ -301,8 +315,9 @@ fn check_trial_count(
     workloads: &[CheckedWorkload],
     s: &Settings,
     adaptive: Option<&super::Adaptive>,
+    cgroups: &super::CheckedCgroups,
 ) -> Result<(), Problem> {
-    let cells = cell_count(a, workloads);
+    let cells = cell_count(a, workloads, cgroups);
     let measured = adaptive.map_or(s.trials, |a| a.max_trials);
     let rounds = u64::from(measured) + u64::from(s.warmup);
     let trials = cells.saturating_mul(rounds);

@@ -14,6 +14,8 @@ pub enum Table {
     Trials,
     /// One row per system-wide sample.
     Samples,
+    /// One row per task group (CPU cgroup) of a trial.
+    Groups,
 }
 
 /// A column exports cannot write.
@@ -28,8 +30,9 @@ impl FromStr for Table {
             "tasks" => Ok(Table::Tasks),
             "trials" => Ok(Table::Trials),
             "samples" => Ok(Table::Samples),
+            "groups" => Ok(Table::Groups),
             _ => Err(format!(
-                "unknown table '{s}'; accepted: tasks, trials, samples"
+                "unknown table '{s}'; accepted: tasks, trials, samples, groups"
             )),
         }
     }
@@ -73,7 +76,7 @@ fn tasks_sql() -> String {
                 t.run_delay_ns, t.timeslices, t.migrations, t.work_units, t.exit_status,
                 t.t_release_ns, t.t_start_ns, t.t_end_ns, t.role, t.lat_count, t.lat_min_ns, t.lat_p50_ns,
                 t.lat_p90_ns, t.lat_p99_ns, t.lat_p999_ns, t.lat_max_ns, tr.status, {KNOB_COLUMNS},
-                t.slice_getattr_ns, t.slice_proc_ns, t.cpu_ns
+                t.slice_getattr_ns, t.slice_proc_ns, t.cpu_ns, t.group_name, c.cgroups
          FROM tasks t JOIN trials tr ON tr.trial_id = t.trial_id JOIN cells c ON c.cell_id = tr.cell_id
               JOIN runs r ON r.run_id = tr.run_id
          WHERE r.run_id = ?1 ORDER BY tr.trial_id, t.task_index"
@@ -96,9 +99,21 @@ fn samples_sql() -> String {
 fn trials_sql() -> String {
     format!(
         "SELECT {CELL_COLUMNS}, tr.makespan_ns, tr.status, tr.reason, tr.timeout_ns, tr.harness_cpu_ns, tr.pgid, tr.started_at, {KNOB_COLUMNS},
-                tr.speed_before, tr.speed_after, tr.trial_steal_pct, tr.noisy, tr.rt_throttled
+                tr.speed_before, tr.speed_after, tr.trial_steal_pct, tr.noisy, tr.rt_throttled, c.cgroups
          FROM trials tr JOIN cells c ON c.cell_id = tr.cell_id JOIN runs r ON r.run_id = tr.run_id
          WHERE r.run_id = ?1 ORDER BY tr.trial_id"
+    )
+}
+
+/// SQL of the `groups` export: each task group of each trial, its settings and figures.
+fn groups_sql() -> String {
+    format!(
+        "SELECT {CELL_COLUMNS}, g.group_index, g.name AS group_name, g.tasks AS group_tasks, g.weight, g.quota_us,
+                g.period_us, g.idle, g.cpus AS group_cpus, g.is_partition, g.rt_runtime_us, g.usage_ns, g.nr_periods,
+                g.nr_throttled, g.throttled_ns, g.contended_ns, g.usage_contended_ns, tr.status, c.cgroups
+         FROM task_groups g JOIN trials tr ON tr.trial_id = g.trial_id JOIN cells c ON c.cell_id = tr.cell_id
+              JOIN runs r ON r.run_id = tr.run_id
+         WHERE r.run_id = ?1 ORDER BY tr.trial_id, g.group_index"
     )
 }
 
@@ -114,6 +129,7 @@ pub fn export(
         Table::Tasks => tasks_sql(),
         Table::Trials => trials_sql(),
         Table::Samples => samples_sql(),
+        Table::Groups => groups_sql(),
     };
     let names = store.db.columns(&sql)?;
     let mut count = 0;

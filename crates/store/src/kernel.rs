@@ -30,7 +30,7 @@ pub struct KernelCellRows {
 pub fn kernel_rows(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<KernelCellRows>> {
     let db = &store.db;
     let cells: Vec<(i64, KernelCellRows)> = db.query(
-        "SELECT cell_id, cell_index, policy, workload, tasks, antagonists, slice_ns, knobs, scx
+        "SELECT cell_id, cell_index, policy, workload, tasks, antagonists, slice_ns, knobs, scx, cgroups
          FROM cells WHERE run_id = ?1 ORDER BY cell_index",
         params![run_id],
         |r| {
@@ -42,7 +42,12 @@ pub fn kernel_rows(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<Kerne
                     workload: r.get(3)?,
                     tasks: r.get(4)?,
                     antagonists: r.get(5)?,
-                    settings: super::query::settings_label(r.get(6)?, r.get(7)?, r.get(8)?),
+                    settings: super::query::settings_label(
+                        r.get(6)?,
+                        r.get(7)?,
+                        r.get(8)?,
+                        r.get(9)?,
+                    ),
                     ..Default::default()
                 },
             ))

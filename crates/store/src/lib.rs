@@ -8,6 +8,7 @@
 mod db;
 pub mod error;
 pub mod export;
+pub mod groups;
 pub mod kernel;
 mod knobs;
 mod location;
@@ -35,7 +36,7 @@ use std::fmt::Display;
 const SCHEMA: &str = include_str!("schema.sql");
 /// Schema version (SQLite: `PRAGMA user_version`, 0 = a new, empty database; PostgreSQL: the
 /// `schedlab_meta` table).
-const SCHEMA_VERSION: i64 = 4;
+const SCHEMA_VERSION: i64 = 5;
 
 /// An open results database.
 pub struct Store {
@@ -76,7 +77,7 @@ const TABLES: [&str; 9] = [
 ];
 
 /// Schema changes from one version to the next: `MIGRATIONS[i]` takes version `i + 2` to `i + 3`.
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     // 2 -> 3: who runs a run, to tell a dead run from a running one; which machine ran a run
     // and its trials, and the run's UUID (legacy runs get one here; host, kernel, CPU and
     // commit come from their environment record); warnings get an id to keep their order on
@@ -135,6 +136,17 @@ const MIGRATIONS: [&str; 2] = [
      ALTER TABLE trials ADD COLUMN outside_share REAL;
      ALTER TABLE trials ADD COLUMN interference_source TEXT;
      ALTER TABLE trials ADD COLUMN disturbed INTEGER;",
+    // 4 -> 5: task groups in CPU cgroups (issue 20): the cell's groups, each task's group,
+    // and each trial's groups with their settings and cpu.stat figures.
+    "ALTER TABLE cells ADD COLUMN cgroups TEXT;
+     ALTER TABLE tasks ADD COLUMN group_name TEXT;
+     CREATE TABLE IF NOT EXISTS task_groups (
+         trial_id INTEGER NOT NULL REFERENCES trials(trial_id), group_index INTEGER NOT NULL, name TEXT NOT NULL,
+         tasks INTEGER NOT NULL, weight INTEGER, quota_us INTEGER, period_us INTEGER, idle INTEGER, cpus TEXT,
+         is_partition INTEGER NOT NULL DEFAULT 0, rt_runtime_us INTEGER, usage_ns INTEGER, nr_periods INTEGER,
+         nr_throttled INTEGER, throttled_ns INTEGER, contended_ns INTEGER, usage_contended_ns INTEGER,
+         PRIMARY KEY (trial_id, group_index));
+     CREATE INDEX IF NOT EXISTS task_groups_by_trial ON task_groups(trial_id);",
 ];
 
 /// Oldest schema version this schedlab can read (and upgrade).

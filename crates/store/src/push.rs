@@ -41,19 +41,20 @@ pub struct PushOptions {
 
 /// Tables whose rows belong to a trial, copied with it: (table, order of its rows, its own id
 /// column, which the target assigns anew).
-const TRIAL_TABLES: [(&str, &str, Option<&str>); 5] = [
+const TRIAL_TABLES: [(&str, &str, Option<&str>); 6] = [
     ("tasks", "task_index", None),
     ("histograms", "task_index, metric", None),
     ("samples", "t_ns", None),
     ("trace_slices", "start_ns, task_index, cpu", None),
     ("knob_readings", "reading_id", Some("reading_id")),
+    ("task_groups", "group_index", None),
 ];
 
 /// Terminal run states: a pushed run in one of them finishes a target run that is still open.
 const FINISHED: [&str; 3] = ["done", "interrupted", "failed"];
 
 /// Every table a push copies rows of.
-const COPIED_TABLES: [&str; 9] = [
+const COPIED_TABLES: [&str; 10] = [
     "runs",
     "cells",
     "trials",
@@ -62,6 +63,7 @@ const COPIED_TABLES: [&str; 9] = [
     "samples",
     "trace_slices",
     "knob_readings",
+    "task_groups",
     "calibrations",
 ];
 

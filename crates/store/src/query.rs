@@ -145,7 +145,7 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
     let db = &store.db;
     let cells = db.query(
         "SELECT cell_id, cell_index, policy, priorities, workload, kind, start, tasks, cpus, antagonists, io_scheduler, work_ns, units,
-                slice_ns, knobs, scx
+                slice_ns, knobs, scx, cgroups
          FROM cells WHERE run_id = ?1 ORDER BY cell_index",
         params![run_id],
         |r| {
@@ -164,7 +164,7 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
                     io_scheduler: r.get(10)?,
                     work_ns: r.get(11)?,
                     units: r.get(12)?,
-                    settings: settings_label(r.get(13)?, r.get(14)?, r.get(15)?),
+                    settings: settings_label(r.get(13)?, r.get(14)?, r.get(15)?, r.get(16)?),
                     ..CellView::default()
                 },
             ))
@@ -225,17 +225,20 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
     Ok(out)
 }
 
-/// The kernel settings of a cell in one line, from its stored slice, knobs and BPF scheduler.
+/// The kernel settings of a cell in one line, from its stored slice, knobs, BPF scheduler and
+/// task groups.
 pub(crate) fn settings_label(
     slice_ns: Option<i64>,
     knobs: Option<String>,
     scx: Option<String>,
+    cgroups: Option<String>,
 ) -> Option<String> {
     let parts: Vec<String> = slice_ns
         .map(|ns| format!("slice={}", schedlab_core::records::slice_label(ns as u64)))
         .into_iter()
         .chain(knobs.filter(|k| !k.is_empty()))
         .chain(scx.map(|c| format!("scx={c}")))
+        .chain(cgroups.filter(|g| !g.is_empty()))
         .collect();
     (!parts.is_empty()).then(|| parts.join(" "))
 }

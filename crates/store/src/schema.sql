@@ -1,4 +1,4 @@
--- schedlab results store, schema version 3 (see MIGRATIONS in mod.rs for what changed). Every time is an integer in nanoseconds (CLOCK_MONOTONIC
+-- schedlab results store, schema version 5 (see MIGRATIONS in mod.rs for what changed). Every time is an integer in nanoseconds (CLOCK_MONOTONIC
 -- for instants, durations as differences); every count is an integer.
 
 CREATE TABLE IF NOT EXISTS runs (
@@ -51,6 +51,7 @@ CREATE TABLE IF NOT EXISTS cells (
     slice_ns        INTEGER,                    -- EEVDF custom slice of the measured tasks (fair policies), NULL = kernel default
     knobs           TEXT,                       -- kernel settings set for the cell, "name=value" separated by spaces
     scx             TEXT,                       -- BPF scheduler (sched_ext) command the cell runs under
+    cgroups         TEXT,                       -- task groups (CPU cgroups) and their settings, e.g. "cg[a:1 w=100 | b:1 w=300]"
     UNIQUE (run_id, cell_index)
 );
 
@@ -127,7 +128,30 @@ CREATE TABLE IF NOT EXISTS tasks (
     slice_getattr_ns INTEGER,                   -- EEVDF slice read back with sched_getattr (sched_runtime), fair classes
     slice_proc_ns   INTEGER,                    -- EEVDF slice in /proc/thread-self/sched (se.slice), fair classes
     cpu_ns          INTEGER,                    -- exact CPU time of the work (thread CPU clock); utime/stime are rusage
+    group_name      TEXT,                       -- the task group (CPU cgroup) it ran in; NULL outside groups
     PRIMARY KEY (trial_id, task_index)
+);
+
+-- One row per task group (CPU cgroup) of a trial: its settings and the kernel's figures.
+CREATE TABLE IF NOT EXISTS task_groups (
+    trial_id        INTEGER NOT NULL REFERENCES trials(trial_id),
+    group_index     INTEGER NOT NULL,           -- its tasks follow the earlier groups' tasks
+    name            TEXT    NOT NULL,
+    tasks           INTEGER NOT NULL,
+    weight          INTEGER,                    -- cpu.weight (v1: cpu.shares = round(weight * 1024 / 100)); NULL: default 100
+    quota_us        INTEGER,                    -- CFS bandwidth quota per period (cpu.max); NULL: no limit
+    period_us       INTEGER,
+    idle            INTEGER,                    -- cpu.idle as set; NULL: default
+    cpus            TEXT,                       -- cpuset.cpus as set; NULL: all
+    is_partition    INTEGER NOT NULL DEFAULT 0, -- 1: its CPUs had a root domain of their own
+    rt_runtime_us   INTEGER,                    -- v1 RT group scheduling: cpu.rt_runtime_us per second
+    usage_ns        INTEGER,                    -- CPU time of its tasks, release to the end of the last measured task
+    nr_periods      INTEGER,                    -- cpu.stat over the same period
+    nr_throttled    INTEGER,
+    throttled_ns    INTEGER,
+    contended_ns    INTEGER,                    -- release to the end of the first measured task (every group still running)
+    usage_contended_ns INTEGER,                 -- CPU time of its tasks in that window
+    PRIMARY KEY (trial_id, group_index)
 );
 
 CREATE TABLE IF NOT EXISTS histograms (
@@ -219,3 +243,4 @@ CREATE INDEX IF NOT EXISTS slices_by_trial ON trace_slices(trial_id);
 CREATE INDEX IF NOT EXISTS queue_by_state ON queue(state, label);
 CREATE UNIQUE INDEX IF NOT EXISTS runs_by_uuid ON runs(uuid);
 CREATE INDEX IF NOT EXISTS knob_readings_by_trial ON knob_readings(trial_id);
+CREATE INDEX IF NOT EXISTS task_groups_by_trial ON task_groups(trial_id);

@@ -10,7 +10,7 @@ use schedlab_machine::HostIdentity;
 use schedlab_spec::plan::{Cell, PlannedTrial};
 
 /// Columns of a `tasks` row, in the order [`task_rows`] gives them.
-const TASK_COLUMNS: [&str; 39] = [
+const TASK_COLUMNS: [&str; 40] = [
     "trial_id",
     "task_index",
     "pid",
@@ -50,6 +50,7 @@ const TASK_COLUMNS: [&str; 39] = [
     "slice_getattr_ns",
     "slice_proc_ns",
     "cpu_ns",
+    "group_name",
 ];
 
 /// Columns of a `samples` row: its trial and time, then what was measured.
@@ -78,7 +79,7 @@ pub(super) const SAMPLE_COLUMNS: [&str; 21] = [
 ];
 
 /// Columns of a `cells` row.
-const CELL_COLUMNS: [&str; 25] = [
+const CELL_COLUMNS: [&str; 26] = [
     "run_id",
     "cell_index",
     "policy",
@@ -104,6 +105,7 @@ const CELL_COLUMNS: [&str; 25] = [
     "slice_ns",
     "knobs",
     "scx",
+    "cgroups",
 ];
 
 /// Who a new run is recorded as, and in which state it starts.
@@ -325,6 +327,7 @@ impl Store {
             &slices,
         )?;
         super::knobs::insert_readings(db, trial_id, &meta.knobs)?;
+        super::groups::insert_groups(db, trial_id, &outcome.groups)?;
         Ok((trial_id, true))
     }
 
@@ -451,6 +454,7 @@ fn cell_row(run_id: i64, i: usize, c: &Cell) -> Result<Vec<Value>> {
             .collect::<Vec<_>>()
             .join(" ")),
         c.scx.as_ref().map(|x| x.command_line()),
+        c.groups_label(),
     ]
     .to_vec())
 }
@@ -514,6 +518,7 @@ fn task_rows(trial_id: i64, outcome: &TrialOutcome) -> (Vec<Vec<Value>>, Vec<Vec
                 t.slice_getattr_ns.map(|v| v as i64),
                 t.slice_proc_ns.map(|v| v as i64),
                 t.cpu_ns.map(|v| v as i64),
+                t.group.as_deref(),
             ]
             .to_vec(),
         );

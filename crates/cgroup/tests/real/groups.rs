@@ -57,8 +57,18 @@ pub fn bandwidth() -> Result<(), Skip> {
         ms(db.usage_ns), db.nr_periods, db.nr_throttled
     );
     assert!(wall_a >= 320.0, "limited: {wall_a:.0} ms");
-    assert!(da.nr_throttled.expect("nr_throttled") >= 3, "{da:?}");
-    assert!(da.throttled_ns.expect("throttled") > 0);
+    // The kernel throttles a group only when it used its quota: that needs the CPU share the
+    // unlimited task got to exceed the quota's 20 %; on a machine busier than that the limit
+    // never binds, and only the bound above can be asserted.
+    if cpu_b / wall_b >= 0.3 {
+        assert!(da.nr_throttled.expect("nr_throttled") >= 3, "{da:?}");
+        assert!(da.throttled_ns.expect("throttled") > 0);
+    } else {
+        println!(
+            "    (the unlimited task got {:.0} % of a CPU: too busy a machine to exhaust a 20 % quota; throttling not asserted)",
+            100.0 * cpu_b / wall_b
+        );
+    }
     // The group's usage (kernel accounting of the cgroup) against the task's own schedstat.
     if let Some(u) = da.usage_ns {
         let u = u as f64 / 1e6;

@@ -3,6 +3,7 @@
 //! without root (`v1.rs`), and the checks of a trial's values (`spec.rs`). Each test checks the
 //! files written and that nothing is left.
 
+mod files;
 mod spec;
 mod v1;
 mod v2;

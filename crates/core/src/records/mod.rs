@@ -5,11 +5,13 @@
 
 mod cell;
 mod denied;
+mod group;
 mod knob;
 mod trial;
 
 pub use cell::{StartMode, TaskKind, WorkSize};
 pub use denied::{check_knob_value, denied, MAX_KNOB_VALUE_BYTES};
+pub use group::GroupRecord;
 pub use knob::{slice_label, KnobReading, KnobSetting, ScxCommand};
 pub use trial::{
     now_utc, Sample, Slice, TaskRecord, TaskTrace, TrialMeta, TrialOutcome, TrialStatus,

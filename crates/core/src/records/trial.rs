@@ -99,6 +99,9 @@ pub struct TaskRecord {
     /// EEVDF slice in force, ns, as `/proc/thread-self/sched` shows it (`se.slice`).
     #[serde(default)]
     pub slice_proc_ns: Option<u64>,
+    /// The task group (CPU cgroup) the task ran in; None outside groups.
+    #[serde(default)]
+    pub group: Option<String>,
 }
 
 /// The result of one trial.
@@ -135,6 +138,9 @@ pub struct TrialOutcome {
     /// measured period (0 when the trial did not get that far).
     #[serde(default)]
     pub t_stop_ns: u64,
+    /// The task groups (CPU cgroups) of the trial with their figures; empty without groups.
+    #[serde(default)]
+    pub groups: Vec<super::GroupRecord>,
 }
 
 impl TrialOutcome {
@@ -153,6 +159,7 @@ impl TrialOutcome {
             launcher_threads: 0,
             host_threads: 0,
             t_stop_ns: 0,
+            groups: Vec::new(),
         }
     }
 }

@@ -352,7 +352,8 @@ impl PanelFigures<'_> {
 pub fn figures(r: &Report) -> Vec<Figure> {
     let kernel = super::kernel::figures(&r.kernel, &r.panels)
         .into_iter()
-        .chain(super::iosched::figures(&r.iosched, &r.panels));
+        .chain(super::iosched::figures(&r.iosched, &r.panels))
+        .chain(super::cgroups::figures(&r.cgroups));
     r.panels
         .iter()
         .enumerate()

@@ -35,8 +35,11 @@ pub struct Finding {
     pub n_policy: usize,
     /// What one tested value is: a trial, or the median of a trial's tasks.
     pub unit: TestUnit,
-    /// median / baseline median; `None` when the baseline's median is 0.
+    /// median / baseline median; `None` when the baseline's median is 0 or a side is all
+    /// zeros (then the difference is shown instead).
     pub ratio: Option<f64>,
+    /// Which side's trial values are all zero, if any (no ratio is given then).
+    pub all_zero: AllZero,
     /// 95% percentile-bootstrap CI of the ratio, resampling trials within each policy.
     pub ratio_ci: Option<(f64, f64)>,
     /// Two-sided Mann-Whitney p of the policy vs the baseline, before adjustment.
@@ -60,7 +63,8 @@ pub struct Finding {
     /// Trials per policy with which an adjusted p below 0.05 becomes possible.
     pub trials_needed: Option<usize>,
     /// Smallest difference of means a two-sided t-test at alpha 0.05 on these trial values
-    /// detects with 80% power, in the metric's unit.
+    /// detects with 80% power, in the metric's unit. Not the test the finding runs (exact
+    /// Mann-Whitney, Holm-adjusted): only exported (csv), never stated as the finding's power.
     pub min_detectable: Option<f64>,
     /// One-way ANOVA p-value across the group's policies (trial values).
     pub anova_p: Option<f64>,
@@ -68,6 +72,34 @@ pub struct Finding {
     pub kruskal_p: Option<f64>,
     /// The finding as one sentence.
     pub sentence: String,
+}
+
+/// Which side of a comparison has only zeros as trial values: a ratio there says nothing
+/// (0 / x = 0 with a CI of [0, 0], or x / 0), so the difference is shown instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AllZero {
+    /// Neither side: the ratio is meaningful.
+    Neither,
+    /// The baseline's trials are all 0.
+    Baseline,
+    /// The compared policy's trials are all 0.
+    Policy,
+    /// Both sides are all 0.
+    Both,
+}
+
+impl AllZero {
+    /// Of the baseline's and the policy's trial values.
+    pub fn of(baseline: &[f64], policy: &[f64]) -> AllZero {
+        let zero = |v: &[f64]| !v.is_empty() && v.iter().all(|x| *x == 0.0);
+        match (zero(baseline), zero(policy)) {
+            (false, false) => AllZero::Neither,
+            (true, false) => AllZero::Baseline,
+            (false, true) => AllZero::Policy,
+            (true, true) => AllZero::Both,
+        }
+    }
 }
 
 impl Finding {
@@ -165,7 +197,10 @@ pub fn against_baseline(
         .map(|((c, v), (t, adj))| {
             let p_adjusted = t.map(|_| adj);
             let min_p = mann_whitney_min_p(base.len(), v.len()).map(|p| (p * m as f64).min(1.0));
-            let ci = median_ratio_ci(&base, v, seed, DEFAULT_RESAMPLES);
+            let all_zero = AllZero::of(&base, v);
+            let ci = (all_zero == AllZero::Neither)
+                .then(|| median_ratio_ci(&base, v, seed, DEFAULT_RESAMPLES))
+                .flatten();
             let mut f = Finding {
                 group: gi,
                 metric,
@@ -179,6 +214,7 @@ pub fn against_baseline(
                 unit: TestUnit::of(metric),
                 ratio: ci.map(|r| r.ratio),
                 ratio_ci: ci.map(|r| (r.lo, r.hi)),
+                all_zero,
                 p: t.map(|t| t.p_value),
                 p_adjusted,
                 comparisons: m,
@@ -217,8 +253,18 @@ pub fn fmt_ratio_bare(r: f64) -> String {
     }
 }
 
-/// "ratio 0.87 [95% CI 0.86, 0.89]", or "ratio -" when undefined.
+/// "ratio 0.87 [95% CI 0.86, 0.89]"; where a side is all zeros, the difference instead:
+/// "difference +12 (no ratio: every trial of fifo is 0)".
 pub fn ratio_clause(f: &Finding) -> String {
+    let who = match f.all_zero {
+        AllZero::Neither => None,
+        AllZero::Baseline => Some(format!("every trial of {} is 0", f.baseline)),
+        AllZero::Policy => Some(format!("every trial of {} is 0", f.policy)),
+        AllZero::Both => Some("every trial of both is 0".to_string()),
+    };
+    if let Some(who) = who {
+        return format!("difference {} (no ratio: {who})", signed_difference(f));
+    }
     match (f.ratio, f.ratio_ci) {
         (Some(r), Some((lo, hi))) => format!(
             "ratio {} [95% CI {}, {}]",
@@ -228,6 +274,19 @@ pub fn ratio_clause(f: &Finding) -> String {
         ),
         _ => "ratio undefined (the baseline's median is 0)".into(),
     }
+}
+
+/// The policy's median minus the baseline's, signed, with the metric's unit: "+12", "-3.0 ms".
+pub fn signed_difference(f: &Finding) -> String {
+    let d = f.median - f.baseline_median;
+    let sign = if d > 0.0 {
+        "+"
+    } else if d < 0.0 {
+        "-"
+    } else {
+        ""
+    };
+    format!("{sign}{}", fmt_with_unit(d.abs(), f.metric))
 }
 
 /// "p = 0.004" or "p < 0.001".
@@ -298,7 +357,7 @@ fn sentence(label: &str, f: &Finding) -> String {
             String::new()
         };
         let need = f.trials_needed.map_or(String::new(), |n| {
-            format!(", at least {n} per policy are needed")
+            format!(", p < {a05} becomes possible (not likely) from {n} per policy")
         });
         format!(
             "too few trials: {} vs {} cannot reach p < {a05}{holm}{need} ({test})",
@@ -307,26 +366,10 @@ fn sentence(label: &str, f: &Finding) -> String {
     } else {
         format!("no significant difference at alpha {a05} ({test})")
     };
-    let mdd = match f.min_detectable {
-        Some(d) if !f.significant_at_05 => {
-            let share = if f.baseline_median != 0.0 {
-                let pct = 100.0 * d / f.baseline_median.abs();
-                if pct >= 1.0 {
-                    format!(", {pct:.0}% of the baseline")
-                } else {
-                    format!(", {}% of the baseline", super::fmt_num(pct))
-                }
-            } else {
-                String::new()
-            };
-            format!(
-                "; the smallest difference these trials could detect is ~{}{share}",
-                fmt_with_unit(d, f.metric)
-            )
-        }
-        _ => String::new(),
-    };
-    format!("{head}; {tail}{mdd}.")
+    // No "smallest detectable difference" here: the only one at hand is a t-test's at
+    // unadjusted alpha, a test that is never run (issue 18). Claims state power for the test
+    // they use (`claims`); the t-test figure stays in csv/findings.csv, labelled as such.
+    format!("{head}; {tail}.")
 }
 
 #[cfg(test)]
@@ -381,7 +424,7 @@ mod tests {
         assert!((f.ratio.expect("ratio") - 11.0 / 30.0).abs() < 1e-12);
         assert_eq!(
             f.sentence,
-            "For cpu:pi with 2 tasks, fifo vs other (baseline): makespan 11.0 ms vs 30.0 ms, ratio 0.37 [95% CI 0.31, 0.43]; too few trials: 3 vs 3 cannot reach p < 0.05, at least 4 per policy are needed (Holm-adjusted p = 0.100; exact Mann-Whitney on 3 vs 3 trials); the smallest difference these trials could detect is ~4.80 ms, 16% of the baseline."
+            "For cpu:pi with 2 tasks, fifo vs other (baseline): makespan 11.0 ms vs 30.0 ms, ratio 0.37 [95% CI 0.31, 0.43]; too few trials: 3 vs 3 cannot reach p < 0.05, p < 0.05 becomes possible (not likely) from 4 per policy (Holm-adjusted p = 0.100; exact Mann-Whitney on 3 vs 3 trials)."
         );
         assert_eq!(f.verdict(), "too few");
     }
@@ -411,9 +454,9 @@ mod tests {
         assert!(rr
             .sentence
             .contains("no significant difference at alpha 0.05"));
-        assert!(rr
-            .sentence
-            .contains("the smallest difference these trials could detect is ~"));
+        // No detectable-difference claim: the t-test it came from is not the test run.
+        assert!(!rr.sentence.contains("detect"), "{}", rr.sentence);
+        assert!(rr.min_detectable.is_some(), "still computed for the csv");
         assert_eq!((rr.comparisons, rr.policies), (2, 3));
     }
 
@@ -435,5 +478,35 @@ mod tests {
         assert!(findings(&["other", "fifo"], &[vec![], vec![1.0, 2.0]]).is_empty());
         assert_eq!(fmt_ratio(133.3), "133x");
         assert_eq!(fmt_ratio(0.0123), "0.012x");
+    }
+
+    #[test]
+    fn a_side_of_all_zeros_gets_the_difference_not_a_ratio() {
+        // The issue's case: a numerator that is always 0 printed "ratio 0.00 [0.00, 0.00]".
+        let f = &findings(
+            &["other", "fifo"],
+            &[vec![40.0, 45.0, 50.0], vec![0.0, 0.0, 0.0]],
+        )[0];
+        assert_eq!(f.all_zero, AllZero::Policy);
+        assert_eq!((f.ratio, f.ratio_ci), (None, None));
+        // By hand: 0 - 45 = -45 ms.
+        assert!(
+            f.sentence
+                .contains("makespan 0 ms vs 45.0 ms, difference -45.0 ms (no ratio: every trial of fifo is 0);"),
+            "{}",
+            f.sentence
+        );
+        let f = &findings(&["other", "fifo"], &[vec![0.0, 0.0], vec![2.0, 0.0]])[0];
+        assert_eq!(f.all_zero, AllZero::Baseline);
+        assert!(
+            f.sentence
+                .contains("difference +1.00 ms (no ratio: every trial of other is 0)"),
+            "{}",
+            f.sentence
+        );
+        // One zero among other values is no reason to drop the ratio.
+        let f = &findings(&["other", "fifo"], &[vec![10.0, 12.0], vec![0.0, 11.0]])[0];
+        assert_eq!(f.all_zero, AllZero::Neither);
+        assert!(f.ratio.is_some());
     }
 }

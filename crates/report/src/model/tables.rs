@@ -37,8 +37,11 @@ impl Table {
     }
 }
 
-/// "0.87 [0.86, 0.89]" or "-".
+/// "0.87 [0.86, 0.89]", "diff -45.0 ms" where a side is all zeros, or "-".
 fn ratio_with_ci(f: &Finding) -> String {
+    if f.all_zero != super::findings::AllZero::Neither {
+        return format!("diff {}", super::findings::signed_difference(f));
+    }
     match (f.ratio, f.ratio_ci) {
         (Some(r), Some((lo, hi))) => format!(
             "{} [{}, {}]",
@@ -72,8 +75,6 @@ pub fn findings_table(r: &Report) -> Table {
                 format!("{} vs {} {}", f.n_policy, f.n_baseline, f.unit.plural()),
                 f.method.map_or("-".into(), |m| m.label().to_string()),
                 f.verdict(),
-                f.min_detectable
-                    .map_or("-".into(), |d| fmt_with_unit(d, f.metric)),
                 f.trials_needed.map_or("-".into(), |n| n.to_string()),
             ]
         })
@@ -92,8 +93,7 @@ pub fn findings_table(r: &Report) -> Table {
             "n",
             "p method",
             "result",
-            "min. detectable",
-            "trials needed",
+            "trials for p < 0.05",
         ]),
         rows,
     }

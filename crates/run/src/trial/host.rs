@@ -2,7 +2,7 @@
 
 use super::super::task::{self, Header, Slot};
 use super::reap::{read_zombie_counters, store_reaped};
-use super::{hist_chunk, TrialSetup};
+use super::{groups, hist_chunk, TrialSetup};
 use schedlab_core::policy::{self, PolicyKind};
 use schedlab_core::records::TaskKind;
 use std::sync::atomic::{AtomicU8, Ordering::SeqCst};
@@ -87,6 +87,8 @@ pub(super) fn host_main(
         let us = setup.timeout_ns / 1000;
         let _ = schedlab_sys::set_rlimit(schedlab_sys::Resource::RLIMIT_RTTIME, us, us);
     }
+    // Each task is born in its task group: the host moves into it first.
+    let mut placer = groups::Placer::start(setup.groups);
     match setup.kind {
         TaskKind::Process => {
             let me = schedlab_sys::getpid();
@@ -94,6 +96,9 @@ pub(super) fn host_main(
             for (i, slot) in slots.iter().enumerate() {
                 if !plan.barrier && i > 0 && plan.workload.start_gap_ns > 0 {
                     std::thread::sleep(Duration::from_nanos(plan.workload.start_gap_ns));
+                }
+                if !groups::place(placer.as_mut(), h, slot, plan, i) {
+                    continue;
                 }
                 // The host is single-threaded. Staggered: the release is stamped just before
                 // the fork (after fork's thread check).
@@ -107,6 +112,9 @@ pub(super) fn host_main(
                     Err(_) => schedlab_sys::exit_now(3),
                 }
             }
+            if let Some(p) = placer {
+                p.finish();
+            }
             while let Ok(Some(r)) = reap_next(h, slots, commands) {
                 store_reaped(slots, &r);
             }
@@ -114,6 +122,9 @@ pub(super) fn host_main(
         TaskKind::Thread => {
             std::thread::scope(|s| {
                 for (i, slot) in slots.iter().enumerate() {
+                    if !groups::place(placer.as_mut(), h, slot, plan, i) {
+                        continue;
+                    }
                     if !plan.barrier {
                         slot.t_release_ns.store(schedlab_sys::now_ns(), SeqCst);
                     }
@@ -126,6 +137,9 @@ pub(super) fn host_main(
                     {
                         schedlab_sys::exit_now(3);
                     }
+                }
+                if let Some(p) = placer {
+                    p.finish();
                 }
             });
         }

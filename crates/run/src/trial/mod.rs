@@ -1,6 +1,7 @@
 //! One trial: fork a host process (its own process group) that creates the tasks, release them,
 //! watch the deadline and interruptions, kill the whole group when needed, collect every slot.
 
+pub mod groups;
 mod host;
 mod reap;
 mod verdict;
@@ -39,6 +40,9 @@ pub struct TrialSetup<'a> {
     pub interrupted: &'a AtomicBool,
     /// The trial directory, held open by the launcher (tasks and programs inherit the fd).
     pub dir: Option<BorrowedFd<'a>>,
+    /// The trial's task groups (CPU cgroups), if any: the host places the tasks, the launcher
+    /// reads their figures.
+    pub groups: Option<&'a groups::TrialGroups>,
 }
 
 /// Runs one trial and returns its outcome. Leaves no process behind.
@@ -57,6 +61,10 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
     let launcher = schedlab_sys::getpid();
     // Refused unless this process is single-threaded (the launcher always is).
     let launcher_threads = schedlab_sys::thread_count().unwrap_or(0) as u32;
+    let mut watch = groups::Watch::new(setup.groups);
+    if let Some(w) = watch.as_mut().filter(|_| !setup.plan.barrier) {
+        w.start();
+    }
     let host = schedlab_sys::fork()?;
     if host == 0 {
         host_main(setup, h, slots.as_slice(), hists.as_slice(), launcher);
@@ -74,6 +82,9 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
             host,
         ) {
             Wait::Done => {
+                if let Some(w) = watch.as_mut() {
+                    w.start();
+                }
                 let t = schedlab_sys::now_ns();
                 h.t_release_ns.store(t, SeqCst);
                 h.release.store(1, SeqCst);
@@ -106,6 +117,7 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
     // Antagonists run until every measured task is done; finished tasks wait for this too
     // (see `task::linger`), so their exits come after the measured period.
     let t_stop_ns = schedlab_sys::now_ns();
+    let group_records = watch.map(|w| w.finish(h)).unwrap_or_default();
     h.stop.store(1, SeqCst);
     schedlab_sys::futex_wake(&h.stop, i32::MAX);
     // Give the host a moment to reap its tasks and exit, then make sure nothing survives.
@@ -155,14 +167,16 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
         })
         .collect();
     if status == TrialStatus::Ok {
-        (status, reason) = judge(
-            &mut tasks,
-            slots.as_slice(),
-            setup.plan,
-            setup.dir,
-            if window_hit { None } else { host_usage },
-            window_hit,
-        );
+        (status, reason) = groups::placement_failure(slots.as_slice()).unwrap_or_else(|| {
+            judge(
+                &mut tasks,
+                slots.as_slice(),
+                setup.plan,
+                setup.dir,
+                if window_hit { None } else { host_usage },
+                window_hit,
+            )
+        });
     }
     let makespan_ns = if status == TrialStatus::Ok {
         let measured = || tasks.iter().filter(|t| !t.antagonist);
@@ -185,6 +199,7 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
         launcher_threads,
         host_threads: h.host_threads.load(SeqCst),
         t_stop_ns,
+        groups: group_records,
     })
 }
 

@@ -71,6 +71,7 @@ pub(crate) fn record(i: usize, s: &Slot, h: &Header) -> TaskRecord {
         trace: None,
         slice_getattr_ns: Some(s.slice_getattr_ns.load(SeqCst)).filter(|&v| v > 0),
         slice_proc_ns: Some(s.slice_proc_ns.load(SeqCst)).filter(|&v| v > 0),
+        group: None,
     }
 }
 

@@ -112,6 +112,7 @@ mod tests {
             slice_ns: None,
             knobs: Vec::new(),
             scx: None,
+            groups: Vec::new(),
         }
     }
 

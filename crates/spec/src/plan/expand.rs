@@ -105,6 +105,7 @@ fn template(c: &Checked) -> Cell {
         slice_ns: None,
         knobs: Vec::new(),
         scx: None,
+        groups: Vec::new(),
     }
 }
 

@@ -3,9 +3,11 @@
 //! [`build`]; the run stage needs nothing else.
 
 mod expand;
+mod groups;
 
 pub use crate::{Adaptive, SpecError};
 pub use expand::order;
+pub use groups::CellGroup;
 
 /// Longest a trial may be planned to last, ns: the longest duration a spec may give (168 h).
 /// It keeps every derived deadline (ten times this, plus 10 s) far inside the range of the
@@ -63,6 +65,10 @@ pub struct Cell {
     /// BPF scheduler (sched_ext) running during the cell's trials (None: the fair class).
     #[serde(default)]
     pub scx: Option<ScxCommand>,
+    /// The measured tasks' CPU cgroups, in task order (empty: the tasks stay in schedlab's
+    /// own cgroups).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<CellGroup>,
 }
 
 impl Cell {
@@ -103,8 +109,9 @@ impl Cell {
 }
 
 impl Cell {
-    /// The cell's kernel settings in one line (slice, knobs, BPF scheduler), e.g.
-    /// `slice=0.1ms kernel.sched_rr_timeslice_ms=10 scx=lavd`; None when it has none.
+    /// The cell's kernel settings in one line (slice, knobs, BPF scheduler, cgroups), e.g.
+    /// `slice=0.1ms kernel.sched_rr_timeslice_ms=10 scx=lavd cg[a:1 w=100 | b:1 w=300]`;
+    /// None when it has none.
     pub fn settings_label(&self) -> Option<String> {
         let parts: Vec<String> = self
             .slice_ns
@@ -112,6 +119,7 @@ impl Cell {
             .into_iter()
             .chain(self.knobs.iter().map(KnobSetting::label))
             .chain(self.scx.as_ref().map(|c| format!("scx={}", c.ops)))
+            .chain(self.groups_label())
             .collect();
         (!parts.is_empty()).then(|| parts.join(" "))
     }
@@ -197,7 +205,7 @@ pub fn build_from_text(origin: &str, text: &str, seed: u64) -> Result<(Spec, Pla
 
 /// The plan of `spec`, already checked as `checked`.
 fn assemble(spec: &Spec, checked: &Checked, seed: u64) -> Result<Plan, SpecError> {
-    let cells = expand::cells(checked);
+    let cells = groups::vary_groups(expand::cells(checked), &checked.cgroups)?;
     let rounds = checked
         .adaptive
         .as_ref()

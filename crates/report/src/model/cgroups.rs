@@ -1,0 +1,375 @@
+//! Task groups (CPU cgroups) in a report: per cell and group, the medians over its ok trials of
+//! the kernel's figures (CPU share while every group ran, against the weight share; throttled
+//! periods and time, against the bandwidth limit; the tasks' p99 wake-up latency), as a table
+//! and two or three figures.
+
+use super::figures::{Figure, Plot};
+use super::tables::Table;
+use schedlab_analyze::median;
+use schedlab_store::groups::GroupRow;
+use schedlab_store::query::CellView;
+
+/// The default `cpu.weight`.
+const DEFAULT_WEIGHT: i64 = 100;
+
+/// One group of one cell, summarised over the cell's ok trials.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GroupSummary {
+    /// Index of the cell in its run.
+    pub cell_index: i64,
+    /// The cell without its groups, e.g. "other cpu:pi x2 +2 antagonists".
+    pub cell: String,
+    /// The group's name.
+    pub name: String,
+    /// Its measured tasks.
+    pub tasks: i64,
+    /// Its `cpu.weight` (100 when not set).
+    pub weight: i64,
+    /// Its weight over the sum of its cell's groups' weights.
+    pub weight_share: f64,
+    /// Its bandwidth limit in CPUs (quota / period; None: no limit).
+    pub limit_cpus: Option<f64>,
+    /// The limit as written, e.g. "20ms/100ms", or "-".
+    pub limit: String,
+    /// Its bandwidth period, ms.
+    pub period_ms: Option<f64>,
+    /// Its CPUs and whether they were a partition, e.g. "1 (partition)", or "-".
+    pub cpus: String,
+    /// Ok trials.
+    pub trials: usize,
+    /// Median share of the CPU time its cell's groups used while every group's tasks ran.
+    pub share: Option<f64>,
+    /// Median CPU time of its tasks over the measured period, ms.
+    pub usage_ms: Option<f64>,
+    /// Median bandwidth periods with runnable tasks.
+    pub nr_periods: Option<f64>,
+    /// Median throttled periods.
+    pub nr_throttled: Option<f64>,
+    /// Median throttled time, ms.
+    pub throttled_ms: Option<f64>,
+    /// Median of the largest p99 wake-up latency of its tasks (periodic work), µs.
+    pub p99_us: Option<f64>,
+}
+
+/// Every group of a run's cells, in cell and group order.
+#[derive(Debug, Clone, Default)]
+pub struct CgroupView {
+    /// The groups.
+    pub groups: Vec<GroupSummary>,
+}
+
+/// `d` ms as written in `cpu.max` flags.
+fn duration_label(us: i64) -> String {
+    if us % 1000 == 0 {
+        format!("{}ms", us / 1000)
+    } else {
+        format!("{us}us")
+    }
+}
+
+/// The cell's label without its groups (those are the table's columns).
+fn cell_label(c: &CellView) -> String {
+    let settings = c
+        .settings
+        .as_deref()
+        .map(|s| match s.find("cg[") {
+            Some(i) => s[..i].trim().to_string(),
+            None => s.to_string(),
+        })
+        .filter(|s| !s.is_empty());
+    let mut out = format!("{} {} x{}", c.policy, c.workload, c.tasks);
+    if c.kind == "thread" {
+        out.push_str(" thread");
+    }
+    if c.antagonists > 0 {
+        out.push_str(&format!(" +{} antagonists", c.antagonists));
+    }
+    if let Some(s) = settings {
+        out.push(' ');
+        out.push_str(&s);
+    }
+    out
+}
+
+/// The median of the values `f` gives, None when none.
+fn med(rows: &[&GroupRow], f: impl Fn(&GroupRow) -> Option<f64>) -> Option<f64> {
+    let v: Vec<f64> = rows.iter().filter_map(|r| f(r)).collect();
+    median(&v)
+}
+
+/// The view of a run's groups from its stored rows and cells.
+pub fn build(rows: &[GroupRow], cells: &[CellView]) -> CgroupView {
+    let mut out = Vec::new();
+    for c in cells {
+        let mine: Vec<&GroupRow> = rows
+            .iter()
+            .filter(|r| r.cell_index == c.cell_index)
+            .collect();
+        let Some(first_trial) = mine.first().map(|r| r.trial_id) else {
+            continue;
+        };
+        let layout: Vec<&GroupRow> = mine
+            .iter()
+            .copied()
+            .filter(|r| r.trial_id == first_trial)
+            .collect();
+        let total_weight: i64 = layout
+            .iter()
+            .map(|r| r.weight.unwrap_or(DEFAULT_WEIGHT))
+            .sum();
+        for g in &layout {
+            let of_group: Vec<&GroupRow> = mine
+                .iter()
+                .copied()
+                .filter(|r| r.group_index == g.group_index)
+                .collect();
+            let shares: Vec<f64> = of_group
+                .iter()
+                .filter_map(|r| {
+                    let all: Vec<&GroupRow> = mine
+                        .iter()
+                        .copied()
+                        .filter(|o| o.trial_id == r.trial_id)
+                        .collect();
+                    let sum: i64 = all
+                        .iter()
+                        .map(|o| o.usage_contended_ns)
+                        .sum::<Option<i64>>()?;
+                    (sum > 0).then(|| r.usage_contended_ns.unwrap_or(0) as f64 / sum as f64)
+                })
+                .collect();
+            let weight = g.weight.unwrap_or(DEFAULT_WEIGHT);
+            let limit_cpus = g
+                .quota_us
+                .zip(g.period_us)
+                .map(|(q, p)| q as f64 / p as f64);
+            let ms = |v: Option<i64>| v.map(|v| v as f64 / 1e6);
+            out.push(GroupSummary {
+                cell_index: c.cell_index,
+                cell: cell_label(c),
+                name: g.name.clone(),
+                tasks: g.tasks,
+                weight,
+                weight_share: weight as f64 / total_weight.max(1) as f64,
+                limit_cpus,
+                limit: match (g.quota_us, g.period_us) {
+                    (Some(q), Some(p)) => format!("{}/{}", duration_label(q), duration_label(p)),
+                    _ => "-".into(),
+                },
+                period_ms: g.period_us.map(|p| p as f64 / 1e3),
+                cpus: match (&g.cpus, g.partition) {
+                    (Some(c), true) => format!("{c} (partition)"),
+                    (Some(c), false) => c.clone(),
+                    (None, _) => "-".into(),
+                },
+                trials: of_group.len(),
+                share: median(&shares),
+                usage_ms: med(&of_group, |r| ms(r.usage_ns)),
+                nr_periods: med(&of_group, |r| r.nr_periods.map(|v| v as f64)),
+                nr_throttled: med(&of_group, |r| r.nr_throttled.map(|v| v as f64)),
+                throttled_ms: med(&of_group, |r| ms(r.throttled_ns)),
+                p99_us: med(&of_group, |r| r.lat_p99_ns.map(|v| v as f64 / 1e3)),
+            });
+        }
+    }
+    CgroupView { groups: out }
+}
+
+/// A number with three significant figures, or "-".
+fn num(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), super::fmt_num)
+}
+
+/// The table of every group (None without groups).
+pub fn table(v: &CgroupView) -> Option<Table> {
+    if v.groups.is_empty() {
+        return None;
+    }
+    let header = [
+        "cell",
+        "group",
+        "tasks",
+        "weight (share)",
+        "CPU share while all ran",
+        "cpu.max",
+        "cpus",
+        "throttled / periods",
+        "throttled (ms)",
+        "CPU (ms)",
+        "p99 wake-up (us)",
+        "trials",
+    ];
+    let rows = v
+        .groups
+        .iter()
+        .map(|g| {
+            vec![
+                g.cell.clone(),
+                g.name.clone(),
+                g.tasks.to_string(),
+                format!("{} ({:.3})", g.weight, g.weight_share),
+                g.share.map_or_else(|| "-".into(), |s| format!("{s:.3}")),
+                g.limit.clone(),
+                g.cpus.clone(),
+                format!("{} / {}", num(g.nr_throttled), num(g.nr_periods)),
+                num(g.throttled_ms),
+                num(g.usage_ms),
+                num(g.p99_us),
+                g.trials.to_string(),
+            ]
+        })
+        .collect();
+    Some(Table {
+        title: "Task groups (CPU cgroups): medians over ok trials of the kernel's cpu.stat figures over the measured period (release to the last task's end); CPU share: the group's part of its cell's groups' CPU time from release to the first task's end, while every group ran (compare with the weight share when the groups share CPUs)".into(),
+        header: header.iter().map(|s| s.to_string()).collect(),
+        rows,
+    })
+}
+
+/// Measured CPU share against weight share (cells with two groups or more), throttled time
+/// against the bandwidth limit, and p99 wake-up latency against it (periodic work).
+pub fn figures(v: &CgroupView) -> Vec<Figure> {
+    let mut out = Vec::new();
+    let by_name = |f: &dyn Fn(&GroupSummary) -> Option<(f64, f64)>| {
+        let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+        for g in &v.groups {
+            let Some(p) = f(g) else { continue };
+            match series.iter_mut().find(|(n, _)| *n == g.name) {
+                Some((_, pts)) => pts.push(p),
+                None => series.push((g.name.clone(), vec![p])),
+            }
+        }
+        series
+    };
+    let mut shares = by_name(&|g| g.share.map(|s| (g.weight_share, s)));
+    if !shares.is_empty() {
+        let prediction: Vec<(f64, f64)> = v
+            .groups
+            .iter()
+            .filter(|g| g.share.is_some())
+            .map(|g| (g.weight_share, g.weight_share))
+            .collect();
+        shares.push(("weight share (prediction)".into(), prediction));
+        out.push(Figure {
+            id: "cgroup-share-vs-weight".into(),
+            panel: 0,
+            title: "CPU share of each task group against its weight share".into(),
+            caption: "Each point is one group of one cell: the median over ok trials of its part of the groups' CPU time from release to the first task's end (every group running), against its cpu.weight over the sum of its cell's weights; the prediction points lie on y = x.".into(),
+            x_label: "weight share".into(),
+            y_label: "measured CPU share".into(),
+            plot: Plot::Scatter(shares),
+        });
+    }
+    let limited = |f: &dyn Fn(&GroupSummary) -> Option<f64>| {
+        let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+        for g in &v.groups {
+            let (Some(x), Some(y), Some(p)) = (g.limit_cpus, f(g), g.period_ms) else {
+                continue;
+            };
+            let name = format!("{} (period {p} ms)", g.name);
+            match series.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, pts)) => pts.push((x, y)),
+                None => series.push((name, vec![(x, y)])),
+            }
+        }
+        series
+    };
+    let throttled = limited(&|g| g.throttled_ms);
+    if !throttled.is_empty() {
+        out.push(Figure {
+            id: "cgroup-throttled-vs-limit".into(),
+            panel: 0,
+            title: "Throttled time against the CPU limit".into(),
+            caption: "Median over ok trials of the time each limited group's tasks were throttled (cpu.stat throttled_usec, v1 throttled_time) over the measured period, against its cpu.max quota / period in CPUs.".into(),
+            x_label: "cpu.max (CPUs)".into(),
+            y_label: "throttled (ms)".into(),
+            plot: Plot::Scatter(throttled),
+        });
+    }
+    let p99 = limited(&|g| g.p99_us);
+    if !p99.is_empty() {
+        out.push(Figure {
+            id: "cgroup-p99-vs-limit".into(),
+            panel: 0,
+            title: "p99 wake-up latency against the CPU limit".into(),
+            caption: "Median over ok trials of the largest p99 wake-up latency of each limited group's periodic tasks, against its cpu.max in CPUs.".into(),
+            x_label: "cpu.max (CPUs)".into(),
+            y_label: "p99 wake-up latency (us)".into(),
+            plot: Plot::Scatter(p99),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(trial: i64, g: i64, weight: i64, contended_ms: i64) -> GroupRow {
+        GroupRow {
+            cell_index: 0,
+            trial_id: trial,
+            group_index: g,
+            name: ["a", "b"][g as usize].into(),
+            tasks: 1,
+            weight: Some(weight),
+            usage_contended_ns: Some(contended_ms * 1_000_000),
+            quota_us: (g == 0).then_some(20_000),
+            period_us: (g == 0).then_some(100_000),
+            throttled_ns: Some(5_000_000 * (g + 1)),
+            ..GroupRow::default()
+        }
+    }
+
+    #[test]
+    fn shares_are_medians_of_each_trials_parts_and_weights_share_by_cell() {
+        let cells = [CellView {
+            cell_index: 0,
+            policy: "other".into(),
+            workload: "cpu:pi".into(),
+            tasks: 2,
+            settings: Some("slice=3ms cg[a:1 w=100 | b:1 w=300]".into()),
+            ..CellView::default()
+        }];
+        // Trial 1: 25/100 and 75/100; trial 2: 30/90 and 60/90; trial 3: 20/80 and 60/80.
+        let rows = [
+            row(1, 0, 100, 25),
+            row(1, 1, 300, 75),
+            row(2, 0, 100, 30),
+            row(2, 1, 300, 60),
+            row(3, 0, 100, 20),
+            row(3, 1, 300, 60),
+        ];
+        let v = build(&rows, &cells);
+        assert_eq!(v.groups.len(), 2);
+        let (a, b) = (&v.groups[0], &v.groups[1]);
+        assert_eq!(a.cell, "other cpu:pi x2 slice=3ms");
+        assert_eq!((a.weight_share, b.weight_share), (0.25, 0.75));
+        // a: 0.25, 1/3, 0.25 -> median 0.25; b: 0.75, 2/3, 0.75 -> 0.75.
+        assert_eq!(a.share, Some(0.25));
+        assert_eq!(b.share, Some(0.75));
+        assert_eq!((a.limit.as_str(), a.limit_cpus), ("20ms/100ms", Some(0.2)));
+        assert_eq!(b.limit, "-");
+        assert_eq!(a.throttled_ms, Some(5.0));
+        assert_eq!(a.trials, 3);
+        let t = table(&v).unwrap();
+        assert_eq!(t.rows[1][3], "300 (0.750)");
+        let figs = figures(&v);
+        assert_eq!(figs.len(), 2, "share and throttling; no latency");
+        assert!(table(&CgroupView::default()).is_none());
+    }
+
+    #[test]
+    fn a_cells_label_tells_threads_and_antagonists_apart() {
+        let c = CellView {
+            policy: "deadline".into(),
+            workload: "cpu:pi".into(),
+            tasks: 2,
+            kind: "thread".into(),
+            antagonists: 2,
+            settings: Some("cg[2 cpus=1 partition]".into()),
+            ..CellView::default()
+        };
+        assert_eq!(cell_label(&c), "deadline cpu:pi x2 thread +2 antagonists");
+    }
+}
