@@ -56,7 +56,8 @@ fn an_unreachable_precision_runs_whole_rounds_up_to_the_maximum_and_says_so() {
     assert!(out.contains("--max-trials 4"), "{out}");
     let warned = ints(
         &s.conn(),
-        "SELECT COUNT(*) FROM warnings WHERE message LIKE 'adaptive run:%--max-trials 4%'",
+        "SELECT COUNT(*) FROM warnings WHERE code = 'adaptive_max_trials'
+         AND json_extract(params, '$.max_trials') = 4",
     );
     assert_eq!(warned, vec![1]);
     let stats = schedlab()
@@ -102,7 +103,7 @@ fn a_loose_precision_stops_when_the_confidence_sequence_first_closes() {
     assert_whole_rounds(&rounds(&s), 1, 10);
     let warned = ints(
         &s.conn(),
-        "SELECT COUNT(*) FROM warnings WHERE message LIKE 'adaptive%'",
+        "SELECT COUNT(*) FROM warnings WHERE code LIKE 'adaptive_%'",
     );
     assert_eq!(warned, vec![0]);
 }
@@ -224,7 +225,7 @@ sample_interval = "off"
 
 #[test]
 fn until_decided_stops_once_every_claim_is_decided() {
-    if !root_or_skip("until_decided_stops_once_every_claim_is_decided") {
+    if !root("SCHED_FIFO and SCHED_RR") {
         return;
     }
     let _turn = rt_turn();

@@ -44,10 +44,10 @@ fn headless(bin: &Path, profile: &Path, url: &str, extra: &[&str]) -> (String, S
 #[test]
 fn the_html_report_renders_offline_without_console_errors() {
     let Some(bin) = chromium() else {
-        eprintln!(
-            "skipping: Chromium is not installed (apt-get install chromium; .ci/run installs it)"
+        return skip(
+            Need::Program,
+            "Chromium is not installed (apt-get install chromium; .ci/run installs it)",
         );
-        return;
     };
     let s = Scratch::new();
     run_ok(

@@ -24,7 +24,7 @@ fn tasks(s: &Scratch) -> Vec<(String, i64, i64, i64, f64)> {
 
 #[test]
 fn an_unpreempted_fifo_task_has_cpu_time_equal_to_its_run_span_for_threads_and_processes() {
-    if !root_or_skip("an_unpreempted_fifo_task_has_cpu_time_equal_to_its_run_span") {
+    if !root("SCHED_FIFO") {
         return;
     }
     let _turn = rt_turn();

@@ -9,21 +9,22 @@ use std::time::{Duration, Instant};
 
 /// The device under /var/tmp and its current scheduler, or why the test cannot run.
 fn device() -> Option<(String, String, Vec<String>)> {
-    // SAFETY: geteuid cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipping: switching I/O schedulers needs root; CI runs as root");
+    if !root("switching I/O schedulers") {
         return None;
     }
     let dev = match iosched::device_for(Path::new("/var/tmp")) {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("skipping: {e}");
+            skip(Need::Kernel, e);
             return None;
         }
     };
-    let s = iosched::read(&dev).ok()?;
+    let s = iosched::read(&dev).unwrap();
     if s.available.len() < 2 {
-        eprintln!("skipping: {dev} offers only {:?}", s.available);
+        skip(
+            Need::Kernel,
+            format!("{dev} offers only the I/O schedulers {:?}", s.available),
+        );
         return None;
     }
     Some((dev, s.current, s.available))

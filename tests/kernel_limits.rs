@@ -19,13 +19,15 @@ fn rt_budget() -> (i64, i64) {
 
 #[test]
 fn deadline_on_pinned_cpus_is_refused_with_the_root_domain_as_cause_and_unpinned_runs() {
-    if !root_or_skip("deadline_on_pinned_cpus_is_refused_with_the_root_domain_as_cause") {
+    if !root("SCHED_DEADLINE") {
         return;
     }
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     if cpus < 2 {
-        eprintln!("skipping: one CPU cannot be narrower than the root domain");
-        return;
+        return skip(
+            Need::Kernel,
+            "one CPU cannot be narrower than the root domain (needs 2 CPUs)",
+        );
     }
     let _turn = rt_turn();
     let s = Scratch::new();
@@ -66,13 +68,15 @@ fn deadline_on_pinned_cpus_is_refused_with_the_root_domain_as_cause_and_unpinned
 
 #[test]
 fn a_trial_cut_short_by_rt_throttling_is_flagged_with_cause_and_remedy() {
-    if !root_or_skip("a_trial_cut_short_by_rt_throttling_is_flagged") {
+    if !root("SCHED_FIFO") {
         return;
     }
     let (runtime, period) = rt_budget();
     if runtime < 0 || runtime >= period || runtime > 980_000 {
-        eprintln!("skipping: RT throttling is off or too loose here ({runtime}/{period} us)");
-        return;
+        return skip(
+            Need::Kernel,
+            format!("RT throttling is off or too loose here ({runtime}/{period} us)"),
+        );
     }
     let _turn = rt_turn();
     let s = Scratch::new();
@@ -121,10 +125,10 @@ sample_interval = "off"
         vec![("cpu:spin".into(), Some(1)), ("cpu:pi".into(), Some(0))],
         "the long cell is throttled, the short one not; (trial, span, cpu): {spans:?}"
     );
-    let warnings: Vec<(Option<i64>, String)> = c
-        .prepare("SELECT trial_id, message FROM warnings WHERE message LIKE '%RT budget%' OR message LIKE '%RT throttling%'")
+    let warnings: Vec<(Option<i64>, String, String)> = c
+        .prepare("SELECT trial_id, code, message FROM warnings WHERE code IN ('rt_budget_demand', 'rt_throttled')")
         .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .unwrap()
         .map(|r| r.unwrap())
         .collect();
@@ -132,14 +136,13 @@ sample_interval = "off"
     assert!(
         warnings
             .iter()
-            .any(|(t, m)| t.is_none() && m.contains("3000 ms") && m.contains("Remedy")),
+            .any(|(t, code, m)| t.is_none() && code == "rt_budget_demand" && m.contains("3000 ms")),
         "{warnings:?}"
     );
     assert!(
-        warnings.iter().any(|(t, m)| t.is_some()
-            && m.starts_with("trial")
-            && m.contains("RT throttling")
-            && m.contains("Remedy")),
+        warnings
+            .iter()
+            .any(|(t, code, m)| t.is_some() && code == "rt_throttled" && m.contains("Remedy")),
         "{warnings:?}"
     );
     drop(c);

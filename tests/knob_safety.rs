@@ -88,7 +88,7 @@ fn restore(state: &Path) -> (Option<i32>, String) {
 
 #[test]
 fn a_planted_journal_is_refused_unless_only_root_could_have_written_it() {
-    if !root_or_skip("the planted journal test") {
+    if !root("the state directory and journals are root's") {
         return;
     }
     let _turn = rt_turn();
@@ -177,7 +177,7 @@ fn a_planted_journal_is_refused_unless_only_root_could_have_written_it() {
 
 #[test]
 fn a_link_planted_at_the_journals_temp_file_is_not_followed() {
-    if !root_or_skip("the planted link test") {
+    if !root("a run that changes a kernel setting") {
         return;
     }
     let _turn = rt_turn();
@@ -269,7 +269,7 @@ fn two_names_for_one_file_are_refused_naming_both() {
             "{said}"
         );
     }
-    if !root_or_skip("the duplicate knob run") {
+    if !root("a run that changes a kernel setting") {
         return;
     }
     // A run is refused before it changes anything.
@@ -341,8 +341,14 @@ fn denied_knobs_are_refused_with_the_reason_unless_allowed() {
     .unwrap();
     let out = plan(&s, &[spec.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out));
-    if !root_or_skip("the denied knob run") || !Path::new(FIRMWARE_TIMEOUT).exists() {
+    if !root("a run that changes a kernel setting") {
         return;
+    }
+    if !Path::new(FIRMWARE_TIMEOUT).exists() {
+        return skip(
+            Need::Kernel,
+            format!("no {FIRMWARE_TIMEOUT} (the firmware loader's setting) on this kernel"),
+        );
     }
     // A run is refused before it changes anything.
     let _turn = rt_turn();
@@ -395,7 +401,7 @@ fn signal(pid: u32, sig: i32) {
 
 #[test]
 fn sighup_restores_a_runs_settings_and_exits_129() {
-    if !root_or_skip("the SIGHUP test") {
+    if !root("a run that changes a kernel setting") {
         return;
     }
     let _turn = rt_turn();
@@ -425,7 +431,7 @@ fn sighup_restores_a_runs_settings_and_exits_129() {
 
 #[test]
 fn a_closed_terminal_restores_a_runs_settings_without_a_panic() {
-    if !root_or_skip("the closed terminal test") {
+    if !root("a run that changes a kernel setting") {
         return;
     }
     let _turn = rt_turn();
@@ -477,7 +483,7 @@ fn a_closed_terminal_restores_a_runs_settings_without_a_panic() {
 
 #[test]
 fn under_nohup_sighup_is_ignored_and_sigterm_restores() {
-    if !root_or_skip("the nohup test") {
+    if !root("a run that changes a kernel setting") {
         return;
     }
     let _turn = rt_turn();

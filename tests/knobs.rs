@@ -62,7 +62,7 @@ fn texts(c: &rusqlite::Connection, sql: &str) -> Vec<String> {
 
 #[test]
 fn an_rr_quantum_of_10ms_makes_50ms_rr_tasks_rotate_and_is_restored() {
-    if !root_or_skip("the RR quantum test") {
+    if !root("changing kernel settings") {
         return;
     }
     let _turn = rt_turn();
@@ -132,7 +132,7 @@ fn an_rr_quantum_of_10ms_makes_50ms_rr_tasks_rotate_and_is_restored() {
 
 #[test]
 fn after_a_sigkill_during_a_knob_cell_the_next_command_restores_the_settings() {
-    if !root_or_skip("the SIGKILL restore test") {
+    if !root("changing kernel settings") {
         return;
     }
     let _turn = rt_turn();
@@ -229,8 +229,7 @@ fn after_a_sigkill_during_a_knob_cell_the_next_command_restores_the_settings() {
 #[test]
 fn the_slice_is_read_back_from_proc_and_sched_getattr_for_each_task() {
     if let Err(why) = schedlab_machine::probe::slice_support(0, 100_000) {
-        eprintln!("skipping: {why}");
-        return;
+        return skip(Need::Kernel, why);
     }
     let s = Scratch::new();
     run_ok(
@@ -279,14 +278,12 @@ fn the_slice_is_read_back_from_proc_and_sched_getattr_for_each_task() {
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
-    // The knob columns, then the one added after them (issue 11: the exact CPU time), then
-    // the 11 of the field's workloads (issue 19), last.
-    // Between them: the task group columns (issue 20).
-    let knobs = header.len() - 7 - 2 - 11;
-    assert_eq!(header[knobs + 7..knobs + 9], ["group_name", "cgroups"]);
+    // The knob columns, then those added after them (issue 11: the exact CPU time; issue 20:
+    // the task's group and the cell's groups), then the 11 of the field's workloads (issue
+    // 19), last.
     assert_eq!(header[header.len() - 11], "workload_role");
     assert_eq!(
-        header[knobs..knobs + 7],
+        header[header.len() - 11 - 9..header.len() - 11],
         [
             "slice_ns",
             "knobs",
@@ -294,7 +291,9 @@ fn the_slice_is_read_back_from_proc_and_sched_getattr_for_each_task() {
             "knobs_read",
             "slice_getattr_ns",
             "slice_proc_ns",
-            "cpu_ns"
+            "cpu_ns",
+            "group_name",
+            "cgroups"
         ]
     );
     assert_eq!(
@@ -322,7 +321,7 @@ fn absent_refused_and_outside_knobs_are_skipped_or_stopped_with_the_reason() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("outside /proc/sys and /sys"), "{err}");
-    if !root_or_skip("the knob refusal test") {
+    if !root("changing kernel settings") {
         return;
     }
     let _turn = rt_turn();
@@ -415,8 +414,10 @@ fn plan_lists_every_setting_it_will_change_with_the_value_now() {
 #[test]
 fn without_sched_ext_the_scx_axis_and_the_ext_policy_are_refused_with_cause_and_remedy() {
     if schedlab_machine::sched_ext::SchedExt::now().present() {
-        eprintln!("skipping: this kernel has sched_ext; the refusal cannot be shown here");
-        return;
+        return skip(
+            Need::Kernel,
+            "this kernel has sched_ext; the refusal without it cannot be shown here",
+        );
     }
     let s = Scratch::new();
     let state = s.path().join("state");

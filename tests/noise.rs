@@ -37,7 +37,7 @@ fn check_flags(s: &Scratch, rows: &[Conditions]) -> Vec<f64> {
         let warned = ints(
             &c,
             &format!(
-                "SELECT COUNT(*) FROM warnings WHERE trial_id = {id} AND message LIKE '%flagged noisy%'"
+                "SELECT COUNT(*) FROM warnings WHERE trial_id = {id} AND code = 'trial_noisy'"
             ),
         );
         assert_eq!(warned, vec![i64::from(noisy)]);

@@ -31,7 +31,9 @@ io_dir = "{}"
     )
     .unwrap();
     let db = s.db();
-    let mut child = schedlab()
+    let tag = Tag::new();
+    let mut child = tag
+        .mark(&mut schedlab())
         .args([
             "run",
             spec.to_str().unwrap(),
@@ -58,8 +60,18 @@ io_dir = "{}"
         }
         assert!(Instant::now() < deadline, "no trials stored in time");
     }
+    // Kill it with a trial in flight: the main process, the launcher, the trial's host and
+    // its two tasks.
+    let running = tag.wait_for(5, Duration::from_secs(30));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
+    // Nothing of the run is left, the trial in flight (never stored) included: it dies with
+    // the launcher (PR_SET_PDEATHSIG through the host).
+    let left = tag.wait_gone(Duration::from_secs(10));
+    assert!(
+        left.is_empty(),
+        "left after the kill: {left:?} (running before it: {running:?})"
+    );
     let c = s.conn();
     let integrity: String = c
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
@@ -77,11 +89,7 @@ io_dir = "{}"
         status, "running",
         "a killed run is left unfinished, ready to resume"
     );
-    // The trial in flight dies with the launcher (PR_SET_PDEATHSIG through the host).
-    std::thread::sleep(Duration::from_millis(300));
-    for pgid in ints(&c, "SELECT pgid FROM trials") {
-        assert!(!group_alive(pgid as i32), "group {pgid} survived the kill");
-    }
+    let units_before = ints(&c, "SELECT units FROM cells ORDER BY cell_index");
     drop(c);
     // The stored status says running; the runner (pid, boot id, start time) is gone, so the
     // listing says interrupted.
@@ -124,8 +132,23 @@ io_dir = "{}"
         .query_row("SELECT status FROM runs", [], |r| r.get(0))
         .unwrap();
     assert_eq!(status, "done");
-    let units = ints(&c, "SELECT COUNT(DISTINCT units) FROM cells")[0];
-    assert!(units >= 1);
+    // The cells keep the units they were calibrated with before the kill, and every task of
+    // every trial, before the kill or after the resume, ran exactly its cell's units.
+    let units = ints(&c, "SELECT units FROM cells ORDER BY cell_index");
+    assert_eq!(units.len(), 2);
+    assert!(units.iter().all(|&u| u > 0), "{units:?}");
+    assert_eq!(
+        units, units_before,
+        "resume keeps the units the cells were given"
+    );
+    let off = ints(
+        &c,
+        "SELECT COUNT(*) FROM tasks JOIN trials USING (trial_id) JOIN cells USING (cell_id)
+         WHERE tasks.work_units IS NOT cells.units",
+    )[0];
+    let tasks = ints(&c, "SELECT COUNT(*) FROM tasks")[0];
+    assert_eq!(tasks, 12 * 2, "two tasks per trial");
+    assert_eq!(off, 0, "tasks whose work differs from their cell's units");
     let left: Vec<_> = std::fs::read_dir(&io_dir).unwrap().collect();
     assert!(
         left.is_empty(),

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn fifo_tasks_at_equal_priority_are_not_preempted_like_other_tasks() {
-    if !root_or_skip("fifo_tasks_at_equal_priority_are_not_preempted_like_other_tasks") {
+    if !root("SCHED_FIFO") {
         return;
     }
     let s = Scratch::new();
@@ -171,7 +171,9 @@ fn sigint_keeps_finished_trials_and_leaves_no_process_or_file() {
     let s = Scratch::new();
     let io_dir = s.path().join("io");
     std::fs::create_dir(&io_dir).unwrap();
-    let mut child = schedlab()
+    let tag = Tag::new();
+    let mut child = tag
+        .mark(&mut schedlab())
         .args([
             "run",
             "--db",
@@ -213,10 +215,19 @@ fn sigint_keeps_finished_trials_and_leaves_no_process_or_file() {
         }
         assert!(Instant::now() < deadline, "no trial stored in time");
     }
+    // Interrupt it with a trial in flight: the main process, the launcher, the trial's host
+    // and its two tasks.
+    let running = tag.wait_for(5, Duration::from_secs(30));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
+    // The process table, not the stored trials (the trial in flight is never stored).
+    let left = tag.wait_gone(Duration::from_secs(10));
+    assert!(
+        left.is_empty(),
+        "left after the interrupted run exited: {left:?} (running before: {running:?})"
+    );
     let c = s.conn();
     let ok = ints(&c, "SELECT COUNT(*) FROM trials WHERE status = 'ok'")[0];
     let statuses: Vec<String> = c
@@ -234,19 +245,41 @@ fn sigint_keeps_finished_trials_and_leaves_no_process_or_file() {
         .query_row("SELECT status FROM runs", [], |r| r.get(0))
         .unwrap();
     assert_eq!(run_status, "interrupted");
-    for pid in ints(&c, "SELECT pid FROM tasks") {
-        assert!(!pid_alive(pid as i32), "task {pid} survived");
-    }
-    for pgid in ints(&c, "SELECT pgid FROM trials") {
-        assert!(!group_alive(pgid as i32), "group {pgid} survived");
-    }
     let left: Vec<_> = std::fs::read_dir(&io_dir).unwrap().collect();
     assert!(left.is_empty(), "temp files left: {left:?}");
 }
 
 #[test]
+fn a_sigkilled_run_takes_its_trial_in_flight_with_it_at_once() {
+    // Tasks of 20 s each: left alone, the trial in flight would run on for 20 s.
+    let s = Scratch::new();
+    let tag = Tag::new();
+    let mut child = tag
+        .mark(&mut schedlab())
+        .env("SCHEDLAB_STATE_DIR", s.state_dir())
+        .args(["run", "--db", s.db().to_str().unwrap(), "--quiet"])
+        .args(["--policy", "other", "--tasks", "2", "--work", "20s"])
+        .args(["--trials", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The main process, the launcher, the host and its two tasks.
+    let running = tag.wait_for(5, Duration::from_secs(60));
+    child.kill().unwrap(); // SIGKILL: no handler runs
+    child.wait().unwrap();
+    let left = tag.wait_gone(Duration::from_secs(5));
+    assert!(
+        left.is_empty(),
+        "left 5 s after the SIGKILL: {left:?} (running before it: {running:?})"
+    );
+    let stored = ints(&s.conn(), "SELECT COUNT(*) FROM trials")[0];
+    assert_eq!(stored, 0, "the trial in flight is not stored");
+}
+
+#[test]
 fn an_unprivileged_run_skips_rt_policies_with_the_reason_and_runs_other() {
-    if !root_or_skip("an_unprivileged_run_skips_rt_policies_with_the_reason_and_runs_other") {
+    if !root("drops to an unprivileged user to see RT policies refused") {
         return;
     }
     let s = Scratch::new();

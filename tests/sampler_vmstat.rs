@@ -27,8 +27,7 @@ fn vmstat_interval() -> Option<std::collections::HashMap<String, f64>> {
 
 #[test]
 fn sampler_columns_match_vmstat_over_the_same_second() {
-    if Command::new("vmstat").arg("-V").output().is_err() {
-        eprintln!("skipping: vmstat (Debian package procps) is not installed");
+    if !schedlab_testkit::program("vmstat", "-V", "procps") {
         return;
     }
     // Start both together: vmstat's second line covers roughly the same second as ours.

@@ -172,7 +172,7 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
     // A run upgrades it in place and adds its run; the old run gets a UUID, its host and kernel.
     tiny_run(&s);
     let c = s.conn();
-    assert_eq!(ints(&c, "PRAGMA user_version")[0], 6);
+    assert_eq!(ints(&c, "PRAGMA user_version")[0], 7);
     assert_eq!(ints(&c, "SELECT COUNT(*) FROM task_groups")[0], 0);
     assert_eq!(
         ints(&c, "SELECT COUNT(*) FROM tasks WHERE group_name IS NULL")[0],
@@ -198,6 +198,14 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
         ints(
             &c,
             "SELECT COUNT(*) FROM warnings WHERE run_id = 1 AND warning_id IS NOT NULL"
+        )[0],
+        2
+    );
+    // Warnings stored before codes existed have none (nor parameters); they keep their text.
+    assert_eq!(
+        ints(
+            &c,
+            "SELECT COUNT(*) FROM warnings WHERE run_id = 1 AND code IS NULL AND params IS NULL"
         )[0],
         2
     );

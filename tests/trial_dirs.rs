@@ -4,22 +4,22 @@
 
 mod common;
 
-use common::{root_or_skip, Scratch};
+use common::{root, skip, Need, Scratch};
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// The uid and gid of `nobody`, or None (with the reason printed).
-fn nobody_or_skip(test: &str) -> Option<(u32, u32)> {
-    if !root_or_skip(test) {
+/// The uid and gid of `nobody`, or None (the test skipped).
+fn nobody_or_skip() -> Option<(u32, u32)> {
+    if !root("root runs the io spec, `nobody` plants the links") {
         return None;
     }
     match nix::unistd::User::from_name("nobody") {
         Ok(Some(u)) => Some((u.uid.as_raw(), u.gid.as_raw())),
         _ => {
-            eprintln!("skipping {test}: no user `nobody` to plant the links");
+            skip(Need::User, "no user `nobody` to plant the links");
             None
         }
     }
@@ -153,8 +153,7 @@ fn check_after(s: &Scratch, io: &Path, victims: &[(PathBuf, Vec<u8>)]) {
 
 #[test]
 fn links_planted_at_the_old_names_in_a_sticky_shared_dir_redirect_no_write() {
-    let Some(nobody) = nobody_or_skip("links_planted_at_the_old_names_in_a_sticky_shared_dir")
-    else {
+    let Some(nobody) = nobody_or_skip() else {
         return;
     };
     let s = Scratch::new();
@@ -174,7 +173,7 @@ fn links_planted_at_the_old_names_in_a_sticky_shared_dir_redirect_no_write() {
 
 #[test]
 fn an_io_dir_owned_by_another_user_redirects_no_write_and_is_warned_about() {
-    let Some(nobody) = nobody_or_skip("an_io_dir_owned_by_another_user_redirects_no_write") else {
+    let Some(nobody) = nobody_or_skip() else {
         return;
     };
     let s = Scratch::new();
@@ -196,8 +195,9 @@ fn an_io_dir_owned_by_another_user_redirects_no_write_and_is_warned_about() {
     let warned: i64 = s
         .conn()
         .query_row(
-            "SELECT COUNT(*) FROM warnings WHERE message LIKE '%belongs to uid%'",
-            [],
+            "SELECT COUNT(*) FROM warnings WHERE code = 'io_dir_shared'
+             AND json_extract(params, '$.owner_uid') = ?1",
+            [nobody.0],
             |r| r.get(0),
         )
         .unwrap();

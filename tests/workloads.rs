@@ -133,7 +133,7 @@ fn a_request_workload_on_one_cpu_cannot_beat_its_work() {
 
 #[test]
 fn fifo_workers_wake_sooner_than_other_workers_beside_a_cpu_hog() {
-    if !root_or_skip("fifo_workers_wake_sooner_than_other_workers_beside_a_cpu_hog") {
+    if !root("SCHED_FIFO workers") {
         return;
     }
     let _turn = rt_turn();
@@ -260,7 +260,7 @@ fn pipe_round_trips_are_the_loops_and_each_side_switches_at_least_once_per_loop(
 
 #[test]
 fn periodic_work_misses_no_period_at_low_load_and_every_period_past_full_load() {
-    if !root_or_skip("periodic_work_misses_no_period_at_low_load_and_every_period_past_full_load") {
+    if !root("SCHED_FIFO periodic tasks") {
         return;
     }
     let _turn = rt_turn();

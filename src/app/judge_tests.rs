@@ -6,15 +6,6 @@ use schedlab_run::adaptive::{Schedule, Stop};
 use schedlab_spec::plan::{Plan, PlannedTrial};
 use std::collections::HashSet;
 
-#[test]
-fn the_precision_metrics_are_the_reports_metric_keys() {
-    let keys: Vec<&str> = schedlab_report::model::Metric::ALL
-        .iter()
-        .map(|m| m.key())
-        .collect();
-    assert_eq!(keys, schedlab_spec::PRECISION_METRICS);
-}
-
 fn plan(min: u32, max: u32, until_decided: bool) -> Plan {
     let mut spec = schedlab_spec::Spec::default_quick();
     if until_decided {

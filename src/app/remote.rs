@@ -5,7 +5,9 @@
 //! trials the server has).
 
 use anyhow::{Context, Result};
+use schedlab_core::metric::Metric;
 use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_core::Warning;
 use schedlab_machine::HostIdentity;
 use schedlab_run::sink::{Sink, Stored};
 use schedlab_run::SinkResult;
@@ -324,7 +326,7 @@ impl Sink for RemoteSink {
             trials: server.stored_trials(run_id)?,
             units: server.cell_units(run_id)?,
         };
-        let spec = schedlab_spec::Spec::from_toml(&info.spec_toml)?;
+        let spec = info.spec()?;
         let plan = schedlab_spec::plan::build(&spec, info.seed)?;
         self.run = Some(RunCopy {
             name: info.name,
@@ -383,7 +385,12 @@ impl Sink for RemoteSink {
         Ok(id)
     }
 
-    fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, message: &str) -> SinkResult<()> {
+    fn add_warning(
+        &mut self,
+        run_id: i64,
+        trial_id: Option<i64>,
+        message: &Warning,
+    ) -> SinkResult<()> {
         let spooled_trial = match (trial_id, self.last) {
             (Some(t), Some(Last::Spool(s))) if t == s => Some(t),
             _ => None,
@@ -418,7 +425,7 @@ impl Sink for RemoteSink {
     fn key_values(
         &self,
         run_id: i64,
-        metric: &str,
+        metric: Metric,
         through_round: u32,
     ) -> SinkResult<Vec<Vec<f64>>> {
         match self.remote.current() {

@@ -54,7 +54,7 @@ fn build_plan(args: &RunArgs) -> Result<(schedlab_spec::plan::Plan, Option<i64>)
             );
         }
         let (toml_text, seed) = store.run_spec(run_id)?;
-        let spec = schedlab_spec::Spec::from_toml(&toml_text)?;
+        let spec = schedlab_spec::Spec::read_as_run(&toml_text)?;
         let plan = schedlab_spec::plan::build(&spec, seed)?;
         return Ok((plan, Some(run_id)));
     }
@@ -284,13 +284,13 @@ pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
             eprintln!("{}", adaptive_bounds(a));
         }
     }
-    let summary = if args.db.is_server() {
+    let (run_id, summary) = if args.db.is_server() {
         let spool = args
             .spool_file
             .clone()
             .unwrap_or_else(super::remote::default_spool);
         let mut sink = RemoteSink::new(Remote::connect(&args.db, &spool, false)?);
-        let summary = schedlab_run::execute(&plan, &mut sink, &opts, resume)?;
+        let (run_id, summary) = schedlab_run::execute(&plan, &mut sink, &opts, resume)?;
         let remote = &mut sink.remote;
         if remote.spooled > 0 {
             // One more try, so that a server back by now gets everything.
@@ -299,30 +299,31 @@ pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
         let reachable = remote.server().is_some();
         if reachable && remote.spooled == 0 {
             let store = remote.server().expect("reachable");
-            print_cells(store, summary.run_id, &plan.name, args.wide)?;
+            print_cells(store, run_id, &plan.name, args.wide)?;
         } else {
             eprintln!(
                 "run {} ({}): the server at {} cannot be reached; {} finished trials and the run's end are kept in the spool {}, and \
                  `schedlab push --spool --to URL` sends them when the server is back (a later run or worker does it too)",
-                summary.run_id,
+                run_id,
                 plan.name,
                 args.db,
                 remote.spooled,
                 remote.spool_path().display()
             );
         }
-        summary
+        (run_id, summary)
     } else {
         let mut store = Store::open(&args.db)?;
-        let summary = schedlab_run::execute(&plan, &mut StoreSink(&mut store), &opts, resume)?;
-        print_cells(&store, summary.run_id, &plan.name, args.wide)?;
-        summary
+        let (run_id, summary) =
+            schedlab_run::execute(&plan, &mut StoreSink(&mut store), &opts, resume)?;
+        print_cells(&store, run_id, &plan.name, args.wide)?;
+        (run_id, summary)
     };
     if summary.interrupted {
         eprintln!(
             "interrupted: {} finished trials are stored in run {}; no task was left running",
-            summary.ok + summary.skipped + summary.failed,
-            summary.run_id
+            summary.stored(),
+            run_id
         );
         return Ok(if summary.hung_up {
             Outcome::HungUp

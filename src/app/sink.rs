@@ -1,6 +1,8 @@
 //! The results store as the run stage's sink: the one place where `run` meets `store`.
 
+use schedlab_core::metric::Metric;
 use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_core::Warning;
 use schedlab_run::sink::{Sink, Stored};
 use schedlab_run::SinkResult as Result;
 use schedlab_spec::plan::{Plan, PlannedTrial};
@@ -46,7 +48,7 @@ impl Sink for StoreSink<'_> {
         Ok(self.0.insert_trial(run_id, planned, outcome, meta)?)
     }
 
-    fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, message: &str) -> Result<()> {
+    fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, message: &Warning) -> Result<()> {
         Ok(self.0.add_warning(run_id, trial_id, message)?)
     }
 
@@ -54,7 +56,7 @@ impl Sink for StoreSink<'_> {
         Ok(self.0.finish_run(run_id, status)?)
     }
 
-    fn key_values(&self, run_id: i64, metric: &str, through_round: u32) -> Result<Vec<Vec<f64>>> {
+    fn key_values(&self, run_id: i64, metric: Metric, through_round: u32) -> Result<Vec<Vec<f64>>> {
         Ok(key_values(self.0, run_id, metric, through_round)?)
     }
 
@@ -84,11 +86,9 @@ impl Sink for StoreSink<'_> {
 pub fn key_values(
     store: &Store,
     run_id: i64,
-    metric: &str,
+    m: Metric,
     through_round: u32,
 ) -> anyhow::Result<Vec<Vec<f64>>> {
-    let m = schedlab_report::model::Metric::from_key(metric)
-        .ok_or_else(|| anyhow::anyhow!("unknown precision metric '{metric}'"))?;
     let cells = schedlab_store::query::cells(store, run_id, false)?;
     let n = cells
         .iter()

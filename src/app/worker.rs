@@ -6,7 +6,9 @@ use super::exit::{BadFlag, Outcome};
 use super::remote::{Remote, RunCopy};
 use crate::cli::WorkerArgs;
 use anyhow::{bail, Context, Result};
+use schedlab_core::metric::Metric;
 use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_core::Warning;
 use schedlab_machine::{EnvRecord, HostIdentity};
 use schedlab_run::sink::{Sink, Stored};
 use schedlab_run::work::allow::{self, Allowed};
@@ -65,8 +67,9 @@ impl Worker {
         };
         server.start_queued_run(run_id, &host, &env_json)?;
         let info = query::run_info(server, run_id)?;
-        let spec = schedlab_spec::Spec::from_toml(&info.spec_toml)
-            .with_context(|| format!("run {run_id}'s stored spec does not read back"))?;
+        let spec = info
+            .spec()
+            .with_context(|| format!("queued run {run_id} cannot be run here"))?;
         let plan = Rc::new(schedlab_spec::plan::build(&spec, info.seed)?);
         let copy = RunCopy {
             name: info.name,
@@ -253,7 +256,12 @@ impl Sink for Worker {
         }
     }
 
-    fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, message: &str) -> SinkResult<()> {
+    fn add_warning(
+        &mut self,
+        run_id: i64,
+        trial_id: Option<i64>,
+        message: &Warning,
+    ) -> SinkResult<()> {
         match (trial_id, self.last) {
             (Some(t), Some(Last::Dropped(d))) if t == d => return Ok(()),
             (Some(t), Some(Last::Spool(s))) if t == s => {
@@ -283,7 +291,7 @@ impl Sink for Worker {
         Ok(())
     }
 
-    fn key_values(&self, _: i64, _: &str, _: u32) -> SinkResult<Vec<Vec<f64>>> {
+    fn key_values(&self, _: i64, _: Metric, _: u32) -> SinkResult<Vec<Vec<f64>>> {
         Err(anyhow::anyhow!(
             "internal error: a queued run has a fixed set of trials (no adaptive rounds)"
         )
@@ -314,8 +322,8 @@ impl Sink for Worker {
     }
 }
 
-/// What the worker's `--allow-*` flags let queued runs do; a knob is known by the file its
-/// name stands for, as a spec's knob is.
+/// What the worker's `--allow-*` flags let queued runs do, and where they may write (its
+/// `--io-dir`); a knob is known by the file its name stands for, as a spec's knob is.
 fn allowed(args: &WorkerArgs) -> Result<Allowed> {
     let knobs = args
         .allow_knobs
@@ -333,6 +341,7 @@ fn allowed(args: &WorkerArgs) -> Result<Allowed> {
         commands: args.allow_commands,
         knobs,
         scx: args.allow_scx,
+        io_dir: args.io_dir.clone(),
     })
 }
 
@@ -354,6 +363,14 @@ pub fn cmd_worker(args: &WorkerArgs) -> Result<Outcome> {
         args.labels.clone()
     };
     // Every flag is checked before the server is reached.
+    if !args.io_dir.is_dir() {
+        return Err(BadFlag {
+            flag: "--io-dir",
+            value: args.io_dir.display().to_string(),
+            message: "not a directory; create it or name the directory queued runs may write their files in".to_string(),
+        }
+        .into());
+    }
     let allowed = allowed(args)?;
     let remote = Remote::connect(&args.db, &spool, true)?;
     if !args.quiet {

@@ -93,4 +93,9 @@ pub struct WorkerArgs {
     /// by default.
     #[arg(long)]
     pub allow_scx: bool,
+    /// The directory under which queued runs write their trial files: a queued run whose
+    /// settings.io_dir is neither this directory nor inside it is refused if its trials write
+    /// files (and runs here if they write none).
+    #[arg(long, value_name = "DIR", default_value = "/var/tmp")]
+    pub io_dir: PathBuf,
 }

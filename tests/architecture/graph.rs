@@ -9,6 +9,9 @@ use std::path::PathBuf;
 /// store and analyze < report, and the binary on top of all of them.
 pub const ALLOWED: &[(&str, &[&str])] = &[
     ("schedlab-sys", &[]),
+    // Test support (what a test needs from the machine): a dev-dependency of any crate
+    // ([`TEST_SUPPORT`]), itself depending on no schedlab crate.
+    ("schedlab-testkit", &[]),
     ("schedlab-procfs", &["schedlab-sys"]),
     // CPU cgroups (v1 and v2 behind one interface): beside procfs, below every stage.
     ("schedlab-cgroup", &["schedlab-sys"]),
@@ -91,6 +94,10 @@ pub const DATABASE_CLIENTS: &[&str] = &["rusqlite", "postgres"];
 
 /// The crate that may depend on a database client.
 pub const STORE: &str = "schedlab-store";
+
+/// The crate of test support, which any crate may have as a dev-dependency (and none as
+/// another kind): it knows nothing of schedlab's stages.
+pub const TEST_SUPPORT: &str = "schedlab-testkit";
 
 /// The crate with the unsafe code.
 pub const SYS: &str = "schedlab-sys";
@@ -215,6 +222,15 @@ pub fn violations(ws: &Workspace) -> Vec<String> {
             continue;
         };
         for d in &p.deps {
+            if d.name == TEST_SUPPORT {
+                if d.kind != "dev" {
+                    wrong.push(format!(
+                        "{} depends on {} ({}): test support is a dev-dependency only",
+                        p.name, d.name, d.kind
+                    ));
+                }
+                continue;
+            }
             if d.name.starts_with("schedlab") && !allowed.contains(&d.name.as_str()) {
                 wrong.push(format!(
                     "{} depends on {} ({}), against the pipeline's direction",

@@ -121,6 +121,8 @@ fn the_graph_check_refuses_dependencies_up_the_pipeline_and_databases_outside_th
             "schedlab-spec" => p.deps.push(add("schedlab-run", "dev")),
             "schedlab-report" => p.deps.push(add("rusqlite", "normal")),
             "schedlab-analyze" => p.deps.push(add("postgres", "dev")),
+            "schedlab-core" => p.deps.push(add(graph::TEST_SUPPORT, "normal")),
+            "schedlab-procfs" => p.deps.push(add(graph::TEST_SUPPORT, "dev")),
             _ => {}
         }
     }
@@ -139,6 +141,7 @@ fn the_graph_check_refuses_dependencies_up_the_pipeline_and_databases_outside_th
         "schedlab-spec depends on schedlab-run",
         "schedlab-report depends on rusqlite",
         "schedlab-analyze depends on postgres",
+        "schedlab-core depends on schedlab-testkit (normal): test support is a dev-dependency only",
         "crate `schedlab-extra` is not in",
     ];
     for e in expect {

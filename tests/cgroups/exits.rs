@@ -27,8 +27,8 @@ fn root_settings() -> Vec<(PathBuf, String)> {
 }
 
 fn signal(pid: i32, sig: i32) {
-    // SAFETY: kill with a valid signal number on a process (group) of this test.
-    assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+    let sig = nix::sys::signal::Signal::try_from(sig).expect("a valid signal number");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig).expect("kill");
 }
 
 #[test]

@@ -35,14 +35,43 @@ const MOUNTS: [&str; 3] = [
 const LOAD_BALANCE: &str = "/sys/fs/cgroup/cpuset/cpuset.sched_load_balance";
 const MS: i64 = 1_000_000;
 
+/// Tests in this binary run schedlab commands, and every command removes the cgroups of a
+/// dead owner: the test that leaves cgroups behind on purpose (SIGKILL) runs alone. Every
+/// other test holds a shared turn for its whole thread; that one holds it exclusively.
+static TURN: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+thread_local! {
+    static EXCLUSIVE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static SHARED_TURN: std::cell::RefCell<Option<std::sync::RwLockReadGuard<'static, ()>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The exclusive turn (see [`TURN`]); take it before [`ready`].
+fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
+    SHARED_TURN.with(|t| t.borrow_mut().take());
+    let guard = TURN.write().unwrap_or_else(|e| e.into_inner());
+    EXCLUSIVE.with(|e| e.set(true));
+    guard
+}
+
 /// Root with the v1 cpu, cpuacct and cpuset hierarchies of this machine, else a printed skip.
+/// Takes this thread's shared turn unless the thread holds the exclusive one.
 fn ready(test: &str) -> bool {
-    if !root_or_skip(test) {
+    if let Ok(guard) = TURN.try_read() {
+        SHARED_TURN.with(|t| *t.borrow_mut() = Some(guard));
+    } else if !EXCLUSIVE.with(|e| e.get()) {
+        let guard = TURN.read().unwrap_or_else(|e| e.into_inner());
+        SHARED_TURN.with(|t| *t.borrow_mut() = Some(guard));
+    }
+    if !root(&format!("{test}: cgroups")) {
         return false;
     }
     let mounted = MOUNTS.iter().all(|m| std::path::Path::new(m).is_dir());
     if !mounted {
-        eprintln!("skipping {test}: needs the cgroup v1 cpu, cpuacct and cpuset mounts");
+        skip(
+            Need::Cgroup,
+            format!("{test}: needs the cgroup v1 cpu, cpuacct and cpuset mounts"),
+        );
     }
     mounted
 }
@@ -226,9 +255,11 @@ fn a_bandwidth_limit_throttles_and_no_limit_does_not() {
         *throttled_ns as f64 / 1e6
     );
     assert!(*cpu >= 120 * MS, "the task needed {cpu} ns of CPU");
-    // The bound for the quotas this CPU time needs, with 1 ms per period for the tick.
+    // The bound for the quotas this CPU time needs, less one 4 ms tick (HZ 250 here) per
+    // period: quota is checked at the tick, so a period may overrun it by up to a tick (seen:
+    // 149.7 ms of CPU in 8 periods, 7 throttled, ended after 622 ms, 8 ms under the exact bound).
     let quotas = (*cpu + 20 * MS - 1) / (20 * MS);
-    let bound = (quotas - 2) * 100 * MS + 40 * MS - quotas * MS;
+    let bound = (quotas - 2) * 100 * MS + 40 * MS - quotas * 4 * MS;
     assert!(
         *turnaround >= 400 * MS && *turnaround >= bound,
         "turnaround {turnaround} ns, bound {bound}"
@@ -402,6 +433,7 @@ fn a_partition_admits_a_pinned_deadline_task_and_its_cbs_throttles_it() {
 
 #[test]
 fn after_a_sigkill_the_next_command_removes_the_cgroups_and_says_so() {
+    let _alone = alone();
     if !ready("after_a_sigkill_the_next_command_removes_the_cgroups_and_says_so") {
         return;
     }

@@ -13,24 +13,17 @@ pub fn schedlab() -> Command {
     Command::cargo_bin("schedlab").expect("binary built")
 }
 
-/// Whether the tests run as root; prints why a test is skipped otherwise.
+/// What a test needs from the machine: [`root`] and [`skip`] say why a test cannot run, where
+/// `cargo test` shows it, or fail it under `SCHEDLAB_TEST_REQUIRE` (see schedlab-testkit).
+#[allow(unused_imports)]
+pub use schedlab_testkit::{is_root, program, root, skip, Need};
+
 /// Taken by every test of a binary that runs real-time tasks pinned to one CPU: two such
 /// tests at once would make each other's RT tasks wait (libtest runs a binary's tests in
 /// parallel threads), so they take turns.
 pub fn rt_turn() -> std::sync::MutexGuard<'static, ()> {
     static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
     TURN.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-pub fn root_or_skip(test: &str) -> bool {
-    // SAFETY: geteuid cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    if !root {
-        eprintln!(
-            "skipping {test}: needs root (RT policies / dropping privileges); CI runs as root"
-        );
-    }
-    root
 }
 
 /// Puts a kernel setting back to what it was when created, on drop (also during a panic).
@@ -141,4 +134,79 @@ pub fn group_alive(pgid: i32) -> bool {
 pub fn pid_alive(pid: i32) -> bool {
     // SAFETY: signal 0 only checks existence.
     pid > 1 && unsafe { libc::kill(pid, 0) } == 0
+}
+
+/// The variable that carries a [`Tag`].
+pub const TAG_VAR: &str = "SCHEDLAB_TEST_TAG";
+
+/// A mark in the environment of a schedlab process under test. Every process it forks
+/// inherits it (the launcher, each trial's host and tasks, stored or in flight), so the
+/// process table tells what is left of a run, whatever was stored.
+pub struct Tag(String);
+
+impl Tag {
+    /// A tag no other process of this machine carries.
+    pub fn new() -> Tag {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        Tag(format!("{}-{n}-{t}", std::process::id()))
+    }
+
+    /// Puts the tag in the environment of `cmd`.
+    pub fn mark<'a>(&self, cmd: &'a mut Command) -> &'a mut Command {
+        cmd.env(TAG_VAR, &self.0)
+    }
+
+    /// The live processes carrying the tag: (pid, name). A zombie has no environment left
+    /// to read, and is not counted: it runs nothing and holds nothing but its pid.
+    pub fn processes(&self) -> Vec<(i32, String)> {
+        let wanted = format!("{TAG_VAR}={}", self.0);
+        let mut out = Vec::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+                continue;
+            };
+            let Ok(env) = std::fs::read(e.path().join("environ")) else {
+                continue;
+            };
+            if env.split(|&b| b == 0).any(|v| v == wanted.as_bytes()) {
+                let name = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+                out.push((pid, name.trim().to_string()));
+            }
+        }
+        out
+    }
+
+    /// Waits until no process carries the tag (at most `limit`); returns those still there.
+    pub fn wait_gone(&self, limit: std::time::Duration) -> Vec<(i32, String)> {
+        let until = std::time::Instant::now() + limit;
+        loop {
+            let left = self.processes();
+            if left.is_empty() || std::time::Instant::now() >= until {
+                return left;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// Waits until at least `n` processes carry the tag (a trial is in flight: the main
+    /// process, the launcher, the host and its tasks); panics after `limit`.
+    pub fn wait_for(&self, n: usize, limit: std::time::Duration) -> Vec<(i32, String)> {
+        let until = std::time::Instant::now() + limit;
+        loop {
+            let now = self.processes();
+            if now.len() >= n {
+                return now;
+            }
+            assert!(
+                std::time::Instant::now() < until,
+                "fewer than {n} processes of the run within {limit:?}: {now:?}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
 }

@@ -35,7 +35,12 @@ fn counts(c: &mut postgres::Client) -> Vec<i64> {
     .collect()
 }
 
-pub fn cli_runs_and_reads_on_postgres(s: &Server) {
+#[test]
+fn cli_runs_and_reads_on_postgres() {
+    let Some(pg) = super::server::shared() else {
+        return;
+    };
+    let s: &Server = &pg;
     let db = s.fresh_db("cli");
     let url = s.url(&db);
     let dir = tempfile::tempdir().unwrap();
@@ -111,7 +116,13 @@ pub fn cli_runs_and_reads_on_postgres(s: &Server) {
     let read_only =
         schedlab_store::Store::open_read(url.parse::<schedlab_store::Location>().unwrap()).unwrap();
     let err = read_only
-        .add_warning(1, None, "must not be stored")
+        .add_warning(
+            1,
+            None,
+            &schedlab_core::Warning::IoDirTmpfs {
+                dir: "must not be stored".into(),
+            },
+        )
         .unwrap_err();
     // Refused by the server as a write in a read-only transaction (SQLSTATE 25006).
     let refused = match err.root() {

@@ -42,7 +42,12 @@ fn fails(cwd: &std::path::Path, args: &[&str], code: i32) -> String {
     err
 }
 
-pub fn bad_urls_wrong_passwords_and_missing_schemas_are_clear_and_write_nothing(s: &Server) {
+#[test]
+fn bad_urls_wrong_passwords_and_missing_schemas_are_clear_and_write_nothing() {
+    let Some(pg) = super::server::shared() else {
+        return;
+    };
+    let s: &Server = &pg;
     let empty = s.fresh_db("noschema");
     let dir = tempfile::tempdir().unwrap();
     let cwd = dir.path().join("cwd");

@@ -163,9 +163,13 @@ fn journals(state: &Path) -> usize {
     })
 }
 
-pub fn a_worker_restores_each_runs_settings_before_the_next_run(s: &Server) {
-    if !nix::unistd::geteuid().is_root() {
-        println!("skipping the worker knob test: varying vm.swappiness needs root");
+#[test]
+fn a_worker_restores_each_runs_settings_before_the_next_run() {
+    let Some(pg) = super::server::shared() else {
+        return;
+    };
+    let s: &Server = &pg;
+    if !schedlab_testkit::root("varying vm.swappiness") {
         return;
     }
     let guard = Restore::new(SWAPPINESS);
@@ -242,11 +246,12 @@ pub fn a_worker_restores_each_runs_settings_before_the_next_run(s: &Server) {
     // Both knob runs journaled the true original, which their warnings repeat.
     let warned = texts(
         &mut c,
-        "SELECT run_id || ': ' || message FROM warnings WHERE message LIKE 'kernel setting vm.swappiness %' ORDER BY run_id",
+        "SELECT run_id || ': ' || (CAST(params AS jsonb) ->> 'original') FROM warnings
+         WHERE code = 'knob_varied' AND CAST(params AS jsonb) ->> 'name' = 'vm.swappiness' ORDER BY run_id",
     );
     assert_eq!(warned.len(), 2, "{warned:?}");
     for w in &warned {
-        assert!(w.contains(&format!("it was {original} ")), "{warned:?}");
+        assert!(w.ends_with(&format!(": {original}")), "{warned:?}");
     }
     // Killed during run 3: the setting stays changed until the next command restores it and
     // says what it did.

@@ -3,7 +3,12 @@
 use super::server::Server;
 use super::{ok, out, pg_int};
 
-pub fn a_push_from_a_file_whose_column_names_are_sql_changes_nothing_on_the_server(s: &Server) {
+#[test]
+fn a_push_from_a_file_whose_column_names_are_sql_changes_nothing_on_the_server() {
+    let Some(pg) = super::server::shared() else {
+        return;
+    };
+    let s: &Server = &pg;
     let db = s.fresh_db("inject");
     let url = s.url(&db);
     let dir = tempfile::tempdir().unwrap();

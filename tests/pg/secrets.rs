@@ -38,7 +38,12 @@ fn leak(bytes: &[u8]) -> Option<&'static str> {
     })
 }
 
-pub fn no_output_file_or_stored_row_holds_the_database_password(s: &Server) {
+#[test]
+fn no_output_file_or_stored_row_holds_the_database_password() {
+    let Some(pg) = super::server::shared() else {
+        return;
+    };
+    let s: &Server = &pg;
     let db = s.fresh_db("secrets");
     let mut admin = s.client("postgres");
     admin
@@ -95,7 +100,10 @@ pub fn no_output_file_or_stored_row_holds_the_database_password(s: &Server) {
         let interval = std::fs::read_to_string("/proc/sys/vm/stat_interval").unwrap();
         knob_run.args(["--knob", &format!("vm.stat_interval={}", interval.trim())]);
     } else {
-        println!("(not root: run 3 varies no kernel setting, so no restore journal is read)");
+        schedlab_testkit::skip(
+            schedlab_testkit::Need::Root,
+            "not root: run 3 varies no kernel setting, so no restore journal is read",
+        );
     }
     let child = knob_run
         .stdout(Stdio::piped())

@@ -1,11 +1,66 @@
 //! A real PostgreSQL server for the tests: Debian's binaries, `initdb` in a temporary
 //! directory owned by an unprivileged user, a free port on 127.0.0.1, password authentication
-//! over TCP. Stopped and removed when dropped (also after a failed test), and by a watchdog if
-//! the test process dies without dropping it.
+//! over TCP. One per test process ([`shared`]), stopped and removed when the process exits
+//! (also after failed tests), and by a watchdog if the process dies without exiting.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// The server of this test process, started by the first test that asks (or why it cannot be).
+static SHARED: OnceLock<Result<Server, String>> = OnceLock::new();
+/// Held by the test using the server: they take turns (some stop and restart it).
+static TURN: Mutex<()> = Mutex::new(());
+
+/// The server, for one test at a time; None (the test skipped, with the reason shown) where
+/// it cannot run, or a failure under `SCHEDLAB_TEST_REQUIRE`.
+pub fn shared() -> Option<Turn> {
+    let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let server = SHARED.get_or_init(|| {
+        let started = Server::start();
+        if started.is_ok() {
+            // SAFETY: registers a plain function, run once when the process exits.
+            unsafe { libc::atexit(stop_at_exit) };
+        }
+        started
+    });
+    match server {
+        Ok(server) => {
+            // A test that stopped the server and failed before starting it again.
+            server.ensure_running();
+            Some(Turn {
+                server,
+                _turn: turn,
+            })
+        }
+        Err(reason) => {
+            schedlab_testkit::skip(schedlab_testkit::Need::Postgresql, reason);
+            None
+        }
+    }
+}
+
+/// The shared server, held by one test.
+pub struct Turn {
+    server: &'static Server,
+    _turn: MutexGuard<'static, ()>,
+}
+
+impl std::ops::Deref for Turn {
+    type Target = Server;
+    fn deref(&self) -> &Server {
+        self.server
+    }
+}
+
+/// Stops the shared server and removes its directory (the process is exiting).
+extern "C" fn stop_at_exit() {
+    if let Some(Ok(server)) = SHARED.get() {
+        server.shut_down();
+    }
+}
 
 /// The superuser the tests connect as, and its password.
 pub const USER: &str = "schedlab";
@@ -19,8 +74,8 @@ pub struct Server {
     run_as: Option<String>,
     /// The port it listens on (127.0.0.1).
     pub port: u16,
-    watchdog: Option<Child>,
-    databases: std::cell::Cell<u32>,
+    watchdog: Mutex<Option<Child>>,
+    databases: AtomicU32,
 }
 
 /// The directory holding initdb, pg_ctl and postgres: Debian's newest version, else PATH.
@@ -90,8 +145,8 @@ impl Server {
             bin,
             run_as,
             port,
-            watchdog: None,
-            databases: std::cell::Cell::new(0),
+            watchdog: Mutex::new(None),
+            databases: AtomicU32::new(0),
         };
         let data = server.data();
         let out = server
@@ -114,7 +169,7 @@ impl Server {
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
-        server.watchdog = server.spawn_watchdog();
+        server.watchdog = Mutex::new(server.spawn_watchdog());
         server.start_again()?;
         Ok(server)
     }
@@ -209,8 +264,7 @@ impl Server {
 
     /// A new, empty database; returns its name.
     pub fn fresh_db(&self, prefix: &str) -> String {
-        let n = self.databases.get() + 1;
-        self.databases.set(n);
+        let n = self.databases.fetch_add(1, Ordering::SeqCst) + 1;
         let name = format!("{prefix}_{n}");
         self.client("postgres")
             .batch_execute(&format!("CREATE DATABASE {name}"))
@@ -219,17 +273,43 @@ impl Server {
     }
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
+impl Server {
+    /// Starts the server again if a test left it stopped.
+    fn ensure_running(&self) {
+        let status = self
+            .command("pg_ctl")
+            .arg("-D")
+            .arg(self.data())
+            .arg("status")
+            .output();
+        if status.is_ok_and(|o| !o.status.success()) {
+            self.start_again().expect("restart the test server");
+        }
+    }
+
+    /// Stops the server at once, ends the watchdog and removes the server's directory.
+    fn shut_down(&self) {
         let _ = self
             .command("pg_ctl")
             .arg("-D")
             .arg(self.data())
             .args(["-w", "-m", "immediate", "stop"])
             .output();
-        if let Some(mut w) = self.watchdog.take() {
+        let watchdog = self
+            .watchdog
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(mut w) = watchdog {
             let _ = w.kill();
             let _ = w.wait();
         }
+        let _ = std::fs::remove_dir_all(self.dir.path());
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.shut_down();
     }
 }

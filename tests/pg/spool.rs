@@ -13,7 +13,12 @@ fn trials_on(s: &Server, db: &str) -> Option<i64> {
         .map(|r| r.get(0))
 }
 
-pub fn server_stopped_mid_run_loses_no_trial_and_stores_none_twice(s: &Server) {
+#[test]
+fn server_stopped_mid_run_loses_no_trial_and_stores_none_twice() {
+    let Some(pg) = super::server::shared() else {
+        return;
+    };
+    let s: &Server = &pg;
     let db = s.fresh_db("loss");
     let url = s.url(&db);
     let dir = tempfile::tempdir().unwrap();
@@ -79,7 +84,12 @@ pub fn server_stopped_mid_run_loses_no_trial_and_stores_none_twice(s: &Server) {
     assert_eq!(spooled, 0, "the spool keeps nothing the server has");
 }
 
-pub fn pushing_twice_stores_each_run_once_with_the_same_rows(s: &Server) {
+#[test]
+fn pushing_twice_stores_each_run_once_with_the_same_rows() {
+    let Some(pg) = super::server::shared() else {
+        return;
+    };
+    let s: &Server = &pg;
     let db = s.fresh_db("push");
     let url = s.url(&db);
     let dir = tempfile::tempdir().unwrap();

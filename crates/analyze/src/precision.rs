@@ -75,17 +75,8 @@ pub struct StoppingRule {
     pub precision: f64,
 }
 
-/// What [`StoppingRule::decide`] says after a round.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Decision {
-    /// Run another round.
-    Continue,
-    /// Stop: every cell is within the precision (and the minimum is reached).
-    Precise,
-    /// Stop: the maximum is reached with some cell still imprecise.
-    LimitReached,
-}
+/// What [`StoppingRule::decide`] says after a round (the run stage acts on it).
+pub use schedlab_core::precision::Decision;
 
 impl StoppingRule {
     /// Decide from every cell's per-trial key-metric values so far. The rounds run are the

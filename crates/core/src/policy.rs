@@ -542,14 +542,15 @@ mod tests {
 
     #[test]
     fn a_privileged_pinned_deadline_refusal_names_the_root_domain_not_the_capability() {
-        if !schedlab_sys::is_root() {
-            eprintln!("skipping: the reason for a privileged process needs root");
+        if !schedlab_testkit::root("the reason given to a privileged process") {
             return;
         }
         let allowed = schedlab_sys::allowed_cpus();
         if allowed.len() < 2 {
-            eprintln!("skipping: one CPU cannot be pinned narrower than the root domain");
-            return;
+            return schedlab_testkit::skip(
+                schedlab_testkit::Need::Kernel,
+                "one CPU cannot be pinned narrower than the root domain (needs 2 CPUs)",
+            );
         }
         let d = refusal_reason(PolicyKind::Deadline, 0, libc::EPERM, Some(&allowed[..1]));
         assert!(d.contains("root domain") && d.contains("unpinned"), "{d}");

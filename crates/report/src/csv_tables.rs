@@ -377,7 +377,7 @@ fn quality(q: &super::model::quality::Quality) -> Result<Vec<(&'static str, Stri
         let rows = cells.iter().map(|c| {
             vec![
                 c.label.clone(),
-                t.metric.key().to_string(),
+                t.adaptive.metric.key().to_string(),
                 c.trials.to_string(),
                 opt(c.median),
                 opt(c.half_width_pct),

@@ -12,7 +12,6 @@ pub mod findings;
 pub mod fmt;
 pub mod iosched;
 pub mod kernel;
-mod metric;
 mod notes;
 pub mod quality;
 mod stats;
@@ -27,7 +26,7 @@ use serde::Serialize;
 
 pub use findings::Finding;
 pub use fmt::{fmt_ci, fmt_num, fmt_opt_p, fmt_p, fmt_value, fmt_with_unit};
-pub use metric::Metric;
+pub use schedlab_core::metric::Metric;
 pub use stats::{par_map, summarize_metric, LARGE_N};
 pub use trials::{trial_values, TestUnit};
 
@@ -486,7 +485,7 @@ pub fn build(input: &ReportInput) -> Report {
             });
         }
     }
-    let order = baseline::spec_policies(&input.run.spec_toml);
+    let order = baseline::spec_policies(&input.run);
     for g in &mut groups {
         g.baseline = baseline::pick(input, &keys, &g.cells, &order, input.baseline.as_deref());
     }

@@ -8,21 +8,13 @@
 //! back from the stored trials, so the run stops on exactly the numbers the report will show.
 
 use crate::error::Result;
+use schedlab_core::Warning;
 use schedlab_spec::plan::{Adaptive, Plan, PlannedTrial};
 use std::collections::HashSet;
 use std::time::Instant;
 
 /// What the judge says after a round.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// Run another round.
-    Continue,
-    /// Every cell is within the precision and every claim decided, as asked (and the minimum
-    /// rounds ran).
-    Precise,
-    /// The maximum rounds ran with some cell still imprecise or some claim undecided.
-    LimitReached,
-}
+pub use schedlab_core::precision::Decision;
 
 /// What the judge decides from after a round.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -165,28 +157,27 @@ impl<'a> Schedule<'a> {
 
 /// The warning stored when an adaptive run stopped short of its targets, or `None` when it
 /// met them.
-pub fn stop_warning(adaptive: &Adaptive, stop: Stop, rounds: u32) -> Option<String> {
-    let mut target: Vec<String> = Vec::new();
-    if let Some(p) = adaptive.precision {
-        target.push(format!(
-            "every cell's 95% confidence sequence within ±{}% of the median {}",
-            p * 100.0,
-            adaptive.metric
-        ));
-    }
-    if adaptive.until_decided {
-        target.push("every claim decided".into());
-    }
-    let target = target.join(" and ");
+pub fn stop_warning(adaptive: &Adaptive, stop: Stop, rounds: u32) -> Option<Warning> {
+    let (precision, metric, until_decided) = (
+        adaptive.precision,
+        adaptive.metric.key().to_string(),
+        adaptive.until_decided,
+    );
     match stop {
         Stop::Precise => None,
-        Stop::MaxTrials => Some(format!(
-            "adaptive run: not yet {target} after {rounds} rounds (--max-trials {}); the report shows which cells and claims fall short. Raise --max-trials, ask for less, or reduce the noise (see the reference speed, steal and interference of the trials)",
-            adaptive.max_trials
-        )),
-        Stop::MaxTime => Some(format!(
-            "adaptive run: stopped after {rounds} rounds because another round would have ended after --max-time, not yet {target} (the report shows which). Raise --max-time or ask for less"
-        )),
+        Stop::MaxTrials => Some(Warning::AdaptiveMaxTrials {
+            precision,
+            metric,
+            until_decided,
+            rounds,
+            max_trials: adaptive.max_trials,
+        }),
+        Stop::MaxTime => Some(Warning::AdaptiveMaxTime {
+            precision,
+            metric,
+            until_decided,
+            rounds,
+        }),
     }
 }
 
@@ -232,7 +223,7 @@ mod tests {
                     min_trials: min,
                     max_trials: max,
                     max_time_ns: None,
-                    metric: "makespan".into(),
+                    metric: schedlab_core::metric::Metric::Makespan,
                 }),
             },
             cells: vec![cell(), cell()],
@@ -324,7 +315,9 @@ mod tests {
         assert_eq!(stop, Some(Stop::MaxTrials));
         assert_eq!(trials.len(), 2 * 4);
         let w = stop_warning(p.settings.adaptive.as_ref().unwrap(), Stop::MaxTrials, 4);
-        assert!(w.unwrap().contains("--max-trials 4"));
+        let w = w.unwrap();
+        assert_eq!(w.code(), "adaptive_max_trials");
+        assert!(w.to_string().contains("--max-trials 4"));
     }
 
     #[test]

@@ -208,10 +208,25 @@ fn trial_bytes(cell: &Cell) -> Option<(u64, u64)> {
     Some((cell.workload.io_input_bytes.max(1), written))
 }
 
-/// The I/O directory exists where a trial needs one.
+/// What a run needs of this machine before its first trial, checked alike by `run` and by a
+/// worker (for each queued run it meets): the plan fits the machine ([`check_plan`], the I/O
+/// directory existing where trials need one among it), trial directories a dead schedlab
+/// left in the I/O directory are removed, and a trace, if asked for, can be recorded here.
+pub fn prepare_machine(plan: &Plan) -> crate::error::Result<()> {
+    check_plan(plan)?;
+    super::one::remove_stale_trial_dirs(&plan.settings.io_dir);
+    if plan.settings.trace {
+        super::trace::TraceSession::available()
+            .map_err(crate::error::RunError::TraceUnavailable)?;
+    }
+    Ok(())
+}
+
+/// The I/O directory exists where a trial needs one (for its files, its antagonists' files or
+/// its programs' starting directory).
 fn check_io_dir(plan: &Plan) -> Result<(), SpecError> {
     let io_dir = &plan.settings.io_dir;
-    if !plan.cells.iter().any(|c| c.workload.needs_trial_dir()) || io_dir.is_dir() {
+    if !plan.cells.iter().any(super::one::needs_trial_dir) || io_dir.is_dir() {
         return Ok(());
     }
     Err(Problem::new(

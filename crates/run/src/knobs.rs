@@ -14,6 +14,7 @@ use super::scx::Scx;
 use crate::error::KernelError;
 use schedlab_core::policy::PolicyKind;
 use schedlab_core::records::{KnobReading, KnobSetting};
+use schedlab_core::Warning;
 use schedlab_machine::sched_ext::{self, SchedExt};
 use schedlab_spec::plan::{Cell, Plan};
 use std::collections::{BTreeMap, HashMap};
@@ -138,7 +139,7 @@ impl Knobs {
     /// before anything changes; returns the knobs and one warning per setting to store with
     /// the run. An error only when the run cannot start (a live schedlab varies the same
     /// setting, the journal cannot be written, the I/O device cannot be found).
-    pub fn prepare(plan: &Plan, io_dir: &Path) -> Result<(Knobs, Vec<String>), KernelError> {
+    pub fn prepare(plan: &Plan, io_dir: &Path) -> Result<(Knobs, Vec<Warning>), KernelError> {
         if journal::held() {
             // One owner per process: what is read now may be a change of its own.
             return Err(KernelError::Internal("kernel settings of an earlier run are still in force; restore them before reading originals".into()));
@@ -216,17 +217,16 @@ impl Knobs {
             .files
             .iter()
             .map(|m| match (&k.io_device, m.name.as_str()) {
-                (Some(dev), IO_SCHEDULER) => format!(
-                    "I/O scheduler of {dev} varied; it was {} and is restored after the run",
-                    m.original
-                ),
-                _ => format!(
-                    "kernel setting {} ({}) varied; it was {} and is restored after the run (restore journal {})",
-                    m.name,
-                    m.file.display(),
-                    m.original,
-                    journal.as_deref().unwrap_or("-")
-                ),
+                (Some(dev), IO_SCHEDULER) => Warning::IoSchedulerVaried {
+                    device: dev.clone(),
+                    original: m.original.clone(),
+                },
+                _ => Warning::KnobVaried {
+                    name: m.name.clone(),
+                    file: m.file.display().to_string(),
+                    original: m.original.clone(),
+                    journal: journal.clone(),
+                },
             })
             .collect();
         Ok((k, warnings))

@@ -34,7 +34,7 @@ pub use error::{KernelError, RunError, SinkError, SinkResult, TraceError};
 
 use error::Result;
 use launcher::Launcher;
-use one::{remove_stale_trial_dirs, run_one, Observe};
+use one::{run_one, Observe};
 use schedlab_core::records::{TrialOutcome, TrialStatus};
 use schedlab_spec::plan::{Plan, PlannedTrial};
 use settle::SystemSnapshot;
@@ -57,24 +57,39 @@ pub struct RunOptions {
     pub judge: Option<Arc<dyn adaptive::Judge>>,
 }
 
-/// What a finished (or interrupted) run did.
-#[derive(Debug, Clone, Default)]
-pub struct RunSummary {
-    /// The run's id in the database.
-    pub run_id: i64,
+/// What a run, or a worker over the runs of its queue, did with its trials.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
     /// Trials stored as ok.
     pub ok: usize,
     /// Trials stored as skipped.
     pub skipped: usize,
     /// Trials stored as timeout or failed.
     pub failed: usize,
-    /// Whether Ctrl-C, SIGTERM or SIGHUP ended the run early.
+    /// Whether Ctrl-C, SIGTERM or SIGHUP ended it early.
     pub interrupted: bool,
     /// Whether it was SIGHUP (a closed terminal): the exit code is 129.
     pub hung_up: bool,
 }
 
-/// Runs `plan` and hands every trial to `sink` as it ends.
+impl Summary {
+    /// Counts a trial stored with `status`.
+    pub fn count(&mut self, status: TrialStatus) {
+        match status {
+            TrialStatus::Ok => self.ok += 1,
+            TrialStatus::Skipped => self.skipped += 1,
+            _ => self.failed += 1,
+        }
+    }
+
+    /// Trials stored.
+    pub fn stored(&self) -> usize {
+        self.ok + self.skipped + self.failed
+    }
+}
+
+/// Runs `plan` and hands every trial to `sink` as it ends; returns the run's id and what its
+/// trials did.
 ///
 /// With `resume = Some(run_id)`, continues that stored run: trials already stored are skipped
 /// and cells keep the units they were given.
@@ -83,21 +98,16 @@ pub fn execute(
     sink: &mut dyn Sink,
     opts: &RunOptions,
     resume: Option<i64>,
-) -> Result<RunSummary> {
+) -> Result<(i64, Summary)> {
     // First, while this process has no thread: the launcher, which forks every trial's host.
     let mut launcher = Launcher::start().map_err(RunError::Launcher)?;
-    let io_dir = plan.settings.io_dir.clone();
     // Before anything is written: a missing I/O directory is bad input, named by its key.
-    capacity::check_plan(plan)?;
-    remove_stale_trial_dirs(&io_dir);
+    capacity::prepare_machine(plan)?;
     let quiet = progress::Progress::new(0, true);
     capacity::check_calibrated(
         plan,
-        &mut Calibrator::new(Some(&mut *sink), &io_dir, &quiet),
+        &mut Calibrator::new(Some(&mut *sink), &plan.settings.io_dir, &quiet),
     )?;
-    if plan.settings.trace {
-        trace::TraceSession::available().map_err(RunError::TraceUnavailable)?;
-    }
     let (run_id, stored) = match resume {
         Some(id) => (id, sink.resume_run(id)?),
         None => {
@@ -113,7 +123,7 @@ pub fn execute(
         Err(_) => "failed",
     };
     sink.finish_run(run_id, status)?;
-    summary
+    Ok((run_id, summary?))
 }
 
 /// What every trial of a run (or of a worker's session) shares.
@@ -201,17 +211,16 @@ impl RunState {
         if plan.cells.iter().any(|c| c.workload.needs_files())
             && schedlab_core::workload::io::is_tmpfs(io_dir)
         {
-            let msg = format!(
-                "{} is a tmpfs: O_SYNC writes do not reach a disk there, so io results are not disk I/O; use --io-dir on a disk-backed filesystem",
-                io_dir.display()
-            );
-            eprintln!("warning: {msg}");
-            sink.add_warning(run_id, None, &msg)?;
+            let w = schedlab_core::Warning::IoDirTmpfs {
+                dir: io_dir.display().to_string(),
+            };
+            eprintln!("warning: {w}");
+            sink.add_warning(run_id, None, &w)?;
         }
         if plan.cells.iter().any(one::needs_trial_dir) {
-            if let Some(msg) = schedlab_core::workload::io::shared_dir_warning(io_dir) {
-                eprintln!("warning: {msg}");
-                sink.add_warning(run_id, None, &msg)?;
+            if let Some(w) = schedlab_core::workload::io::shared_dir_warning(io_dir) {
+                eprintln!("warning: {w}");
+                sink.add_warning(run_id, None, &w)?;
             }
         }
         let mut cells = vec![CellState::default(); plan.cells.len()];
@@ -274,7 +283,7 @@ pub(crate) fn one_trial(
         ..Default::default()
     };
     let mut warning = None;
-    let mut trial_warnings: Vec<String> = Vec::new();
+    let mut trial_warnings: Vec<schedlab_core::Warning> = Vec::new();
     if cs.skipped.is_none() {
         // Set before the settle window, so the change settles before the trial.
         match s.settings.apply(run_id, cell) {
@@ -310,7 +319,7 @@ pub(crate) fn one_trial(
             meta.busy_pct = idle.busy_pct;
             meta.steal_pct = idle.steal_pct;
             meta.psi_cpu_some_pct = idle.psi_cpu_some_pct;
-            warning = idle.warning();
+            warning = idle.warning(n + 1);
             meta.started_at = schedlab_core::records::now_utc();
             let around = noise::Around::before(&s.reference, cell.cpus.as_deref());
             let mut outcome = run_one(
@@ -323,16 +332,25 @@ pub(crate) fn one_trial(
                 &s.interrupted,
                 (state.observe, groups.as_ref().map(|g| &g.groups)),
             )?;
+            let label = cell.label();
             if let Some(g) = groups {
-                trial_warnings.extend(s.settings.end_groups(g, cell, &mut outcome));
+                let ended = s.settings.end_groups(g, cell, &mut outcome);
+                trial_warnings.extend(ended.into_iter().map(|detail| {
+                    schedlab_core::Warning::CgroupTrial {
+                        trial: n + 1,
+                        cell: label.clone(),
+                        detail,
+                    }
+                }));
             }
             trial_warnings.extend(around.after(
                 &s.reference,
                 cell.cpus.as_deref(),
                 &outcome,
                 &mut meta,
+                (n + 1, &label),
             ));
-            trial_warnings.extend(limits::judge(cell, &outcome, &mut meta));
+            trial_warnings.extend(limits::judge(cell, n + 1, &outcome, &mut meta));
             outcome
         }
     };
@@ -352,16 +370,7 @@ pub(crate) fn one_trial(
     }
     let sink = keeper.sink();
     let trial_id = sink.insert_trial(run_id, planned, &outcome, &meta)?;
-    if let Some(w) = warning {
-        sink.add_warning(
-            run_id,
-            Some(trial_id),
-            &format!("before trial {}: {w}", n + 1),
-        )?;
-        s.progress.note(&format!("warning: {w}"));
-    }
-    for w in trial_warnings {
-        let w = format!("trial {} ({}): {w}", n + 1, cell.label());
+    for w in warning.into_iter().chain(trial_warnings) {
         sink.add_warning(run_id, Some(trial_id), &w)?;
         s.progress.note(&format!("warning: {w}"));
     }
@@ -431,7 +440,7 @@ fn evidence(
     if a.precision.is_some() {
         // Skipped cells and cells without an ok trial cannot become precise: not judged.
         e.cells = store
-            .key_values(run_id, &a.metric, through)?
+            .key_values(run_id, a.metric, through)?
             .into_iter()
             .enumerate()
             .filter(|(c, v)| {
@@ -455,7 +464,7 @@ fn run_trials(
     stored: &sink::Stored,
     plan: &Plan,
     opts: &RunOptions,
-) -> Result<RunSummary> {
+) -> Result<Summary> {
     let interrupted = Arc::new(AtomicBool::new(false));
     // Dropped last: signals are still caught while the settings are restored.
     let caught = catch_signals(&interrupted)?;
@@ -465,10 +474,7 @@ fn run_trials(
     // that cannot have them stops at once.
     let mut settings = owner::KernelOwner::default();
     settings.enter(run_id, plan, store)?;
-    let mut summary = RunSummary {
-        run_id,
-        ..Default::default()
-    };
+    let mut summary = Summary::default();
     let progress = progress::Progress::new(plan.trials.len(), opts.quiet);
     let (kernel, cpu_model) = (
         schedlab_machine::kernel_release(),
@@ -519,9 +525,7 @@ fn run_trials(
                 summary.interrupted = true;
                 break;
             }
-            Some(TrialStatus::Ok) => summary.ok += 1,
-            Some(TrialStatus::Skipped) => summary.skipped += 1,
-            Some(_) => summary.failed += 1,
+            Some(status) => summary.count(status),
         }
     }
     progress.finish();

@@ -20,6 +20,7 @@
 use schedlab_core::policy::PolicyKind;
 use schedlab_core::records::{TaskRecord, TrialOutcome};
 use schedlab_core::workload::WorkloadKind;
+use schedlab_core::Warning;
 use schedlab_spec::plan::Cell;
 
 /// The RT bandwidth the kernel allows on each CPU.
@@ -91,8 +92,7 @@ impl RtBudget {
     }
 }
 
-/// What to do about RT throttling, for every message that names it.
-pub const THROTTLE_REMEDY: &str = "give each CPU less RT work back to back (less work per task, fewer RT tasks per CPU, more CPUs), or, as root and restoring it afterwards, raise the budget (sysctl kernel.sched_rt_runtime_us=-1 lifts it; a runaway RT task can then hang the CPU)";
+pub use schedlab_core::warning::THROTTLE_REMEDY;
 
 /// The CPUs `cell`'s tasks may use.
 fn cpu_count(cell: &Cell) -> usize {
@@ -114,75 +114,75 @@ pub fn demand_warning(
     alone_ns: u64,
     trial_ns: u64,
     budget: RtBudget,
-) -> Option<String> {
+) -> Option<Warning> {
     let runtime = budget.runtime_ns?;
     let k = cpu_count(cell) as u64;
     let ms = |ns: u64| ns as f64 / 1e6;
     let periodic_rt = matches!(cell.policy, PolicyKind::Fifo | PolicyKind::Rr)
         && cell.workload.kind == WorkloadKind::Periodic;
-    let (who, busy_ns) = if rt_cpu_bound(cell.antagonist_policy, cell.antagonist_workload)
-        && cell.antagonists > 0
-    {
-        // RT hogs run until the measured tasks end: the whole trial.
-        (format!("its {} RT antagonists", cell.antagonists), trial_ns)
-    } else if rt_cpu_bound(cell.policy, cell.workload.kind) {
-        let n = u64::from(cell.tasks);
-        // Tasks spread over the CPUs: each CPU runs n/k of them back to back (one at least).
-        let per_cpu = alone_ns.saturating_mul(n.div_ceil(k));
-        (format!("its {} {} tasks", n, cell.policy), per_cpu)
-    } else if periodic_rt {
-        let share = cell.workload.run_ns as f64 / cell.workload.period_ns.max(1) as f64
-            * f64::from(cell.tasks)
-            / k as f64;
-        let allowed = runtime as f64 / budget.period_ns as f64;
-        return (share > allowed && trial_ns > budget.period_ns).then(|| {
-            format!(
-                "{}: its periodic {} tasks want {:.0} % of each CPU, more than the RT budget of {} ({:.0} %) allows; the kernel will throttle them every period and their wake-up latencies will show it. Remedy: {THROTTLE_REMEDY}",
-                cell.label(),
-                cell.policy,
-                share * 100.0,
-                budget.describe(),
-                allowed * 100.0
-            )
-        });
-    } else {
-        return None;
-    };
-    (busy_ns > runtime).then(|| {
-        format!(
-            "{}: {who} keep each of its {k} CPU(s) busy for about {:.0} ms back to back, more than the RT budget of {} allows (kernel.sched_rt_runtime_us / sched_rt_period_us): the kernel stops RT tasks for {:.0} ms once they used {:.0} ms since the last period boundary (certain beyond {:.0} ms back to back, depending on where the period falls below that), which delays their ends and shifts turnarounds; the trials in which it happens are flagged. Remedy: {THROTTLE_REMEDY}",
-            cell.label(),
-            ms(busy_ns),
-            budget.describe(),
-            ms(budget.throttle_ns().unwrap_or(0)),
-            ms(runtime),
-            ms(2 * runtime)
-        )
+    let (tasks, policy, busy_ns) =
+        if rt_cpu_bound(cell.antagonist_policy, cell.antagonist_workload) && cell.antagonists > 0 {
+            // RT hogs run until the measured tasks end: the whole trial.
+            (cell.antagonists, None, trial_ns)
+        } else if rt_cpu_bound(cell.policy, cell.workload.kind) {
+            let n = u64::from(cell.tasks);
+            // Tasks spread over the CPUs: each CPU runs n/k of them back to back (one at least).
+            let per_cpu = alone_ns.saturating_mul(n.div_ceil(k));
+            (cell.tasks, Some(cell.policy.to_string()), per_cpu)
+        } else if periodic_rt {
+            let share = cell.workload.run_ns as f64 / cell.workload.period_ns.max(1) as f64
+                * f64::from(cell.tasks)
+                / k as f64;
+            let allowed = runtime as f64 / budget.period_ns as f64;
+            return (share > allowed && trial_ns > budget.period_ns).then(|| {
+                Warning::RtBudgetPeriodic {
+                    cell: cell.label(),
+                    policy: cell.policy.to_string(),
+                    want_pct: share * 100.0,
+                    budget: budget.describe(),
+                    allowed_pct: allowed * 100.0,
+                }
+            });
+        } else {
+            return None;
+        };
+    (busy_ns > runtime).then(|| Warning::RtBudgetDemand {
+        cell: cell.label(),
+        tasks,
+        policy,
+        cpus: k,
+        busy_ms: ms(busy_ns),
+        budget: budget.describe(),
+        throttle_ms: ms(budget.throttle_ns().unwrap_or(0)),
+        runtime_ms: ms(runtime),
     })
 }
 
 /// The plan-time warning for `cell` (see [`demand_warning`]) with the budget its trials run
 /// under ([`RtBudget::for_cell`]) and `alone_ns` of work per task; None when the budget cannot
 /// be read or is not exceeded.
-pub fn cell_warning(cell: &Cell, alone_ns: u64) -> Option<String> {
+pub fn cell_warning(cell: &Cell, alone_ns: u64) -> Option<Warning> {
     let trial_ns = super::estimate_trial_ns(cell, alone_ns);
     demand_warning(cell, alone_ns, trial_ns, RtBudget::for_cell(cell)?)
 }
 
 /// Judges a finished trial for RT throttling with the budget in force now, records the
-/// verdict in `meta` (`rt_throttled`), and returns the warning for a throttled trial.
+/// verdict in `meta` (`rt_throttled`), and returns the warning for a throttled trial (trial
+/// number `trial`, from 1).
 pub fn judge(
     cell: &Cell,
+    trial: usize,
     outcome: &TrialOutcome,
     meta: &mut schedlab_core::records::TrialMeta,
-) -> Option<String> {
+) -> Option<Warning> {
     if outcome.status != schedlab_core::records::TrialStatus::Ok {
         return None;
     }
     let budget = RtBudget::current()?;
     let t = detect(cell, outcome, budget, meta.trial_steal_pct)?;
     meta.rt_throttled = Some(t.throttled);
-    t.throttled.then(|| throttled_warning(&t, budget))
+    t.throttled
+        .then(|| throttled_warning(&t, budget, trial, &cell.label()))
 }
 
 /// The evidence of RT throttling in one trial.
@@ -271,16 +271,17 @@ pub fn capacity(spans: &[(u64, u64)], cpus: usize) -> (u64, u64) {
 }
 
 /// The warning stored with a throttled trial: the evidence, the cause and the remedy.
-pub fn throttled_warning(t: &Throttling, budget: RtBudget) -> String {
+pub fn throttled_warning(t: &Throttling, budget: RtBudget, trial: usize, cell: &str) -> Warning {
     let ms = |ns: f64| ns / 1e6;
-    format!(
-        "RT throttling: the CPU-bound RT tasks got {:.0} ms of CPU where their CPUs had {:.0} ms for them ({:.0} ms missing beyond steal), after {:.0} ms of RT demand: the kernel's RT budget of {} stopped them, so their turnarounds include throttled time. Remedy: {THROTTLE_REMEDY}",
-        ms(t.rt_cpu_ns as f64),
-        ms(t.capacity_ns as f64),
-        ms(t.shortfall_ns as f64),
-        ms(t.busy_ns as f64),
-        budget.describe()
-    )
+    Warning::RtThrottled {
+        trial,
+        cell: cell.to_string(),
+        rt_cpu_ms: ms(t.rt_cpu_ns as f64),
+        capacity_ms: ms(t.capacity_ns as f64),
+        missing_ms: ms(t.shortfall_ns as f64),
+        demand_ms: ms(t.busy_ns as f64),
+        budget: budget.describe(),
+    }
 }
 
 #[cfg(test)]
@@ -315,8 +316,10 @@ mod tests {
             });
         }
         let Some(b) = RtBudget::for_cell(&cell) else {
-            eprintln!("skipping: no /proc/sys/kernel/sched_rt_*");
-            return;
+            return schedlab_testkit::skip(
+                schedlab_testkit::Need::Kernel,
+                "no /proc/sys/kernel/sched_rt_* (RT throttling) on this kernel",
+            );
         };
         assert_eq!((b.runtime_ns, b.period_ns), (Some(u64::MAX), u64::MAX));
     }
@@ -376,7 +379,7 @@ mod tests {
         assert_eq!(t.capacity_ns, 1250 * MS);
         assert_eq!(t.rt_cpu_ns, 1200 * MS);
         assert!(t.throttled, "{t:?}");
-        let w = throttled_warning(&t, BUDGET);
+        let w = throttled_warning(&t, BUDGET, 1, "fifo").to_string();
         assert!(w.contains("950 ms per 1000 ms") && w.contains("sched_rt_runtime_us=-1"));
     }
 
@@ -416,6 +419,8 @@ mod tests {
         let pinned = fifo_cell(Some(vec![0]));
         // 4 tasks x 300 ms on one CPU: 1.2 s back to back.
         let w = demand_warning(&pinned, 300 * MS, 1300 * MS, BUDGET).expect("over budget");
+        assert_eq!(w.code(), "rt_budget_demand");
+        let w = w.to_string();
         assert!(w.contains("1200 ms") && w.contains("Remedy"), "{w}");
         // 4 x 200 ms = 800 ms: within the runtime.
         assert!(demand_warning(&pinned, 200 * MS, 900 * MS, BUDGET).is_none());

@@ -17,6 +17,7 @@
 use super::cells::Calibrator;
 use crate::error::Result;
 use schedlab_core::workload::{CpuKernel, CpuState, Workload, WorkloadKind};
+use schedlab_core::Warning;
 use schedlab_procfs::{parse_per_cpu_ticks, CpuTicks};
 
 /// A trial whose reference speed before or after it is off the calibration by more than this
@@ -161,14 +162,15 @@ impl Around {
 
     /// Reads the counters again (steal and interference over the trial, whose outcome is
     /// `outcome`), runs the reference loop, and records all in `meta`; returns the warning
-    /// for a noisy trial.
+    /// for a noisy trial (trial number `trial`, from 1, of cell `cell`).
     pub fn after(
         self,
         reference: &Reference,
         cpus: Option<&[usize]>,
         outcome: &schedlab_core::records::TrialOutcome,
         meta: &mut schedlab_core::records::TrialMeta,
-    ) -> Option<String> {
+        (trial, cell): (usize, &str),
+    ) -> Option<Warning> {
         let busy = super::interference::Busy::read(cpus);
         let own = super::interference::tasks_cpu_ns(&outcome.tasks) + outcome.harness_cpu_ns;
         super::interference::record(self.busy.as_ref(), busy.as_ref(), own, meta);
@@ -177,7 +179,7 @@ impl Around {
         meta.speed_after = reference.speed(cpus);
         meta.noisy = is_noisy(meta.speed_before, meta.speed_after);
         meta.noisy
-            .then(|| noisy_warning(meta.speed_before, meta.speed_after))
+            .then(|| noisy_warning(meta.speed_before, meta.speed_after, trial, cell))
     }
 }
 
@@ -198,17 +200,15 @@ pub fn is_noisy(before: Option<f64>, after: Option<f64>) -> bool {
         .any(|s| (s - 1.0).abs() * 100.0 > SPEED_WARN_PCT)
 }
 
-/// The warning stored with a noisy trial: what was measured, what it means, what to do.
-pub fn noisy_warning(before: Option<f64>, after: Option<f64>) -> String {
-    let pct = |s: Option<f64>| s.map_or("-".into(), |s| format!("{:.0} %", s * 100.0));
-    format!(
-        "the reference loop ran at {} of the calibrated speed before the trial and {} after it \
-         (more than {SPEED_WARN_PCT:.0} % off): the machine was slower or faster than when it was \
-         calibrated (other load, steal, CPU frequency), so this trial's times are off too; it is \
-         flagged noisy, and `schedlab stats --exclude-noisy` leaves such trials out",
-        pct(before),
-        pct(after)
-    )
+/// The warning stored with a noisy trial (speeds as fractions of the calibrated speed).
+pub fn noisy_warning(before: Option<f64>, after: Option<f64>, trial: usize, cell: &str) -> Warning {
+    Warning::TrialNoisy {
+        trial,
+        cell: cell.to_string(),
+        before_pct: before.map(|s| s * 100.0),
+        after_pct: after.map(|s| s * 100.0),
+        limit_pct: SPEED_WARN_PCT,
+    }
 }
 
 /// The per-CPU lines of `/proc/stat` now (empty if unreadable).
@@ -246,7 +246,7 @@ mod tests {
         assert!(is_noisy(Some(0.85), Some(1.0)));
         assert!(is_noisy(None, Some(1.15)));
         assert!(!is_noisy(None, None));
-        let w = noisy_warning(Some(0.85), None);
+        let w = noisy_warning(Some(0.85), None, 1, "other").to_string();
         assert!(w.contains("85 %") && w.contains("--exclude-noisy"), "{w}");
     }
 

@@ -8,10 +8,15 @@
 //! group, SIGKILL after the stop timeout, then waiting for `state` = `disabled`) -> fair.
 //! A scheduler process is spawned with `std::process::Command` (fork and exec at once, no code
 //! of ours in between), in its own process group so that a terminal's Ctrl-C does not reach it.
+//! Its output goes to a file in a private directory of the temp directory ([`Log`]).
 
 use crate::error::KernelError;
+use nix::fcntl::OFlag;
 use schedlab_core::records::ScxCommand;
 use schedlab_machine::sched_ext::SchedExt;
+use schedlab_sys::dir;
+use std::io::Read;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -25,7 +30,56 @@ struct Running {
     child: Child,
     command: ScxCommand,
     /// Its stdout and stderr.
-    log: PathBuf,
+    log: Log,
+}
+
+/// Where a scheduler's output goes. The temp directory is shared (/tmp) and schedlab runs as
+/// root, so the file is not put there by a name others can guess: it is created with
+/// `O_EXCL | O_NOFOLLOW` in a private directory (random name, mode 0700) held open, and read
+/// and removed through that directory's fd, so a link planted anywhere redirects nothing.
+#[derive(Debug)]
+struct Log {
+    parent: OwnedFd,
+    name: String,
+    dir: OwnedFd,
+}
+
+/// The file's name in its private directory.
+const LOG_FILE: &str = "output.log";
+
+impl Log {
+    /// A new, empty log and the file to write it to.
+    fn create() -> std::io::Result<(Log, std::fs::File)> {
+        let parent = dir::open_dir(&std::env::temp_dir())?;
+        let prefix = format!("schedlab-scx-{}-", std::process::id());
+        let (name, fd) = dir::make_private_dir(parent.as_fd(), &prefix)?;
+        let log = Log {
+            parent,
+            name,
+            dir: fd,
+        };
+        let file = dir::create_file_at(log.dir.as_fd(), LOG_FILE, OFlag::empty())?;
+        Ok((log, file))
+    }
+
+    /// The last `n` non-empty lines of the log, joined with " | ".
+    fn last_lines(&self, n: usize) -> Option<String> {
+        let mut text = String::new();
+        dir::open_file_at(self.dir.as_fd(), LOG_FILE, OFlag::empty())
+            .ok()?
+            .take(1 << 20)
+            .read_to_string(&mut text)
+            .ok()?;
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let tail = &lines[lines.len().saturating_sub(n)..];
+        (!tail.is_empty()).then(|| tail.join(" | "))
+    }
+}
+
+impl Drop for Log {
+    fn drop(&mut self) {
+        let _ = dir::remove_dir_at(self.parent.as_fd(), &self.name, self.dir.as_fd());
+    }
 }
 
 /// The BPF scheduler state machine over one sched_ext directory.
@@ -99,13 +153,12 @@ impl Scx {
                 ),
             });
         }
-        let log = std::env::temp_dir().join(format!(
-            "schedlab-scx-{}-{}.log",
-            std::process::id(),
-            command.ops
-        ));
-        let out = std::fs::File::create(&log)
-            .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+        let (log, out) = Log::create().map_err(|e| {
+            format!(
+                "cannot create a private directory for the BPF scheduler's output in {}: {e}",
+                std::env::temp_dir().display()
+            )
+        })?;
         let err = out.try_clone().map_err(|e| e.to_string())?;
         let mut cmd = Command::new(&command.argv[0]);
         cmd.args(&command.argv[1..])
@@ -114,7 +167,6 @@ impl Scx {
             .stderr(err);
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let child = cmd.spawn().map_err(|e| {
-            let _ = std::fs::remove_file(&log);
             format!(
                 "cannot start the BPF scheduler `{}`: {e}; install it (the scx packages) or give its full path",
                 command.command_line()
@@ -130,8 +182,7 @@ impl Scx {
         loop {
             let running = self.running.as_mut().expect("set above");
             if let Ok(Some(status)) = running.child.try_wait() {
-                let tail = last_lines(&running.log, 3);
-                let _ = std::fs::remove_file(&running.log);
+                let tail = running.log.last_lines(3);
                 self.running = None;
                 return Err(format!(
                     "the BPF scheduler `{}` exited ({status}) before the kernel enabled it{}",
@@ -179,7 +230,7 @@ impl Scx {
         }
         // Helpers it left in its group go too.
         schedlab_sys::kill_group(pid, libc::SIGKILL);
-        let _ = std::fs::remove_file(&running.log);
+        drop(running.log);
         let deadline = Instant::now() + self.stop_timeout;
         loop {
             let now = self.state();
@@ -205,14 +256,6 @@ impl Drop for Scx {
             eprintln!("error: {e}");
         }
     }
-}
-
-/// The last `n` non-empty lines of a log file, joined with " | ".
-fn last_lines(path: &Path, n: usize) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let tail = &lines[lines.len().saturating_sub(n)..];
-    (!tail.is_empty()).then(|| tail.join(" | "))
 }
 
 #[cfg(test)]

@@ -121,3 +121,37 @@ fn another_loaded_scheduler_or_a_missing_program_is_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn a_link_planted_where_the_log_used_to_go_is_not_followed_and_nothing_is_left() {
+    // The log had a predictable name in the shared temp directory, and was created following
+    // links: as root, anyone could have made it truncate any file.
+    let t = fake_tree();
+    let victim_dir = tempfile::tempdir().unwrap();
+    let victim = victim_dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let mut cmd = fake_scheduler(t.path(), "plantedlog", false);
+    cmd.ops = "plantedlog".into();
+    let tmp = std::env::temp_dir();
+    let planted = tmp.join(format!(
+        "schedlab-scx-{}-plantedlog.log",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&planted);
+    std::os::unix::fs::symlink(&victim, &planted).unwrap();
+    let mut scx = machine(t.path());
+    let started = scx.start(&cmd, &mut |_| {});
+    let log_dir = scx.running.as_ref().map(|r| tmp.join(&r.log.name));
+    if let Some(d) = &log_dir {
+        use std::os::unix::fs::MetadataExt;
+        let md = std::fs::symlink_metadata(d).unwrap();
+        assert!(md.is_dir() && md.mode() & 0o7777 == 0o700, "{md:?}");
+    }
+    scx.stop().unwrap();
+    let _ = std::fs::remove_file(&planted);
+    started.unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    // The log's private directory is gone with the scheduler.
+    let log_dir = log_dir.unwrap();
+    assert!(!log_dir.exists(), "{} is left", log_dir.display());
+}

@@ -3,6 +3,7 @@
 //!
 //! The counters come from [`SystemReader`], the same reader the sampler uses.
 
+use schedlab_core::warning::{Over, Warning};
 use serde::{Deserialize, Serialize};
 
 use schedlab_procfs::{CpuTicks, Pressure, SystemCounters, SystemReader};
@@ -115,49 +116,33 @@ impl SystemSnapshot {
     /// The load averages and PSI `avg10` are recorded but not judged: they decay over 10 s to
     /// 15 min and so still show the previous trial, while the counter differences used here
     /// describe only the window.
-    pub fn idle_warning(&self, earlier: &SystemSnapshot) -> Option<String> {
-        self.busy_since(earlier).warning()
+    pub fn idle_warning(&self, earlier: &SystemSnapshot, trial: usize) -> Option<Warning> {
+        self.busy_since(earlier).warning(trial)
     }
 }
 
 impl Idleness {
-    /// See [`SystemSnapshot::idle_warning`].
-    pub fn warning(&self) -> Option<String> {
-        let over = |v: Option<f64>, limit: f64| v.filter(|&v| v > limit);
-        let mut problems = Vec::new();
-        if let Some(v) = over(self.busy_pct, BUSY_WARN_PCT) {
-            problems.push(format!(
-                "the CPUs were {v:.1}% busy (threshold {BUSY_WARN_PCT}%)"
-            ));
-        }
-        let steal = over(self.steal_pct, STEAL_WARN_PCT);
-        if let Some(v) = steal {
-            problems.push(format!(
-                "the hypervisor took {v:.1}% of CPU time for other guests (steal, threshold \
-                 {STEAL_WARN_PCT}%)"
-            ));
-        }
-        if let Some(v) = over(self.psi_cpu_some_pct, PSI_CPU_WARN_PCT) {
-            problems.push(format!(
-                "tasks waited for a CPU {v:.1}% of the time (PSI cpu some, threshold \
-                 {PSI_CPU_WARN_PCT}%)"
-            ));
-        }
-        if problems.is_empty() {
-            return None;
-        }
-        let steal_hint = if steal.is_some() {
-            "; steal comes from other virtual machines on the host, so prefer a dedicated host or \
-             bare metal"
-        } else {
-            ""
+    /// See [`SystemSnapshot::idle_warning`]; `trial` is the number of the trial that follows
+    /// the window, from 1.
+    pub fn warning(&self, trial: usize) -> Option<Warning> {
+        let over = |v: Option<f64>, threshold_pct: f64| {
+            v.filter(|&v| v > threshold_pct)
+                .map(|pct| Over { pct, threshold_pct })
         };
-        Some(format!(
-            "the machine was not idle in the {} ms before this trial: {}. Close other programs, \
-             pin the trial to idle CPUs (--cpus), and re-run it{steal_hint}.",
-            self.window_ns / 1_000_000,
-            problems.join("; ")
-        ))
+        let (busy, steal, psi_cpu_some) = (
+            over(self.busy_pct, BUSY_WARN_PCT),
+            over(self.steal_pct, STEAL_WARN_PCT),
+            over(self.psi_cpu_some_pct, PSI_CPU_WARN_PCT),
+        );
+        (busy.is_some() || steal.is_some() || psi_cpu_some.is_some()).then_some(
+            Warning::MachineBusy {
+                trial,
+                window_ms: self.window_ns / 1_000_000,
+                busy,
+                steal,
+                psi_cpu_some,
+            },
+        )
     }
 }
 
@@ -210,21 +195,23 @@ mod tests {
             (i.busy_pct, i.steal_pct, i.psi_cpu_some_pct),
             (None, None, None)
         );
-        assert_eq!(after.idle_warning(&before), None);
+        assert_eq!(after.idle_warning(&before, 1), None);
     }
 
     #[test]
     fn an_idle_window_gives_no_warning() {
         let before = snap(0, 500, 9_000, 100, 1_000);
         let after = snap(1_000, 505, 9_195, 100, 2_000);
-        assert_eq!(after.idle_warning(&before), None);
+        assert_eq!(after.idle_warning(&before, 1), None);
     }
 
     #[test]
     fn a_busy_stolen_contended_window_is_named_with_thresholds_and_remedies() {
         let before = snap(0, 0, 0, 0, 0);
         let after = snap(500, 50, 40, 10, 100_000);
-        let w = after.idle_warning(&before).unwrap();
+        let w = after.idle_warning(&before, 1).unwrap();
+        assert_eq!(w.code(), "machine_busy");
+        let w = w.to_string();
         assert!(w.contains("500 ms"), "{w}");
         assert!(w.contains("50.0% busy (threshold 10%)"), "{w}");
         assert!(
@@ -246,8 +233,9 @@ mod tests {
             steal_pct: Some(1.0),
             psi_cpu_some_pct: Some(0.0),
         }
-        .warning()
-        .unwrap();
+        .warning(1)
+        .unwrap()
+        .to_string();
         assert!(w.contains("12.5% busy"), "{w}");
         assert!(!w.contains("steal") && !w.contains("PSI"), "{w}");
     }

@@ -5,7 +5,9 @@
 //! ends and a crash loses at most the trial in flight.
 
 use crate::error::SinkResult as Result;
+use schedlab_core::metric::Metric;
 use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_core::Warning;
 use schedlab_spec::plan::{Plan, PlannedTrial};
 use std::collections::HashSet;
 
@@ -35,16 +37,17 @@ pub trait Sink {
         outcome: &TrialOutcome,
         meta: &TrialMeta,
     ) -> Result<i64>;
-    /// Stores a warning about the run, or about one of its trials.
-    fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, message: &str) -> Result<()>;
+    /// Stores a warning about the run, or about one of its trials (its code, parameters and
+    /// sentence).
+    fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, warning: &Warning) -> Result<()>;
     /// Marks the run finished with `status` (done, interrupted, failed).
     fn finish_run(&mut self, run_id: i64, status: &str) -> Result<()>;
     /// The stored speed of a workload (units per second) on this kernel and CPU, if any.
     fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>>;
-    /// Per cell of run `run_id` (by cell index, every cell), the value of `metric` (a key of
-    /// `schedlab_spec::PRECISION_METRICS`) of each ok, measured trial of rounds up to
-    /// `through_round`, as the report computes it: what an adaptive run judges its precision by.
-    fn key_values(&self, run_id: i64, metric: &str, through_round: u32) -> Result<Vec<Vec<f64>>>;
+    /// Per cell of run `run_id` (by cell index, every cell), the value of `metric` of each ok,
+    /// measured trial of rounds up to `through_round`, as the report computes it: what an
+    /// adaptive run judges its precision by.
+    fn key_values(&self, run_id: i64, metric: Metric, through_round: u32) -> Result<Vec<Vec<f64>>>;
     /// How many claim cells of run `run_id` are still inconclusive at look `look` of an
     /// `--until-decided` run (every stored trial, decided at that look's alpha).
     fn undecided_claims(&self, run_id: i64, look: usize) -> Result<usize>;

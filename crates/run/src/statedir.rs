@@ -16,7 +16,7 @@
 
 use super::journal::STATE_DIR_ENV;
 use crate::error::KernelError;
-use schedlab_sys::{DirFd, FileInfo, FileKind};
+use schedlab_sys::{DirFd, FileKind, FileMeta};
 use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
 
@@ -39,7 +39,7 @@ fn who(uid: u32) -> String {
 }
 
 /// What is wrong with a parent of the state directory, if anything.
-fn unsafe_parent(info: &FileInfo, euid: u32) -> Option<String> {
+fn unsafe_parent(info: &FileMeta, euid: u32) -> Option<String> {
     if info.uid != 0 && info.uid != euid {
         return Some(format!("is owned by {}", who(info.uid)));
     }
@@ -133,7 +133,7 @@ impl StateDir {
         let dir = DirFd::open(&abs)
             .map_err(|e| format!("cannot open the state directory {shown}: {e}"))?;
         let info = dir
-            .info()
+            .meta()
             .map_err(|e| format!("cannot check the state directory {shown}: {e}"))?;
         if info.uid != euid {
             return Err(format!(

@@ -65,8 +65,7 @@ fn a_link_anywhere_on_the_path_or_a_file_is_refused() {
 
 #[test]
 fn a_directory_of_another_user_is_refused() {
-    if !schedlab_sys::is_root() {
-        eprintln!("skipping: chown to another user needs root");
+    if !schedlab_testkit::root("chown to another user") {
         return;
     }
     let d = tempfile::tempdir().unwrap();

@@ -11,10 +11,11 @@
 pub mod allow;
 
 use super::launcher::Launcher;
-use super::{catch_signals, one_trial, progress, Keeper, RunState, Session};
+use super::{catch_signals, one_trial, progress, Keeper, RunState, Session, Summary};
 use crate::error::{Result, RunError, SinkResult};
 use schedlab_core::records::TrialStatus;
 use schedlab_spec::plan::Plan;
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
@@ -65,23 +66,8 @@ pub struct WorkOptions {
     pub allowed: allow::Allowed,
 }
 
-/// What a worker did.
-#[derive(Debug, Clone, Default)]
-pub struct WorkSummary {
-    /// Trials stored as ok.
-    pub ok: usize,
-    /// Trials stored as skipped.
-    pub skipped: usize,
-    /// Trials stored as timeout or failed.
-    pub failed: usize,
-    /// Whether Ctrl-C, SIGTERM or SIGHUP stopped the worker.
-    pub interrupted: bool,
-    /// Whether it was SIGHUP: the exit code is 129.
-    pub hung_up: bool,
-}
-
 /// Runs claimed trials until the queue has nothing left or a signal stops the worker.
-pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
+pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<Summary> {
     // First, while this process has no thread: the launcher.
     let mut launcher = Launcher::start().map_err(RunError::Launcher)?;
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -109,8 +95,8 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
         cpu_model,
         reference,
     };
-    let mut runs: HashMap<i64, RunState> = HashMap::new();
-    let mut summary = WorkSummary::default();
+    let mut runs: HashMap<i64, Admitted> = HashMap::new();
+    let mut summary = Summary::default();
     let result = (|| -> Result<()> {
         while !interrupted.load(SeqCst) {
             let claimed = match queue.next()? {
@@ -138,11 +124,7 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
                 summary.interrupted = true;
                 break;
             };
-            match status {
-                TrialStatus::Ok => summary.ok += 1,
-                TrialStatus::Skipped => summary.skipped += 1,
-                _ => summary.failed += 1,
-            }
+            summary.count(status);
             if !opts.quiet {
                 let planned = &claimed.plan.trials[claimed.position];
                 eprintln!(
@@ -169,64 +151,70 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<WorkSummary> {
     Ok(summary)
 }
 
+/// A queued run this worker admitted: its plan as run here (in the worker's I/O directory)
+/// and its state across its trials.
+struct Admitted {
+    plan: Plan,
+    state: RunState,
+}
+
 /// Runs one claimed trial; None when it was interrupted.
 fn run_claimed(
     session: &mut Session,
     queue: &mut dyn Queue,
-    runs: &mut HashMap<i64, RunState>,
+    runs: &mut HashMap<i64, Admitted>,
     c: &Claimed,
     opts: &WorkOptions,
 ) -> Result<Option<TrialStatus>> {
-    let plan = &c.plan;
-    if let Some(reason) = opts.allowed.refusal(c.run_id, &plan.cells) {
-        // Before the run's state exists: nothing of it is prepared, calibrated or started.
-        eprintln!("refused: {reason}");
-        let (outcome, meta) = allow::refused(&reason);
-        let sink = queue.keeper().sink();
-        sink.insert_trial(c.run_id, &plan.trials[c.position], &outcome, &meta)?;
-        return Ok(Some(TrialStatus::Skipped));
-    }
-    let state = match runs.entry(c.run_id) {
-        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-        std::collections::hash_map::Entry::Vacant(e) => {
-            let io_dir = &plan.settings.io_dir;
-            if plan.cells.iter().any(|c| c.workload.needs_trial_dir()) && !io_dir.is_dir() {
-                return Err(RunError::QueuedRunUnfit {
-                    run_id: c.run_id,
-                    why: format!(
-                        "needs the I/O directory {}, which does not exist on this machine; create it",
-                        io_dir.display()
-                    ),
-                });
+    let run = match runs.entry(c.run_id) {
+        Entry::Occupied(e) => e.into_mut(),
+        Entry::Vacant(e) => match admit(queue, c, opts)? {
+            Ok(admitted) => e.insert(admitted),
+            Err(reason) => {
+                // Nothing of the run is prepared, calibrated or started: each of its trials
+                // is stored as skipped with the reason, so its queue rows end.
+                eprintln!("refused: {reason}");
+                let (outcome, meta) = allow::refused(&reason);
+                let sink = queue.keeper().sink();
+                sink.insert_trial(c.run_id, &c.plan.trials[c.position], &outcome, &meta)?;
+                return Ok(Some(TrialStatus::Skipped));
             }
-            let unfit = |why: String| RunError::QueuedRunUnfit {
-                run_id: c.run_id,
-                why,
-            };
-            super::capacity::check_plan(plan)
-                .map_err(|e| unfit(format!("does not fit this machine: {e}")))?;
-            if plan.settings.trace {
-                super::trace::TraceSession::available().map_err(|e| {
-                    unfit(format!("records a trace, which is not available here: {e}"))
-                })?;
-            }
-            e.insert(RunState::new(
-                plan,
-                c.run_id,
-                &c.units,
-                queue.keeper().sink(),
-            )?)
-        }
+        },
     };
-    let planned = plan.trials[c.position];
+    let planned = run.plan.trials[c.position];
     one_trial(
         session,
         queue.keeper(),
         c.run_id,
-        plan,
-        state,
+        &run.plan,
+        &mut run.state,
         c.position,
         &planned,
         false,
     )
+}
+
+/// Run `c.run_id` on this worker, if its flags allow what it does (else the reason): in the
+/// I/O directory they allow, after the same checks as a local run's.
+fn admit(
+    queue: &mut dyn Queue,
+    c: &Claimed,
+    opts: &WorkOptions,
+) -> Result<Result<Admitted, String>> {
+    let io_dir = match opts.allowed.refusal(c.run_id, &c.plan.cells) {
+        Some(reason) => Err(reason),
+        None => opts.allowed.io_dir(c.run_id, &c.plan),
+    };
+    let io_dir = match io_dir {
+        Ok(d) => d,
+        Err(reason) => return Ok(Err(reason)),
+    };
+    let mut plan = (*c.plan).clone();
+    plan.settings.io_dir = io_dir;
+    super::capacity::prepare_machine(&plan).map_err(|e| RunError::QueuedRunUnfit {
+        run_id: c.run_id,
+        why: format!("cannot run on this machine: {e}"),
+    })?;
+    let state = RunState::new(&plan, c.run_id, &c.units, queue.keeper().sink())?;
+    Ok(Ok(Admitted { plan, state }))
 }

@@ -4,75 +4,8 @@
 
 use super::durations::duration_ns;
 use super::{Problem, Settings};
-use serde::{Deserialize, Serialize};
-
-/// Rounds an adaptive run stops at unless `max_trials` says otherwise.
-pub const DEFAULT_MAX_TRIALS: u32 = 30;
-
-/// The key metrics a precision can be asked of: the report's metric keys (one value per
-/// trial; per-task metrics through the median of the trial's tasks). A test in `app`
-/// checks that this list is the report's.
-pub const PRECISION_METRICS: [&str; 36] = [
-    "makespan",
-    "response",
-    "turnaround",
-    "run_span",
-    "cpu",
-    "vcsw",
-    "ivcsw",
-    "rq_wait",
-    "trial_cpu",
-    "trial_vcsw",
-    "trial_ivcsw",
-    "makespan_per_task",
-    "cpu_per_task",
-    "csw_per_task",
-    "jain_cpu",
-    "end_groups",
-    "messages_per_s",
-    "rps",
-    "round_trip",
-    "switch_time",
-    "wakeup_p50",
-    "wakeup_p90",
-    "wakeup_p99",
-    "wakeup_p999",
-    "request_p50",
-    "request_p90",
-    "request_p99",
-    "request_p999",
-    "message_p50",
-    "message_p99",
-    "misses",
-    "miss_pct",
-    "slack_p1",
-    "slack_p50",
-    "slack_p99",
-    "lateness_max",
-];
-
-/// How an adaptive run decides how many rounds to run: rounds are added (each shuffled, every
-/// cell once) until every cell's 95 % confidence sequence of its key metric is within
-/// ± `precision` of its median (with `precision`) and every declared claim is decided (with
-/// `until_decided`), or `max_trials` rounds ran, or `max_time` passed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Adaptive {
-    /// Wanted half-width of each cell's 95 % interval, as a fraction of its median (0.02 =
-    /// ±2 %); None: no precision asked (`until_decided` alone).
-    pub precision: Option<f64>,
-    /// Add rounds until no claim is inconclusive.
-    #[serde(default)]
-    pub until_decided: bool,
-    /// Measured rounds always run (2 or more).
-    pub min_trials: u32,
-    /// Measured rounds never exceeded.
-    pub max_trials: u32,
-    /// No round starts that would end after this much time since the run (or its resumption)
-    /// started, ns; None: no time limit.
-    pub max_time_ns: Option<u64>,
-    /// The key metric, one of [`PRECISION_METRICS`].
-    pub metric: String,
-}
+use schedlab_core::metric::Metric;
+pub use schedlab_core::precision::{Adaptive, DEFAULT_MAX_TRIALS};
 
 /// Parses "2%" (or "0.5 %") into a fraction, 0.02; `key` names the setting.
 pub(crate) fn percent(key: &str, text: &str) -> Result<f64, Problem> {
@@ -138,21 +71,21 @@ pub(crate) fn check_adaptive(s: &Settings) -> Result<Option<Adaptive>, Problem> 
         },
         None => None,
     };
-    let metric = s.precision_metric.as_deref().unwrap_or("makespan").trim();
-    if !PRECISION_METRICS.contains(&metric) {
+    let key = s.precision_metric.as_deref().unwrap_or("makespan").trim();
+    let Some(metric) = Metric::from_key(key) else {
         return Err(Problem::new(
             "settings.precision_metric",
-            format!("'{metric}' is not a metric"),
+            format!("'{key}' is not a metric"),
         )
-        .accepting(PRECISION_METRICS.join(", ")));
-    }
+        .accepting(Metric::KEYS.join(", ")));
+    };
     Ok(Some(Adaptive {
         precision,
         until_decided: s.until_decided,
         min_trials,
         max_trials,
         max_time_ns,
-        metric: metric.to_string(),
+        metric,
     }))
 }
 
@@ -183,8 +116,8 @@ mod tests {
         let a = check_adaptive(&settings(Some("5%"))).unwrap().unwrap();
         assert_eq!((a.min_trials, a.max_trials), (3, DEFAULT_MAX_TRIALS));
         assert_eq!(
-            (a.precision, a.metric.as_str(), a.max_time_ns),
-            (Some(0.05), "makespan", None)
+            (a.precision, a.metric, a.max_time_ns),
+            (Some(0.05), Metric::Makespan, None)
         );
         let mut s = settings(Some("5%"));
         s.min_trials = Some(1);

@@ -226,9 +226,9 @@ pub struct Claim {
     pub declared: Declared,
 }
 
-/// The metrics a claim may name (the report's metric keys).
+/// The metrics a claim may name (every metric's key).
 pub fn claim_metrics() -> &'static [&'static str] {
-    &super::PRECISION_METRICS
+    &schedlab_core::metric::Metric::KEYS
 }
 
 /// Checks every `[[claims]]` of `spec` against its axes; the first mistake names its key

@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod adaptive;
+pub mod as_run;
 pub mod cgroups;
 mod claim_axes;
 mod claim_flag;
@@ -21,7 +22,7 @@ mod types;
 mod validate;
 mod workloads;
 
-pub use adaptive::{Adaptive, PRECISION_METRICS};
+pub use adaptive::Adaptive;
 pub use cgroups::{CgroupValue, CheckedCgroups, GroupDef, Groups};
 pub use claims::{Claim, ClaimSpec};
 pub use durations::{parse_duration_ns, MAX_DURATION_NS};

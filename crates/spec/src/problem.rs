@@ -41,6 +41,14 @@ pub enum SpecError {
         /// Why it cannot be read.
         source: std::io::Error,
     },
+    /// The spec stored with a run does not read as a spec of this version (written by
+    /// another one).
+    #[error(
+        "the spec stored with the run does not read as a spec of schedlab {}: {}; it was probably written by another version: `schedlab show` prints it as stored, and that version of schedlab reads it",
+        env!("CARGO_PKG_VERSION"),
+        .0.render(None)
+    )]
+    StoredAsRun(Located),
     /// The spec as run cannot be written as TOML (a number TOML cannot hold).
     #[error(
         "cannot write the spec as TOML to store it with the run: {0}; a seed or size above 9223372036854775807 cannot be stored, give a smaller one"
@@ -60,7 +68,9 @@ impl SpecError {
     /// The key the mistake is about, when it has one (`axes.tasks`, `settings.work`).
     pub fn key(&self) -> Option<&str> {
         match self {
-            SpecError::Located { located, .. } => located.key.as_deref(),
+            SpecError::Located { located, .. } | SpecError::StoredAsRun(located) => {
+                located.key.as_deref()
+            }
             SpecError::Invalid(p) => Some(&p.key),
             SpecError::Flag { flag, .. } => Some(flag),
             SpecError::Claim(_) => Some("--claim"),

@@ -37,7 +37,7 @@ use std::fmt::Display;
 const SCHEMA: &str = include_str!("schema.sql");
 /// Schema version (SQLite: `PRAGMA user_version`, 0 = a new, empty database; PostgreSQL: the
 /// `schedlab_meta` table).
-const SCHEMA_VERSION: i64 = 6;
+const SCHEMA_VERSION: i64 = 7;
 
 /// An open results database.
 pub struct Store {
@@ -78,7 +78,7 @@ const TABLES: [&str; 9] = [
 ];
 
 /// Schema changes from one version to the next: `MIGRATIONS[i]` takes version `i + 2` to `i + 3`.
-const MIGRATIONS: [&str; 4] = [
+const MIGRATIONS: [&str; 5] = [
     // 2 -> 3: who runs a run, to tell a dead run from a running one; which machine ran a run
     // and its trials, and the run's UUID (legacy runs get one here; host, kernel, CPU and
     // commit come from their environment record); warnings get an id to keep their order on
@@ -148,7 +148,11 @@ const MIGRATIONS: [&str; 4] = [
          nr_throttled INTEGER, throttled_ns INTEGER, contended_ns INTEGER, usage_contended_ns INTEGER,
          PRIMARY KEY (trial_id, group_index));
      CREATE INDEX IF NOT EXISTS task_groups_by_trial ON task_groups(trial_id);",
-    // 5 -> 6: the communicating workloads and rt-app's figures (issue 19): each trial's own
+    // 5 -> 6: warnings keep their stable code and parameters (issue 17); older rows have
+    // neither.
+    "ALTER TABLE warnings ADD COLUMN code TEXT;
+     ALTER TABLE warnings ADD COLUMN params TEXT;",
+    // 6 -> 7: the communicating workloads and rt-app's figures (issue 19): each trial's own
     // figures (operations and their rate, wake-up and operation latency, misses, slack), and
     // each task's role, bytes, misses, operation latency and slack.
     "ALTER TABLE trials ADD COLUMN ops INTEGER;

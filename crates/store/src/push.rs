@@ -399,7 +399,8 @@ fn push_run(
 }
 
 /// The warnings of a pushed run: those of the trials copied, and the run's own ones the target
-/// lacks (by text, for a run it had already).
+/// lacks, for a run it had already. A run's own warnings are told apart by their code and
+/// parameters; only those stored before schema 6, which have neither, by their sentence.
 fn copy_warnings(
     src: &Db,
     dst: &Db,
@@ -408,34 +409,42 @@ fn copy_warnings(
     trial_map: &HashMap<i64, i64>,
     merged: bool,
 ) -> Result<()> {
-    let known: HashSet<String> = if merged {
-        dst.query(
-            "SELECT message FROM warnings WHERE run_id = ?1 AND trial_id IS NULL",
-            params![dst_run],
-            |r| r.get(0),
-        )?
-        .into_iter()
-        .collect()
+    type Row = (Option<i64>, Option<String>, Option<String>, String);
+    /// What tells two warnings of a run apart.
+    fn key((_, code, params, message): &Row) -> (Option<String>, Option<String>, Option<String>) {
+        match code {
+            Some(_) => (code.clone(), params.clone(), None),
+            None => (None, None, Some(message.clone())),
+        }
+    }
+    let read = |db: &Db, id: i64, only_run: bool| -> Result<Vec<Row>> {
+        db.query(
+            &format!(
+                "SELECT trial_id, code, params, message FROM warnings WHERE run_id = ?1{} ORDER BY warning_id",
+                if only_run { " AND trial_id IS NULL" } else { "" }
+            ),
+            params![id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+    };
+    let known: HashSet<_> = if merged {
+        read(dst, dst_run, true)?.iter().map(key).collect()
     } else {
         HashSet::new()
     };
-    let warnings: Vec<(Option<i64>, String)> = src.query(
-        "SELECT trial_id, message FROM warnings WHERE run_id = ?1 ORDER BY warning_id",
-        params![run_id],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    for (trial, message) in warnings {
-        let target = match trial {
+    for row in read(src, run_id, false)? {
+        let target = match row.0 {
             Some(t) => match trial_map.get(&t) {
                 Some(&id) => Some(id),
                 None => continue,
             },
-            None if known.contains(&message) => continue,
+            None if known.contains(&key(&row)) => continue,
             None => None,
         };
+        let (_, code, params, message) = row;
         dst.execute(
-            "INSERT INTO warnings (run_id, trial_id, message) VALUES (?1, ?2, ?3)",
-            params![dst_run, target, message],
+            "INSERT INTO warnings (run_id, trial_id, code, params, message) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![dst_run, target, code, params, message],
         )?;
     }
     Ok(())

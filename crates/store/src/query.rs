@@ -3,6 +3,7 @@
 use super::db::params;
 use super::Store;
 use crate::error::{Result, StoreError};
+use schedlab_spec::{Spec, SpecError};
 use serde::Serialize;
 
 /// The stored row of a run, as read for a report.
@@ -24,7 +25,7 @@ pub struct RunInfo {
     pub version: String,
     /// Command line of the run.
     pub argv: String,
-    /// The spec as run (TOML).
+    /// The spec as run, as stored (TOML); read it with [`RunInfo::spec`].
     pub spec_toml: String,
     /// Environment record (JSON text), if captured.
     pub env_json: Option<String>,
@@ -42,6 +43,14 @@ pub struct RunInfo {
     pub cpu_model: Option<String>,
     /// Commit of the schedlab that ran it.
     pub git_commit: Option<String>,
+}
+
+impl RunInfo {
+    /// The spec as run, read back as the spec crate's type; an error says why it does not
+    /// read (written by another version) and what to do.
+    pub fn spec(&self) -> std::result::Result<Spec, SpecError> {
+        Spec::read_as_run(&self.spec_toml)
+    }
 }
 
 /// A trial that did not end `ok` (timeout or failed), for the warnings.
@@ -309,24 +318,8 @@ pub fn runs(store: &Store, host: Option<&str>) -> Result<Vec<RunRow>> {
         .collect())
 }
 
-/// A short hash (16 hex digits, FNV-1a 64) of a spec as run with its seed left out: runs of
-/// the same experiment share it whatever their seed and wherever they ran. Text that is not
-/// TOML is hashed as it is.
-pub fn spec_hash(spec_toml: &str) -> String {
-    use std::hash::Hasher;
-    let text = match spec_toml.parse::<toml::Table>() {
-        Ok(mut t) => {
-            if let Some(toml::Value::Table(s)) = t.get_mut("settings") {
-                s.remove("seed");
-            }
-            t.to_string()
-        }
-        Err(_) => spec_toml.to_string(),
-    };
-    let mut h = fnv::FnvHasher::default();
-    h.write(text.as_bytes());
-    format!("{:016x}", h.finish())
-}
+/// The hash of a stored spec as run, seed aside (see `Spec::hash_as_run`).
+pub use schedlab_spec::as_run::spec_hash;
 
 /// The ids of the runs whose spec hash starts with `prefix` (at least 4 hex digits), oldest first.
 pub fn runs_of_spec(store: &Store, prefix: &str) -> Result<Vec<i64>> {

@@ -1,4 +1,4 @@
--- schedlab results store, schema version 6 (see MIGRATIONS in mod.rs for what changed). Every time is an integer in nanoseconds (CLOCK_MONOTONIC
+-- schedlab results store, schema version 7 (see MIGRATIONS in mod.rs for what changed). Every time is an integer in nanoseconds (CLOCK_MONOTONIC
 -- for instants, durations as differences); every count is an integer.
 
 CREATE TABLE IF NOT EXISTS runs (
@@ -243,7 +243,9 @@ CREATE TABLE IF NOT EXISTS warnings (
     warning_id      INTEGER PRIMARY KEY,
     run_id          INTEGER NOT NULL REFERENCES runs(run_id),
     trial_id        INTEGER,
-    message         TEXT    NOT NULL
+    message         TEXT    NOT NULL,               -- the sentence, as shown
+    code            TEXT,                           -- the warning's stable code (README); NULL: stored before schema 6
+    params          TEXT                            -- its parameters, a JSON object; NULL: stored before schema 6
 );
 
 -- The work queue (`schedlab submit`, `schedlab worker`): one row per trial of a submitted run.

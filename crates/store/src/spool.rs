@@ -7,6 +7,7 @@ use super::write::RunIdentity;
 use super::{NewRun, Store};
 use crate::error::{Result, StoreError};
 use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_core::Warning;
 use schedlab_spec::plan::{Cell, PlannedTrial};
 
 /// A server's run as a spool keeps it.
@@ -73,11 +74,11 @@ impl Store {
         &self,
         run: &SpooledRun,
         trial_id: Option<i64>,
-        message: &str,
+        warning: &Warning,
     ) -> Result<()> {
         self.db.transaction(|| {
             let run_id = self.spooled_run(run)?;
-            self.add_warning(run_id, trial_id, message)
+            self.add_warning(run_id, trial_id, warning)
         })
     }
 }

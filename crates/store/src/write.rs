@@ -6,6 +6,7 @@ use super::query::Runner;
 use super::{now_utc, NewRun, Store};
 use crate::error::Result;
 use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_core::Warning;
 use schedlab_machine::HostIdentity;
 use schedlab_spec::plan::{Cell, PlannedTrial};
 
@@ -387,11 +388,18 @@ impl Store {
         Ok(())
     }
 
-    /// Stores a warning about a run (or one of its trials).
-    pub fn add_warning(&self, run_id: i64, trial_id: Option<i64>, message: &str) -> Result<()> {
+    /// Stores a warning about a run (or one of its trials): its code, its parameters (JSON,
+    /// see [`warning_params`]) and its sentence.
+    pub fn add_warning(&self, run_id: i64, trial_id: Option<i64>, warning: &Warning) -> Result<()> {
         self.db.execute(
-            "INSERT INTO warnings (run_id, trial_id, message) VALUES (?1, ?2, ?3)",
-            params![run_id, trial_id, message],
+            "INSERT INTO warnings (run_id, trial_id, code, params, message) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                run_id,
+                trial_id,
+                warning.code(),
+                warning_params(warning)?,
+                warning.to_string()
+            ],
         )?;
         Ok(())
     }
@@ -558,4 +566,14 @@ fn task_rows(trial_id: i64, outcome: &TrialOutcome) -> (Vec<Vec<Value>>, Vec<Vec
         hists.extend(super::figures::task_histograms(trial_id, t));
     }
     (tasks, hists)
+}
+
+/// The parameters of `warning` as stored: a JSON object of its fields, without the code (which
+/// has a column of its own).
+pub fn warning_params(warning: &Warning) -> Result<String> {
+    let mut v = serde_json::to_value(warning)?;
+    if let Some(o) = v.as_object_mut() {
+        o.shift_remove("code");
+    }
+    Ok(v.to_string())
 }

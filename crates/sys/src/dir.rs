@@ -1,5 +1,6 @@
-//! Private directories in shared ones, and files under a held directory fd, none of it ever
-//! following a symbolic link.
+//! Directories held open and the files in them reached through the held fd, none of it ever
+//! following a symbolic link: private directories in shared ones (trial directories), and the
+//! state directory of the restore journals ([`DirFd`]).
 //!
 //! schedlab runs as root and writes its trial files under /var/tmp or a user-given directory,
 //! where other users can create entries. So a private directory gets a random name and mode
@@ -10,6 +11,8 @@
 //! planting a symlink at its old name then redirects nothing. Where another process must find
 //! the directory again by path, [`open_dir_checked`] opens it without following a link at its
 //! last component and refuses anything but the very directory ([`DirId`]) that was created.
+//! A name under a held directory is always one path component (no `/`, `.`, `..`), so no
+//! call reaches around the fd.
 
 use super::SysError;
 use nix::dir::{Dir, Type};
@@ -20,6 +23,7 @@ use nix::unistd::{fchdir, unlinkat, UnlinkatFlags};
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 /// Deepest tree [`remove_tree_at`] descends into (each level holds one fd).
@@ -37,15 +41,47 @@ pub struct DirId {
     pub ino: u64,
 }
 
-/// Owner, mode and identity of a file, as `fstat`/`lstat` give them.
+/// What a file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// A directory.
+    Dir,
+    /// A regular file.
+    Regular,
+    /// A symbolic link (seen only when it is not followed).
+    Symlink,
+    /// Anything else (FIFO, socket, device).
+    Other,
+}
+
+impl FileKind {
+    fn of_mode(st_mode: u32) -> FileKind {
+        let t = st_mode & SFlag::S_IFMT.bits();
+        if t == SFlag::S_IFDIR.bits() {
+            FileKind::Dir
+        } else if t == SFlag::S_IFREG.bits() {
+            FileKind::Regular
+        } else if t == SFlag::S_IFLNK.bits() {
+            FileKind::Symlink
+        } else {
+            FileKind::Other
+        }
+    }
+}
+
+/// Identity, owner, permissions and kind of a file, as `fstat`/`lstat` give them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileMeta {
     /// Device and inode.
     pub id: DirId,
     /// Owner uid.
     pub uid: u32,
-    /// Permission bits and file type (`st_mode`).
+    /// Permission bits with the set-id and sticky bits (`st_mode & 0o7777`).
     pub mode: u32,
+    /// Kind.
+    pub kind: FileKind,
+    /// Hard links to it.
+    pub nlink: u64,
 }
 
 impl FileMeta {
@@ -56,24 +92,68 @@ impl FileMeta {
                 ino: st.st_ino,
             },
             uid: st.st_uid,
-            mode: st.st_mode,
+            mode: st.st_mode & 0o7777,
+            kind: FileKind::of_mode(st.st_mode),
+            nlink: st.st_nlink,
+        }
+    }
+
+    fn of_metadata(m: &std::fs::Metadata) -> FileMeta {
+        FileMeta {
+            id: DirId {
+                dev: m.dev(),
+                ino: m.ino(),
+            },
+            uid: m.uid(),
+            mode: m.mode() & 0o7777,
+            kind: FileKind::of_mode(m.mode()),
+            nlink: m.nlink(),
         }
     }
 
     /// Whether it is a directory (a symbolic link is not, whatever it points to).
     pub fn is_dir(&self) -> bool {
-        self.mode & SFlag::S_IFMT.bits() == SFlag::S_IFDIR.bits()
-    }
-
-    /// Permission bits: `0o7777` of `st_mode`.
-    pub fn perms(&self) -> u32 {
-        self.mode & 0o7777
+        self.kind == FileKind::Dir
     }
 }
 
 fn owned(fd: std::os::fd::RawFd) -> OwnedFd {
     // SAFETY: `fd` was just returned by a successful open call and is owned by nobody else.
     unsafe { OwnedFd::from_raw_fd(fd) }
+}
+
+/// A name under a held directory is one path component: not empty, no `/` or NUL, not `.` or
+/// `..` (EINVAL otherwise).
+fn check_name(name: &str) -> io::Result<()> {
+    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\0']) {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    Ok(())
+}
+
+/// `openat(dir, name)` with `O_NOFOLLOW | O_CLOEXEC` added, `name` one component.
+fn open_at(dir: BorrowedFd, name: &str, flags: OFlag, mode: Mode) -> io::Result<OwnedFd> {
+    check_name(name)?;
+    let fd = openat(
+        Some(dir.as_raw_fd()),
+        name,
+        flags | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        mode,
+    )?;
+    Ok(owned(fd))
+}
+
+/// `lstat(path)`: the file itself, a symbolic link not followed.
+pub fn lstat(path: &Path) -> io::Result<FileMeta> {
+    std::fs::symlink_metadata(path).map(|m| FileMeta::of_metadata(&m))
+}
+
+/// The name of user `uid` from the user database, if it has one.
+pub fn user_name(uid: u32) -> Option<String> {
+    nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
+        .ok()
+        .flatten()
+        .map(|u| u.name)
 }
 
 /// Opens the directory at `path`, following symbolic links (the user chose that path), for
@@ -90,10 +170,20 @@ pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
 /// Opens directory `name` under `dir`; refuses a symbolic link and anything else that is not
 /// a directory (ENOTDIR; ELOOP for a link to a non-directory).
 pub fn open_dir_at(dir: BorrowedFd, name: &str) -> io::Result<OwnedFd> {
+    open_at(
+        dir,
+        name,
+        OFlag::O_DIRECTORY | OFlag::O_RDONLY,
+        Mode::empty(),
+    )
+}
+
+/// Another descriptor of `dir` itself, with its own offset (for reading its entries).
+fn reopen_dir(dir: BorrowedFd) -> io::Result<OwnedFd> {
     let fd = openat(
         Some(dir.as_raw_fd()),
-        name,
-        OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+        ".",
+        OFlag::O_DIRECTORY | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
         Mode::empty(),
     )?;
     Ok(owned(fd))
@@ -126,6 +216,7 @@ pub fn meta(fd: BorrowedFd) -> io::Result<FileMeta> {
 /// Owner, mode and identity of entry `name` of `dir`, not following a link (lstat); None when
 /// there is no such entry.
 pub fn meta_at(dir: BorrowedFd, name: &str) -> io::Result<Option<FileMeta>> {
+    check_name(name)?;
     match fstatat(Some(dir.as_raw_fd()), name, AtFlags::AT_SYMLINK_NOFOLLOW) {
         Ok(st) => Ok(Some(FileMeta::of(&st))),
         Err(Errno::ENOENT) => Ok(None),
@@ -143,6 +234,7 @@ pub fn make_private_dir(parent: BorrowedFd, prefix: &str) -> io::Result<(String,
             .take(10)
             .collect();
         let name = format!("{prefix}{suffix}");
+        check_name(&name)?;
         match mkdirat(Some(parent.as_raw_fd()), name.as_str(), Mode::S_IRWXU) {
             Ok(()) => {}
             Err(Errno::EEXIST) => continue,
@@ -168,38 +260,62 @@ pub fn make_private_dir(parent: BorrowedFd, prefix: &str) -> io::Result<(String,
 /// Creates file `name` in `dir` for writing, mode 0600: refuses an existing entry (EEXIST),
 /// a symbolic link included. `flags` are added (e.g. `O_SYNC`).
 pub fn create_file_at(dir: BorrowedFd, name: &str, flags: OFlag) -> io::Result<File> {
-    let fd = openat(
-        Some(dir.as_raw_fd()),
+    let fd = open_at(
+        dir,
         name,
-        OFlag::O_WRONLY
-            | OFlag::O_CREAT
-            | OFlag::O_EXCL
-            | OFlag::O_NOFOLLOW
-            | OFlag::O_CLOEXEC
-            | flags,
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | flags,
         Mode::S_IRUSR | Mode::S_IWUSR,
     )?;
-    Ok(File::from(owned(fd)))
+    Ok(File::from(fd))
 }
 
 /// Opens file `name` of `dir` for reading; refuses a symbolic link (ELOOP). `flags` are added.
 pub fn open_file_at(dir: BorrowedFd, name: &str, flags: OFlag) -> io::Result<File> {
-    let fd = openat(
-        Some(dir.as_raw_fd()),
+    Ok(File::from(open_at(
+        dir,
         name,
-        OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | flags,
+        OFlag::O_RDONLY | flags,
         Mode::empty(),
-    )?;
-    Ok(File::from(owned(fd)))
+    )?))
 }
 
 /// Removes entry `name` of `dir` (not a directory); a symbolic link is removed, not followed.
 pub fn unlink_at(dir: BorrowedFd, name: &str) -> io::Result<()> {
+    check_name(name)?;
     Ok(unlinkat(
         Some(dir.as_raw_fd()),
         name,
         UnlinkatFlags::NoRemoveDir,
     )?)
+}
+
+/// Renames `from` to `to`, both in `dir`, replacing `to`.
+pub fn rename_at(dir: BorrowedFd, from: &str, to: &str) -> io::Result<()> {
+    check_name(from)?;
+    check_name(to)?;
+    let fd = Some(dir.as_raw_fd());
+    Ok(nix::fcntl::renameat(fd, from, fd, to)?)
+}
+
+/// The names of `dir`'s entries (without `.` and `..`), sorted.
+pub fn names_at(dir: BorrowedFd) -> io::Result<Vec<String>> {
+    let mut out: Vec<String> = entries(dir)?.into_iter().map(|(n, _)| n).collect();
+    out.sort();
+    Ok(out)
+}
+
+/// `dir`'s entries but `.` and `..`, with their kinds where the filesystem gives them.
+fn entries(dir: BorrowedFd) -> io::Result<Vec<(String, Option<Type>)>> {
+    let mut d = Dir::from(reopen_dir(dir)?)?;
+    let mut names = Vec::new();
+    for e in d.iter() {
+        let e = e?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name != "." && name != ".." {
+            names.push((name, e.file_type()));
+        }
+    }
+    Ok(names)
 }
 
 /// Makes `dir` the working directory of the calling process (fchdir).
@@ -221,18 +337,8 @@ fn remove_tree_depth(dir: BorrowedFd, depth: usize) -> io::Result<()> {
         .into());
     }
     // A fresh open of "." reads the entries without moving `dir`'s own offset.
-    let mut entries = Dir::from(open_dir_at(dir, ".")?)?;
-    let mut names: Vec<(String, Option<Type>)> = Vec::new();
-    for e in entries.iter() {
-        let e = e?;
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name != "." && name != ".." {
-            names.push((name, e.file_type()));
-        }
-    }
-    drop(entries);
     let mut first_error = None;
-    for (name, kind) in names {
+    for (name, kind) in entries(dir)? {
         let removed = match kind {
             Some(Type::Directory) => remove_subdir(dir, &name, depth),
             _ => match unlink_at(dir, &name) {
@@ -287,6 +393,87 @@ pub fn free_bytes(path: &Path) -> io::Result<Option<u64>> {
     Ok(Some(
         (st.blocks_available() as u64).saturating_mul(st.fragment_size() as u64),
     ))
+}
+
+/// A directory held open: opened with `O_DIRECTORY | O_NOFOLLOW`, its files reached through
+/// its descriptor by the functions above.
+#[derive(Debug)]
+pub struct DirFd(OwnedFd);
+
+impl DirFd {
+    /// Opens directory `path`; fails (ENOTDIR or ELOOP) when its last component is a symbolic
+    /// link or no directory.
+    pub fn open(path: &Path) -> io::Result<DirFd> {
+        let fd = nix::fcntl::open(
+            path,
+            OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(DirFd(owned(fd)))
+    }
+
+    /// `fstat` of the directory.
+    pub fn meta(&self) -> io::Result<FileMeta> {
+        meta(self.0.as_fd())
+    }
+
+    /// Sets the directory's permission bits (`fchmod`).
+    pub fn chmod(&self, mode: u32) -> io::Result<()> {
+        Ok(fchmod(self.0.as_raw_fd(), Mode::from_bits_truncate(mode))?)
+    }
+
+    /// Another descriptor of the directory (e.g. to hold an `flock` on it).
+    pub fn try_clone(&self) -> io::Result<File> {
+        Ok(File::from(self.0.try_clone()?))
+    }
+
+    /// Flushes the directory's entries to disk (after a rename).
+    pub fn sync(&self) -> io::Result<()> {
+        Ok(nix::unistd::fsync(self.0.as_raw_fd())?)
+    }
+
+    /// Creates file `name` in the directory for writing with exactly `mode` (whatever the
+    /// umask): `O_CREAT | O_EXCL | O_NOFOLLOW`, so an existing file or a symbolic link there
+    /// is an error (EEXIST), never followed or truncated.
+    pub fn create_new(&self, name: &str, mode: u32) -> io::Result<File> {
+        let fd = open_at(
+            self.0.as_fd(),
+            name,
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL,
+            Mode::from_bits_truncate(mode),
+        )?;
+        fchmod(fd.as_raw_fd(), Mode::from_bits_truncate(mode))?;
+        Ok(File::from(fd))
+    }
+
+    /// Opens file `name` in the directory for reading without following a symbolic link
+    /// (ELOOP) and without blocking on a FIFO; check its [`FileMeta`] before reading.
+    pub fn open_read(&self, name: &str) -> io::Result<(File, FileMeta)> {
+        let f = open_file_at(self.0.as_fd(), name, OFlag::O_NONBLOCK)?;
+        let meta = meta(f.as_fd())?;
+        Ok((f, meta))
+    }
+
+    /// Renames `from` to `to`, both in this directory, replacing `to`.
+    pub fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        rename_at(self.0.as_fd(), from, to)
+    }
+
+    /// Removes the entry `name` (a symbolic link itself, never its target).
+    pub fn remove(&self, name: &str) -> io::Result<()> {
+        unlink_at(self.0.as_fd(), name)
+    }
+
+    /// The names of the directory's entries (without `.` and `..`), sorted.
+    pub fn names(&self) -> io::Result<Vec<String>> {
+        names_at(self.0.as_fd())
+    }
+}
+
+impl AsFd for DirFd {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.0.as_fd()
+    }
 }
 
 #[cfg(test)]

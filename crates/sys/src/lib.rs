@@ -11,14 +11,13 @@
 //! - [`process`]: fork, exec, process groups, signals, ids, privileges.
 //! - [`wait`]: reaping children with their rusage, the calling thread's rusage.
 //! - [`shm`]: zeroed shared memory for forked children, futex waits.
-//! - [`dirfd`]: a directory opened without following links, files created and renamed in it.
 //! - [`host`]: uname, rlimits, filesystem type, allocation-free small file reads.
 //! - [`error`]: the refusals that are schedlab's own ([`SysError`]), inside `io::Error`.
-//! - [`dir`]: private directories in shared ones, files under a held directory fd, no links followed.
+//! - [`dir`]: directories held open (private ones in shared directories, the state directory)
+//!   and the files in them reached through the fd, no links followed.
 
 pub mod clock;
 pub mod dir;
-pub mod dirfd;
 pub mod error;
 pub mod host;
 pub mod process;
@@ -27,7 +26,7 @@ pub mod shm;
 pub mod wait;
 
 pub use clock::{now_ns, process_cpu_ns, sleep_until_ns, thread_cpu_ns};
-pub use dirfd::{lstat, user_name, DirFd, FileInfo, FileKind};
+pub use dir::{lstat, user_name, DirFd, FileKind, FileMeta};
 pub use error::SysError;
 pub use host::{
     is_tmpfs, lock_exclusive, read_small, set_rlimit, soft_rlimit, uname, FileLock, Resource, Uname,

@@ -1,6 +1,8 @@
-//! Tests against the real cgroups of this machine (root; skipped with the reason otherwise).
-//! A plain `main` (no libtest) because the binary also runs as the tests' child processes and
-//! the tests must run one after another (CPU 0 pinning, the root cpuset setting).
+//! Tests against the real cgroups of this machine (root; skipped with the reason otherwise,
+//! or failed under `SCHEDLAB_TEST_REQUIRE`). Its own `main` (libtest-mimic) because the binary
+//! also runs as the tests' child processes and the tests must run one after another (CPU 0
+//! pinning, the root cpuset setting). A test function left out of [`TESTS`] is dead code,
+//! which `cargo clippy -- -D warnings` (CI) refuses.
 //! `cargo test --test real [NAME]`; `--list` lists them.
 
 mod child;
@@ -9,7 +11,8 @@ mod groups;
 mod v2;
 
 use common::Skip;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use schedlab_testkit::Need;
 
 type Test = (&'static str, fn() -> Result<(), Skip>);
 
@@ -32,63 +35,47 @@ const TESTS: &[Test] = &[
     ("v2_real_threaded_groups", v2::threads),
 ];
 
+/// A test's result: a skip is reported as ignored with its reason, or as a failure where
+/// `SCHEDLAB_TEST_REQUIRE` requires what it lacked (root, else the cgroup hierarchy).
+fn outcome(result: Result<(), Skip>) -> Result<Completion, Failed> {
+    match result {
+        Ok(()) => Ok(Completion::Completed),
+        Err(Skip(why)) => {
+            let need = if schedlab_testkit::is_root() {
+                Need::Cgroup
+            } else {
+                Need::Root
+            };
+            if schedlab_testkit::required(need) {
+                Err(
+                    format!("cannot run: {why}, and SCHEDLAB_TEST_REQUIRE requires `{need}`")
+                        .into(),
+                )
+            } else {
+                Ok(Completion::ignored_with(why))
+            }
+        }
+    }
+}
+
 fn main() {
     if child::dispatch() {
         return;
     }
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--list") {
-        for (name, _) in TESTS {
-            println!("{name}: test");
-        }
-        return;
-    }
-    let filter = args.iter().find(|a| !a.starts_with('-'));
-    let exact = args.iter().any(|a| a == "--exact");
-    let chosen: Vec<&Test> = TESTS
+    let mut args = Arguments::from_args();
+    args.test_threads = Some(1);
+    let trials = TESTS
         .iter()
-        .filter(|(n, _)| {
-            filter.is_none_or(|f| {
-                if exact {
-                    n == f
-                } else {
-                    n.contains(f.as_str())
-                }
-            })
-        })
+        .map(|&(name, f)| Trial::ignorable_test(name, move || outcome(f())))
         .collect();
-    println!("\nrunning {} tests", chosen.len());
-    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
-    for (name, f) in chosen {
-        println!("test {name} ...");
-        match catch_unwind(AssertUnwindSafe(f)) {
-            Ok(Ok(())) => {
-                passed += 1;
-                println!("test {name} ... ok");
-            }
-            Ok(Err(Skip(why))) => {
-                skipped += 1;
-                println!("test {name} ... skipped: {why}");
-            }
-            Err(_) => {
-                failed += 1;
-                println!("test {name} ... FAILED");
-            }
-        }
-    }
+    let mut conclusion = libtest_mimic::run(&args, trials);
     // Nothing of this process (or of a dead one) may be left, whatever failed.
     if let Ok(caps) = common::caps() {
         let left = common::leftovers(&caps);
         if !left.is_empty() {
-            failed += 1;
             println!("LEFT BEHIND: {left:?}");
+            conclusion.num_failed += 1;
         }
     }
-    println!(
-        "\ntest result: {}. {passed} passed; {failed} failed; {skipped} skipped",
-        if failed == 0 { "ok" } else { "FAILED" }
-    );
-    if failed > 0 {
-        std::process::exit(1);
-    }
+    conclusion.exit();
 }

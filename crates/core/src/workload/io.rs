@@ -214,24 +214,17 @@ impl Drop for TrialDir {
 /// group- or world-writable without the sticky bit (/var/tmp and /tmp have it). Trial files
 /// stay safe there (a private 0700 directory, reached only through its fd), but such users can
 /// move or delete trial directories and so make trials fail.
-pub fn shared_dir_warning(path: &Path) -> Option<String> {
+pub fn shared_dir_warning(path: &Path) -> Option<crate::Warning> {
     use std::os::unix::fs::MetadataExt;
     let md = std::fs::metadata(path).ok()?;
     let me = schedlab_sys::euid();
-    let why = if md.uid() != 0 && md.uid() != me {
-        format!("belongs to uid {}", md.uid())
-    } else if md.mode() & 0o022 != 0 && md.mode() & 0o1000 == 0 {
-        format!(
-            "is writable by other users without the sticky bit (mode {:04o})",
-            md.mode() & 0o7777
-        )
-    } else {
-        return None;
-    };
-    Some(format!(
-        "the I/O directory {} {why}: others can rename or delete schedlab's trial directories there and make trials fail (the files in them stay private and are never reached through a link); prefer a directory only you can write to, or a sticky one such as /var/tmp",
-        path.display()
-    ))
+    let owner_uid = (md.uid() != 0 && md.uid() != me).then_some(md.uid());
+    let open = md.mode() & 0o022 != 0 && md.mode() & 0o1000 == 0;
+    (owner_uid.is_some() || open).then(|| crate::Warning::IoDirShared {
+        dir: path.display().to_string(),
+        owner_uid,
+        mode: md.mode() & 0o7777,
+    })
 }
 
 /// Whether `path` lies on a tmpfs (memory-backed, so O_SYNC does not reach a disk).
@@ -410,7 +403,7 @@ mod tests {
         );
         assert_eq!(shared_dir_warning(Path::new("/var/tmp")), None);
         set(0o777);
-        let w = shared_dir_warning(base.path()).unwrap();
+        let w = shared_dir_warning(base.path()).unwrap().to_string();
         assert!(w.contains("without the sticky bit (mode 0777)"), "{w}");
         set(0o770);
         assert!(shared_dir_warning(base.path()).is_some(), "group-writable");
@@ -419,7 +412,8 @@ mod tests {
             && std::os::unix::fs::chown(base.path(), Some(65534), None).is_ok()
         {
             let w = shared_dir_warning(base.path()).unwrap();
-            assert!(w.contains("belongs to uid 65534"), "{w}");
+            assert_eq!(w.code(), "io_dir_shared");
+            assert!(w.to_string().contains("belongs to uid 65534"), "{w}");
         }
     }
 

@@ -11,7 +11,7 @@ use schedlab_analyze::{
     Verdict,
 };
 use schedlab_spec::claims::{Claim, ClaimAmount, ClaimRelation, Declared};
-use schedlab_store::query::CellView;
+use schedlab_store::query::{CellView, RunInfo};
 use std::collections::HashSet;
 
 /// One cell's trials of every metric: (round, value) per kept ok trial.
@@ -161,7 +161,7 @@ fn alpha_of(input: &ReportInput) -> (f64, Option<(UntilDecided, usize)>) {
     if let Some(a) = input.claims.alpha {
         return (a, None);
     }
-    let Some((min, max)) = until_decided(&input.run.spec_toml) else {
+    let Some((min, max)) = until_decided(&input.run) else {
         return (CLAIMS_ALPHA, None);
     };
     let rounds: HashSet<i64> = input.quality.iter().map(|q| q.round).collect();
@@ -175,19 +175,10 @@ fn alpha_of(input: &ReportInput) -> (f64, Option<(UntilDecided, usize)>) {
 }
 
 /// `(min_trials, max_trials)` of a run whose spec as run says `until_decided = true`.
-pub(super) fn until_decided(spec_toml: &str) -> Option<(usize, usize)> {
-    let v: toml::Table = spec_toml.parse().ok()?;
-    let s = v.get("settings")?.as_table()?;
-    if s.get("until_decided").and_then(toml::Value::as_bool) != Some(true) {
-        return None;
-    }
-    let int = |k: &str| {
-        s.get(k)
-            .and_then(toml::Value::as_integer)
-            .map(|n| n.max(0) as usize)
-    };
-    let min = int("min_trials").or(int("trials")).unwrap_or(2).max(2);
-    Some((min, int("max_trials").unwrap_or(30).max(min)))
+pub(super) fn until_decided(run: &RunInfo) -> Option<(usize, usize)> {
+    let a = run.spec().ok()?.adaptive().filter(|a| a.until_decided)?;
+    let min = (a.min_trials as usize).max(2);
+    Some((min, (a.max_trials as usize).max(min)))
 }
 
 /// `c` without the ok trials in `drop` (their makespans and tasks).

@@ -106,7 +106,7 @@ pub struct ClaimsOutcome {
 /// The run's declared claims (its spec as run) and `request`'s post-hoc ones, checked.
 /// Err: a post-hoc claim that does not fit the run (a usage error).
 pub fn claims_of(spec_toml: &str, request: &ClaimsRequest) -> Result<Vec<Claim>, String> {
-    let Ok(spec) = Spec::from_toml(spec_toml) else {
+    let Ok(spec) = Spec::read_as_run(spec_toml) else {
         return Ok(Vec::new());
     };
     let mut claims = check_claims(&spec).unwrap_or_default();

@@ -3,6 +3,7 @@
 //! `--baseline`.
 
 use super::{CellKey, ReportInput};
+use schedlab_store::query::RunInfo;
 
 /// What a cell compares when the run varied the I/O scheduler or kernel settings: with one
 /// policy in the run the scheduler ("bfq") or the settings ("slice=0.1ms"), else the policy
@@ -52,20 +53,11 @@ pub fn check(input: &ReportInput, name: &str) -> Result<(), String> {
     ))
 }
 
-/// The policies of the stored spec's policy axis (`[axes] policies`), in order; empty if
-/// the spec does not parse or has no such list.
-pub fn spec_policies(spec_toml: &str) -> Vec<String> {
-    let Ok(v) = spec_toml.parse::<toml::Table>() else {
-        return Vec::new();
-    };
-    v.get("axes")
-        .and_then(|a| a.get("policies"))
-        .and_then(|p| p.as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|x| x.as_str().map(str::to_string))
-                .collect()
-        })
+/// The policies of the policy axis of the run's spec as run, in order; empty if the spec
+/// does not read (the report warns about it).
+pub fn spec_policies(run: &RunInfo) -> Vec<String> {
+    run.spec()
+        .map(|s| s.policy_order().iter().map(ToString::to_string).collect())
         .unwrap_or_default()
 }
 
@@ -130,7 +122,11 @@ mod tests {
         let inp = input(vec![cell("rr", 0), cell("fifo", 3), cell("other", 3)]);
         let keys = CellKey::all_of(&inp.cells);
         let all = [0, 1, 2];
-        let order = spec_policies("[axes]\npolicies = [\"rr\", \"other\", \"fifo\"]\n");
+        let run = |spec: &str| RunInfo {
+            spec_toml: spec.into(),
+            ..RunInfo::default()
+        };
+        let order = spec_policies(&run("[axes]\npolicies = [\"rr\", \"other\", \"fifo\"]\n"));
         assert_eq!(order, vec!["rr", "other", "fifo"]);
         // rr comes first but has no ok trial: other, the next in the axis.
         assert_eq!(pick(&inp, &keys, &all, &order, None), Some(2));
@@ -138,8 +134,9 @@ mod tests {
         assert_eq!(pick(&inp, &keys, &all, &[], None), Some(1));
         assert_eq!(pick(&inp, &keys, &all, &order, Some("rr")), Some(0));
         assert_eq!(pick(&inp, &keys, &[1, 2], &order, Some("rr")), None);
-        assert!(spec_policies("name = \"x\"").is_empty());
-        assert!(spec_policies("not toml [").is_empty());
+        // A spec without a policy axis ran the default one.
+        assert_eq!(spec_policies(&run("name = \"x\"")), vec!["other"]);
+        assert!(spec_policies(&run("not toml [")).is_empty());
     }
 
     #[test]

@@ -94,6 +94,14 @@ pub fn methods(m: &MethodsInput, findings: &[Finding]) -> Methods {
     }
 }
 
+/// The warning for a run whose spec as run does not read (written by another version).
+fn spec_warning(input: &ReportInput) -> Option<String> {
+    let e = input.run.spec().err()?;
+    Some(format!(
+        "{e}. The baseline follows the cell order, and an adaptive run's precision is not shown."
+    ))
+}
+
 /// The run's status, cells with trials not ok, timeouts and failures, thin cells, then the
 /// stored warnings.
 pub fn warnings(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> Vec<String> {
@@ -106,6 +114,7 @@ pub fn warnings(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> 
             input.run.status, input.run.trials_planned
         ));
     }
+    out.extend(spec_warning(input));
     for c in cells {
         let bad: Vec<String> = c
             .statuses
@@ -173,4 +182,23 @@ pub fn warnings(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> 
     // outputs show only the first few of a long list.
     out.extend(input.warnings.iter().cloned());
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_as_run_this_version_cannot_read_is_a_warning_that_says_why() {
+        let mut input = ReportInput::default();
+        input.run.spec_toml = "[axes]\npolicies = [\"other\"]\n".into();
+        assert_eq!(spec_warning(&input), None);
+        input.run.spec_toml = "[axes]\npolicies = [\"other\"]\nquantum = 4\n".into();
+        let w = spec_warning(&input).unwrap();
+        assert!(
+            w.contains("axes.quantum") && w.contains("does not read"),
+            "{w}"
+        );
+        assert!(w.contains("baseline follows the cell order"), "{w}");
+    }
 }

@@ -3,26 +3,24 @@
 //! after every trial, steal), noisy trials (and leaving them out), and RT throttling.
 
 use super::tables::Table;
-use super::{trial_values, CellReport, Group, Metric, ReportInput};
+use super::{trial_values, CellReport, Group, ReportInput};
+use schedlab_core::precision::Adaptive;
 use schedlab_store::quality::TrialQuality;
-use schedlab_store::query::CellView;
+use schedlab_store::query::{CellView, RunInfo};
 use serde::Serialize;
 use std::collections::HashSet;
 
 /// At most this many rows in the drift table: consecutive trials are pooled into segments.
 const DRIFT_ROWS: usize = 10;
 
-/// What an adaptive run asked for, read from its spec as run.
+/// What an adaptive run with a precision asked for, read from its spec as run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Target {
-    /// Wanted half-width of the 95 % CI, as a fraction of the median.
+    /// Wanted half-width of the 95 % interval, as a fraction of the median (the settings'
+    /// precision, which a target always has).
     pub precision: f64,
-    /// The key metric.
-    pub metric: Metric,
-    /// Rounds always run.
-    pub min_trials: Option<i64>,
-    /// Rounds never exceeded.
-    pub max_trials: Option<i64>,
+    /// The run's adaptive settings: key metric and limits.
+    pub adaptive: Adaptive,
 }
 
 /// The precision one cell reached.
@@ -55,22 +53,13 @@ pub struct Quality {
     pub throttling: Vec<(String, usize, usize)>,
 }
 
-/// The target of an adaptive run from its spec as run (`settings.precision`), if it had one.
-pub fn target(spec_toml: &str) -> Option<Target> {
-    let v: toml::Table = spec_toml.parse().ok()?;
-    let s = v.get("settings")?.as_table()?;
-    let text = s.get("precision")?.as_str()?;
-    let precision = text.trim().strip_suffix('%')?.trim().parse::<f64>().ok()? / 100.0;
-    let metric = s
-        .get("precision_metric")
-        .and_then(|m| m.as_str())
-        .map_or(Some(Metric::Makespan), Metric::from_key)?;
-    let int = |k: &str| s.get(k).and_then(|x| x.as_integer());
+/// The target of an adaptive run from its spec as run (`settings.precision` with its limits
+/// and key metric), if it asked for a precision and its spec reads.
+pub fn target(run: &RunInfo) -> Option<Target> {
+    let adaptive = run.spec().ok()?.adaptive()?;
     Some(Target {
-        precision,
-        metric,
-        min_trials: int("min_trials").or(int("trials")),
-        max_trials: int("max_trials"),
+        precision: adaptive.precision?,
+        adaptive,
     })
 }
 
@@ -114,13 +103,13 @@ fn drop_trials(c: &mut CellView, drop: &HashSet<i64>) -> usize {
 /// The quality part of the report of `input`, whose cells are `cells` in `groups`.
 pub fn build(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> Quality {
     let label = |i: usize| format!("{}, {}", cells[i].key.policy, groups[cells[i].group].label);
-    let precision = target(&input.run.spec_toml).map(|t| {
+    let precision = target(&input.run).map(|t| {
         let per_cell = input
             .cells
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let values = super::trials::values(&trial_values(c)[t.metric.index()]);
+                let values = super::trials::values(&trial_values(c)[t.adaptive.metric.index()]);
                 // The rule the run stopped on: a confidence sequence, in trial order.
                 let p = schedlab_analyze::sequential_precision(
                     &values,
@@ -190,7 +179,7 @@ pub fn precision_table(q: &Quality) -> Option<Table> {
                 c.label.clone(),
                 c.trials.to_string(),
                 c.median
-                    .map_or("-".into(), |m| super::fmt_with_unit(m, t.metric)),
+                    .map_or("-".into(), |m| super::fmt_with_unit(m, t.adaptive.metric)),
                 c.half_width_pct
                     .map_or("unbounded".into(), |h| format!("±{h:.2}%")),
                 if c.met { "yes" } else { "no" }.into(),
@@ -200,10 +189,10 @@ pub fn precision_table(q: &Quality) -> Option<Table> {
     Some(Table {
         title: format!(
             "Precision of the adaptive run: {} per trial, target ±{}% of the median (95% confidence sequence of the median, unbounded below 10 trials), {}..{} trials",
-            t.metric.label(),
+            t.adaptive.metric.label(),
             t.precision * 100.0,
-            t.min_trials.map_or("-".into(), |n| n.to_string()),
-            t.max_trials.map_or("-".into(), |n| n.to_string())
+            t.adaptive.min_trials,
+            t.adaptive.max_trials
         ),
         header: ["cell", "trials", "median", "95% CI", "met"]
             .map(String::from)
@@ -317,7 +306,7 @@ pub fn warnings(q: &Quality) -> Vec<String> {
                     n => format!("{n} cells"),
                 },
                 t.precision * 100.0,
-                t.metric.label(),
+                t.adaptive.metric.label(),
                 short.join("; ")
             ));
         }
@@ -344,11 +333,11 @@ pub fn notes(q: &Quality) -> Vec<String> {
     if let Some((t, _)) = &q.precision {
         out.push(format!(
             "Adaptive trial count (per-trial {}): after the first {} rounds, whole rounds (every cell once, shuffled) were added until the target was met, or the time limit was near. {} The precision table recomputes this from the stored trials.",
-            t.metric.label(),
-            t.min_trials.map_or("-".into(), |n| n.to_string()),
+            t.adaptive.metric.label(),
+            t.adaptive.min_trials,
             schedlab_analyze::AnytimeStoppingRule {
-                min_trials: t.min_trials.unwrap_or(2).max(2) as usize,
-                max_trials: t.max_trials.unwrap_or(30).max(2) as usize,
+                min_trials: t.adaptive.min_trials.max(2) as usize,
+                max_trials: t.adaptive.max_trials.max(2) as usize,
                 precision: t.precision,
                 alpha: schedlab_analyze::SEQUENCE_ALPHA,
             }
@@ -361,15 +350,25 @@ pub fn notes(q: &Quality) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use schedlab_core::metric::Metric;
     use schedlab_store::query::TaskRow;
 
     #[test]
     fn the_target_is_read_from_the_spec_as_run() {
-        let t = target("[settings]\ntrials = 3\nprecision = \"2%\"\nprecision_metric = \"turnaround\"\nmax_trials = 20\n").unwrap();
+        let run = |spec: &str| RunInfo {
+            spec_toml: spec.into(),
+            ..RunInfo::default()
+        };
+        let t = target(&run("[settings]\ntrials = 3\nprecision = \"2%\"\nprecision_metric = \"turnaround\"\nmax_trials = 20\n")).unwrap();
         assert_eq!(t.precision, 0.02);
-        assert_eq!(t.metric, Metric::Turnaround);
-        assert_eq!((t.min_trials, t.max_trials), (Some(3), Some(20)));
-        assert_eq!(target("[settings]\ntrials = 3\n"), None);
+        assert_eq!(t.adaptive.metric, Metric::Turnaround);
+        assert_eq!((t.adaptive.min_trials, t.adaptive.max_trials), (3, 20));
+        assert_eq!(target(&run("[settings]\ntrials = 3\n")), None);
+        // A spec this version cannot read has no target (the report warns about it).
+        assert_eq!(
+            target(&run("[settings]\nprecision = \"2%\"\nquantum = 1\n")),
+            None
+        );
     }
 
     #[test]

@@ -183,12 +183,10 @@ fn record_sleeper(cpu: usize) -> (usize, u64) {
 #[test]
 fn a_root_session_sees_ten_wakeups_of_a_sleeping_child_and_removes_its_instance() {
     if let Err(why) = TraceSession::available() {
-        println!("skipped: {why}");
-        return;
+        return schedlab_testkit::skip(schedlab_testkit::Need::Tracefs, why);
     }
     let _turn = ROOT_TESTS.lock().unwrap_or_else(|e| e.into_inner());
-    if Command::new("perl").args(["-e", "1"]).status().is_err() {
-        println!("skipped: no perl to run the 10 x 1 ms sleeper");
+    if !schedlab_testkit::program("perl", "-e1", "perl-base") {
         return;
     }
     // The kernel of the development machine (6.18, haltpoll cpuidle) emits no sched_switch
@@ -226,8 +224,7 @@ fn a_root_session_sees_ten_wakeups_of_a_sleeping_child_and_removes_its_instance(
 #[test]
 fn a_buffer_larger_than_memory_fails_and_leaves_no_instance_behind() {
     if let Err(why) = TraceSession::available() {
-        println!("skipped: {why}");
-        return;
+        return schedlab_testkit::skip(schedlab_testkit::Need::Tracefs, why);
     }
     let _turn = ROOT_TESTS.lock().unwrap_or_else(|e| e.into_inner());
     let err = TraceSession::start(u32::MAX).unwrap_err();

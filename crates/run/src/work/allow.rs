@@ -7,10 +7,18 @@
 //!
 //! Custom slices (`slices`) need no flag: a slice is an attribute of the trial's own tasks
 //! (`sched_setattr` on them), gone when they exit, and changes nothing else on the machine.
+//!
+//! Files: a worker writes trial files only under its own `--io-dir` (default /var/tmp). A
+//! queued run's `settings.io_dir` names a directory on the submitter's say; as root, writing
+//! there would let anyone with database access make the worker create (and remove) files
+//! anywhere. A run whose trials write files is run only if its io_dir is the worker's
+//! `--io-dir` or a directory inside it (after resolving links), else refused; a run that
+//! writes none runs with the worker's `--io-dir`.
 
 use schedlab_core::records::{TrialMeta, TrialOutcome, TrialStatus};
 use schedlab_core::workload::WorkloadKind;
-use schedlab_spec::plan::Cell;
+use schedlab_spec::plan::{Cell, Plan};
+use std::path::{Path, PathBuf};
 
 /// The name that allows the I/O scheduler axis in `--allow-knobs`.
 pub const IO_SCHEDULER: &str = super::super::knobs::IO_SCHEDULER;
@@ -25,6 +33,8 @@ pub struct Allowed {
     pub knobs: Vec<String>,
     /// `--allow-scx`: BPF schedulers (sched_ext), programs run as root.
     pub scx: bool,
+    /// `--io-dir`: the directory under which queued runs' trial files go (empty: none may).
+    pub io_dir: PathBuf,
 }
 
 impl Allowed {
@@ -35,6 +45,25 @@ impl Allowed {
         let why = cells.iter().find_map(|c| self.cell_refusal(c))?;
         Some(format!(
             "this worker refuses queued run {run_id}: it {why} (a worker runs only what its own flags allow: write access to the database must not make anyone root on every worker)"
+        ))
+    }
+
+    /// The I/O directory run `run_id` (of `plan`) uses on this worker: its own io_dir when
+    /// its trials write files and it lies within this worker's `--io-dir`, this worker's
+    /// `--io-dir` when they write none; else why the run is refused.
+    pub fn io_dir(&self, run_id: i64, plan: &Plan) -> Result<PathBuf, String> {
+        if !plan.cells.iter().any(super::super::one::needs_trial_dir) {
+            return Ok(self.io_dir.clone());
+        }
+        let asked = &plan.settings.io_dir;
+        if within(asked, &self.io_dir) {
+            return Ok(asked.clone());
+        }
+        Err(format!(
+            "this worker refuses queued run {run_id}: its trials write files in {}, outside this worker's --io-dir {}; start the worker with --io-dir {} (or a directory holding it) to allow it (a worker writes only where its own flags allow: write access to the database must not let anyone make root create files anywhere)",
+            asked.display(),
+            self.io_dir.display(),
+            asked.display()
         ))
     }
 
@@ -68,6 +97,15 @@ impl Allowed {
             ));
         }
         None
+    }
+}
+
+/// Whether `path` is `dir` or lies inside it, both with every link resolved; false when either
+/// cannot be resolved (does not exist).
+fn within(path: &Path, dir: &Path) -> bool {
+    match (path.canonicalize(), dir.canonicalize()) {
+        (Ok(p), Ok(d)) => p.starts_with(d),
+        _ => false,
     }
 }
 
@@ -204,5 +242,51 @@ mod tests {
             .refusal(1, &[scx]),
             None
         );
+    }
+
+    #[test]
+    fn files_go_only_under_the_workers_io_dir() {
+        let t = tempfile::tempdir().unwrap();
+        let base = t.path().join("io");
+        let inner = base.join("ssd");
+        let outside = t.path().join("elsewhere");
+        for d in [&inner, &outside] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::os::unix::fs::symlink(&outside, base.join("link")).unwrap();
+        let worker = Allowed {
+            io_dir: base.clone(),
+            ..Allowed::default()
+        };
+        let plan = |kind: &str, dir: &Path| {
+            schedlab_spec::plan::build_from_text(
+                "q.toml",
+                &format!(
+                    "name = \"q\"\n[axes]\nworkloads = [{{ kind = \"{kind}\" }}]\n[settings]\nio_dir = \"{}\"\n",
+                    dir.display()
+                ),
+                1,
+            )
+            .unwrap()
+            .1
+        };
+        assert_eq!(worker.io_dir(1, &plan("io", &base)), Ok(base.clone()));
+        assert_eq!(worker.io_dir(1, &plan("io", &inner)), Ok(inner.clone()));
+        let why = worker.io_dir(3, &plan("io", &outside)).unwrap_err();
+        assert!(
+            why.contains("run 3") && why.contains(&format!("--io-dir {}", outside.display())),
+            "{why}"
+        );
+        // Inside by name only: the link leads out.
+        assert!(worker.io_dir(1, &plan("io", &base.join("link"))).is_err());
+        assert!(worker
+            .io_dir(1, &plan("mixed", &base.join("../elsewhere")))
+            .is_err());
+        assert!(worker
+            .io_dir(1, &plan("io", &base.join("missing")))
+            .is_err());
+        // A run that writes no file runs in the worker's directory, whatever it named.
+        assert_eq!(worker.io_dir(1, &plan("cpu", &outside)), Ok(base.clone()));
+        assert!(Allowed::default().io_dir(1, &plan("io", &base)).is_err());
     }
 }

@@ -214,25 +214,12 @@ fn assemble(spec: &Spec, checked: &Checked, seed: u64) -> Result<Plan, SpecError
     Ok(Plan {
         name: spec.name.clone(),
         description: spec.description.clone(),
-        spec_toml: spec_as_run(spec, seed, checked.adaptive.as_ref())?,
+        spec_toml: spec.to_as_run(seed, checked.adaptive.as_ref())?,
         settings: run_settings(checked),
         cells,
         trials,
         seed,
     })
-}
-
-/// The spec as run, as TOML: defaults filled in and the seed set, so that it runs again alike
-/// (an adaptive run's limits and key metric too, so its report can name them).
-fn spec_as_run(spec: &Spec, seed: u64, adaptive: Option<&Adaptive>) -> Result<String, SpecError> {
-    let mut as_run = spec.clone();
-    as_run.settings.seed = Some(seed);
-    if let Some(a) = adaptive {
-        as_run.settings.min_trials = Some(a.min_trials);
-        as_run.settings.max_trials = Some(a.max_trials);
-        as_run.settings.precision_metric = Some(a.metric.clone());
-    }
-    Ok(toml::to_string(&as_run)?)
 }
 
 /// The settings of `c` the run stage reads.

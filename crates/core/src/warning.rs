@@ -1,0 +1,469 @@
+//! Warnings stored with a run: one enum, a stable code per kind ([`Warning::code`]), its
+//! parameters, and the sentence people read (its `Display`: what happened, why it matters, what
+//! to do). The store keeps the code and the parameters beside the sentence, so that programs
+//! (tests, `push`) match codes, never text.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// What to do about RT throttling, the remedy of every RT-budget warning.
+pub const THROTTLE_REMEDY: &str = "give each CPU less RT work back to back (less work per task, fewer RT tasks per CPU, more CPUs), or, as root and restoring it afterwards, raise the budget (sysctl kernel.sched_rt_runtime_us=-1 lifts it; a runaway RT task can then hang the CPU)";
+
+/// A measured share over the threshold that makes it worth a warning.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Over {
+    /// The measured share, %.
+    pub pct: f64,
+    /// The threshold, %.
+    pub threshold_pct: f64,
+}
+
+/// A warning about a run or one of its trials. The serde tag `code` is [`Warning::code`]; the
+/// other fields are its parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "code", rename_all = "snake_case")]
+pub enum Warning {
+    /// The I/O directory lies on a tmpfs: io results are not disk I/O.
+    IoDirTmpfs {
+        /// The directory.
+        dir: String,
+    },
+    /// Other users may rename or delete entries of the I/O directory.
+    IoDirShared {
+        /// The directory.
+        dir: String,
+        /// Its owner, when that is another user than root and this process.
+        owner_uid: Option<u32>,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// A cell's CPU-bound RT tasks need more CPU back to back than the RT budget allows.
+    RtBudgetDemand {
+        /// The cell's label.
+        cell: String,
+        /// How many RT tasks (or antagonists) keep the CPUs busy.
+        tasks: u32,
+        /// Their policy (`fifo`, `rr`), or None when they are the cell's RT antagonists.
+        policy: Option<String>,
+        /// The CPUs they run on.
+        cpus: u64,
+        /// How long each CPU is busy back to back, ms.
+        busy_ms: f64,
+        /// The budget, as `sched_rt_runtime_us` per `sched_rt_period_us`.
+        budget: String,
+        /// How long the kernel stops RT tasks once they used the runtime, ms.
+        throttle_ms: f64,
+        /// The RT runtime per period, ms.
+        runtime_ms: f64,
+    },
+    /// A cell's periodic RT tasks want more of each CPU than the RT budget allows.
+    RtBudgetPeriodic {
+        /// The cell's label.
+        cell: String,
+        /// Their policy.
+        policy: String,
+        /// Their share of each CPU, %.
+        want_pct: f64,
+        /// The budget, as `sched_rt_runtime_us` per `sched_rt_period_us`.
+        budget: String,
+        /// The share the budget allows, %.
+        allowed_pct: f64,
+    },
+    /// A trial's CPU-bound RT tasks were throttled.
+    RtThrottled {
+        /// The trial's number in the run, from 1.
+        trial: usize,
+        /// The cell's label.
+        cell: String,
+        /// CPU time the RT tasks had, ms.
+        rt_cpu_ms: f64,
+        /// CPU time their CPUs had for them, ms.
+        capacity_ms: f64,
+        /// What is missing beyond steal, ms.
+        missing_ms: f64,
+        /// RT demand before it, ms.
+        demand_ms: f64,
+        /// The budget, as `sched_rt_runtime_us` per `sched_rt_period_us`.
+        budget: String,
+    },
+    /// The machine was not idle in the settle window before a trial.
+    MachineBusy {
+        /// The trial's number in the run, from 1.
+        trial: usize,
+        /// The settle window, ms.
+        window_ms: u64,
+        /// Busy CPUs, when over the threshold.
+        busy: Option<Over>,
+        /// Steal, when over the threshold.
+        steal: Option<Over>,
+        /// PSI `cpu some`, when over the threshold.
+        psi_cpu_some: Option<Over>,
+    },
+    /// The reference loop ran off its calibrated speed around a trial (flagged noisy).
+    TrialNoisy {
+        /// The trial's number in the run, from 1.
+        trial: usize,
+        /// The cell's label.
+        cell: String,
+        /// Speed before the trial, % of the calibrated speed.
+        before_pct: Option<f64>,
+        /// Speed after the trial, % of the calibrated speed.
+        after_pct: Option<f64>,
+        /// How far off is noisy, %.
+        limit_pct: f64,
+    },
+    /// An adaptive run reached `--max-trials` short of its targets (precision, decided
+    /// claims).
+    AdaptiveMaxTrials {
+        /// The precision asked for, a fraction of the median; None: none asked for.
+        precision: Option<f64>,
+        /// The metric the precision is judged on.
+        metric: String,
+        /// Whether every claim was to be decided (`--until-decided`).
+        until_decided: bool,
+        /// Rounds run.
+        rounds: u32,
+        /// `--max-trials`.
+        max_trials: u32,
+    },
+    /// An adaptive run reached `--max-time` short of its targets (precision, decided claims).
+    AdaptiveMaxTime {
+        /// The precision asked for, a fraction of the median; None: none asked for.
+        precision: Option<f64>,
+        /// The metric the precision is judged on.
+        metric: String,
+        /// Whether every claim was to be decided (`--until-decided`).
+        until_decided: bool,
+        /// Rounds run.
+        rounds: u32,
+    },
+    /// A kernel setting is varied by the run and restored after it.
+    KnobVaried {
+        /// The setting's name.
+        name: String,
+        /// Its file.
+        file: String,
+        /// Its value before the run.
+        original: String,
+        /// The restore journal, if any.
+        journal: Option<String>,
+    },
+    /// What ending a trial's CPU cgroups found (the detail is a sentence of the cgroup code,
+    /// not yet typed).
+    CgroupTrial {
+        /// The trial's number in the run, from 1.
+        trial: usize,
+        /// The cell's label.
+        cell: String,
+        /// What was found.
+        detail: String,
+    },
+    /// A device's I/O scheduler is varied by the run and restored after it.
+    IoSchedulerVaried {
+        /// The block device.
+        device: String,
+        /// Its scheduler before the run.
+        original: String,
+    },
+}
+
+/// Every code, in the order of the README's table.
+pub const CODES: [&str; 12] = [
+    "io_dir_tmpfs",
+    "io_dir_shared",
+    "rt_budget_demand",
+    "rt_budget_periodic",
+    "rt_throttled",
+    "machine_busy",
+    "trial_noisy",
+    "adaptive_max_trials",
+    "adaptive_max_time",
+    "knob_varied",
+    "io_scheduler_varied",
+    "cgroup_trial",
+];
+
+impl Warning {
+    /// The stable code of this kind of warning (one of [`CODES`]; serde's tag too).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Warning::IoDirTmpfs { .. } => "io_dir_tmpfs",
+            Warning::IoDirShared { .. } => "io_dir_shared",
+            Warning::RtBudgetDemand { .. } => "rt_budget_demand",
+            Warning::RtBudgetPeriodic { .. } => "rt_budget_periodic",
+            Warning::RtThrottled { .. } => "rt_throttled",
+            Warning::MachineBusy { .. } => "machine_busy",
+            Warning::TrialNoisy { .. } => "trial_noisy",
+            Warning::AdaptiveMaxTrials { .. } => "adaptive_max_trials",
+            Warning::AdaptiveMaxTime { .. } => "adaptive_max_time",
+            Warning::KnobVaried { .. } => "knob_varied",
+            Warning::IoSchedulerVaried { .. } => "io_scheduler_varied",
+            Warning::CgroupTrial { .. } => "cgroup_trial",
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::IoDirTmpfs { dir } => write!(
+                f,
+                "{dir} is a tmpfs: O_SYNC writes do not reach a disk there, so io results are not disk I/O; use --io-dir on a disk-backed filesystem"
+            ),
+            Warning::IoDirShared { dir, owner_uid, mode } => write!(
+                f,
+                "the I/O directory {dir} {}: others can rename or delete schedlab's trial directories there and make trials fail (the files in them stay private and are never reached through a link); prefer a directory only you can write to, or a sticky one such as /var/tmp",
+                shared_why(*owner_uid, *mode)
+            ),
+            Warning::RtBudgetDemand { cell, tasks, policy, cpus, busy_ms, budget, throttle_ms, runtime_ms } => {
+                let who = match policy {
+                    Some(p) => format!("its {tasks} {p} tasks"),
+                    None => format!("its {tasks} RT antagonists"),
+                };
+                write!(
+                    f,
+                    "{cell}: {who} keep each of its {cpus} CPU(s) busy for about {busy_ms:.0} ms back to back, more than the RT budget of {budget} allows (kernel.sched_rt_runtime_us / sched_rt_period_us): the kernel stops RT tasks for {throttle_ms:.0} ms once they used {runtime_ms:.0} ms since the last period boundary (certain beyond {:.0} ms back to back, depending on where the period falls below that), which delays their ends and shifts turnarounds; the trials in which it happens are flagged. Remedy: {THROTTLE_REMEDY}",
+                    2.0 * runtime_ms
+                )
+            }
+            Warning::RtBudgetPeriodic { cell, policy, want_pct, budget, allowed_pct } => write!(
+                f,
+                "{cell}: its periodic {policy} tasks want {want_pct:.0} % of each CPU, more than the RT budget of {budget} ({allowed_pct:.0} %) allows; the kernel will throttle them every period and their wake-up latencies will show it. Remedy: {THROTTLE_REMEDY}"
+            ),
+            Warning::RtThrottled { trial, cell, rt_cpu_ms, capacity_ms, missing_ms, demand_ms, budget } => write!(
+                f,
+                "trial {trial} ({cell}): RT throttling: the CPU-bound RT tasks got {rt_cpu_ms:.0} ms of CPU where their CPUs had {capacity_ms:.0} ms for them ({missing_ms:.0} ms missing beyond steal), after {demand_ms:.0} ms of RT demand: the kernel's RT budget of {budget} stopped them, so their turnarounds include throttled time. Remedy: {THROTTLE_REMEDY}"
+            ),
+            Warning::MachineBusy { trial, window_ms, busy, steal, psi_cpu_some } => {
+                let steal_hint = if steal.is_some() {
+                    "; steal comes from other virtual machines on the host, so prefer a dedicated host or bare metal"
+                } else {
+                    ""
+                };
+                write!(
+                    f,
+                    "before trial {trial}: the machine was not idle in the {window_ms} ms before this trial: {}. Close other programs, pin the trial to idle CPUs (--cpus), and re-run it{steal_hint}.",
+                    busy_problems(*busy, *steal, *psi_cpu_some)
+                )
+            }
+            Warning::TrialNoisy { trial, cell, before_pct, after_pct, limit_pct } => {
+                let pct = |s: &Option<f64>| s.map_or("-".into(), |s| format!("{s:.0} %"));
+                write!(
+                    f,
+                    "trial {trial} ({cell}): the reference loop ran at {} of the calibrated speed before the trial and {} after it (more than {limit_pct:.0} % off): the machine was slower or faster than when it was calibrated (other load, steal, CPU frequency), so this trial's times are off too; it is flagged noisy, and `schedlab stats --exclude-noisy` leaves such trials out",
+                    pct(before_pct),
+                    pct(after_pct)
+                )
+            }
+            Warning::AdaptiveMaxTrials { precision, metric, until_decided, rounds, max_trials } => write!(
+                f,
+                "adaptive run: not yet {} after {rounds} rounds (--max-trials {max_trials}); the report shows which cells and claims fall short. Raise --max-trials, ask for less, or reduce the noise (see the reference speed, steal and interference of the trials)",
+                adaptive_target(*precision, metric, *until_decided)
+            ),
+            Warning::AdaptiveMaxTime { precision, metric, until_decided, rounds } => write!(
+                f,
+                "adaptive run: stopped after {rounds} rounds because another round would have ended after --max-time, not yet {} (the report shows which). Raise --max-time or ask for less",
+                adaptive_target(*precision, metric, *until_decided)
+            ),
+            Warning::KnobVaried { name, file, original, journal } => write!(
+                f,
+                "kernel setting {name} ({file}) varied; it was {original} and is restored after the run (restore journal {})",
+                journal.as_deref().unwrap_or("-")
+            ),
+            Warning::CgroupTrial {
+                trial,
+                cell,
+                detail,
+            } => write!(f, "trial {trial} ({cell}): {detail}"),
+            Warning::IoSchedulerVaried { device, original } => write!(
+                f,
+                "I/O scheduler of {device} varied; it was {original} and is restored after the run"
+            ),
+        }
+    }
+}
+
+/// Why others may move entries of a shared I/O directory, in words.
+fn shared_why(owner_uid: Option<u32>, mode: u32) -> String {
+    match owner_uid {
+        Some(uid) => format!("belongs to uid {uid}"),
+        None => format!(
+            "is writable by other users without the sticky bit (mode {:04o})",
+            mode & 0o7777
+        ),
+    }
+}
+
+/// What was high in a settle window, in words.
+fn busy_problems(busy: Option<Over>, steal: Option<Over>, psi_cpu_some: Option<Over>) -> String {
+    let mut problems = Vec::new();
+    if let Some(o) = busy {
+        problems.push(format!(
+            "the CPUs were {:.1}% busy (threshold {}%)",
+            o.pct, o.threshold_pct
+        ));
+    }
+    if let Some(o) = steal {
+        problems.push(format!(
+            "the hypervisor took {:.1}% of CPU time for other guests (steal, threshold {}%)",
+            o.pct, o.threshold_pct
+        ));
+    }
+    if let Some(o) = psi_cpu_some {
+        problems.push(format!(
+            "tasks waited for a CPU {:.1}% of the time (PSI cpu some, threshold {}%)",
+            o.pct, o.threshold_pct
+        ));
+    }
+    problems.join("; ")
+}
+
+/// What an adaptive run aimed at, in words.
+fn adaptive_target(precision: Option<f64>, metric: &str, until_decided: bool) -> String {
+    let mut target: Vec<String> = Vec::new();
+    if let Some(p) = precision {
+        target.push(format!(
+            "every cell's 95% confidence sequence within ±{}% of the median {metric}",
+            p * 100.0
+        ));
+    }
+    if until_decided {
+        target.push("every claim decided".into());
+    }
+    target.join(" and ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One warning of every kind.
+    fn every_kind() -> Vec<Warning> {
+        let over = Some(Over {
+            pct: 50.0,
+            threshold_pct: 10.0,
+        });
+        vec![
+            Warning::IoDirTmpfs { dir: "/tmp".into() },
+            Warning::IoDirShared {
+                dir: "/x".into(),
+                owner_uid: None,
+                mode: 0o40777,
+            },
+            Warning::RtBudgetDemand {
+                cell: "fifo".into(),
+                tasks: 2,
+                policy: None,
+                cpus: 1,
+                busy_ms: 1200.0,
+                budget: "950 ms per 1000 ms".into(),
+                throttle_ms: 50.0,
+                runtime_ms: 950.0,
+            },
+            Warning::RtBudgetPeriodic {
+                cell: "rr".into(),
+                policy: "rr".into(),
+                want_pct: 120.0,
+                budget: "950 ms per 1000 ms".into(),
+                allowed_pct: 95.0,
+            },
+            Warning::RtThrottled {
+                trial: 3,
+                cell: "fifo".into(),
+                rt_cpu_ms: 900.0,
+                capacity_ms: 1000.0,
+                missing_ms: 100.0,
+                demand_ms: 1000.0,
+                budget: "950 ms per 1000 ms".into(),
+            },
+            Warning::MachineBusy {
+                trial: 1,
+                window_ms: 200,
+                busy: over,
+                steal: None,
+                psi_cpu_some: None,
+            },
+            Warning::TrialNoisy {
+                trial: 2,
+                cell: "other".into(),
+                before_pct: Some(85.0),
+                after_pct: None,
+                limit_pct: 10.0,
+            },
+            Warning::AdaptiveMaxTrials {
+                precision: Some(0.05),
+                metric: "turnaround".into(),
+                until_decided: true,
+                rounds: 4,
+                max_trials: 4,
+            },
+            Warning::AdaptiveMaxTime {
+                precision: None,
+                metric: "turnaround".into(),
+                until_decided: true,
+                rounds: 2,
+            },
+            Warning::KnobVaried {
+                name: "vm.swappiness".into(),
+                file: "/proc/sys/vm/swappiness".into(),
+                original: "60".into(),
+                journal: None,
+            },
+            Warning::IoSchedulerVaried {
+                device: "sda".into(),
+                original: "mq-deadline".into(),
+            },
+            Warning::CgroupTrial {
+                trial: 1,
+                cell: "other".into(),
+                detail: "cpu.stat unreadable".into(),
+            },
+        ]
+    }
+
+    #[test]
+    fn every_kind_has_its_own_listed_code() {
+        let codes: Vec<&str> = every_kind().iter().map(Warning::code).collect();
+        assert_eq!(codes, CODES, "CODES lists every kind once, in order");
+    }
+
+    #[test]
+    fn the_serde_tag_is_the_code_and_code_and_parameters_give_the_warning_back() {
+        for w in every_kind() {
+            let v = serde_json::to_value(&w).unwrap();
+            assert_eq!(v["code"], w.code(), "{v}");
+            let back: Warning = serde_json::from_value(v).unwrap();
+            assert_eq!(back, w);
+        }
+    }
+
+    #[test]
+    fn the_sentences_carry_their_parameters() {
+        let w = every_kind();
+        assert!(w[1]
+            .to_string()
+            .contains("without the sticky bit (mode 0777)"));
+        assert!(w[2].to_string().starts_with(
+            "fifo: its 2 RT antagonists keep each of its 1 CPU(s) busy for about 1200 ms"
+        ));
+        assert!(w[2]
+            .to_string()
+            .contains("(certain beyond 1900 ms back to back"));
+        assert!(w[4]
+            .to_string()
+            .starts_with("trial 3 (fifo): RT throttling:"));
+        assert!(w[5].to_string().starts_with(
+            "before trial 1: the machine was not idle in the 200 ms before this trial: the CPUs were 50.0% busy (threshold 10%)."
+        ));
+        assert!(w[6]
+            .to_string()
+            .contains("ran at 85 % of the calibrated speed before the trial and - after it"));
+        assert!(w[7].to_string().contains(
+            "not yet every cell's 95% confidence sequence within ±5% of the median turnaround and every claim decided after 4 rounds (--max-trials 4)"
+        ));
+        assert!(w[8]
+            .to_string()
+            .contains("--max-time, not yet every claim decided ("));
+        assert!(w[9].to_string().contains("(restore journal -)"));
+    }
+}
