@@ -11,7 +11,8 @@
 #   sch:   schbench (built by hand from masoncl/schbench, never vendored here; path in
 #          SCHBENCH) -m 1 -t 2 -r 10 and -m 2 -t 4 -r 10 against `--workload request` with
 #          the same threads, workers and duration, and as much CPU per request as schbench's
-#          own calibration (-C) measures at the start of the sitting; p50/p99 wake-up and
+#          own calibration run (-C) spends at the start of the sitting (its CPU time over its
+#          requests: schedlab's --run is CPU time, schbench -C's p50 wall time); p50/p99 wake-up and
 #          request latency (us) and requests per second.
 #
 # Each configuration runs REPS times (default 5); within a repetition every configuration
@@ -121,11 +122,24 @@ sch() {
 }
 
 if [[ " $PARTS " == *" sch "* ]]; then
-    # schbench's own calibration: compute only, no lock, no sleep (request p50 = CPU per request).
-    "$SCH" -C -m 1 -t 1 -r 5 > "$OUT/sch_calibration.schbench" 2>&1
-    REQUEST_US=$(sch_figures "$OUT/sch_calibration.schbench" | cut -d' ' -f3)
-    note "schbench -C: ${REQUEST_US} us of work per request"
-    fig sch calibration 1 schbench request_work_us "$REQUEST_US"
+    # schbench's own calibration run (-C: compute only, no lock, no sleep), one worker. Its
+    # request p50 is wall time, which a loaded machine inflates; schedlab's --run is CPU
+    # time. So the work per request is schbench's CPU time (user + system, every thread,
+    # read from the kernel through rusage) divided by the requests it completed (its
+    # average rps times its 5 s), which load does not change.
+    python3 - "$SCH" "$OUT/sch_calibration.schbench" > "$OUT/sch_calibration.cpu" <<'PY'
+import resource, subprocess, sys
+with open(sys.argv[2], "w") as out:
+    subprocess.run([sys.argv[1], "-C", "-m", "1", "-t", "1", "-r", "5"], stdout=out, stderr=subprocess.STDOUT, check=True)
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(ru.ru_utime + ru.ru_stime)
+PY
+    CPU_S=$(cat "$OUT/sch_calibration.cpu")
+    read -r -a v <<< "$(sch_figures "$OUT/sch_calibration.schbench")"
+    REQUEST_US=$(python3 -c "print(round($CPU_S * 1e6 / (${v[4]} * 5)))")
+    note "schbench -C: ${CPU_S} s of CPU for ${v[4]} requests/s over 5 s: ${REQUEST_US} us of CPU per request (its wall-time p50: ${v[2]} us)"
+    fig sch calibration 1 schbench request_cpu_us "$REQUEST_US"
+    fig sch calibration 1 schbench request_wall_p50_us "${v[2]}"
 fi
 for rep in $(seq 1 "$REPS"); do
     for part in $PARTS; do note "$part, repetition $rep"; "$part" "$rep"; done
