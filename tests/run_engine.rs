@@ -218,8 +218,7 @@ fn sigint_keeps_finished_trials_and_leaves_no_process_or_file() {
     // Interrupt it with a trial in flight: the main process, the launcher, the trial's host
     // and its two tasks.
     let running = tag.wait_for(5, Duration::from_secs(30));
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    signal(child.id(), Signal::SIGINT);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     // The process table, not the stored trials (the trial in flight is never stored).
