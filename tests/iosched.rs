@@ -158,8 +158,7 @@ fn the_io_scheduler_is_restored_after_a_normal_run_an_error_and_sigterm() {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(300));
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    signal(child.id(), Signal::SIGTERM);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     assert_eq!(

@@ -394,11 +394,6 @@ fn wait_for(changed: &str) {
     std::thread::sleep(Duration::from_millis(300));
 }
 
-fn signal(pid: u32, sig: i32) {
-    // SAFETY: kill with a valid signal number on a process of this test.
-    assert_eq!(unsafe { libc::kill(pid as i32, sig) }, 0);
-}
-
 #[test]
 fn sighup_restores_a_runs_settings_and_exits_129() {
     if !root("a run that changes a kernel setting") {
@@ -416,7 +411,7 @@ fn sighup_restores_a_runs_settings_and_exits_129() {
         .unwrap();
     wait_for(changed);
     // What a closed terminal or a dropped ssh session sends.
-    signal(child.id(), libc::SIGHUP);
+    signal(child.id(), Signal::SIGHUP);
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         out.status.code(),
@@ -499,14 +494,14 @@ fn under_nohup_sighup_is_ignored_and_sigterm_restores() {
         .spawn()
         .unwrap();
     wait_for(changed);
-    signal(child.id(), libc::SIGHUP);
+    signal(child.id(), Signal::SIGHUP);
     std::thread::sleep(Duration::from_millis(500));
     assert!(
         pid_alive(child.id() as i32),
         "nohup's run outlives a SIGHUP"
     );
     assert_eq!(value(SWAPPINESS), changed);
-    signal(child.id(), libc::SIGTERM);
+    signal(child.id(), Signal::SIGTERM);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
     assert_eq!(value(SWAPPINESS), guard.original(), "{}", text(&out));

@@ -2,7 +2,8 @@
 //! can name only the crates its manifest lists, so these tests check the manifests (through
 //! `cargo metadata`) rather than `use` lines. What no manifest says is read from the sources
 //! parsed as Rust (syn): SQL only in the store crate, `#![forbid(unsafe_code)]` in every crate
-//! root but sys, files under 600 lines, functions under 80 lines but the listed ones.
+//! root but sys and no `unsafe` in the files of test, bench and example targets, files under
+//! 600 lines, functions under 80 lines but the listed ones.
 
 mod graph;
 mod source;
@@ -223,6 +224,84 @@ fn the_forbid_check_reads_the_attribute_not_the_text() {
     assert!(!forbids(
         "fn f() { let _ = \"#![forbid(unsafe_code)]\"; }\n"
     ));
+}
+
+/// The roots of test, bench and example targets are not checked for `#![forbid(unsafe_code)]`
+/// (above): their files are read instead, in every crate but sys, and hold no `unsafe` at all.
+/// Unsafe code and raw syscalls live in sys; a test signals through `tests/common::signal`,
+/// limits a child through `prlimit`, and has the pg server stopped by a watchdog.
+#[test]
+fn no_test_bench_or_example_file_has_unsafe() {
+    let ws = workspace();
+    let mut dirs = std::collections::BTreeSet::new();
+    for p in ws.packages.iter().filter(|p| p.name != SYS) {
+        for t in &p.targets {
+            if ["test", "bench", "example"].contains(&t.kind.as_str()) {
+                dirs.insert(t.src_path.parent().unwrap().to_path_buf());
+            }
+        }
+    }
+    let files: std::collections::BTreeSet<PathBuf> =
+        dirs.iter().flat_map(|d| source::rust_files(d)).collect();
+    // The modules of the tests too, not only their roots.
+    for module in [
+        "tests/common/mod.rs",
+        "tests/pg/server.rs",
+        "bench/launch.rs",
+    ] {
+        assert!(
+            files.contains(&ws.root.join(module)),
+            "{module} not read: {files:?}"
+        );
+    }
+    let mut wrong = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for line in source::unsafe_lines(&f.display().to_string(), &text) {
+            wrong.push(format!("{}:{line}", relative(&ws, f)));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "`unsafe` outside the sys crate (move it into sys behind a safe function):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_unsafe_check_reads_the_keyword_not_the_text() {
+    let lines = |text: &str| source::unsafe_lines("t.rs", text);
+    assert_eq!(lines("fn f() {\n    unsafe { g() };\n}\n"), [2]);
+    assert_eq!(
+        lines("fn f(pid: i32) {\n    assert_eq!(unsafe { kill(pid, 0) }, 0);\n}\n"),
+        [2],
+        "inside a macro call"
+    );
+    assert_eq!(
+        lines("unsafe fn f() {}\nstruct S;\nunsafe impl Send for S {}\nunsafe trait T {}\n"),
+        [1, 3, 4]
+    );
+    assert_eq!(
+        lines("unsafe extern \"C\" {\n    fn atexit(f: extern \"C\" fn()) -> i32;\n}\n"),
+        [1]
+    );
+    assert_eq!(
+        lines("fn f() {\n    let g = || unsafe { h() };\n}\n"),
+        [2],
+        "in a closure"
+    );
+    let none: [usize; 0] = [];
+    for prose in [
+        "// unsafe { g() }\nfn f() {}\n",
+        "/// Never `unsafe { g() }`.\nfn f() {}\n",
+        "/* unsafe { g() } */\nfn f() {}\n",
+        "fn f() { let _ = \"unsafe { g() }\"; }\n",
+        "fn f() { let _ = r#\"unsafe\"#; }\n",
+        "#![forbid(unsafe_code)]\nfn is_unsafe() { let r#unsafe = 1; }\n",
+        "fn f() { assert!(!text.contains(\"unsafe\")); }\n",
+    ] {
+        assert_eq!(lines(prose), none, "{prose}");
+    }
 }
 
 #[test]

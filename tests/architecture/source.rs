@@ -1,6 +1,6 @@
 //! What the compiler does not keep, read from the sources parsed as Rust (syn): string
-//! literals that are SQL, the `#![forbid(unsafe_code)]` of a crate root, the length of files
-//! and functions.
+//! literals that are SQL, the `#![forbid(unsafe_code)]` of a crate root, the `unsafe` of a
+//! test file, the length of files and functions.
 
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use std::path::{Path, PathBuf};
@@ -147,6 +147,29 @@ pub fn forbids_unsafe(root: &syn::File) -> bool {
             )
             .is_ok_and(|lints| lints.iter().any(|p| p.is_ident("unsafe_code")))
     })
+}
+
+/// The lines of a file's `unsafe` keywords: blocks, functions, impls, traits, extern blocks,
+/// and those inside macro calls, which syn's tree keeps as unparsed tokens
+/// (`assert_eq!(unsafe { .. }, 0)`), so the tokens are read, not the tree. Comments, doc
+/// comments, string literals, `r#unsafe` and names such as `unsafe_code` are not the keyword.
+pub fn unsafe_lines(name: &str, text: &str) -> Vec<usize> {
+    parse(name, text);
+    fn walk(tokens: TokenStream, lines: &mut Vec<usize>) {
+        for t in tokens {
+            match t {
+                TokenTree::Ident(id) if id == "unsafe" => lines.push(id.span().start().line),
+                TokenTree::Group(g) => walk(g.stream(), lines),
+                _ => {}
+            }
+        }
+    }
+    let tokens: TokenStream = text
+        .parse()
+        .unwrap_or_else(|e| panic!("{name} does not parse as Rust: {e}"));
+    let mut lines = Vec::new();
+    walk(tokens, &mut lines);
+    lines
 }
 
 fn is_test_attr(attrs: &[syn::Attribute]) -> bool {

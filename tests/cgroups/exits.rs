@@ -26,11 +26,6 @@ fn root_settings() -> Vec<(PathBuf, String)> {
     out
 }
 
-fn signal(pid: i32, sig: i32) {
-    let sig = nix::sys::signal::Signal::try_from(sig).expect("a valid signal number");
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig).expect("kill");
-}
-
 #[test]
 fn ctrl_c_sigterm_and_sighup_remove_the_trials_cgroups() {
     if !ready("ctrl_c_sigterm_and_sighup_remove_the_trials_cgroups") {
@@ -46,16 +41,20 @@ fn ctrl_c_sigterm_and_sighup_remove_the_trials_cgroups() {
     );
     // (signal, sent to the process group, exit code)
     for (sig, group, code) in [
-        (libc::SIGINT, true, 130),
-        (libc::SIGTERM, false, 130),
-        (libc::SIGHUP, false, 129),
+        (Signal::SIGINT, true, 130),
+        (Signal::SIGTERM, false, 130),
+        (Signal::SIGHUP, false, 129),
     ] {
         let s = Scratch::new();
         let child = spawn_until_trial(&s, &LONG_PARTITION_TRIAL);
         let pid = child.id();
         assert_eq!(common::value(LOAD_BALANCE), "0", "the partition trial runs");
         assert_eq!(trial_dirs(pid).len(), 3, "{:?}", trial_dirs(pid));
-        signal(if group { -(pid as i32) } else { pid as i32 }, sig);
+        if group {
+            signal_group(pid, sig);
+        } else {
+            signal(pid, sig);
+        }
         let o = child.wait_with_output().unwrap();
         println!("    signal {sig}: {:?}", o.status);
         assert_eq!(o.status.code(), Some(code), "signal {sig}: {}", text(&o));

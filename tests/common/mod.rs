@@ -124,16 +124,39 @@ pub fn median(mut v: Vec<i64>) -> i64 {
     v[v.len() / 2]
 }
 
-/// Whether any process of group `pgid` exists.
-pub fn group_alive(pgid: i32) -> bool {
-    // SAFETY: signal 0 only checks existence.
-    pgid > 1 && unsafe { libc::kill(-pgid, 0) } == 0
+/// The signals a test sends (see [`signal`]).
+#[allow(unused_imports)]
+pub use nix::sys::signal::Signal;
+
+/// Sends `sig` to process `pid` (a process the test started); panics if it cannot.
+pub fn signal(pid: u32, sig: Signal) {
+    nix::sys::signal::kill(pid_of(pid), sig)
+        .unwrap_or_else(|e| panic!("cannot send {sig} to process {pid}: {e}"));
 }
 
-/// Whether process `pid` exists (zombies included).
+/// Sends `sig` to every process of group `pgid`, as a terminal's Ctrl-C does; panics if it
+/// cannot.
+pub fn signal_group(pgid: u32, sig: Signal) {
+    nix::sys::signal::killpg(pid_of(pgid), sig)
+        .unwrap_or_else(|e| panic!("cannot send {sig} to process group {pgid}: {e}"));
+}
+
+/// A pid as nix takes it: a real process (above 0), never the "all processes" or "my group"
+/// meanings of 0 and negative numbers.
+fn pid_of(pid: u32) -> nix::unistd::Pid {
+    let raw = i32::try_from(pid).unwrap_or(0);
+    assert!(raw > 0, "not a process id: {pid}");
+    nix::unistd::Pid::from_raw(raw)
+}
+
+/// Whether any process of group `pgid` exists (no signal sent: only the check).
+pub fn group_alive(pgid: i32) -> bool {
+    pgid > 1 && nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_ok()
+}
+
+/// Whether process `pid` exists (zombies included; no signal sent: only the check).
 pub fn pid_alive(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks existence.
-    pid > 1 && unsafe { libc::kill(pid, 0) } == 0
+    pid > 1 && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
 }
 
 /// The variable that carries a [`Tag`].

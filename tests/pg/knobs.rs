@@ -4,7 +4,7 @@
 //!
 //! Needs root (it varies vm.swappiness); puts it back when it ends, even on a panic.
 
-use super::common::{value, Restore};
+use super::common::{self, value, Restore, Signal};
 use super::server::Server;
 use super::{ok, pg_int, schedlab};
 use std::path::Path;
@@ -58,10 +58,8 @@ impl Worker {
         Worker(Some(child))
     }
 
-    fn signal(&self, sig: i32) {
-        let pid = self.0.as_ref().unwrap().id() as i32;
-        // SAFETY: kill with a valid signal number on our own child.
-        assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+    fn signal(&self, sig: Signal) {
+        common::signal(self.0.as_ref().unwrap().id(), sig);
     }
 
     /// Waits for it to end: its exit code (None: killed by a signal) and stderr.
@@ -206,7 +204,7 @@ fn a_worker_restores_each_runs_settings_before_the_next_run() {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(500));
-    w.signal(libc::SIGKILL);
+    w.signal(Signal::SIGKILL);
     let (_, err) = w.wait();
     poller.stop.store(true, SeqCst);
     // Every task was measured at its run's value: run 2 at the original.
@@ -275,7 +273,7 @@ fn a_worker_restores_each_runs_settings_before_the_next_run() {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(300));
-    w.signal(libc::SIGHUP);
+    w.signal(Signal::SIGHUP);
     let (code, err) = w.wait();
     assert_eq!(code, Some(129), "{err}");
     assert_eq!(value(SWAPPINESS), original, "{err}");

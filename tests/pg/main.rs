@@ -1,9 +1,9 @@
 //! schedlab against a real PostgreSQL server: the whole CLI, the work queue, push, the spool
 //! and the errors. Plain `#[test]` functions, so that libtest finds every one (no list to keep):
-//! the first test starts one server for the whole binary (`server::shared`), which is stopped
-//! when the process exits; the tests take turns on it, each in a database of its own. Where
-//! PostgreSQL's server binaries are missing, each test skips with the reason (or fails under
-//! `SCHEDLAB_TEST_REQUIRE`).
+//! the first test starts one server for the whole binary (`server::shared`), which its
+//! watchdog stops when the process ends; the tests take turns on it, each in a database of
+//! its own. Where PostgreSQL's server binaries are missing, each test skips with the reason
+//! (or fails under `SCHEDLAB_TEST_REQUIRE`).
 //!
 //! `cargo test --test pg [NAME]` runs the tests whose name contains NAME.
 
