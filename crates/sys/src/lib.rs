@@ -41,7 +41,7 @@ pub use sched::{
     allowed_cpus, cpu_set, current_cpu, pin_command, sched_getattr, sched_setattr, set_affinity,
     SchedAttr, CPU_SET_CAPACITY, FLAG_RESET_ON_FORK,
 };
-pub use shm::{futex_wait, futex_wake, SharedSlice};
+pub use shm::{futex_wait, futex_wake, PrivatePages, SharedSlice};
 pub use wait::{
     exited_in_group_nowait, is_running_child, rusage_thread, wait4, wait_exited_nowait, Reaped,
 };

@@ -1,12 +1,22 @@
-//! Zero-initialised anonymous shared memory that forked children see, and futex waits on it.
+//! Zero-initialised anonymous memory: shared with forked children ([`SharedSlice`]) or private
+//! and untouched until written ([`PrivatePages`]); futex waits on shared words.
 
-use bytemuck::Zeroable;
+use bytemuck::{Pod, Zeroable};
 use nix::sys::mman::{mmap_anonymous, munmap, MapFlags, ProtFlags};
 use std::io;
 use std::num::NonZeroUsize;
 use std::ptr::NonNull;
 use std::sync::atomic::AtomicU32;
 use std::time::Duration;
+
+/// Size of a mapping of `len` elements of `T` (at least one byte), or an error on overflow.
+fn mapping_bytes<T>(len: usize) -> io::Result<NonZeroUsize> {
+    std::mem::size_of::<T>()
+        .max(1)
+        .checked_mul(len.max(1))
+        .and_then(NonZeroUsize::new)
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))
+}
 
 /// A zero-initialised array of `T` in anonymous shared memory (`MAP_SHARED | MAP_ANONYMOUS`),
 /// visible to children forked after it was made.
@@ -43,13 +53,9 @@ impl<T: Zeroable + Sync> SharedSlice<T> {
         })
     }
 
-    /// Size of the mapping for `len` elements (at least one byte), or an error on overflow.
+    /// Size of the mapping for `len` elements.
     fn bytes(len: usize) -> io::Result<NonZeroUsize> {
-        std::mem::size_of::<T>()
-            .max(1)
-            .checked_mul(len.max(1))
-            .and_then(NonZeroUsize::new)
-            .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))
+        mapping_bytes::<T>(len)
     }
 
     /// The elements.
@@ -74,6 +80,86 @@ impl<T: Zeroable + Sync> Drop for SharedSlice<T> {
 unsafe impl<T: Zeroable + Sync> Sync for SharedSlice<T> {}
 // SAFETY: as above; moving the owner moves no `T` (elements are never dropped).
 unsafe impl<T: Zeroable + Sync> Send for SharedSlice<T> {}
+
+/// A zero-initialised array of `T` in a private anonymous mapping of its own (`MAP_PRIVATE |
+/// MAP_ANONYMOUS`), whatever the allocator's state: until a page is written, reading it reads
+/// the kernel's shared zero page, and only written pages take memory. Used where that matters
+/// to what is measured (the matrix kernel's read-only matrices), so that a calibration thread
+/// and a forked task get the same memory, which a heap allocation (`calloc` may hand out a
+/// recycled, memset block of real pages, or a fresh mapping) does not promise.
+pub struct PrivatePages<T: Pod> {
+    ptr: NonNull<T>,
+    len: usize,
+}
+
+impl<T: Pod> PrivatePages<T> {
+    /// Maps `len` zeroed elements.
+    pub fn new(len: usize) -> io::Result<Self> {
+        if std::mem::align_of::<T>() > 4096 {
+            return Err(super::SysError::OverAligned.into());
+        }
+        let bytes = mapping_bytes::<T>(len)?;
+        // SAFETY: a new anonymous mapping at an address of the kernel's choice: it aliases
+        // nothing, and the kernel fills it with zeros.
+        let ptr = unsafe {
+            mmap_anonymous(
+                None,
+                bytes,
+                ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
+                MapFlags::MAP_PRIVATE,
+            )
+        }?;
+        Ok(PrivatePages {
+            ptr: ptr.cast(),
+            len,
+        })
+    }
+
+    /// The elements.
+    pub fn as_slice(&self) -> &[T] {
+        // SAFETY: `len` zero-filled `T`s (valid: T: Pod), page-aligned, alive as long as
+        // `self`; the borrow of `self` rules out a simultaneous `&mut`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The elements, to write.
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        // SAFETY: as in `as_slice`; `&mut self` makes this the only reference.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The mapping's start address, to find it in /proc/self/smaps.
+    pub fn addr(&self) -> usize {
+        self.ptr.as_ptr() as usize
+    }
+}
+
+impl<T: Pod> Drop for PrivatePages<T> {
+    fn drop(&mut self) {
+        if let Ok(bytes) = mapping_bytes::<T>(self.len) {
+            // SAFETY: unmapping exactly what `new` mapped; no reference into it outlives
+            // `self`.
+            let _ = unsafe { munmap(self.ptr.cast(), bytes.get()) };
+        }
+    }
+}
+
+impl<T: Pod> std::fmt::Debug for PrivatePages<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "PrivatePages({} x {} B)",
+            self.len,
+            std::mem::size_of::<T>()
+        )
+    }
+}
+
+// SAFETY: the mapping is owned by this value alone (private, never aliased); moving it to
+// another thread moves that ownership, and `&PrivatePages` only reads plain data (T: Pod).
+unsafe impl<T: Pod> Send for PrivatePages<T> {}
+// SAFETY: as above: shared references only read.
+unsafe impl<T: Pod> Sync for PrivatePages<T> {}
 
 /// Blocks while `*word == expected`, at most `timeout`. Works across processes (shared futex).
 pub fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
@@ -131,6 +217,25 @@ mod tests {
         // Forked children share it because the kernel maps it shared (the fork itself is
         // tested by the integration tests: this test process has other threads).
         assert_eq!(mapping_perms(region.ptr.as_ptr() as usize), "rw-s");
+    }
+
+    #[test]
+    fn private_pages_are_zero_and_take_memory_only_where_written() {
+        // 64 pages of u64; reading all of them maps the zero page, which is not resident in
+        // this mapping's own count; writing 3 pages makes exactly those resident.
+        let mut p: PrivatePages<u64> = PrivatePages::new(64 * 512).unwrap();
+        assert!(p.as_slice().iter().all(|&v| v == 0));
+        assert_eq!(
+            schedlab_testkit::resident_kib(p.addr()),
+            0,
+            "reads took memory"
+        );
+        for page in [0, 10, 63] {
+            p.as_mut_slice()[page * 512 + 7] = 5;
+        }
+        assert_eq!(schedlab_testkit::resident_kib(p.addr()), 12);
+        assert_eq!(p.as_slice().iter().filter(|&&v| v == 5).count(), 3);
+        assert!(PrivatePages::<u64>::new(usize::MAX / 4).is_err());
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! What a test needs from the machine (root, a program, PostgreSQL, tracefs, ...), and what
 //! happens when it is missing: the test skips with its reason shown in `cargo test`'s own
 //! output, or fails when `SCHEDLAB_TEST_REQUIRE` says the machine must have it (`.ci/run` sets
-//! `all`, so a gap in CI is a failure, not a quiet "ok").
+//! `all`, so a gap in CI is a failure, not a quiet "ok"). Also what tests read of their own
+//! process from the kernel ([`resident_kib`]).
 //!
 //! Every skip in every crate's tests goes through [`skip`]. libtest captures what a passing
 //! test prints with `print!`/`eprint!`, so a reason printed that way is never seen; [`skip`]
@@ -184,6 +185,26 @@ pub fn program(program: &str, arg: &str, package: &str) -> bool {
         );
     }
     runs
+}
+
+/// The resident size, in KiB, of this process's mapping that starts at `addr`, from the
+/// kernel's own accounting (the mapping's `Rss:` line in /proc/self/smaps; the shared zero
+/// page is not counted). Panics when no mapping starts there.
+pub fn resident_kib(addr: usize) -> u64 {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").expect("reading /proc/self/smaps");
+    let mut lines = smaps.lines();
+    while let Some(l) = lines.next() {
+        let start = l.split('-').next().unwrap_or("");
+        if usize::from_str_radix(start, 16).ok() == Some(addr) {
+            let rss = lines.find(|l| l.starts_with("Rss:")).expect("an Rss line");
+            return rss
+                .split_whitespace()
+                .nth(1)
+                .and_then(|v| v.parse().ok())
+                .expect("Rss in kB");
+        }
+    }
+    panic!("no mapping starts at {addr:#x}")
 }
 
 #[cfg(test)]

@@ -59,7 +59,7 @@ impl FromStr for CpuKernel {
 ///
 /// The generator is a per-task xorshift64*, not libc `random()`: `random()` takes a
 /// process-wide lock, which would make threads of one process contend on it.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct CpuState {
     rng: u64,
     hits: u64,
@@ -85,10 +85,11 @@ impl CpuState {
         }
     }
 
-    /// Allocates the matrices of the matrix kernel for a footprint of `kib` KiB (before the
-    /// measured region; without it the first matrix unit allocates the default footprint).
-    pub fn prepare_matrix(&mut self, kib: u64) {
-        self.matrix = Some(super::matrix::Matrix::new(kib));
+    /// Maps the matrices of the matrix kernel for a footprint of `kib` KiB (before the
+    /// measured region; without it the first matrix unit maps the default footprint).
+    pub fn prepare_matrix(&mut self, kib: u64) -> std::io::Result<()> {
+        self.matrix = Some(super::matrix::Matrix::new(kib)?);
+        Ok(())
     }
 
     #[inline]
@@ -133,7 +134,10 @@ impl CpuState {
             }
             CpuKernel::Matrix => self
                 .matrix
-                .get_or_insert_with(|| super::matrix::Matrix::new(DEFAULT_FOOTPRINT_KIB))
+                .get_or_insert_with(|| {
+                    super::matrix::Matrix::new(DEFAULT_FOOTPRINT_KIB)
+                        .expect("mapping the matrix kernel's default footprint")
+                })
                 .rows(units),
         }
         black_box(&self.hits);

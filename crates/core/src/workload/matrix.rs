@@ -2,19 +2,23 @@
 //! schbench's "matrix multiply" (written here from its description, not copied).
 //!
 //! A footprint of F KiB gives matrices of side s = floor(sqrt(F·1024 / 3 / 8)) (three s×s u64
-//! matrices fill the footprint), allocated once, zeroed, before the measured region. One unit
+//! matrices fill the footprint), mapped once, zeroed, before the measured region. One unit
 //! of work is one row of m3 = m1 × m2 (s dot products of length s, m2 walked by columns); a
-//! task cycles through the rows. As in schbench, m1 and m2 are read but never written: the
-//! buffer comes from the allocator zeroed (a fresh mapping for large sizes), so those reads hit
-//! the kernel's zero page, and only m3 is written.
+//! task cycles through the rows. As in schbench, m1 and m2 are read but never written, so
+//! those reads hit the kernel's zero page, and only m3 is written. The matrices get a private
+//! mapping of their own ([`PrivatePages`]) so that this holds in every process: from the heap,
+//! a recycled block comes back memset into real pages, which made the work of a forked task
+//! 1.5-2.2x slower per unit than in its calibration thread (measured 2026-11-25: 50 ms of
+//! calibrated work took 74-112 ms of CPU).
 
+use schedlab_sys::PrivatePages;
 use std::hint::black_box;
 
 /// Square u64 matrices of one footprint and the next row to compute.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Matrix {
     side: usize,
-    buf: Vec<u64>,
+    buf: PrivatePages<u64>,
     row: usize,
 }
 
@@ -24,21 +28,22 @@ impl Matrix {
         (((kib * 1024 / 3 / 8) as f64).sqrt().floor() as usize).max(1)
     }
 
-    /// Allocates the three matrices of a `kib` KiB footprint, zeroed.
-    pub fn new(kib: u64) -> Matrix {
+    /// Maps the three matrices of a `kib` KiB footprint, zeroed; an error if the kernel
+    /// refuses the memory.
+    pub fn new(kib: u64) -> std::io::Result<Matrix> {
         let side = Matrix::side(kib);
-        Matrix {
+        Ok(Matrix {
             side,
-            buf: vec![0; 3 * side * side],
+            buf: PrivatePages::new(3 * side * side)?,
             row: 0,
-        }
+        })
     }
 
     /// Computes the next `rows` rows of m3 = m1 × m2.
     #[inline]
     pub fn rows(&mut self, rows: u64) {
         let s = self.side;
-        let (m12, m3) = self.buf.split_at_mut(2 * s * s);
+        let (m12, m3) = self.buf.as_mut_slice().split_at_mut(2 * s * s);
         let (m1, m2) = m12.split_at(s * s);
         for _ in 0..rows {
             let i = self.row;
@@ -69,28 +74,43 @@ mod tests {
         assert_eq!(Matrix::side(256), 104);
         assert_eq!(Matrix::side(1024), 209);
         assert_eq!(Matrix::side(0), 1);
-        let m = Matrix::new(256);
-        assert_eq!(m.buf.len(), 3 * 104 * 104);
+        let m = Matrix::new(256).unwrap();
+        assert_eq!(m.buf.as_slice().len(), 3 * 104 * 104);
     }
 
     #[test]
     fn rows_advance_and_wrap_and_compute_a_real_product() {
-        let mut m = Matrix::new(1);
+        let mut m = Matrix::new(1).unwrap();
         let s = m.side;
         assert_eq!(s, 6);
         // m1 = identity, m2 = i*10 + j: the product is m2.
         for i in 0..s {
-            m.buf[i * s + i] = 1;
+            m.buf.as_mut_slice()[i * s + i] = 1;
             for j in 0..s {
-                m.buf[s * s + i * s + j] = (i * 10 + j) as u64;
+                m.buf.as_mut_slice()[s * s + i * s + j] = (i * 10 + j) as u64;
             }
         }
         m.rows(s as u64 + 2);
         assert_eq!(m.next_row(), 2);
         for i in 0..s {
             for j in 0..s {
-                assert_eq!(m.buf[2 * s * s + i * s + j], (i * 10 + j) as u64);
+                assert_eq!(m.buf.as_slice()[2 * s * s + i * s + j], (i * 10 + j) as u64);
             }
         }
+    }
+
+    #[test]
+    fn only_the_product_takes_memory_so_every_process_reads_the_zero_page() {
+        // A full pass over the rows reads all of m1 and m2 and writes all of m3: only m3's
+        // pages may become resident (the defect: heap memory handed back memset made m1 and
+        // m2 real pages in forked tasks, and their work 1.5-2.2x slower than calibrated).
+        let mut m = Matrix::new(256).unwrap();
+        m.rows(104);
+        let m3_kib = (104 * 104 * 8) as u64 / 1024; // 84.5 KiB: 22 pages at most
+        let rss = schedlab_testkit::resident_kib(m.buf.addr());
+        assert!(
+            rss <= m3_kib + 8 && rss >= m3_kib - 4,
+            "{rss} KiB resident; m3 is {m3_kib} KiB of the 253.5 KiB mapped"
+        );
     }
 }

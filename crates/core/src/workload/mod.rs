@@ -372,7 +372,7 @@ impl<'a> TaskWork<'a> {
         let mut cpu = CpuState::new(seed);
         let worker = matches!(role, Some(Role::Worker { .. }));
         if w.cpu_kernel == CpuKernel::Matrix || worker {
-            cpu.prepare_matrix(w.footprint_kib);
+            cpu.prepare_matrix(w.footprint_kib)?;
         }
         let m = w.messaging.unwrap_or_default();
         Ok(TaskWork {

@@ -312,7 +312,7 @@ mod tests {
                     let (w, locks, t, wk) = (&w, &locks, task(i), &wk);
                     s.spawn(move || {
                         let mut cpu = CpuState::new(1);
-                        cpu.prepare_matrix(16);
+                        cpu.prepare_matrix(16).unwrap();
                         let mut rec = Recorder::for_workload(wk);
                         let done = t.worker(w, locks, &mut cpu, &mut rec);
                         (done, rec)
