@@ -1,7 +1,7 @@
 //! The `run` and `plan` commands: spec and plan from the command line, then the run or its estimate.
 
 use super::exit::{Outcome, Usage};
-use super::remote::{Remote, RemoteSink};
+use super::remote::Remote;
 use super::sink::StoreSink;
 use crate::cli::RunArgs;
 use anyhow::Result;
@@ -74,12 +74,11 @@ fn build_plan(args: &RunArgs) -> Result<(schedlab_spec::plan::Plan, Option<i64>)
 pub fn cmd_plan(args: &RunArgs) -> Result<Outcome> {
     let (plan, _) = spec_and_plan(args)?;
     schedlab_run::capacity::check_plan(&plan)?;
-    let mut store = if args.db.exists() {
-        Some(Store::open(&args.db)?)
+    let mut sink = if args.db.exists() {
+        Some(StoreSink::local(&args.db, Store::open(&args.db)?))
     } else {
         None
     };
-    let mut sink = store.as_mut().map(StoreSink);
     let progress = schedlab_run::progress::Progress::new(0, true);
     let mut cal = schedlab_run::Calibrator::new(
         sink.as_mut()
@@ -289,7 +288,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
             .spool_file
             .clone()
             .unwrap_or_else(super::remote::default_spool);
-        let mut sink = RemoteSink::new(Remote::connect(&args.db, &spool, false)?);
+        let mut sink = StoreSink::new(Remote::connect(&args.db, &spool, false)?);
         let (run_id, summary) = schedlab_run::execute(&plan, &mut sink, &opts, resume)?;
         let remote = &mut sink.remote;
         if remote.spooled > 0 {
@@ -313,10 +312,10 @@ pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
         }
         (run_id, summary)
     } else {
-        let mut store = Store::open(&args.db)?;
-        let (run_id, summary) =
-            schedlab_run::execute(&plan, &mut StoreSink(&mut store), &opts, resume)?;
-        print_cells(&store, run_id, &plan.name, args.wide)?;
+        let mut sink = StoreSink::local(&args.db, Store::open(&args.db)?);
+        let (run_id, summary) = schedlab_run::execute(&plan, &mut sink, &opts, resume)?;
+        let store = sink.store().expect("a local store is never out of reach");
+        print_cells(store, run_id, &plan.name, args.wide)?;
         (run_id, summary)
     };
     if summary.interrupted {
