@@ -45,8 +45,6 @@ const LONG_FUNCTIONS: &[&str] = &[
     "crates/run/src/trial/mod.rs: run_trial",            // 145
     "crates/run/src/trial/verdict.rs: judge",            // 96
     "crates/run/src/work.rs: work",                      // 89
-    "src/app/run.rs: cmd_plan",                          // 87
-    "src/cli.rs: RunArgs::to_spec",                      // 132
 ];
 
 fn workspace() -> Workspace {
