@@ -5,7 +5,6 @@ use schedlab_core::policy::{PolicyKind, PriorityMode};
 use schedlab_core::records::{StartMode, TaskKind};
 use schedlab_core::workload::{CpuKernel, IoMode, WorkloadKind};
 use schedlab_report::cmd::{CompareOptions, ReportFormat, ReportOptions, Selection, StatsOptions};
-use schedlab_spec::{Spec, SpecError, WorkloadSpec};
 use schedlab_store::export::{Format, Table};
 use schedlab_store::Location;
 use std::path::PathBuf;
@@ -15,6 +14,7 @@ mod claims;
 mod comm;
 mod db;
 mod fleet;
+mod to_spec;
 pub use cgroups::CgroupArgs;
 pub use claims::{ReportClaimArgs, RunClaimArgs};
 pub use comm::CommArgs;
@@ -274,166 +274,6 @@ pub struct ExportArgs {
     /// Output file (default: standard output).
     #[arg(long, short)]
     pub output: Option<PathBuf>,
-}
-
-impl RunArgs {
-    /// Whether any flag that shapes the experiment was given.
-    fn has_axis_flags(&self) -> bool {
-        !(self.policies.is_empty()
-            && self.priorities.is_empty()
-            && self.workloads.is_empty()
-            && self.tasks.is_empty()
-            && self.kind.is_empty()
-            && self.start.is_empty()
-            && self.cpus.is_none()
-            && self.antagonists.is_empty()
-            && self.io_schedulers.is_empty()
-            && self.slices.is_empty()
-            && self.knobs.is_empty()
-            && self.scx.is_empty()
-            && !self.cgroups.any())
-    }
-
-    /// The spec these flags describe: the file (or quick experiment) with the flags applied over it.
-    pub fn to_spec(&self) -> Result<Spec, SpecError> {
-        let mut spec = match &self.spec {
-            Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
-                    path: path.clone(),
-                    source,
-                })?;
-                schedlab_spec::locate::parse_spec_file(path, &text)?
-            }
-            None if self.has_axis_flags() => Spec {
-                name: "cli".into(),
-                ..Spec::default_quick()
-            },
-            None => Spec::default_quick(),
-        };
-        if self.spec.is_none() && self.has_axis_flags() {
-            // Flags describe the experiment from scratch, with the quick experiment's settings.
-            spec.axes = schedlab_spec::Axes::default();
-            spec.description = "experiment from command-line flags".into();
-        }
-        let a = &mut spec.axes;
-        if !self.policies.is_empty() {
-            a.policies = self.policies.clone();
-        }
-        if !self.priorities.is_empty() {
-            a.priorities = self.priorities.clone();
-        }
-        if !self.workloads.is_empty() {
-            a.workloads = self
-                .workloads
-                .iter()
-                .map(|&kind| WorkloadSpec {
-                    kind,
-                    ..WorkloadSpec::default()
-                })
-                .collect();
-        }
-        for w in &mut a.workloads {
-            w.split |= self.split;
-            w.period = self.period.clone().or(w.period.take());
-            w.run = self.run.clone().or(w.run.take());
-            if let Some(k) = self.cpu_kernel {
-                w.cpu_kernel = k;
-            }
-            if let Some(m) = self.io_mode {
-                w.io_mode = m;
-            }
-            w.io_block = self.io_block.or(w.io_block);
-            w.io_bytes = self.io_bytes.or(w.io_bytes);
-            w.io_every = self.io_every.or(w.io_every);
-            if let Some(n) = self.iterations {
-                w.iterations = Some(n);
-                w.work = None;
-            }
-            if let Some(d) = &self.work {
-                w.work = Some(d.clone());
-                w.iterations = None;
-            }
-        }
-        self.comm.apply(&mut spec)?;
-        let a = &mut spec.axes;
-        if !self.tasks.is_empty() {
-            a.tasks = self.tasks.clone();
-        }
-        if !self.kind.is_empty() {
-            a.kind = self.kind.clone();
-        }
-        if !self.start.is_empty() {
-            a.start = self.start.clone();
-        }
-        if let Some(c) = &self.cpus {
-            a.cpus = vec![c.clone()];
-        }
-        if !self.antagonists.is_empty() {
-            a.antagonists = self.antagonists.clone();
-        }
-        if !self.io_schedulers.is_empty() {
-            a.io_schedulers = self.io_schedulers.clone();
-        }
-        if !self.slices.is_empty() {
-            a.slices = self.slices.clone();
-        }
-        if !self.scx.is_empty() {
-            a.scx = self
-                .scx
-                .iter()
-                .cloned()
-                .map(schedlab_spec::ScxSpec::Command)
-                .collect();
-        }
-        if !self.knobs.is_empty() {
-            let knobs = self
-                .knobs
-                .iter()
-                .map(|k| schedlab_spec::KnobAxis::from_flag(k));
-            a.knobs = knobs.collect::<Result<_, _>>()?;
-        }
-        self.cgroups.apply(a)?;
-        let s = &mut spec.settings;
-        s.trials = self.trials.unwrap_or(s.trials);
-        s.warmup = self.warmup.unwrap_or(s.warmup);
-        s.precision = self.precision.clone().or(s.precision.take());
-        s.min_trials = self.min_trials.or(s.min_trials);
-        s.max_trials = self.max_trials.or(s.max_trials);
-        s.max_time = self.max_time.clone().or(s.max_time.take());
-        s.precision_metric = self.precision_metric.clone().or(s.precision_metric.take());
-        self.claim.apply(&mut spec)?;
-        let s = &mut spec.settings;
-        if let Some(w) = &self.work {
-            s.work = w.clone();
-        }
-        s.timeout = self.timeout.clone().or(s.timeout.take());
-        s.seed = self.seed.or(s.seed);
-        s.nice = self.nice.or(s.nice);
-        s.rt_priority = self.rt_priority.or(s.rt_priority);
-        s.io_dir = self.io_dir.clone().or(s.io_dir.take());
-        if let Some(p) = self.antagonist_policy {
-            s.antagonist_policy = p;
-        }
-        if let Some(w) = self.antagonist_workload {
-            s.antagonist_workload = w;
-        }
-        if let Some(i) = &self.sample_interval {
-            s.sample_interval = i.clone();
-        }
-        s.device = self.device.clone().or(s.device.take());
-        s.trace |= self.trace;
-        s.allow_knobs.extend(self.allow_knobs.iter().cloned());
-        if let Some(v) = &self.dl_runtime {
-            s.deadline.runtime = v.clone();
-        }
-        if let Some(v) = &self.dl_deadline {
-            s.deadline.deadline = v.clone();
-        }
-        if let Some(v) = &self.dl_period {
-            s.deadline.period = v.clone();
-        }
-        Ok(spec)
-    }
 }
 
 #[cfg(test)]

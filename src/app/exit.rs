@@ -9,6 +9,7 @@
 //! | 129 | ended by SIGHUP (a closed terminal), after restoring everything |
 //! | 130 | interrupted by Ctrl-C or SIGTERM, after restoring everything |
 
+use super::remote::RemoteError;
 use schedlab_core::CoreError;
 use schedlab_report::ReportError;
 use schedlab_run::{KernelError, RunError};
@@ -92,6 +93,9 @@ fn bad_input(e: &(dyn Error + 'static)) -> Option<bool> {
     if let Some(e) = e.downcast_ref::<ReportError>() {
         return Some(e.is_bad_input());
     }
+    if let Some(e) = e.downcast_ref::<RemoteError>() {
+        return Some(e.is_bad_input());
+    }
     if let Some(e) = e.downcast_ref::<KernelError>() {
         return Some(matches!(e, KernelError::Refused(_)));
     }
@@ -140,6 +144,16 @@ mod tests {
         assert_eq!(error_code(&sink), EXIT_FAILURE);
         let sink: anyhow::Error = RunError::Sink(Box::new(StoreError::NoSuchRun { id: 1 })).into();
         assert_eq!(error_code(&sink), EXIT_USAGE);
+        let remote = RunError::Sink(Box::new(RemoteError::Store(StoreError::NoSuchRun {
+            id: 2,
+        })));
+        assert_eq!(error_code(&remote.into()), EXIT_USAGE);
+        let gave_up = RunError::Sink(Box::new(RemoteError::GaveUp {
+            location: "postgres://u@h/db".into(),
+            waited_s: 600,
+            spool: "spool.db".into(),
+        }));
+        assert_eq!(error_code(&gave_up.into()), EXIT_FAILURE);
         let io: anyhow::Error = std::io::Error::other("disk on fire").into();
         assert_eq!(error_code(&io), EXIT_FAILURE);
         let knob: anyhow::Error = KernelError::Refused("deny list".into()).into();

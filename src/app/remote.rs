@@ -1,21 +1,119 @@
-//! A run stored on a PostgreSQL server, with a local spool for when the server cannot be
-//! reached: trials that end while it is away go to an SQLite spool file (the server run's copy,
-//! same UUID) and are pushed to the server at the next trial that finds it back, or by
-//! `schedlab push --spool`. Nothing is lost, and nothing is stored twice (a push skips the
-//! trials the server has).
+//! A store that may drop, and the spool for what cannot reach it. A PostgreSQL server: trials
+//! that end while it is away go to an SQLite spool file (the server run's copy, same UUID) and
+//! are pushed to the server at the next trial that finds it back, or by `schedlab push
+//! --spool`; nothing is lost, and nothing is stored twice (a push skips the trials the server
+//! has). A local SQLite file is the same thing that never drops ([`Remote::local`]), so one
+//! sink ([`super::sink::StoreSink`]) serves both. [`RemoteError`] is what they fail with.
 
-use anyhow::{Context, Result};
-use schedlab_core::metric::Metric;
-use schedlab_core::records::{TrialMeta, TrialOutcome};
-use schedlab_core::Warning;
 use schedlab_machine::HostIdentity;
-use schedlab_run::sink::{Sink, Stored};
-use schedlab_run::SinkResult;
-use schedlab_spec::plan::{Cell, Plan, PlannedTrial};
+use schedlab_report::ReportError;
+use schedlab_spec::plan::{Cell, Plan};
+use schedlab_spec::SpecError;
 use schedlab_store::push::{push, PushOptions};
-use schedlab_store::{Location, NewRun, RunIdentity, SpooledRun, Store};
+use schedlab_store::{Location, NewRun, RunIdentity, SpooledRun, Store, StoreError};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// A result of a store that may drop.
+pub type Result<T, E = RemoteError> = std::result::Result<T, E>;
+
+/// Why a run's or a worker's store failed, beyond the store's own errors.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    /// The store failed, or refused what it was given.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A run cannot be created or resumed: the server is away.
+    #[error("the server at {location} cannot be reached; check that it is running and that this machine reaches it, then run again")]
+    Unreachable {
+        /// The server (password masked).
+        location: String,
+    },
+    /// The server is away and the spool's directory cannot be made.
+    #[error("the server at {location} cannot be reached and the spool's directory {} cannot be created ({source}); give a writable --spool-file", dir.display())]
+    SpoolDir {
+        /// The server (password masked).
+        location: String,
+        /// The directory.
+        dir: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// The server is away and the spool cannot be opened.
+    #[error("the server at {location} cannot be reached and the spool {} cannot be opened ({source}); give a writable --spool-file", spool.display())]
+    SpoolOpen {
+        /// The server (password masked).
+        location: String,
+        /// The spool file.
+        spool: PathBuf,
+        /// What failed.
+        source: Box<StoreError>,
+    },
+    /// Pushing the spool to the server failed; what it holds stays in it.
+    #[error("pushing the spool {} to {location} failed ({source}); the trials in it stay there, and `schedlab push --spool --spool-file {} --to URL` sends them", spool.display(), spool.display())]
+    Push {
+        /// The server (password masked).
+        location: String,
+        /// The spool file.
+        spool: PathBuf,
+        /// What failed.
+        source: Box<StoreError>,
+    },
+    /// An adaptive run needs its stored trials, and the server is away.
+    #[error("{run} on its stored trials, and the server at {location} cannot be reached; the trials so far are kept in the spool {} (`schedlab push --spool` sends them), and `schedlab run --resume --db URL` continues when it is back", spool.display())]
+    Judging {
+        /// What the run does with its trials.
+        run: &'static str,
+        /// The server (password masked).
+        location: String,
+        /// The spool file.
+        spool: PathBuf,
+    },
+    /// A worker waited too long for a lost server.
+    #[error("the server at {location} has been out of reach for {waited_s} s; the trials this worker finished meanwhile are in the spool {} (`schedlab push --spool` sends them)", spool.display())]
+    GaveUp {
+        /// The server (password masked).
+        location: String,
+        /// How long it waited, in seconds.
+        waited_s: u64,
+        /// The spool file.
+        spool: PathBuf,
+    },
+    /// A claimed queue row names a trial the run's plan does not have.
+    #[error("queue row {queue_id} of run {run_id} does not match the run's plan (rebuilt from its spec and seed); was it submitted by another schedlab version?")]
+    PlanMismatch {
+        /// The queue row.
+        queue_id: i64,
+        /// The run.
+        run_id: i64,
+    },
+    /// A stored run's spec does not read back or plan here.
+    #[error("run {run_id} cannot be run here: {source}")]
+    StoredSpec {
+        /// The run.
+        run_id: i64,
+        /// Why.
+        source: Box<SpecError>,
+    },
+    /// The claims of a run could not be judged.
+    #[error(transparent)]
+    Report(#[from] ReportError),
+    /// A broken promise of schedlab's own code.
+    #[error("internal error: {0}")]
+    Internal(&'static str),
+}
+
+impl RemoteError {
+    /// Whether the user gave something the store cannot use (exit 2, not 1): only the store's
+    /// own errors can say so; a queued run's spec was not this worker's input.
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            RemoteError::Store(e) => e.is_bad_input(),
+            RemoteError::Report(e) => e.is_bad_input(),
+            _ => false,
+        }
+    }
+}
 
 /// The default spool: `$SCHEDLAB_SPOOL`, else `$XDG_STATE_HOME/schedlab/spool.db`, else
 /// `~/.local/state/schedlab/spool.db`, else `schedlab-spool.db` here.
@@ -32,7 +130,7 @@ pub fn default_spool() -> PathBuf {
     }
 }
 
-/// A connection to a server that may drop, and a spool file for what cannot reach it.
+/// A connection to a store that may drop, and a spool file for what cannot reach it.
 pub struct Remote {
     location: Location,
     server: Option<Store>,
@@ -56,7 +154,17 @@ impl Remote {
         } else {
             Store::open(location)?
         };
-        Ok(Remote {
+        Ok(Remote::with(location, server, spool_path))
+    }
+
+    /// The open local store `store` (at `location`): a file, never out of reach, so its spool
+    /// is never used.
+    pub fn local(location: &Location, store: Store) -> Remote {
+        Remote::with(location, store, Path::new(""))
+    }
+
+    fn with(location: &Location, server: Store, spool_path: &Path) -> Remote {
+        Remote {
             location: location.clone(),
             server: Some(server),
             spool_path: spool_path.to_path_buf(),
@@ -64,7 +172,7 @@ impl Remote {
             last_attempt: None,
             spooled: 0,
             told: false,
-        })
+        }
     }
 
     /// The server, reconnected (and the spool pushed to it) if it was lost and can be reached
@@ -77,11 +185,23 @@ impl Remote {
                 self.told = false;
                 self.server = Some(s);
                 if let Err(e) = self.flush() {
-                    self.lost(&super::exit::message(&e));
+                    self.lost(&e);
                 }
             }
         }
         self.server.as_mut()
+    }
+
+    /// The server back, as `store`, without a connection attempt (tests reach no server).
+    #[cfg(test)]
+    pub fn back_for_test(&mut self, store: Store) {
+        self.server = Some(store);
+    }
+
+    /// The server, or an error saying it cannot be reached.
+    pub fn reachable(&mut self) -> Result<&mut Store> {
+        let location = self.location.to_string();
+        self.server().ok_or(RemoteError::Unreachable { location })
     }
 
     /// The server if connected now (no attempt to reconnect).
@@ -106,27 +226,32 @@ impl Remote {
     /// The spool, opened (created) on first use.
     pub fn spool(&mut self) -> Result<&Store> {
         if self.spool.is_none() {
+            if self.spool_path.as_os_str().is_empty() {
+                return Err(RemoteError::Internal("a local store has no spool"));
+            }
             if let Some(dir) = self
                 .spool_path
                 .parent()
                 .filter(|d| !d.as_os_str().is_empty())
             {
-                std::fs::create_dir_all(dir).with_context(|| {
-                    format!("cannot create the spool's directory {}", dir.display())
+                std::fs::create_dir_all(dir).map_err(|source| RemoteError::SpoolDir {
+                    location: self.location.to_string(),
+                    dir: dir.to_path_buf(),
+                    source,
                 })?;
             }
-            self.spool = Some(Store::open(&self.spool_path).with_context(|| {
-                format!(
-                    "the server at {} cannot be reached and the spool {} cannot be opened",
-                    self.location,
-                    self.spool_path.display()
-                )
-            })?);
+            let spool = Store::open(&self.spool_path).map_err(|e| RemoteError::SpoolOpen {
+                location: self.location.to_string(),
+                spool: self.spool_path.clone(),
+                source: Box::new(e),
+            })?;
+            self.spool = Some(spool);
         }
         Ok(self.spool.as_ref().expect("opened above"))
     }
 
-    /// Pushes whatever the spool holds to the server, and empties it of what was pushed.
+    /// Pushes whatever the spool holds to the server, and empties it of what was pushed; on
+    /// failure, what was not pushed stays in the spool.
     pub fn flush(&mut self) -> Result<()> {
         if !self.spool_path.exists() {
             return Ok(());
@@ -138,14 +263,15 @@ impl Remote {
         if spool.trial_count()? == 0 && spool.latest_run()?.is_none() {
             return Ok(());
         }
-        let s = push(
-            spool,
-            server,
-            &PushOptions {
-                runs: None,
-                remove_pushed: true,
-            },
-        )?;
+        let opts = PushOptions {
+            runs: None,
+            remove_pushed: true,
+        };
+        let s = push(spool, server, &opts).map_err(|e| RemoteError::Push {
+            location: self.location.to_string(),
+            spool: self.spool_path.clone(),
+            source: Box::new(e),
+        })?;
         if s.trials_added + s.trials_present > 0 || s.runs_added + s.runs_merged > 0 {
             eprintln!(
                 "schedlab: pushed the spool {} to {}: {} trials added, {} already there",
@@ -179,18 +305,6 @@ impl Remote {
             },
             None => Ok(None),
         }
-    }
-
-    /// Stores a calibration on the server when it can be reached.
-    pub fn save_calibration(
-        &mut self,
-        key: &str,
-        kernel: &str,
-        cpu_model: &str,
-        units_per_sec: f64,
-    ) -> Result<()> {
-        self.try_server(|s| s.save_calibration(key, kernel, cpu_model, units_per_sec))?;
-        Ok(())
     }
 
     /// Runs `f` on the server; None if the server cannot be reached (now, or during `f`).
@@ -236,6 +350,57 @@ pub struct RunCopy {
 }
 
 impl RunCopy {
+    /// A new run of `plan`, started by `argv` on the machine `env_json` describes, with a new
+    /// UUID and this host's identity.
+    pub fn new(plan: &Plan, argv: &str, env_json: &str) -> RunCopy {
+        RunCopy {
+            name: plan.name.clone(),
+            seed: plan.seed,
+            spec_toml: plan.spec_toml.clone(),
+            argv: argv.to_string(),
+            env_json: Some(env_json.to_string()),
+            trials_planned: plan.trials.len(),
+            cells: plan.cells.clone(),
+            id: RunIdentity {
+                uuid: Some(uuid::Uuid::new_v4().to_string()),
+                host: Some(HostIdentity::capture()),
+                status: "running",
+            },
+            units: Vec::new(),
+        }
+    }
+
+    /// Stored run `run_id` as `server` has it, run by `host` (units: none yet), and its plan,
+    /// rebuilt from its spec and seed.
+    pub fn read(server: &Store, run_id: i64, host: HostIdentity) -> Result<(RunCopy, Plan)> {
+        let info = schedlab_store::query::run_info(server, run_id)?;
+        let spec = info.spec().map_err(|e| RemoteError::StoredSpec {
+            run_id,
+            source: Box::new(e),
+        })?;
+        let plan =
+            schedlab_spec::plan::build(&spec, info.seed).map_err(|e| RemoteError::StoredSpec {
+                run_id,
+                source: Box::new(e),
+            })?;
+        let copy = RunCopy {
+            name: info.name,
+            seed: info.seed,
+            spec_toml: info.spec_toml,
+            argv: info.argv,
+            env_json: info.env_json,
+            trials_planned: info.trials_planned as usize,
+            cells: plan.cells.clone(),
+            id: RunIdentity {
+                uuid: info.uuid,
+                host: Some(host),
+                status: "running",
+            },
+            units: Vec::new(),
+        };
+        Ok((copy, plan))
+    }
+
     /// The run as a spool keeps it.
     pub fn spooled(&self) -> SpooledRun<'_> {
         SpooledRun {
@@ -251,219 +416,5 @@ impl RunCopy {
             id: &self.id,
             units: &self.units,
         }
-    }
-}
-
-/// Where the last trial went, so that its warnings follow it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Last {
-    Server(i64),
-    Spool(i64),
-}
-
-/// The run stage's sink for a run on a server.
-pub struct RemoteSink {
-    /// The server and the spool.
-    pub remote: Remote,
-    /// The run, once created or resumed.
-    pub run: Option<RunCopy>,
-    last: Option<Last>,
-}
-
-impl RemoteSink {
-    /// A sink writing to `remote`.
-    pub fn new(remote: Remote) -> RemoteSink {
-        RemoteSink {
-            remote,
-            run: None,
-            last: None,
-        }
-    }
-
-    fn run(&self) -> Result<&RunCopy> {
-        self.run
-            .as_ref()
-            .context("internal error: no run created on the server yet")
-    }
-}
-
-impl Sink for RemoteSink {
-    fn create_run(&mut self, plan: &Plan, argv: &str, env_json: &str) -> SinkResult<i64> {
-        let copy = RunCopy {
-            name: plan.name.clone(),
-            seed: plan.seed,
-            spec_toml: plan.spec_toml.clone(),
-            argv: argv.to_string(),
-            env_json: Some(env_json.to_string()),
-            trials_planned: plan.trials.len(),
-            cells: plan.cells.clone(),
-            id: RunIdentity {
-                uuid: Some(uuid::Uuid::new_v4().to_string()),
-                host: Some(HostIdentity::capture()),
-                status: "running",
-            },
-            units: Vec::new(),
-        };
-        let shown = self.remote.location().to_string();
-        let server = self
-            .remote
-            .server()
-            .with_context(|| format!("the server at {shown} cannot be reached"))?;
-        let run_id = server.create_run_as(&copy.spooled().run, &plan.cells, &copy.id)?;
-        self.run = Some(copy);
-        Ok(run_id)
-    }
-
-    fn resume_run(&mut self, run_id: i64) -> SinkResult<Stored> {
-        let shown = self.remote.location().to_string();
-        let server = self
-            .remote
-            .server()
-            .with_context(|| format!("the server at {shown} cannot be reached"))?;
-        server.mark_running(run_id)?;
-        let info = schedlab_store::query::run_info(server, run_id)?;
-        let stored = Stored {
-            trials: server.stored_trials(run_id)?,
-            units: server.cell_units(run_id)?,
-        };
-        let spec = info.spec()?;
-        let plan = schedlab_spec::plan::build(&spec, info.seed)?;
-        self.run = Some(RunCopy {
-            name: info.name,
-            seed: info.seed,
-            spec_toml: info.spec_toml,
-            argv: info.argv,
-            env_json: info.env_json,
-            trials_planned: info.trials_planned as usize,
-            cells: plan.cells,
-            id: RunIdentity {
-                uuid: info.uuid,
-                host: Some(HostIdentity::capture()),
-                status: "running",
-            },
-            units: stored
-                .units
-                .iter()
-                .filter_map(|&(c, u)| u.map(|u| (c, u)))
-                .collect(),
-        });
-        Ok(stored)
-    }
-
-    fn set_cell_units(&mut self, run_id: i64, cell_index: usize, units: u64) -> SinkResult<()> {
-        if let Some(run) = self.run.as_mut() {
-            run.units.retain(|(c, _)| *c != cell_index);
-            run.units.push((cell_index, units));
-        }
-        // Without the server the spool gets the units with the cell's first trial.
-        self.remote
-            .try_server(|s| s.set_cell_units(run_id, cell_index, units))?;
-        Ok(())
-    }
-
-    fn insert_trial(
-        &mut self,
-        run_id: i64,
-        planned: &PlannedTrial,
-        outcome: &TrialOutcome,
-        meta: &TrialMeta,
-    ) -> SinkResult<i64> {
-        if let Some(id) = self
-            .remote
-            .try_server(|s| s.insert_trial(run_id, planned, outcome, meta))?
-        {
-            self.last = Some(Last::Server(id));
-            return Ok(id);
-        }
-        let run = self.run()?.clone();
-        let (_, id) = self
-            .remote
-            .spool()?
-            .spool_trial(&run.spooled(), planned, outcome, meta)?;
-        self.remote.spooled += 1;
-        self.last = Some(Last::Spool(id));
-        Ok(id)
-    }
-
-    fn add_warning(
-        &mut self,
-        run_id: i64,
-        trial_id: Option<i64>,
-        message: &Warning,
-    ) -> SinkResult<()> {
-        let spooled_trial = match (trial_id, self.last) {
-            (Some(t), Some(Last::Spool(s))) if t == s => Some(t),
-            _ => None,
-        };
-        if spooled_trial.is_none()
-            && self
-                .remote
-                .try_server(|s| s.add_warning(run_id, trial_id, message))?
-                .is_some()
-        {
-            return Ok(());
-        }
-        let run = self.run()?.clone();
-        Ok(self
-            .remote
-            .spool()?
-            .spool_warning(&run.spooled(), spooled_trial, message)?)
-    }
-
-    fn finish_run(&mut self, run_id: i64, status: &str) -> SinkResult<()> {
-        if self
-            .remote
-            .try_server(|s| s.finish_run(run_id, status))?
-            .is_some()
-        {
-            return Ok(());
-        }
-        let run = self.run()?.clone();
-        Ok(self.remote.spool()?.spool_finish(&run.spooled(), status)?)
-    }
-
-    fn key_values(
-        &self,
-        run_id: i64,
-        metric: Metric,
-        through_round: u32,
-    ) -> SinkResult<Vec<Vec<f64>>> {
-        match self.remote.current() {
-            Some(s) => Ok(super::sink::key_values(s, run_id, metric, through_round)?),
-            None => Err(anyhow::anyhow!(
-                "an adaptive run judges its precision on its stored trials, and the server at {} cannot be reached; \
-                 the trials so far are kept (`schedlab push --spool`), and `schedlab run --resume --db URL` continues when it is back",
-                self.remote.location()
-            )
-            .into()),
-        }
-    }
-
-    fn undecided_claims(&self, run_id: i64, look: usize) -> SinkResult<usize> {
-        match self.remote.current() {
-            Some(s) => Ok(super::sink::undecided_claims(s, run_id, look)?),
-            None => Err(anyhow::anyhow!(
-                "an --until-decided run decides its claims on its stored trials, and the server at {} cannot be reached; \
-                 the trials so far are kept (`schedlab push --spool`), and `schedlab run --resume --db URL` continues when it is back",
-                self.remote.location()
-            )
-            .into()),
-        }
-    }
-
-    fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> SinkResult<Option<f64>> {
-        Ok(self.remote.calibration(key, kernel, cpu_model)?)
-    }
-
-    fn save_calibration(
-        &mut self,
-        key: &str,
-        kernel: &str,
-        cpu_model: &str,
-        units_per_sec: f64,
-    ) -> SinkResult<()> {
-        Ok(self
-            .remote
-            .save_calibration(key, kernel, cpu_model, units_per_sec)?)
     }
 }

@@ -1,11 +1,13 @@
 //! The `run` and `plan` commands: spec and plan from the command line, then the run or its estimate.
 
 use super::exit::{Outcome, Usage};
-use super::remote::{Remote, RemoteSink};
+use super::remote::Remote;
 use super::sink::StoreSink;
 use crate::cli::RunArgs;
 use anyhow::Result;
+use schedlab_run::sink::Sink;
 use schedlab_run::{RunError, RunOptions};
+use schedlab_spec::plan::Plan;
 use schedlab_store::{Store, StoreError};
 
 /// The spec, plan and (when resuming) run id that `run` and `plan` work on; knobs on the deny
@@ -71,28 +73,51 @@ fn build_plan(args: &RunArgs) -> Result<(schedlab_spec::plan::Plan, Option<i64>)
     Ok((plan, None))
 }
 
+/// `schedlab plan`: the plan's cells with their calibrated work and estimated time, what it
+/// changes on the machine, and its length, without running it.
 pub fn cmd_plan(args: &RunArgs) -> Result<Outcome> {
     let (plan, _) = spec_and_plan(args)?;
     schedlab_run::capacity::check_plan(&plan)?;
-    let mut store = if args.db.exists() {
-        Some(Store::open(&args.db)?)
+    let mut sink = if args.db.exists() {
+        Some(StoreSink::local(&args.db, Store::open(&args.db)?))
     } else {
         None
     };
-    let mut sink = store.as_mut().map(StoreSink);
+    let estimate = estimate(&plan, sink.as_mut())?;
+    println!("{} — {}", plan.name, plan.description);
+    print!("{}", estimate.table);
+    println!();
+    print_changes(&plan);
+    println!("{}", plan_length(&plan, estimate.total_ns));
+    if let Some(a) = &plan.settings.adaptive {
+        println!("{}", adaptive_bounds(a));
+    }
+    for w in &estimate.warnings {
+        println!("warning: {w}");
+    }
+    Ok(Outcome::Done)
+}
+
+/// What `plan` prints of a plan's cells: their table, the estimated time of all their trials
+/// and warnings about the kernel's limits.
+struct Estimate {
+    table: String,
+    total_ns: u64,
+    warnings: Vec<schedlab_core::Warning>,
+}
+
+/// Each cell's units of work per task (calibrated, or as stored in `sink`) and estimated
+/// trial time.
+fn estimate(plan: &Plan, sink: Option<&mut StoreSink>) -> Result<Estimate> {
     let progress = schedlab_run::progress::Progress::new(0, true);
-    let mut cal = schedlab_run::Calibrator::new(
-        sink.as_mut()
-            .map(|s| s as &mut dyn schedlab_run::sink::Sink),
-        &plan.settings.io_dir,
-        &progress,
-    );
+    let sink = sink.map(|s| s as &mut dyn Sink);
+    let mut cal = schedlab_run::Calibrator::new(sink, &plan.settings.io_dir, &progress);
     let per_cell = plan.settings.trials + plan.settings.warmup;
     let mut b = tabled::builder::Builder::default();
     b.push_record(["#", "cell", "units/task", "est. per trial"]);
     let mut total_ns: u64 = 0;
     let mut rates = std::collections::HashMap::new();
-    let mut limit_warnings = Vec::new();
+    let mut warnings = Vec::new();
     for (i, cell) in plan.cells.iter().enumerate() {
         let key = schedlab_core::workload::calibrate::key(&cell.workload);
         let rate = match rates.get(&key) {
@@ -107,7 +132,7 @@ pub fn cmd_plan(args: &RunArgs) -> Result<Outcome> {
         schedlab_run::capacity::check_trial_length(cell, rate.ns_for(units))?;
         let est = schedlab_run::estimate_trial_ns(cell, rate.ns_for(units));
         total_ns = total_ns.saturating_add(est.saturating_mul(u64::from(per_cell)));
-        limit_warnings.extend(schedlab_run::limits::cell_warning(cell, rate.ns_for(units)));
+        warnings.extend(schedlab_run::limits::cell_warning(cell, rate.ns_for(units)));
         b.push_record([
             i.to_string(),
             cell.label(),
@@ -115,55 +140,61 @@ pub fn cmd_plan(args: &RunArgs) -> Result<Outcome> {
             schedlab_report::terminal::fmt_ns(est as f64),
         ]);
     }
-    println!("{} — {}", plan.name, plan.description);
-    print!("{}", b.build().with(tabled::settings::Style::sharp()));
-    println!();
-    let changes = schedlab_run::knobs::describe(&plan, &plan.settings.io_dir);
+    let table = b.build().with(tabled::settings::Style::sharp()).to_string();
+    Ok(Estimate {
+        table,
+        total_ns,
+        warnings,
+    })
+}
+
+/// The kernel settings and CPU cgroups `plan` changes, if any.
+fn print_changes(plan: &Plan) {
+    let changes = schedlab_run::knobs::describe(plan, &plan.settings.io_dir);
     if !changes.is_empty() {
         println!("Kernel settings this plan changes (read back before every trial, restored after the run):");
         for line in changes {
             println!("  {line}");
         }
     }
-    let groups = schedlab_run::cgroups::describe(&plan);
+    let groups = schedlab_run::cgroups::describe(plan);
     if !groups.is_empty() {
         println!("CPU cgroups of this plan (each trial's task groups, created before it and removed after it):");
         for line in groups {
             println!("  {line}");
         }
     }
-    match &plan.settings.adaptive {
-        None => println!(
+}
+
+/// How many trials `plan` runs and how long they take (`total_ns` for every cell's trials of a
+/// fixed plan), as ranges for an adaptive plan.
+fn plan_length(plan: &Plan, total_ns: u64) -> String {
+    let per_cell = plan.settings.trials + plan.settings.warmup;
+    let w = plan.settings.warmup;
+    let Some(a) = &plan.settings.adaptive else {
+        return format!(
             "{} cells x {} trials ({} warm-up) = {} trials; estimated duration {} (seed {})",
             plan.cells.len(),
             per_cell,
-            plan.settings.warmup,
+            w,
             plan.trials.len(),
             fmt_duration(total_ns),
             plan.seed
-        ),
-        Some(a) => {
-            let w = plan.settings.warmup;
-            let rounds = |measured: u32| plan.cells.len() as u64 * u64::from(measured + w);
-            let per_round = total_ns / u64::from(per_cell.max(1));
-            println!(
-                "{} cells x {}..{} trials ({w} warm-up) = {}..{} trials; estimated duration {}..{} (seed {})",
-                plan.cells.len(),
-                a.min_trials,
-                a.max_trials,
-                rounds(a.min_trials),
-                rounds(a.max_trials),
-                fmt_duration(per_round.saturating_mul(u64::from(a.min_trials + w))),
-                fmt_duration(per_round.saturating_mul(u64::from(a.max_trials + w))),
-                plan.seed
-            );
-            println!("{}", adaptive_bounds(a));
-        }
-    }
-    for w in &limit_warnings {
-        println!("warning: {w}");
-    }
-    Ok(Outcome::Done)
+        );
+    };
+    let rounds = |measured: u32| plan.cells.len() as u64 * u64::from(measured + w);
+    let per_round = total_ns / u64::from(per_cell.max(1));
+    format!(
+        "{} cells x {}..{} trials ({w} warm-up) = {}..{} trials; estimated duration {}..{} (seed {})",
+        plan.cells.len(),
+        a.min_trials,
+        a.max_trials,
+        rounds(a.min_trials),
+        rounds(a.max_trials),
+        fmt_duration(per_round.saturating_mul(u64::from(a.min_trials + w))),
+        fmt_duration(per_round.saturating_mul(u64::from(a.max_trials + w))),
+        plan.seed
+    )
 }
 
 /// The table of a run's cells printed after it.
@@ -289,7 +320,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
             .spool_file
             .clone()
             .unwrap_or_else(super::remote::default_spool);
-        let mut sink = RemoteSink::new(Remote::connect(&args.db, &spool, false)?);
+        let mut sink = StoreSink::new(Remote::connect(&args.db, &spool, false)?);
         let (run_id, summary) = schedlab_run::execute(&plan, &mut sink, &opts, resume)?;
         let remote = &mut sink.remote;
         if remote.spooled > 0 {
@@ -313,10 +344,10 @@ pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
         }
         (run_id, summary)
     } else {
-        let mut store = Store::open(&args.db)?;
-        let (run_id, summary) =
-            schedlab_run::execute(&plan, &mut StoreSink(&mut store), &opts, resume)?;
-        print_cells(&store, run_id, &plan.name, args.wide)?;
+        let mut sink = StoreSink::local(&args.db, Store::open(&args.db)?);
+        let (run_id, summary) = schedlab_run::execute(&plan, &mut sink, &opts, resume)?;
+        let store = sink.store().expect("a local store is never out of reach");
+        print_cells(store, run_id, &plan.name, args.wide)?;
         (run_id, summary)
     };
     if summary.interrupted {

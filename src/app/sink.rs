@@ -1,41 +1,229 @@
-//! The results store as the run stage's sink: the one place where `run` meets `store`.
+//! The results store as the run stage's sink: the one place where `run` meets `store`, for a
+//! local run, a run on a server and a worker's queued runs alike.
+//!
+//! The store is a local SQLite file or a PostgreSQL server ([`Remote`]). While a server cannot
+//! be reached, finished trials, their warnings and a run's end go to the local spool (a copy of
+//! the server's run, same UUID) and are pushed when it is back. A worker's trial completes its
+//! claim as it is stored; a trial whose claim another worker took over is dropped, with its
+//! warnings.
 
+use super::remote::Remote;
+use super::remote::{RemoteError, Result, RunCopy};
 use schedlab_core::metric::Metric;
 use schedlab_core::records::{TrialMeta, TrialOutcome};
 use schedlab_core::Warning;
+use schedlab_machine::HostIdentity;
 use schedlab_run::sink::{Sink, Stored};
-use schedlab_run::SinkResult as Result;
+use schedlab_run::SinkResult;
 use schedlab_spec::plan::{Plan, PlannedTrial};
-use schedlab_store::{NewRun, Store};
+use schedlab_store::queue::{Claim, Completed};
+use schedlab_store::{Location, Store};
+use std::collections::HashMap;
 
-/// A [`Store`] seen by the run stage.
-pub struct StoreSink<'a>(pub &'a mut Store);
+/// Where the last trial went, so that its warnings follow it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Last {
+    Server(i64),
+    Spool(i64),
+    /// Not stored: its claim lapsed and another worker took the trial over.
+    Dropped,
+}
 
-impl Sink for StoreSink<'_> {
-    fn create_run(&mut self, plan: &Plan, argv: &str, env_json: &str) -> Result<i64> {
-        Ok(self.0.create_run(
-            &NewRun {
-                name: &plan.name,
-                seed: plan.seed,
-                spec_toml: &plan.spec_toml,
-                argv,
-                env_json: Some(env_json),
-                trials_planned: plan.trials.len(),
-            },
-            &plan.cells,
-        )?)
+/// The id a dropped trial is given (its warnings are dropped with it).
+const DROPPED: i64 = -1;
+
+/// The sink of a run, or of a worker's queued runs.
+pub struct StoreSink {
+    /// The store, and the spool while a server cannot be reached.
+    pub remote: Remote,
+    /// What the spool needs to hold each run's trials, by run id.
+    runs: HashMap<i64, RunCopy>,
+    last: Option<Last>,
+    /// A worker's claim of the trial under way: storing the trial completes it.
+    pub claim: Option<Claim>,
+}
+
+impl StoreSink {
+    /// A sink writing to `remote`.
+    pub fn new(remote: Remote) -> StoreSink {
+        StoreSink {
+            remote,
+            runs: HashMap::new(),
+            last: None,
+            claim: None,
+        }
     }
 
-    fn resume_run(&mut self, run_id: i64) -> Result<Stored> {
-        self.0.mark_running(run_id)?;
-        Ok(Stored {
-            trials: self.0.stored_trials(run_id)?,
-            units: self.0.cell_units(run_id)?,
+    /// A sink writing to the open local store `store` at `location`.
+    pub fn local(location: &Location, store: Store) -> StoreSink {
+        StoreSink::new(Remote::local(location, store))
+    }
+
+    /// The store, if it can be reached now (no attempt to reconnect).
+    pub fn store(&self) -> Option<&Store> {
+        self.remote.current()
+    }
+
+    /// Makes run `run_id` known (as `copy`), so that its trials can go to the spool.
+    pub fn know_run(&mut self, run_id: i64, copy: RunCopy) {
+        self.runs.insert(run_id, copy);
+    }
+
+    /// Records that cell `cell` of run `run_id` has `units` units per task unless it has
+    /// units already (another worker calibrated it first); returns the units in force.
+    pub fn settle_cell_units(&mut self, run_id: i64, cell: usize, units: u64) -> Result<u64> {
+        let settled = self
+            .remote
+            .try_server(|s| s.settle_cell_units(run_id, cell, units))?
+            .unwrap_or(units);
+        self.note_units(run_id, cell, settled);
+        Ok(settled)
+    }
+
+    fn note_units(&mut self, run_id: i64, cell: usize, units: u64) {
+        if let Some(copy) = self.runs.get_mut(&run_id) {
+            copy.units.retain(|(c, _)| *c != cell);
+            copy.units.push((cell, units));
+        }
+    }
+
+    /// The spool, and run `run_id` as it keeps it.
+    fn spool(&mut self, run_id: i64) -> Result<(&Store, &RunCopy)> {
+        let run = self
+            .runs
+            .get(&run_id)
+            .ok_or(RemoteError::Internal("a run neither created nor claimed"))?;
+        Ok((self.remote.spool()?, run))
+    }
+
+    /// Stores a trial on the server (completing the claim, if any); None when the server
+    /// cannot be reached; Some(None) when the claim was lost.
+    fn store_trial(
+        &mut self,
+        run_id: i64,
+        planned: &PlannedTrial,
+        outcome: &TrialOutcome,
+        meta: &TrialMeta,
+    ) -> Result<Option<Option<i64>>> {
+        let Some(claim) = self.claim.take() else {
+            let stored = self
+                .remote
+                .try_server(|s| s.insert_trial(run_id, planned, outcome, meta))?;
+            return Ok(stored.map(Some));
+        };
+        let done = self
+            .remote
+            .try_server(|s| s.complete(&claim, planned, outcome, meta))?;
+        Ok(done.map(|c| match c {
+            Completed::Stored(id) => Some(id),
+            Completed::Lost => {
+                eprintln!(
+                    "schedlab: run {run_id} trial {}: its lease lapsed and another worker took it over; this result is dropped",
+                    claim.position + 1
+                );
+                None
+            }
+        }))
+    }
+
+    fn insert(
+        &mut self,
+        run_id: i64,
+        planned: &PlannedTrial,
+        outcome: &TrialOutcome,
+        meta: &TrialMeta,
+    ) -> Result<i64> {
+        let (last, id) = match self.store_trial(run_id, planned, outcome, meta)? {
+            Some(Some(id)) => (Last::Server(id), id),
+            Some(None) => (Last::Dropped, DROPPED),
+            None => {
+                let (spool, run) = self.spool(run_id)?;
+                let (_, id) = spool.spool_trial(&run.spooled(), planned, outcome, meta)?;
+                self.remote.spooled += 1;
+                (Last::Spool(id), id)
+            }
+        };
+        self.last = Some(last);
+        Ok(id)
+    }
+
+    fn warning(&mut self, run_id: i64, trial_id: Option<i64>, warning: &Warning) -> Result<()> {
+        let spooled_trial = match (trial_id, self.last) {
+            (Some(DROPPED), Some(Last::Dropped)) => return Ok(()),
+            (Some(t), Some(Last::Spool(s))) if t == s => Some(t),
+            _ => None,
+        };
+        if spooled_trial.is_none()
+            && self
+                .remote
+                .try_server(|s| s.add_warning(run_id, trial_id, warning))?
+                .is_some()
+        {
+            return Ok(());
+        }
+        let (spool, run) = self.spool(run_id)?;
+        Ok(spool.spool_warning(&run.spooled(), spooled_trial, warning)?)
+    }
+
+    fn finish(&mut self, run_id: i64, status: &str) -> Result<()> {
+        if self
+            .remote
+            .try_server(|s| s.finish_run(run_id, status))?
+            .is_some()
+        {
+            return Ok(());
+        }
+        let (spool, run) = self.spool(run_id)?;
+        Ok(spool.spool_finish(&run.spooled(), status)?)
+    }
+
+    fn resume(&mut self, run_id: i64) -> Result<Stored> {
+        let server = self.remote.reachable()?;
+        server.mark_running(run_id)?;
+        let stored = Stored {
+            trials: server.stored_trials(run_id)?,
+            units: server.cell_units(run_id)?,
+        };
+        let (mut copy, _) = RunCopy::read(server, run_id, HostIdentity::capture())?;
+        copy.units = stored
+            .units
+            .iter()
+            .filter_map(|&(c, u)| u.map(|u| (c, u)))
+            .collect();
+        self.know_run(run_id, copy);
+        Ok(stored)
+    }
+
+    /// The store a run judges itself on: an adaptive run (`run` says how) needs its stored
+    /// trials, which a server out of reach does not give.
+    fn judged_on(&self, run: &'static str) -> Result<&Store> {
+        self.remote.current().ok_or_else(|| RemoteError::Judging {
+            run,
+            location: self.remote.location().to_string(),
+            spool: self.remote.spool_path().to_path_buf(),
         })
     }
+}
 
-    fn set_cell_units(&mut self, run_id: i64, cell_index: usize, units: u64) -> Result<()> {
-        Ok(self.0.set_cell_units(run_id, cell_index, units)?)
+impl Sink for StoreSink {
+    fn create_run(&mut self, plan: &Plan, argv: &str, env_json: &str) -> SinkResult<i64> {
+        let copy = RunCopy::new(plan, argv, env_json);
+        let server = self.remote.reachable()?;
+        let run_id = server.create_run_as(&copy.spooled().run, &plan.cells, &copy.id)?;
+        self.know_run(run_id, copy);
+        Ok(run_id)
+    }
+
+    fn resume_run(&mut self, run_id: i64) -> SinkResult<Stored> {
+        Ok(self.resume(run_id)?)
+    }
+
+    fn set_cell_units(&mut self, run_id: i64, cell_index: usize, units: u64) -> SinkResult<()> {
+        self.note_units(run_id, cell_index, units);
+        // Without the server the spool gets the units with the cell's first trial.
+        self.remote
+            .try_server(|s| s.set_cell_units(run_id, cell_index, units))?;
+        Ok(())
     }
 
     fn insert_trial(
@@ -44,40 +232,55 @@ impl Sink for StoreSink<'_> {
         planned: &PlannedTrial,
         outcome: &TrialOutcome,
         meta: &TrialMeta,
-    ) -> Result<i64> {
-        Ok(self.0.insert_trial(run_id, planned, outcome, meta)?)
+    ) -> SinkResult<i64> {
+        Ok(self.insert(run_id, planned, outcome, meta)?)
     }
 
-    fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, message: &Warning) -> Result<()> {
-        Ok(self.0.add_warning(run_id, trial_id, message)?)
+    fn add_warning(
+        &mut self,
+        run_id: i64,
+        trial_id: Option<i64>,
+        warning: &Warning,
+    ) -> SinkResult<()> {
+        Ok(self.warning(run_id, trial_id, warning)?)
     }
 
-    fn finish_run(&mut self, run_id: i64, status: &str) -> Result<()> {
-        Ok(self.0.finish_run(run_id, status)?)
+    /// Called by the run loop only: a worker's queued run is done when its last trial is
+    /// stored (see `Store::complete`).
+    fn finish_run(&mut self, run_id: i64, status: &str) -> SinkResult<()> {
+        Ok(self.finish(run_id, status)?)
     }
 
-    fn key_values(&self, run_id: i64, metric: Metric, through_round: u32) -> Result<Vec<Vec<f64>>> {
-        Ok(key_values(self.0, run_id, metric, through_round)?)
+    fn key_values(
+        &self,
+        run_id: i64,
+        metric: Metric,
+        through_round: u32,
+    ) -> SinkResult<Vec<Vec<f64>>> {
+        let store = self.judged_on("an adaptive run judges its precision")?;
+        Ok(key_values(store, run_id, metric, through_round)?)
     }
 
-    fn undecided_claims(&self, run_id: i64, look: usize) -> Result<usize> {
-        undecided_claims(self.0, run_id, look)
+    fn undecided_claims(&self, run_id: i64, look: usize) -> SinkResult<usize> {
+        let store = self.judged_on("an --until-decided run decides its claims")?;
+        Ok(undecided_claims(store, run_id, look)?)
     }
 
-    fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>> {
-        Ok(self.0.calibration(key, kernel, cpu_model)?)
+    fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> SinkResult<Option<f64>> {
+        Ok(self.remote.calibration(key, kernel, cpu_model)?)
     }
 
+    /// Stored when the server can be reached (else the workload is calibrated again later).
     fn save_calibration(
         &mut self,
         key: &str,
         kernel: &str,
         cpu_model: &str,
         units_per_sec: f64,
-    ) -> Result<()> {
-        Ok(self
-            .0
-            .save_calibration(key, kernel, cpu_model, units_per_sec)?)
+    ) -> SinkResult<()> {
+        self.remote
+            .try_server(|s| s.save_calibration(key, kernel, cpu_model, units_per_sec))?;
+        Ok(())
     }
 }
 
@@ -88,7 +291,7 @@ pub fn key_values(
     run_id: i64,
     m: Metric,
     through_round: u32,
-) -> anyhow::Result<Vec<Vec<f64>>> {
+) -> Result<Vec<Vec<f64>>> {
     let cells = schedlab_store::query::cells(store, run_id, false)?;
     let n = cells
         .iter()
@@ -126,3 +329,7 @@ pub fn undecided_claims(store: &Store, run_id: i64, look: usize) -> Result<usize
             .count()
     }))
 }
+
+#[cfg(test)]
+#[path = "sink_tests.rs"]
+mod tests;

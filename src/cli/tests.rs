@@ -1,6 +1,7 @@
 //! Tests of the command line's conversion into a spec.
 
 use super::*;
+use schedlab_spec::Spec;
 
 fn parse(args: &[&str]) -> RunArgs {
     match Cli::try_parse_from(std::iter::once("schedlab").chain(args.iter().copied()))

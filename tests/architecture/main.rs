@@ -22,9 +22,9 @@ const MAX_FUNCTION_LINES: usize = 80;
 /// (`Type::method` for methods), with their lines then; each is to be shortened and struck
 /// off (issue 17, part 3). An entry that is no longer too long, or no longer there, fails the
 /// test too, so the list only shrinks.
+// Not reformatted, so that striking an entry changes only its line.
+#[rustfmt::skip]
 const LONG_FUNCTIONS: &[&str] = &[
-    "crates/machine/src/probe.rs: explain",              // 88
-    "crates/machine/src/probe.rs: render_policy_report", // 84
     "crates/report/src/cmd.rs: render_stats",            // 113
     "crates/report/src/compare.rs: render",              // 107
     "crates/report/src/latex.rs: panel_table",           // 86
@@ -46,11 +46,6 @@ const LONG_FUNCTIONS: &[&str] = &[
     "crates/run/src/trial/mod.rs: run_trial",            // 145
     "crates/run/src/trial/verdict.rs: judge",            // 96
     "crates/run/src/work.rs: work",                      // 89
-    "crates/store/src/push.rs: push_run",                // 198
-    "crates/store/src/query.rs: cells",                  // 82
-    "crates/store/src/write.rs: Store::insert_trial_rows", // 116
-    "src/app/run.rs: cmd_plan",                          // 87
-    "src/cli.rs: RunArgs::to_spec",                      // 132
 ];
 
 fn workspace() -> Workspace {

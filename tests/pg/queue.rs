@@ -465,6 +465,51 @@ fn a_queued_command_runs_only_on_a_worker_started_with_allow_commands() {
 }
 
 #[test]
+fn a_refused_run_is_said_once_and_each_of_its_trials_is_stored_skipped() {
+    let Some(pg) = super::server::shared() else {
+        return;
+    };
+    let s: &Server = &pg;
+    let db = s.fresh_db("refusedonce");
+    let url = s.url(&db);
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("command.toml");
+    std::fs::write(
+        &spec,
+        "name = \"cmd\"\n[axes]\npolicies = [\"other\"]\n[[axes.workloads]]\nkind = \"command\"\n\
+         commands = [{ argv = [\"/bin/true\"] }]\n\
+         [settings]\ntrials = 3\nwarmup = 0\nsample_interval = \"off\"\n",
+    )
+    .unwrap();
+    ok(&["submit", spec.to_str().unwrap(), "--db", &url]);
+    let o = schedlab()
+        .args(["worker", "--db", &url, "--quiet", "--spool-file"])
+        .arg(dir.path().join("spool.db"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(
+        err.matches("refuses queued run 1").count(),
+        1,
+        "the refusal is said once for the run, not once per trial: {err}"
+    );
+    let mut c = s.client(&db);
+    assert_eq!(
+        pg_int(
+            &mut c,
+            "SELECT COUNT(*) FROM trials WHERE status = 'skipped' AND reason LIKE '%--allow-commands%'"
+        ),
+        3,
+        "each trial is stored skipped with the reason: {err}"
+    );
+    assert_eq!(
+        pg_int(&mut c, "SELECT COUNT(*) FROM queue WHERE state = 'done'"),
+        3
+    );
+}
+
+#[test]
 fn a_queued_runs_files_go_only_under_the_workers_io_dir_and_stale_trial_dirs_go() {
     let Some(pg) = super::server::shared() else {
         return;

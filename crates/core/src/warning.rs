@@ -18,6 +18,20 @@ pub struct Over {
     pub threshold_pct: f64,
 }
 
+/// What ending a trial's CPU cgroups left undone (a [`Warning::CgroupTrial`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CgroupEnd {
+    /// The root settings the groups needed were not put back after the trial.
+    RootsNotReset,
+    /// The groups could not be removed.
+    NotRemoved,
+    /// The groups were removed, but the restore journal still lists them.
+    JournalNotUpdated,
+    /// The groups outlived their run (a bug of schedlab's).
+    Outlived,
+}
+
 /// A warning about a run or one of its trials. The serde tag `code` is [`Warning::code`]; the
 /// other fields are its parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -148,15 +162,18 @@ pub enum Warning {
         /// The restore journal, if any.
         journal: Option<String>,
     },
-    /// What ending a trial's CPU cgroups found (the detail is a sentence of the cgroup code,
-    /// not yet typed).
+    /// Ending a trial's CPU cgroups left something undone.
     CgroupTrial {
         /// The trial's number in the run, from 1.
         trial: usize,
         /// The cell's label.
         cell: String,
-        /// What was found.
-        detail: String,
+        /// What was left undone.
+        problem: CgroupEnd,
+        /// The trial's cgroups (directories).
+        groups: Vec<String>,
+        /// What the system said.
+        error: String,
     },
     /// A device's I/O scheduler is varied by the run and restored after it.
     IoSchedulerVaried {
@@ -270,16 +287,42 @@ impl fmt::Display for Warning {
                 "kernel setting {name} ({file}) varied; it was {original} and is restored after the run (restore journal {})",
                 journal.as_deref().unwrap_or("-")
             ),
-            Warning::CgroupTrial {
-                trial,
-                cell,
-                detail,
-            } => write!(f, "trial {trial} ({cell}): {detail}"),
+            Warning::CgroupTrial { trial, cell, problem, groups, error } => {
+                write!(f, "trial {trial} ({cell}): ")?;
+                cgroup_end(f, *problem, &groups.join(", "), error)
+            }
             Warning::IoSchedulerVaried { device, original } => write!(
                 f,
                 "I/O scheduler of {device} varied; it was {original} and is restored after the run"
             ),
         }
+    }
+}
+
+/// What ending a trial's cgroups `groups` left undone, and what the system said (`error`).
+fn cgroup_end(
+    f: &mut fmt::Formatter,
+    problem: CgroupEnd,
+    groups: &str,
+    error: &str,
+) -> fmt::Result {
+    match problem {
+        CgroupEnd::RootsNotReset => write!(
+            f,
+            "the root cgroup settings its groups ({groups}) needed could not be put back after it ({error}); they are restored at the end of the run"
+        ),
+        CgroupEnd::NotRemoved => write!(
+            f,
+            "its cgroups ({groups}) could not be removed ({error}); they are removed at the end of the run or by the next schedlab command"
+        ),
+        CgroupEnd::JournalNotUpdated => write!(
+            f,
+            "its cgroups ({groups}) were removed, but the restore journal could not be updated and still lists them ({error})"
+        ),
+        CgroupEnd::Outlived => write!(
+            f,
+            "internal error: its cgroups outlived their run ({error})"
+        ),
     }
 }
 
@@ -416,9 +459,42 @@ mod tests {
             Warning::CgroupTrial {
                 trial: 1,
                 cell: "other".into(),
-                detail: "cpu.stat unreadable".into(),
+                problem: CgroupEnd::NotRemoved,
+                groups: vec!["/sys/fs/cgroup/schedlab-1/t1/a".into()],
+                error: "Device or resource busy".into(),
             },
         ]
+    }
+
+    #[test]
+    fn a_cgroup_trial_warning_keeps_its_code_and_says_what_happened_to_which_groups() {
+        let w = |problem| Warning::CgroupTrial {
+            trial: 3,
+            cell: "other x2".into(),
+            problem,
+            groups: vec!["/g/t3/a".into(), "/g/t3/b".into()],
+            error: "EBUSY".into(),
+        };
+        let v = serde_json::to_value(w(CgroupEnd::JournalNotUpdated)).unwrap();
+        assert_eq!(v["code"], "cgroup_trial");
+        assert_eq!(v["problem"], "journal_not_updated");
+        assert_eq!(v["groups"][1], "/g/t3/b");
+        for (problem, says) in [
+            (CgroupEnd::RootsNotReset, "could not be put back"),
+            (CgroupEnd::NotRemoved, "could not be removed"),
+            (CgroupEnd::JournalNotUpdated, "restore journal"),
+            (CgroupEnd::Outlived, "internal error"),
+        ] {
+            let text = w(problem).to_string();
+            let named = problem == CgroupEnd::Outlived || text.contains("/g/t3/a, /g/t3/b");
+            assert!(
+                text.starts_with("trial 3 (other x2): ")
+                    && named
+                    && text.contains("EBUSY")
+                    && text.contains(says),
+                "{text}"
+            );
+        }
     }
 
     #[test]

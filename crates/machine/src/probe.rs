@@ -182,86 +182,122 @@ fn explain(
     rt_runtime_us: Option<i64>,
     rt_period_us: Option<u64>,
 ) -> (String, Option<&'static str>) {
-    let privileged = p.is_root || p.cap_sys_nice == Some(true);
-    let rt = matches!(policy, "fifo" | "rr");
-    let dl = policy == "deadline";
-    let rtprio = p
-        .rlimit_rtprio
-        .map_or("unlimited".to_string(), |n| n.to_string());
-    let who = if p.is_root {
-        "running as root"
-    } else {
-        "CAP_SYS_NICE"
+    let asked = Asked {
+        rt: matches!(policy, "fifo" | "rr"),
+        dl: policy == "deadline",
+        privileged: p.is_root || p.cap_sys_nice == Some(true),
+        who: if p.is_root {
+            "running as root"
+        } else {
+            "CAP_SYS_NICE"
+        },
+        rtprio: p
+            .rlimit_rtprio
+            .map_or("unlimited".to_string(), |n| n.to_string()),
+        budget: bandwidth(rt_runtime_us, rt_period_us),
     };
-    let budget = bandwidth(rt_runtime_us, rt_period_us);
-    let errno = match outcome {
-        Ok(()) => {
-            let reason = if dl {
-                format!("{who}; admission accepted 1 ms every 100 ms within {budget}")
-            } else if rt && privileged {
-                who.to_string()
-            } else if rt {
-                format!("RLIMIT_RTPRIO allows priorities up to {rtprio}")
-            } else {
-                "no privilege needed at the current nice value".to_string()
-            };
-            return (reason, None);
+    match outcome {
+        Ok(()) => (asked.allowed(), None),
+        Err(None) => ("could not start a probe thread".to_string(), None),
+        Err(Some(errno)) => match asked.refused(errno, p) {
+            Some((reason, remedy)) => (reason, Some(remedy)),
+            None => (format!("refused with {}", errno_name(errno)), None),
+        },
+    }
+}
+
+/// What a probed policy asks, and what this process has to grant it.
+struct Asked {
+    /// A real-time policy (fifo, rr).
+    rt: bool,
+    /// SCHED_DEADLINE.
+    dl: bool,
+    /// Root or CAP_SYS_NICE.
+    privileged: bool,
+    /// Where the privilege comes from, in words.
+    who: &'static str,
+    /// RLIMIT_RTPRIO, in words.
+    rtprio: String,
+    /// The RT bandwidth, in words.
+    budget: String,
+}
+
+impl Asked {
+    /// Why the policy was allowed.
+    fn allowed(&self) -> String {
+        let Asked { who, .. } = self;
+        if self.dl {
+            format!(
+                "{who}; admission accepted 1 ms every 100 ms within {}",
+                self.budget
+            )
+        } else if self.rt && self.privileged {
+            who.to_string()
+        } else if self.rt {
+            format!("RLIMIT_RTPRIO allows priorities up to {}", self.rtprio)
+        } else {
+            "no privilege needed at the current nice value".to_string()
         }
-        Err(None) => return ("could not start a probe thread".to_string(), None),
-        Err(Some(e)) => e,
-    };
-    const NO_RT_BUDGET: &str = "under CONFIG_RT_GROUP_SCHED the cpu cgroup of this process may \
-                                have no RT runtime (cpu.rt_runtime_us = 0)";
-    const DL_AFFINITY: &str = "SCHED_DEADLINE needs a CPU affinity covering its whole root domain \
-                               (no taskset or narrowed cpuset), or ";
-    let (reason, remedy) = match errno {
-        libc::EPERM if (rt || dl) && privileged => (
-            format!(
-                "refused despite {who}: {}{NO_RT_BUDGET}",
-                if dl { DL_AFFINITY } else { "" }
+    }
+
+    /// Why the policy was refused with `errno`, and the remedy; None for an errno without a
+    /// known cause.
+    fn refused(&self, errno: i32, p: &Privileges) -> Option<(String, &'static str)> {
+        const NO_RT_BUDGET: &str = "under CONFIG_RT_GROUP_SCHED the cpu cgroup of this process \
+                                    may have no RT runtime (cpu.rt_runtime_us = 0)";
+        const DL_AFFINITY: &str = "SCHED_DEADLINE needs a CPU affinity covering its whole root \
+                                   domain (no taskset or narrowed cpuset), or ";
+        let (rt, dl, who) = (self.rt, self.dl, self.who);
+        Some(match errno {
+            libc::EPERM if (rt || dl) && self.privileged => (
+                format!(
+                    "refused despite {who}: {}{NO_RT_BUDGET}",
+                    if dl { DL_AFFINITY } else { "" }
+                ),
+                "run from the root cpu cgroup (or give this cgroup cpu.rt_runtime_us) without a \
+                 narrowed CPU affinity",
             ),
-            "run from the root cpu cgroup (or give this cgroup cpu.rt_runtime_us) without a \
-             narrowed CPU affinity",
-        ),
-        libc::EPERM if dl => (
-            "SCHED_DEADLINE needs CAP_SYS_NICE; RLIMIT_RTPRIO does not grant it".to_string(),
-            REMEDY_CAP,
-        ),
-        libc::EPERM if rt => (
-            format!("no CAP_SYS_NICE and RLIMIT_RTPRIO is {rtprio}"),
-            REMEDY_RT,
-        ),
-        libc::EPERM => (
-            format!(
-                "leaving the current policy or nice value needs CAP_SYS_NICE or a higher \
-                 RLIMIT_NICE (now {})",
-                p.rlimit_nice
-                    .map_or("unlimited".to_string(), |n| n.to_string())
+            libc::EPERM if dl => (
+                "SCHED_DEADLINE needs CAP_SYS_NICE; RLIMIT_RTPRIO does not grant it".to_string(),
+                REMEDY_CAP,
             ),
-            "raise RLIMIT_NICE (nice in /etc/security/limits.conf) or grant CAP_SYS_NICE",
-        ),
-        libc::EBUSY if dl => (
-            format!(
-                "admission control refused 1 ms every 100 ms: the DEADLINE bandwidth ({budget}) \
-                 is already reserved by other deadline tasks (and, on Linux 6.12+, the fair server)"
+            libc::EPERM if rt => (
+                format!("no CAP_SYS_NICE and RLIMIT_RTPRIO is {}", self.rtprio),
+                REMEDY_RT,
             ),
-            "stop other SCHED_DEADLINE tasks or raise /proc/sys/kernel/sched_rt_runtime_us \
-             (as root)",
-        ),
-        libc::EINVAL => (
-            "the kernel rejects this policy or its parameters (unknown class: DEADLINE needs \
-             Linux 3.14)"
-                .to_string(),
-            "use a newer kernel",
-        ),
-        libc::ENOSYS => (
-            "sched_setattr is unavailable (kernel before 3.14, or blocked by a seccomp filter)"
-                .to_string(),
-            "run outside the container or sandbox, or on a newer kernel",
-        ),
-        e => return (format!("refused with {}", errno_name(e)), None),
-    };
-    (reason, Some(remedy))
+            libc::EPERM => (
+                format!(
+                    "leaving the current policy or nice value needs CAP_SYS_NICE or a higher \
+                     RLIMIT_NICE (now {})",
+                    p.rlimit_nice
+                        .map_or("unlimited".to_string(), |n| n.to_string())
+                ),
+                "raise RLIMIT_NICE (nice in /etc/security/limits.conf) or grant CAP_SYS_NICE",
+            ),
+            libc::EBUSY if dl => (
+                format!(
+                    "admission control refused 1 ms every 100 ms: the DEADLINE bandwidth ({}) \
+                     is already reserved by other deadline tasks (and, on Linux 6.12+, the fair \
+                     server)",
+                    self.budget
+                ),
+                "stop other SCHED_DEADLINE tasks or raise /proc/sys/kernel/sched_rt_runtime_us \
+                 (as root)",
+            ),
+            libc::EINVAL => (
+                "the kernel rejects this policy or its parameters (unknown class: DEADLINE needs \
+                 Linux 3.14)"
+                    .to_string(),
+                "use a newer kernel",
+            ),
+            libc::ENOSYS => (
+                "sched_setattr is unavailable (kernel before 3.14, or blocked by a seccomp filter)"
+                    .to_string(),
+                "run outside the container or sandbox, or on a newer kernel",
+            ),
+            _ => return None,
+        })
+    }
 }
 
 /// The text of `schedlab policies`: one line per policy, then privileges and scheduler settings.
@@ -270,6 +306,15 @@ pub fn render_policy_report(report: &[PolicyAvailability], env: &EnvRecord) -> S
         "Scheduling policies for this process (probed with sched_setattr in a short-lived \
          thread):\n",
     );
+    render_policies(&mut out, report);
+    render_privileges(&mut out, &env.privileges);
+    render_kernel(&mut out, env);
+    render_cgroups(&mut out, env);
+    out
+}
+
+/// One line per probed policy: allowed or refused, why, and the remedy.
+fn render_policies(out: &mut String, report: &[PolicyAvailability]) {
     for p in report {
         let verdict = match (&p.allowed, &p.errno) {
             (true, _) => "allowed".to_string(),
@@ -284,12 +329,17 @@ pub fn render_policy_report(report: &[PolicyAvailability], env: &EnvRecord) -> S
             let _ = writeln!(out, "  {:<9} {:<16} remedy: {remedy}", "", "");
         }
     }
-    let pr = &env.privileges;
+}
+
+/// `yes` or `no` for a flag, "unknown" when it could not be read.
+fn yes_no(v: Option<bool>, yes: &str, no: &str) -> String {
+    v.map_or("unknown", |b| if b { yes } else { no })
+        .to_string()
+}
+
+/// The privileges and limits that decide what this process may set.
+fn render_privileges(out: &mut String, pr: &Privileges) {
     let limit = |v: Option<u64>| v.map_or("unlimited".to_string(), |n| n.to_string());
-    let yes_no = |v: Option<bool>, yes: &str, no: &str| {
-        v.map_or("unknown", |b| if b { yes } else { no })
-            .to_string()
-    };
     let floor = match pr.nice_floor_by_rlimit() {
         20 => "nice cannot be lowered".to_string(),
         n => format!("nice down to {n}"),
@@ -306,6 +356,11 @@ pub fn render_policy_report(report: &[PolicyAvailability], env: &EnvRecord) -> S
         pr.rlimit_rttime_us
             .map_or("unlimited".to_string(), |us| format!("{us} us")),
     );
+}
+
+/// The kernel's scheduling settings: RT throttling, the RR timeslice, autogroup, sched_ext and
+/// the fair server.
+fn render_kernel(out: &mut String, env: &EnvRecord) {
     let _ = writeln!(
         out,
         "RT throttling: {}",
@@ -347,8 +402,6 @@ pub fn render_policy_report(report: &[PolicyAvailability], env: &EnvRecord) -> S
             cpus.join(", ")
         );
     }
-    render_cgroups(&mut out, env);
-    out
 }
 
 /// The CPU cgroup controllers of the environment record, one line each.

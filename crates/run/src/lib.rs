@@ -335,11 +335,13 @@ pub(crate) fn one_trial(
             let label = cell.label();
             if let Some(g) = groups {
                 let ended = s.settings.end_groups(g, cell, &mut outcome);
-                trial_warnings.extend(ended.into_iter().map(|detail| {
+                trial_warnings.extend(ended.into_iter().map(|u| {
                     schedlab_core::Warning::CgroupTrial {
                         trial: n + 1,
                         cell: label.clone(),
-                        detail,
+                        problem: u.problem,
+                        groups: u.groups,
+                        error: u.error,
                     }
                 }));
             }

@@ -6,7 +6,7 @@
 //! cgroups are the owner's too: created after the run's knobs are journaled, removed before
 //! they are restored.
 
-use super::cgroups::{CgroupRun, GroupTrial, Refusal};
+use super::cgroups::{CgroupRun, GroupTrial, Refusal, Unended};
 use super::knobs::Knobs;
 use super::sink::Sink;
 use crate::error::{KernelError, Result, RunError};
@@ -77,10 +77,14 @@ impl KernelOwner {
         t: GroupTrial,
         cell: &Cell,
         outcome: &mut TrialOutcome,
-    ) -> Vec<String> {
+    ) -> Vec<Unended> {
         match self.active.as_mut() {
             Some((_, knobs, cg)) => cg.end_trial(t, cell, outcome, knobs),
-            None => vec!["internal error: a trial's cgroups outlived their run".into()],
+            None => vec![Unended {
+                problem: schedlab_core::warning::CgroupEnd::Outlived,
+                groups: Vec::new(),
+                error: "no run holds them".into(),
+            }],
         }
     }
 

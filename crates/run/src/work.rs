@@ -95,7 +95,7 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<Summary> {
         cpu_model,
         reference,
     };
-    let mut runs: HashMap<i64, Admitted> = HashMap::new();
+    let mut runs: HashMap<i64, Admission> = HashMap::new();
     let mut summary = Summary::default();
     let result = (|| -> Result<()> {
         while !interrupted.load(SeqCst) {
@@ -158,28 +158,42 @@ struct Admitted {
     state: RunState,
 }
 
+/// What this worker decided about a queued run, the first time it claimed one of its trials.
+enum Admission {
+    /// It runs here.
+    Admitted(Box<Admitted>),
+    /// Its flags do not allow it, for this reason (said once, stored with each trial).
+    Refused(String),
+}
+
 /// Runs one claimed trial; None when it was interrupted.
 fn run_claimed(
     session: &mut Session,
     queue: &mut dyn Queue,
-    runs: &mut HashMap<i64, Admitted>,
+    runs: &mut HashMap<i64, Admission>,
     c: &Claimed,
     opts: &WorkOptions,
 ) -> Result<Option<TrialStatus>> {
-    let run = match runs.entry(c.run_id) {
+    let admission = match runs.entry(c.run_id) {
         Entry::Occupied(e) => e.into_mut(),
-        Entry::Vacant(e) => match admit(queue, c, opts)? {
-            Ok(admitted) => e.insert(admitted),
-            Err(reason) => {
-                // Nothing of the run is prepared, calibrated or started: each of its trials
-                // is stored as skipped with the reason, so its queue rows end.
+        Entry::Vacant(e) => {
+            let admission = admit(queue, c, opts)?;
+            if let Admission::Refused(reason) = &admission {
                 eprintln!("refused: {reason}");
-                let (outcome, meta) = allow::refused(&reason);
-                let sink = queue.keeper().sink();
-                sink.insert_trial(c.run_id, &c.plan.trials[c.position], &outcome, &meta)?;
-                return Ok(Some(TrialStatus::Skipped));
             }
-        },
+            e.insert(admission)
+        }
+    };
+    let run = match admission {
+        Admission::Admitted(run) => run,
+        Admission::Refused(reason) => {
+            // Nothing of the run is prepared, calibrated or started: each of its trials is
+            // stored as skipped with the reason, so its queue rows end.
+            let (outcome, meta) = allow::refused(reason);
+            let sink = queue.keeper().sink();
+            sink.insert_trial(c.run_id, &c.plan.trials[c.position], &outcome, &meta)?;
+            return Ok(Some(TrialStatus::Skipped));
+        }
     };
     let planned = run.plan.trials[c.position];
     one_trial(
@@ -196,18 +210,14 @@ fn run_claimed(
 
 /// Run `c.run_id` on this worker, if its flags allow what it does (else the reason): in the
 /// I/O directory they allow, after the same checks as a local run's.
-fn admit(
-    queue: &mut dyn Queue,
-    c: &Claimed,
-    opts: &WorkOptions,
-) -> Result<Result<Admitted, String>> {
+fn admit(queue: &mut dyn Queue, c: &Claimed, opts: &WorkOptions) -> Result<Admission> {
     let io_dir = match opts.allowed.refusal(c.run_id, &c.plan.cells) {
         Some(reason) => Err(reason),
         None => opts.allowed.io_dir(c.run_id, &c.plan),
     };
     let io_dir = match io_dir {
         Ok(d) => d,
-        Err(reason) => return Ok(Err(reason)),
+        Err(reason) => return Ok(Admission::Refused(reason)),
     };
     let mut plan = (*c.plan).clone();
     plan.settings.io_dir = io_dir;
@@ -216,5 +226,5 @@ fn admit(
         why: format!("cannot run on this machine: {e}"),
     })?;
     let state = RunState::new(&plan, c.run_id, &c.units, queue.keeper().sink())?;
-    Ok(Ok(Admitted { plan, state }))
+    Ok(Admission::Admitted(Box::new(Admitted { plan, state })))
 }

@@ -205,6 +205,40 @@ fn push_run(
     uuid: &str,
     summary: &mut PushSummary,
 ) -> Result<Vec<i64>> {
+    let (dst_run, merged) = push_run_row(src, dst, known, run_id, uuid, summary)?;
+    let run = RunPair {
+        src,
+        dst,
+        known,
+        run_id,
+        dst_run,
+    };
+    let cell_map = push_cells(&run)?;
+    let (present, trial_map) = push_trials(&run, &cell_map, summary)?;
+    copy_warnings(src, dst, run_id, dst_run, &trial_map, merged)?;
+    Ok(present)
+}
+
+/// A run being pushed: where from, where to, and its id in each.
+struct RunPair<'a> {
+    src: &'a Db,
+    dst: &'a Db,
+    known: &'a Known,
+    run_id: i64,
+    dst_run: i64,
+}
+
+/// The run's own row: added to `dst`, or merged into the run of the same UUID there (whose
+/// status becomes the source's when only the source finished); returns the run's id in `dst`
+/// and whether `dst` had it already.
+fn push_run_row(
+    src: &Db,
+    dst: &Db,
+    known: &Known,
+    run_id: i64,
+    uuid: &str,
+    summary: &mut PushSummary,
+) -> Result<(i64, bool)> {
     let run = Rows::read(
         src,
         known,
@@ -226,34 +260,42 @@ fn push_run(
         Value::Text(s) => s.clone(),
         _ => String::new(),
     };
-    let dst_run = match &existing {
-        Some((id, status)) => {
-            summary.runs_merged += 1;
-            if FINISHED.contains(&src_status.as_str()) && !FINISHED.contains(&status.as_str()) {
-                let finished = run_row[run.col("finished_at")?].clone();
-                dst.execute(
-                    "UPDATE runs SET status = ?2, finished_at = ?3 WHERE run_id = ?1",
-                    params![*id, src_status.as_str(), finished],
-                )?;
-            }
-            *id
+    if let Some((id, status)) = existing {
+        summary.runs_merged += 1;
+        if FINISHED.contains(&src_status.as_str()) && !FINISHED.contains(&status.as_str()) {
+            let finished = run_row[run.col("finished_at")?].clone();
+            dst.execute(
+                "UPDATE runs SET status = ?2, finished_at = ?3 WHERE run_id = ?1",
+                params![id, src_status.as_str(), finished],
+            )?;
         }
-        None => {
-            summary.runs_added += 1;
-            // A file of an older schedlab may hold a password in its command line.
-            let argv = match &run_row[run.col("argv")?] {
-                Value::Text(a) => Value::Text(schedlab_machine::secret::mask_command_line(a)),
-                other => other.clone(),
-            };
-            let (names, values) = run.without("run_id", run_row, &[("argv", argv)]);
-            dst.query_one(
-                &insert_sql("runs", &names, "RETURNING run_id"),
-                &values,
-                |r| r.get(0),
-            )?
-        }
+        return Ok((id, true));
+    }
+    summary.runs_added += 1;
+    // A file of an older schedlab may hold a password in its command line.
+    let argv = match &run_row[run.col("argv")?] {
+        Value::Text(a) => Value::Text(schedlab_machine::secret::mask_command_line(a)),
+        other => other.clone(),
     };
-    // Cells, by index.
+    let (names, values) = run.without("run_id", run_row, &[("argv", argv)]);
+    let id = dst.query_one(
+        &insert_sql("runs", &names, "RETURNING run_id"),
+        &values,
+        |r| r.get(0),
+    )?;
+    Ok((id, false))
+}
+
+/// The run's cells in `dst`, by index: those it lacks added, units filled in where it has
+/// none; returns source cell id -> (`dst` cell id, cell index).
+fn push_cells(run: &RunPair) -> Result<HashMap<i64, (i64, i64)>> {
+    let RunPair {
+        src,
+        dst,
+        known,
+        run_id,
+        dst_run,
+    } = *run;
     let cells = Rows::read(
         src,
         known,
@@ -274,7 +316,7 @@ fn push_run(
         cells.col("cell_id")?,
         cells.col("units")?,
     );
-    let mut cell_map: HashMap<i64, (i64, i64)> = HashMap::new(); // src cell id -> (dst cell id, index)
+    let mut cell_map = HashMap::new();
     for row in &cells.rows {
         let index = i64_of(&row[ci])?;
         let dst_cell = match dst_cells.get(&index) {
@@ -301,21 +343,31 @@ fn push_run(
         };
         cell_map.insert(i64_of(&row[cid])?, (dst_cell, index));
     }
-    // Trials the target lacks, with their rows.
-    let have: HashSet<(i64, i64)> = dst
+    Ok(cell_map)
+}
+
+/// The trials `dst` lacks, with their rows, and their queue rows ended; returns the source ids
+/// of the trials `dst` now has, and source trial id -> `dst` trial id of those copied.
+fn push_trials(
+    run: &RunPair,
+    cell_map: &HashMap<i64, (i64, i64)>,
+    summary: &mut PushSummary,
+) -> Result<(Vec<i64>, HashMap<i64, i64>)> {
+    let have: HashSet<(i64, i64)> = run
+        .dst
         .query(
             "SELECT c.cell_index, t.trial_index FROM trials t JOIN cells c ON c.cell_id = t.cell_id WHERE t.run_id = ?1",
-            params![dst_run],
+            params![run.dst_run],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?
         .into_iter()
         .collect();
     let trials = Rows::read(
-        src,
-        known,
+        run.src,
+        run.known,
         "trials",
         "SELECT * FROM trials WHERE run_id = ?1 ORDER BY trial_id",
-        params![run_id],
+        params![run.run_id],
     )?;
     let (tid, tcell, tindex, tstatus) = (
         trials.col("trial_id")?,
@@ -340,11 +392,11 @@ fn push_run(
             "trial_id",
             row,
             &[
-                ("run_id", Value::Int(dst_run)),
+                ("run_id", Value::Int(run.dst_run)),
                 ("cell_id", Value::Int(dst_cell)),
             ],
         );
-        let new_id: Option<i64> = dst.query_opt(
+        let new_id: Option<i64> = run.dst.query_opt(
             &insert_sql(
                 "trials",
                 &names,
@@ -359,43 +411,49 @@ fn push_run(
         };
         summary.trials_added += 1;
         trial_map.insert(src_trial, new_id);
-        for (table, order, own_id) in TRIAL_TABLES {
-            let rows = Rows::read(
-                src,
-                known,
-                table,
-                &format!("SELECT * FROM {table} WHERE trial_id = ?1 ORDER BY {order}"),
-                params![src_trial],
-            )?;
-            let t = rows.col("trial_id")?;
-            let keep: Vec<usize> = (0..rows.names.len())
-                .filter(|&i| Some(rows.names[i].as_str()) != own_id)
-                .collect();
-            let names: Vec<&str> = keep.iter().map(|&i| rows.names[i].as_str()).collect();
-            let moved: Vec<Vec<Value>> = rows
-                .rows
-                .into_iter()
-                .map(|mut r| {
-                    r[t] = Value::Int(new_id);
-                    keep.iter()
-                        .map(|&i| std::mem::replace(&mut r[i], Value::Null))
-                        .collect()
-                })
-                .collect();
-            dst.insert_rows(table, &names, &moved)?;
-        }
+        copy_trial_rows(run, src_trial, new_id)?;
         let state = match &row[tstatus] {
             Value::Text(s) if s == "timeout" || s == "failed" => "failed",
             _ => "done",
         };
-        dst.execute(
+        run.dst.execute(
             "UPDATE queue SET state = ?4, trial_id = ?5, lease_until_ms = NULL
              WHERE run_id = ?1 AND cell_index = ?2 AND trial_index = ?3 AND state IN ('pending', 'claimed')",
-            params![dst_run, cell_index, trial_index, state, new_id],
+            params![run.dst_run, cell_index, trial_index, state, new_id],
         )?;
     }
-    copy_warnings(src, dst, run_id, dst_run, &trial_map, existing.is_some())?;
-    Ok(present)
+    Ok((present, trial_map))
+}
+
+/// The rows of source trial `src_trial` in every table of a trial's own ([`TRIAL_TABLES`]),
+/// copied to `dst` as trial `new_id`'s (their own ids are given anew).
+fn copy_trial_rows(run: &RunPair, src_trial: i64, new_id: i64) -> Result<()> {
+    for (table, order, own_id) in TRIAL_TABLES {
+        let rows = Rows::read(
+            run.src,
+            run.known,
+            table,
+            &format!("SELECT * FROM {table} WHERE trial_id = ?1 ORDER BY {order}"),
+            params![src_trial],
+        )?;
+        let t = rows.col("trial_id")?;
+        let keep: Vec<usize> = (0..rows.names.len())
+            .filter(|&i| Some(rows.names[i].as_str()) != own_id)
+            .collect();
+        let names: Vec<&str> = keep.iter().map(|&i| rows.names[i].as_str()).collect();
+        let moved: Vec<Vec<Value>> = rows
+            .rows
+            .into_iter()
+            .map(|mut r| {
+                r[t] = Value::Int(new_id);
+                keep.iter()
+                    .map(|&i| std::mem::replace(&mut r[i], Value::Null))
+                    .collect()
+            })
+            .collect();
+        run.dst.insert_rows(table, &names, &moved)?;
+    }
+    Ok(())
 }
 
 /// The warnings of a pushed run: those of the trials copied, and the run's own ones the target

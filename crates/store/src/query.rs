@@ -1,6 +1,6 @@
 //! Read-side queries: a run, its cells with their rows, warnings and problems, for reports and listings.
 
-use super::db::params;
+use super::db::{params, Db};
 use super::Store;
 use crate::error::{Result, StoreError};
 use schedlab_spec::{Spec, SpecError};
@@ -183,58 +183,70 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
     )?;
     let mut out = Vec::with_capacity(cells.len());
     for (cell_id, mut view) in cells {
-        let statuses = db.query(
-            "SELECT status, COUNT(*), MIN(reason) FROM trials WHERE cell_id = ?1 AND (warmup = 0 OR ?2) GROUP BY status ORDER BY status",
-            params![cell_id, warmup],
-            |r| {
-                Ok((
-                    r.get::<String>(0)?,
-                    r.get::<i64>(1)?,
-                    r.get::<Option<String>>(2)?,
-                ))
-            },
-        )?;
-        for (status, n, reason) in statuses {
-            if status != "ok" && view.reason.is_none() {
-                view.reason = reason;
-            }
-            view.statuses.push((status, n));
-        }
-        let trials: Vec<(i64, i64, i64)> = db.query(
-            "SELECT makespan_ns, round, trial_id FROM trials WHERE cell_id = ?1 AND status = 'ok' AND (warmup = 0 OR ?2) ORDER BY trial_id",
-            params![cell_id, warmup],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )?;
-        for (makespan, round, id) in trials {
-            view.makespans_ns.push(makespan);
-            view.trial_rounds.push(round);
-            view.trial_ids.push(id);
-        }
-        view.task_rows = db.query(
-            "SELECT t.trial_id, tr.round, t.response_ns, t.turnaround_ns, COALESCE(t.cpu_ns, COALESCE(t.utime_ns,0) + COALESCE(t.stime_ns,0)),
-                    t.nvcsw, t.nivcsw, t.run_delay_ns, t.t_end_ns
-             FROM tasks t JOIN trials tr ON tr.trial_id = t.trial_id
-             WHERE tr.cell_id = ?1 AND tr.status = 'ok' AND (tr.warmup = 0 OR ?2) AND t.role = 'task'
-             ORDER BY t.trial_id, t.task_index",
-            params![cell_id, warmup],
-            |r| {
-                Ok(TaskRow {
-                    trial_id: r.get(0)?,
-                    round: r.get(1)?,
-                    response_ns: r.get(2)?,
-                    turnaround_ns: r.get(3)?,
-                    cpu_ns: r.get(4)?,
-                    nvcsw: r.get::<Option<i64>>(5)?.unwrap_or(0),
-                    nivcsw: r.get::<Option<i64>>(6)?.unwrap_or(0),
-                    run_delay_ns: r.get::<Option<i64>>(7)?.unwrap_or(0),
-                    t_end_ns: r.get(8)?,
-                })
-            },
-        )?;
+        add_trials(db, cell_id, warmup, &mut view)?;
+        view.task_rows = task_rows(db, cell_id, warmup)?;
         view.figures = super::figures::rows(db, cell_id, warmup)?;
         out.push(view);
     }
     Ok(out)
+}
+
+/// Cell `cell_id`'s trials in `view`: their count per status (and the first reason of one not
+/// ok), and each ok trial's makespan, round and id.
+fn add_trials(db: &Db, cell_id: i64, warmup: bool, view: &mut CellView) -> Result<()> {
+    let statuses = db.query(
+        "SELECT status, COUNT(*), MIN(reason) FROM trials WHERE cell_id = ?1 AND (warmup = 0 OR ?2) GROUP BY status ORDER BY status",
+        params![cell_id, warmup],
+        |r| {
+            Ok((
+                r.get::<String>(0)?,
+                r.get::<i64>(1)?,
+                r.get::<Option<String>>(2)?,
+            ))
+        },
+    )?;
+    for (status, n, reason) in statuses {
+        if status != "ok" && view.reason.is_none() {
+            view.reason = reason;
+        }
+        view.statuses.push((status, n));
+    }
+    let trials: Vec<(i64, i64, i64)> = db.query(
+        "SELECT makespan_ns, round, trial_id FROM trials WHERE cell_id = ?1 AND status = 'ok' AND (warmup = 0 OR ?2) ORDER BY trial_id",
+        params![cell_id, warmup],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    for (makespan, round, id) in trials {
+        view.makespans_ns.push(makespan);
+        view.trial_rounds.push(round);
+        view.trial_ids.push(id);
+    }
+    Ok(())
+}
+
+/// The measured tasks (no antagonists) of cell `cell_id`'s ok trials, by trial and task.
+fn task_rows(db: &Db, cell_id: i64, warmup: bool) -> Result<Vec<TaskRow>> {
+    db.query(
+        "SELECT t.trial_id, tr.round, t.response_ns, t.turnaround_ns, COALESCE(t.cpu_ns, COALESCE(t.utime_ns,0) + COALESCE(t.stime_ns,0)),
+                t.nvcsw, t.nivcsw, t.run_delay_ns, t.t_end_ns
+         FROM tasks t JOIN trials tr ON tr.trial_id = t.trial_id
+         WHERE tr.cell_id = ?1 AND tr.status = 'ok' AND (tr.warmup = 0 OR ?2) AND t.role = 'task'
+         ORDER BY t.trial_id, t.task_index",
+        params![cell_id, warmup],
+        |r| {
+            Ok(TaskRow {
+                trial_id: r.get(0)?,
+                round: r.get(1)?,
+                response_ns: r.get(2)?,
+                turnaround_ns: r.get(3)?,
+                cpu_ns: r.get(4)?,
+                nvcsw: r.get::<Option<i64>>(5)?.unwrap_or(0),
+                nivcsw: r.get::<Option<i64>>(6)?.unwrap_or(0),
+                run_delay_ns: r.get::<Option<i64>>(7)?.unwrap_or(0),
+                t_end_ns: r.get(8)?,
+            })
+        },
+    )
 }
 
 /// The kernel settings of a cell in one line, from its stored slice, knobs, BPF scheduler and

@@ -1,7 +1,7 @@
 //! Write side of the store: a run and its cells, one transaction per trial (its rows written
 //! in bulk), warnings, calibrations.
 
-use super::db::{params, Value};
+use super::db::{params, Db, Value};
 use super::query::Runner;
 use super::{now_utc, NewRun, Store};
 use crate::error::Result;
@@ -232,47 +232,7 @@ impl Store {
             params![run_id, planned.cell as i64],
             |r| r.get(0),
         )?;
-        let inserted: Option<i64> = db.query_opt(
-            "INSERT INTO trials (run_id, cell_id, trial_index, round, warmup, status, reason, makespan_ns, timeout_ns, harness_cpu_ns,
-                                 started_at, pgid, load1, busy_pct, steal_pct, psi_cpu_some_pct, io_scheduler, trace_lost_events, host,
-                                 speed_before, speed_after, trial_steal_pct, noisy, rt_throttled,
-                                 outside_cpu_ns, outside_share, interference_source, disturbed)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24,
-                     ?25, ?26, ?27, ?28)
-             ON CONFLICT (cell_id, trial_index) DO NOTHING RETURNING trial_id",
-            params![
-                run_id,
-                cell_id,
-                planned.trial_index,
-                planned.round,
-                planned.warmup,
-                outcome.status.name(),
-                outcome.reason.as_deref(),
-                outcome.makespan_ns.map(|v| v as i64),
-                meta.timeout_ns as i64,
-                outcome.harness_cpu_ns as i64,
-                meta.started_at.as_str(),
-                outcome.pgid,
-                meta.load1,
-                meta.busy_pct,
-                meta.steal_pct,
-                meta.psi_cpu_some_pct,
-                meta.io_scheduler.as_deref(),
-                outcome.trace_lost_events.map(|v| v as i64),
-                schedlab_machine::host::hostname(),
-                meta.speed_before,
-                meta.speed_after,
-                meta.trial_steal_pct,
-                meta.noisy,
-                meta.rt_throttled,
-                meta.outside_cpu_ns,
-                meta.outside_share,
-                meta.interference_source.as_deref(),
-                meta.outside_share.map(|_| meta.disturbed),
-            ],
-            |r| r.get(0),
-        )?;
-        let Some(trial_id) = inserted else {
+        let Some(trial_id) = insert_trial_row(db, run_id, cell_id, planned, outcome, meta)? else {
             let existing = db.query_one(
                 "SELECT trial_id FROM trials WHERE cell_id = ?1 AND trial_index = ?2",
                 params![cell_id, planned.trial_index],
@@ -288,56 +248,11 @@ impl Store {
             &["trial_id", "task_index", "metric", "hdr_v2"],
             &hists,
         )?;
-        let samples: Vec<Vec<Value>> = outcome
-            .samples
-            .iter()
-            .map(|s| {
-                let p = s.psi_pct;
-                params![
-                    trial_id,
-                    s.t_ns as i64,
-                    s.interval_ns as i64,
-                    s.r as i64,
-                    s.b as i64,
-                    s.in_per_s,
-                    s.cs_per_s,
-                    s.us_pct,
-                    s.sy_pct,
-                    s.id_pct,
-                    s.wa_pct,
-                    s.st_pct,
-                    s.bi_kib_s,
-                    s.bo_kib_s,
-                    p[0],
-                    p[1],
-                    p[2],
-                    p[3],
-                    p[4],
-                    p[5],
-                    s.load1,
-                ]
-                .to_vec()
-            })
-            .collect();
-        db.insert_rows("samples", &SAMPLE_COLUMNS, &samples)?;
-        let slices: Vec<Vec<Value>> = outcome
-            .trace_slices
-            .iter()
-            .map(|(i, sl)| {
-                params![
-                    trial_id,
-                    *i as i64,
-                    sl.cpu as i64,
-                    sl.start_ns as i64,
-                    sl.end_ns as i64
-                ]
-                .to_vec()
-            })
-            .collect();
+        db.insert_rows("samples", &SAMPLE_COLUMNS, &sample_rows(trial_id, outcome))?;
         db.insert_rows(
             "trace_slices",
             &["trial_id", "task_index", "cpu", "start_ns", "end_ns"],
-            &slices,
+            &slice_rows(trial_id, outcome),
         )?;
         super::knobs::insert_readings(db, trial_id, &meta.knobs)?;
         super::groups::insert_groups(db, trial_id, &outcome.groups)?;
@@ -488,6 +403,111 @@ fn delay_histogram(delays_ns: &[u64]) -> hdrhistogram::Histogram<u64> {
         let _ = h.record(d.clamp(1, MAX_LATENCY_NS));
     }
     h
+}
+
+/// The trial's own row in cell `cell_id` of run `run_id`; its id, or None when the cell has
+/// that trial already.
+fn insert_trial_row(
+    db: &Db,
+    run_id: i64,
+    cell_id: i64,
+    planned: &PlannedTrial,
+    outcome: &TrialOutcome,
+    meta: &TrialMeta,
+) -> Result<Option<i64>> {
+    db.query_opt(
+        "INSERT INTO trials (run_id, cell_id, trial_index, round, warmup, status, reason, makespan_ns, timeout_ns, harness_cpu_ns,
+                             started_at, pgid, load1, busy_pct, steal_pct, psi_cpu_some_pct, io_scheduler, trace_lost_events, host,
+                             speed_before, speed_after, trial_steal_pct, noisy, rt_throttled,
+                             outside_cpu_ns, outside_share, interference_source, disturbed)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24,
+                 ?25, ?26, ?27, ?28)
+         ON CONFLICT (cell_id, trial_index) DO NOTHING RETURNING trial_id",
+        params![
+            run_id,
+            cell_id,
+            planned.trial_index,
+            planned.round,
+            planned.warmup,
+            outcome.status.name(),
+            outcome.reason.as_deref(),
+            outcome.makespan_ns.map(|v| v as i64),
+            meta.timeout_ns as i64,
+            outcome.harness_cpu_ns as i64,
+            meta.started_at.as_str(),
+            outcome.pgid,
+            meta.load1,
+            meta.busy_pct,
+            meta.steal_pct,
+            meta.psi_cpu_some_pct,
+            meta.io_scheduler.as_deref(),
+            outcome.trace_lost_events.map(|v| v as i64),
+            schedlab_machine::host::hostname(),
+            meta.speed_before,
+            meta.speed_after,
+            meta.trial_steal_pct,
+            meta.noisy,
+            meta.rt_throttled,
+            meta.outside_cpu_ns,
+            meta.outside_share,
+            meta.interference_source.as_deref(),
+            meta.outside_share.map(|_| meta.disturbed),
+        ],
+        |r| r.get(0),
+    )
+}
+
+/// The rows of the system-wide samples taken during trial `trial_id`.
+fn sample_rows(trial_id: i64, outcome: &TrialOutcome) -> Vec<Vec<Value>> {
+    outcome
+        .samples
+        .iter()
+        .map(|s| {
+            let p = s.psi_pct;
+            params![
+                trial_id,
+                s.t_ns as i64,
+                s.interval_ns as i64,
+                s.r as i64,
+                s.b as i64,
+                s.in_per_s,
+                s.cs_per_s,
+                s.us_pct,
+                s.sy_pct,
+                s.id_pct,
+                s.wa_pct,
+                s.st_pct,
+                s.bi_kib_s,
+                s.bo_kib_s,
+                p[0],
+                p[1],
+                p[2],
+                p[3],
+                p[4],
+                p[5],
+                s.load1,
+            ]
+            .to_vec()
+        })
+        .collect()
+}
+
+/// The rows of the trace's slices of trial `trial_id` (task index, CPU, start and end).
+fn slice_rows(trial_id: i64, outcome: &TrialOutcome) -> Vec<Vec<Value>> {
+    outcome
+        .trace_slices
+        .iter()
+        .map(|(i, sl)| {
+            params![
+                trial_id,
+                *i as i64,
+                sl.cpu as i64,
+                sl.start_ns as i64,
+                sl.end_ns as i64
+            ]
+            .to_vec()
+        })
+        .collect()
 }
 
 fn task_rows(trial_id: i64, outcome: &TrialOutcome) -> (Vec<Vec<Value>>, Vec<Vec<Value>>) {

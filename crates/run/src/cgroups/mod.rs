@@ -21,6 +21,7 @@ use schedlab_cgroup::{
     Unavailable, Version,
 };
 use schedlab_core::records::{GroupRecord, TrialOutcome, TrialStatus};
+use schedlab_core::warning::CgroupEnd;
 use schedlab_spec::plan::{Cell, Plan};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -93,6 +94,17 @@ pub struct GroupTrial {
     paths: Vec<PathBuf>,
     /// Each group's v1 RT budget, µs per second.
     rt_share_us: Option<u64>,
+}
+
+/// What ending a trial's cgroups left undone, for a [`schedlab_core::Warning::CgroupTrial`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unended {
+    /// What was left undone.
+    pub problem: CgroupEnd,
+    /// The trial's cgroups (directories).
+    pub groups: Vec<String>,
+    /// What the system said.
+    pub error: String,
 }
 
 /// The cgroups of the run entered last.
@@ -213,23 +225,27 @@ impl CgroupRun {
         cell: &Cell,
         outcome: &mut TrialOutcome,
         knobs: &mut Knobs,
-    ) -> Vec<String> {
-        let mut warnings = Vec::new();
+    ) -> Vec<Unended> {
+        let groups: Vec<String> = t.paths.iter().map(|p| p.display().to_string()).collect();
+        let unended = |problem, error: &dyn std::fmt::Display| Unended {
+            problem,
+            groups: groups.clone(),
+            error: error.to_string(),
+        };
+        let mut undone = Vec::new();
         if let Err(e) = reset_roots(&t.trial, knobs) {
-            warnings.push(e.to_string());
+            undone.push(unended(CgroupEnd::RootsNotReset, &e));
         }
         match t.trial.remove() {
             Ok(_) => {
                 if let Err(e) = knobs.journal().and_then(|j| j.remove_cgroups(&t.paths)) {
-                    warnings.push(e.to_string());
+                    undone.push(unended(CgroupEnd::JournalNotUpdated, &e));
                 }
             }
-            Err(e) => warnings.push(format!(
-                "the trial's cgroups could not be removed ({e}); they are removed at the end of the run or by the next schedlab command"
-            )),
+            Err(e) => undone.push(unended(CgroupEnd::NotRemoved, &e)),
         }
         settle_records(cell, t.rt_share_us, outcome);
-        warnings
+        undone
     }
 
     /// Removes the parents and forgets them; an error names what is left (the journal keeps
