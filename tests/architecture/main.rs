@@ -35,17 +35,6 @@ const LONG_FUNCTIONS: &[&str] = &[
     "crates/report/src/plots/gantt.rs: draw",            // 98
     "crates/report/src/pool.rs: load",                   // 130
     "crates/report/src/terminal.rs: render",             // 144
-    "crates/run/src/journal.rs: restore_file",           // 97
-    "crates/run/src/knobs.rs: Knobs::prepare",           // 93
-    "crates/run/src/knobs.rs: describe",                 // 93
-    "crates/run/src/lib.rs: one_trial",                  // 118
-    "crates/run/src/lib.rs: run_trials",                 // 99
-    "crates/run/src/statedir.rs: StateDir::open_checked", // 95
-    "crates/run/src/task.rs: task_main",                 // 164
-    "crates/run/src/trial/host.rs: host_main",           // 97
-    "crates/run/src/trial/mod.rs: run_trial",            // 145
-    "crates/run/src/trial/verdict.rs: judge",            // 96
-    "crates/run/src/work.rs: work",                      // 89
 ];
 
 fn workspace() -> Workspace {

@@ -435,42 +435,7 @@ fn restore_file(dir: &StateDir, name: &str, record: &Record, roots: &[PathBuf]) 
     };
     let mut unchanged = Vec::new();
     for e in &record.entries {
-        let label = format!("{} ({})", printable(&e.name), printable(&e.path));
-        let checked = check_entry(e, roots).and_then(|real| {
-            let r = knobfile::read(&real).map_err(|err| format!("cannot read it: {err}"))?;
-            Ok((real, r.value))
-        });
-        let (real, now) = match checked {
-            Ok(found) => found,
-            Err(err) => {
-                out.lines.push(format!("did not restore {label}: {err}"));
-                out.failed = true;
-                continue;
-            }
-        };
-        if knobfile::same(&now, &e.original) {
-            unchanged.push(format!("{label} = {now}"));
-            continue;
-        }
-        match knobfile::write(&real, &e.original).and_then(|()| knobfile::read(&real)) {
-            Ok(r) if knobfile::same(&r.value, &e.original) => out
-                .lines
-                .push(format!("restored {label}: {now} -> {}", e.original)),
-            Ok(r) => {
-                out.failed = true;
-                out.lines.push(format!(
-                    "could not restore {label}: it reads {} after writing {}; restore it by hand: echo {} > {}",
-                    r.value, e.original, e.original, e.path
-                ));
-            }
-            Err(err) => {
-                out.failed = true;
-                out.lines.push(format!(
-                    "could not restore {label} from {now} to {}: {err}; restore it by hand: echo {} > {}",
-                    e.original, e.original, e.path
-                ));
-            }
-        }
+        restore_entry(e, roots, &mut out, &mut unchanged);
     }
     let removed = super::cgroups::remove_recorded(&record.cgroups);
     out.failed |= removed.failed;
@@ -502,6 +467,47 @@ fn restore_file(dir: &StateDir, name: &str, record: &Record, roots: &[PathBuf]) 
         );
     }
     out
+}
+
+/// Restores one journaled setting if it is not at its original value: says what was done in
+/// `out` (failed if it could not be restored), or adds it to `unchanged` ("label = value").
+fn restore_entry(e: &Entry, roots: &[PathBuf], out: &mut Restored, unchanged: &mut Vec<String>) {
+    let label = format!("{} ({})", printable(&e.name), printable(&e.path));
+    let checked = check_entry(e, roots).and_then(|real| {
+        let r = knobfile::read(&real).map_err(|err| format!("cannot read it: {err}"))?;
+        Ok((real, r.value))
+    });
+    let (real, now) = match checked {
+        Ok(found) => found,
+        Err(err) => {
+            out.lines.push(format!("did not restore {label}: {err}"));
+            out.failed = true;
+            return;
+        }
+    };
+    if knobfile::same(&now, &e.original) {
+        unchanged.push(format!("{label} = {now}"));
+        return;
+    }
+    match knobfile::write(&real, &e.original).and_then(|()| knobfile::read(&real)) {
+        Ok(r) if knobfile::same(&r.value, &e.original) => out
+            .lines
+            .push(format!("restored {label}: {now} -> {}", e.original)),
+        Ok(r) => {
+            out.failed = true;
+            out.lines.push(format!(
+                "could not restore {label}: it reads {} after writing {}; restore it by hand: echo {} > {}",
+                r.value, e.original, e.original, e.path
+            ));
+        }
+        Err(err) => {
+            out.failed = true;
+            out.lines.push(format!(
+                "could not restore {label} from {now} to {}: {err}; restore it by hand: echo {} > {}",
+                e.original, e.original, e.path
+            ));
+        }
+    }
 }
 
 /// What a recovery found.

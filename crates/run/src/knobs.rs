@@ -149,49 +149,7 @@ impl Knobs {
         k.io_device = io_device.clone();
         k.ext_refusal = ext_refusal(plan);
         let roots = knobfile::system_roots();
-        let root = schedlab_sys::is_root();
-        let settings: Vec<(String, String)> = plan_settings(plan, io_device.as_deref())
-            .into_iter()
-            .map(|(name, pattern, _)| (name, pattern))
-            .collect();
-        for r in knobpaths::resolve(&settings, &plan.settings.allow_knobs, &roots) {
-            let (name, pattern) = (&r.name, &r.pattern);
-            if !root {
-                k.unusable.insert(
-                    pattern.clone(),
-                    format!(
-                        "changing kernel settings needs root (this process runs as uid {}); run schedlab as root to vary {name}",
-                        schedlab_sys::euid()
-                    ),
-                );
-                continue;
-            }
-            if let Some(why) = r.refused {
-                k.unusable.insert(pattern.clone(), why);
-                continue;
-            }
-            if r.files.is_empty() {
-                k.unusable.insert(pattern.clone(), absent(name, pattern));
-            }
-            for file in r.files {
-                let read = file.map_err(|e| e.to_string()).and_then(|real| {
-                    let r = knobfile::read(&real)
-                        .map_err(|e| format!("cannot read {name} ({}): {e}", real.display()))?;
-                    Ok((real, r.value))
-                });
-                match read {
-                    Ok((file, original)) => k.files.push(Managed {
-                        name: name.clone(),
-                        pattern: pattern.clone(),
-                        file,
-                        original,
-                    }),
-                    Err(e) => {
-                        k.unusable.insert(pattern.clone(), e);
-                    }
-                }
-            }
-        }
+        k.read_originals(plan, io_device.as_deref(), &roots);
         let wants_scx = k.ext_refusal.is_none() && plan.cells.iter().any(|c| c.scx.is_some());
         if !k.files.is_empty() || wants_scx {
             let entries = k
@@ -212,11 +170,68 @@ impl Knobs {
                 SCX_STOP_TIMEOUT,
             ));
         }
-        let journal = k.journal.as_ref().map(|j| j.path().display().to_string());
-        let warnings = k
-            .files
+        let warnings = k.varied_warnings();
+        Ok((k, warnings))
+    }
+
+    /// Reads the original value of every file the plan's settings resolve to (on
+    /// `io_device`, under `roots`) into `files`; a setting that cannot be used (not root,
+    /// refused, absent, unreadable) goes into `unusable` with the reason.
+    fn read_originals(&mut self, plan: &Plan, io_device: Option<&str>, roots: &[PathBuf]) {
+        let root = schedlab_sys::is_root();
+        let settings: Vec<(String, String)> = plan_settings(plan, io_device)
+            .into_iter()
+            .map(|(name, pattern, _)| (name, pattern))
+            .collect();
+        for r in knobpaths::resolve(&settings, &plan.settings.allow_knobs, roots) {
+            let (name, pattern) = (&r.name, &r.pattern);
+            if !root {
+                self.unusable.insert(
+                    pattern.clone(),
+                    format!(
+                        "changing kernel settings needs root (this process runs as uid {}); run schedlab as root to vary {name}",
+                        schedlab_sys::euid()
+                    ),
+                );
+                continue;
+            }
+            if let Some(why) = r.refused {
+                self.unusable.insert(pattern.clone(), why);
+                continue;
+            }
+            if r.files.is_empty() {
+                self.unusable.insert(pattern.clone(), absent(name, pattern));
+            }
+            for file in r.files {
+                let read = file.map_err(|e| e.to_string()).and_then(|real| {
+                    let r = knobfile::read(&real)
+                        .map_err(|e| format!("cannot read {name} ({}): {e}", real.display()))?;
+                    Ok((real, r.value))
+                });
+                match read {
+                    Ok((file, original)) => self.files.push(Managed {
+                        name: name.clone(),
+                        pattern: pattern.clone(),
+                        file,
+                        original,
+                    }),
+                    Err(e) => {
+                        self.unusable.insert(pattern.clone(), e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The warnings that say which settings the run varies and their originals.
+    fn varied_warnings(&self) -> Vec<Warning> {
+        let journal = self
+            .journal
+            .as_ref()
+            .map(|j| j.path().display().to_string());
+        self.files
             .iter()
-            .map(|m| match (&k.io_device, m.name.as_str()) {
+            .map(|m| match (&self.io_device, m.name.as_str()) {
                 (Some(dev), IO_SCHEDULER) => Warning::IoSchedulerVaried {
                     device: dev.clone(),
                     original: m.original.clone(),
@@ -228,8 +243,7 @@ impl Knobs {
                     journal: journal.clone(),
                 },
             })
-            .collect();
-        Ok((k, warnings))
+            .collect()
     }
 
     /// Puts the machine in `cell`'s settings before a trial: every knob at the cell's value
@@ -498,33 +512,7 @@ pub fn describe(plan: &Plan, io_dir: &Path) -> Vec<String> {
         &knobfile::system_roots(),
     );
     for ((name, pattern, values), r) in settings.iter().zip(resolved) {
-        let now: Vec<String> = r
-            .files
-            .iter()
-            .map(|f| match f {
-                Ok(real) => {
-                    knobfile::read(real).map_or_else(|e| format!("unusable: {e}"), |r| r.value)
-                }
-                Err(e) => format!("unusable: {e}"),
-            })
-            .collect();
-        let now = if r.files.is_empty() {
-            format!("absent here: {}", absent(name, pattern))
-        } else {
-            format!("now {}", now.join(", "))
-        };
-        let allowed = r
-            .files
-            .iter()
-            .flatten()
-            .find_map(|f| schedlab_core::records::denied(&f.display().to_string()))
-            .map_or(String::new(), |why| {
-                format!(" (on the deny list, allowed by --allow-knob: {why})")
-            });
-        out.push(format!(
-            "{name} ({pattern}): {now}; set to {}{allowed}",
-            values.join(", ")
-        ));
+        out.push(describe_setting(name, pattern, values, &r));
     }
     if !settings.is_empty() && !schedlab_sys::is_root() {
         out.push(format!(
@@ -554,20 +542,59 @@ pub fn describe(plan: &Plan, io_dir: &Path) -> Vec<String> {
             journal::state_dir().display()
         ));
     }
+    out.extend(describe_slices(plan));
+    out
+}
+
+/// What `describe` says of one setting of the plan (`r`: its files as resolved here): the
+/// values now, those it is set to, and whether the deny list had to allow it.
+fn describe_setting(
+    name: &str,
+    pattern: &str,
+    values: &[String],
+    r: &knobpaths::Resolved,
+) -> String {
+    let now: Vec<String> = r
+        .files
+        .iter()
+        .map(|f| match f {
+            Ok(real) => knobfile::read(real).map_or_else(|e| format!("unusable: {e}"), |r| r.value),
+            Err(e) => format!("unusable: {e}"),
+        })
+        .collect();
+    let now = if r.files.is_empty() {
+        format!("absent here: {}", absent(name, pattern))
+    } else {
+        format!("now {}", now.join(", "))
+    };
+    let allowed = r
+        .files
+        .iter()
+        .flatten()
+        .find_map(|f| schedlab_core::records::denied(&f.display().to_string()))
+        .map_or(String::new(), |why| {
+            format!(" (on the deny list, allowed by --allow-knob: {why})")
+        });
+    format!(
+        "{name} ({pattern}): {now}; set to {}{allowed}",
+        values.join(", ")
+    )
+}
+
+/// The EEVDF slices the plan's cells give their tasks, and whether this kernel refuses them.
+fn describe_slices(plan: &Plan) -> Option<String> {
     let mut slices: Vec<u64> = plan.cells.iter().filter_map(|c| c.slice_ns).collect();
     slices.sort_unstable();
     slices.dedup();
-    if !slices.is_empty() {
-        let labels: Vec<String> = slices
-            .iter()
-            .map(|&s| schedlab_core::records::slice_label(s))
-            .collect();
-        let probe = schedlab_machine::probe::slice_support(PolicyKind::Other.number(), slices[0]);
-        out.push(format!(
-            "EEVDF slices of the measured tasks (sched_attr.sched_runtime, per task; no system setting): {}{}",
-            labels.join(", "),
-            probe.err().map_or_else(String::new, |e| format!("; refused here: {e}"))
-        ));
-    }
-    out
+    let first = *slices.first()?;
+    let labels: Vec<String> = slices
+        .iter()
+        .map(|&s| schedlab_core::records::slice_label(s))
+        .collect();
+    let probe = schedlab_machine::probe::slice_support(PolicyKind::Other.number(), first);
+    Some(format!(
+        "EEVDF slices of the measured tasks (sched_attr.sched_runtime, per task; no system setting): {}{}",
+        labels.join(", "),
+        probe.err().map_or_else(String::new, |e| format!("; refused here: {e}"))
+    ))
 }

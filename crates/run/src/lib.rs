@@ -15,6 +15,7 @@ pub mod knobpaths;
 pub mod knobs;
 pub mod launcher;
 pub mod limits;
+mod measure;
 pub mod noise;
 mod one;
 mod owner;
@@ -34,10 +35,10 @@ pub use error::{KernelError, RunError, SinkError, SinkResult, TraceError};
 
 use error::Result;
 use launcher::Launcher;
-use one::{run_one, Observe};
-use schedlab_core::records::{TrialOutcome, TrialStatus};
-use schedlab_spec::plan::{Plan, PlannedTrial};
-use settle::SystemSnapshot;
+use measure::one_trial;
+use one::Observe;
+use schedlab_core::records::TrialStatus;
+use schedlab_spec::plan::Plan;
 use sink::Sink;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
@@ -144,7 +145,38 @@ pub(crate) struct Session<'a> {
     pub reference: noise::Reference,
 }
 
-impl Session<'_> {
+impl<'a> Session<'a> {
+    /// The session of a run or a worker: its kernel settings entered already, the reference
+    /// loop calibrated now (with `sink` and `io_dir`, see [`Calibrator`]).
+    fn new(
+        launcher: &'a mut Launcher,
+        interrupted: &Arc<AtomicBool>,
+        settings: owner::KernelOwner,
+        progress: &'a progress::Progress,
+        (sink, io_dir): (&mut dyn Sink, &std::path::Path),
+    ) -> Result<Session<'a>> {
+        let (kernel, cpu_model) = (
+            schedlab_machine::kernel_release(),
+            schedlab_machine::cpu_model(),
+        );
+        let reference = noise::Reference::new(&mut Calibrator {
+            sink: Some(sink),
+            io_dir,
+            kernel: kernel.clone(),
+            cpu_model: cpu_model.clone(),
+            progress,
+        })?;
+        Ok(Session {
+            launcher,
+            interrupted: interrupted.clone(),
+            settings,
+            progress,
+            kernel,
+            cpu_model,
+            reference,
+        })
+    }
+
     /// A calibrator of this machine writing to `sink`.
     fn calibrator<'b>(
         &'b self,
@@ -240,145 +272,6 @@ impl RunState {
             },
         })
     }
-}
-
-/// Runs `planned`, trial `n` of run `run_id` (of `plan`), and hands it to `keeper`; returns
-/// its status, or None when it was interrupted (nothing stored). `resumed`: the cell has
-/// trials stored from before, so its warnings were given then.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn one_trial(
-    s: &mut Session,
-    keeper: &mut dyn Keeper,
-    run_id: i64,
-    plan: &Plan,
-    state: &mut RunState,
-    n: usize,
-    planned: &PlannedTrial,
-    resumed: bool,
-) -> Result<Option<TrialStatus>> {
-    let io_dir = plan.settings.io_dir.as_path();
-    let cell = &plan.cells[planned.cell];
-    // This run's kernel settings, another run's restored first (a worker's runs alternate).
-    s.settings.enter(run_id, plan, keeper.sink())?;
-    let cs = &mut state.cells[planned.cell];
-    if !cs.prepared() {
-        cs.prepare(cell, &mut s.calibrator(keeper.sink(), io_dir))?;
-        let units = keeper.cell_units(run_id, planned.cell, cs.units.unwrap_or(1))?;
-        if cs.units != Some(units) {
-            // Another worker calibrated the cell first: its units hold for every trial.
-            cs.units = Some(units);
-            cs.prepare(cell, &mut s.calibrator(keeper.sink(), io_dir))?;
-        }
-        if let (Some(w), false) = (limits::cell_warning(cell, cs.alone_ns), resumed) {
-            s.progress.note(&format!("warning: {w}"));
-            keeper.sink().add_warning(run_id, None, &w)?;
-        }
-    }
-    let timeout_ns = plan
-        .settings
-        .timeout_ns
-        .unwrap_or_else(|| default_timeout_ns(cell, cs.alone_ns));
-    let mut meta = schedlab_core::records::TrialMeta {
-        timeout_ns,
-        ..Default::default()
-    };
-    let mut warning = None;
-    let mut trial_warnings: Vec<schedlab_core::Warning> = Vec::new();
-    if cs.skipped.is_none() {
-        // Set before the settle window, so the change settles before the trial.
-        match s.settings.apply(run_id, cell) {
-            Ok(readings) => {
-                meta.io_scheduler = readings
-                    .iter()
-                    .find(|r| r.name == knobs::IO_SCHEDULER)
-                    .map(|r| r.read_back.clone());
-                meta.knobs = readings;
-            }
-            Err(reason) => {
-                eprintln!("skipped: {}: {reason}", cell.label());
-                cs.skipped = Some(reason.to_string());
-            }
-        }
-    }
-    let outcome = match &cs.skipped {
-        Some(reason) => TrialOutcome::not_run(TrialStatus::Skipped, reason.clone()),
-        None => 'measured: {
-            keeper.starting(SETTLE_NS.saturating_add(timeout_ns))?;
-            // The trial's task groups (CPU cgroups), before the settle window.
-            let tag = format!("r{run_id}-c{}-t{}", planned.cell, planned.trial_index);
-            let groups = match s.settings.start_groups(run_id, cell, &tag) {
-                Ok(g) => g,
-                Err(refused) => break 'measured refused.outcome(),
-            };
-            // A settle window before each trial, which also tells whether the machine is idle.
-            let before = SystemSnapshot::capture();
-            std::thread::sleep(std::time::Duration::from_nanos(SETTLE_NS));
-            let after = SystemSnapshot::capture();
-            let idle = after.busy_since(&before);
-            meta.load1 = after.load1;
-            meta.busy_pct = idle.busy_pct;
-            meta.steal_pct = idle.steal_pct;
-            meta.psi_cpu_some_pct = idle.psi_cpu_some_pct;
-            warning = idle.warning(n + 1);
-            meta.started_at = schedlab_core::records::now_utc();
-            let around = noise::Around::before(&s.reference, cell.cpus.as_deref());
-            let mut outcome = run_one(
-                s.launcher,
-                cell,
-                cs,
-                timeout_ns,
-                io_dir,
-                &format!("r{run_id}-t{n}"),
-                &s.interrupted,
-                (state.observe, groups.as_ref().map(|g| &g.groups)),
-            )?;
-            let label = cell.label();
-            if let Some(g) = groups {
-                let ended = s.settings.end_groups(g, cell, &mut outcome);
-                trial_warnings.extend(ended.into_iter().map(|u| {
-                    schedlab_core::Warning::CgroupTrial {
-                        trial: n + 1,
-                        cell: label.clone(),
-                        problem: u.problem,
-                        groups: u.groups,
-                        error: u.error,
-                    }
-                }));
-            }
-            trial_warnings.extend(around.after(
-                &s.reference,
-                cell.cpus.as_deref(),
-                &outcome,
-                &mut meta,
-                (n + 1, &label),
-            ));
-            trial_warnings.extend(limits::judge(cell, n + 1, &outcome, &mut meta));
-            outcome
-        }
-    };
-    if meta.started_at.is_empty() {
-        meta.started_at = schedlab_core::records::now_utc();
-    }
-    if outcome.status == TrialStatus::Interrupted {
-        return Ok(None);
-    }
-    if outcome.status == TrialStatus::Skipped && cs.skipped.is_none() {
-        cs.skipped = outcome.reason.clone();
-        eprintln!(
-            "skipped: {}: {}",
-            cell.label(),
-            outcome.reason.as_deref().unwrap_or("")
-        );
-    }
-    let sink = keeper.sink();
-    let trial_id = sink.insert_trial(run_id, planned, &outcome, &meta)?;
-    for w in warning.into_iter().chain(trial_warnings) {
-        sink.add_warning(run_id, Some(trial_id), &w)?;
-        s.progress.note(&format!("warning: {w}"));
-    }
-    s.progress
-        .trial_done(n + 1, &cell.label(), planned.warmup, &outcome);
-    Ok(Some(outcome.status))
 }
 
 /// The signals that end a run or a worker early, caught while this lives (and ignored after:
@@ -478,26 +371,13 @@ fn run_trials(
     settings.enter(run_id, plan, store)?;
     let mut summary = Summary::default();
     let progress = progress::Progress::new(plan.trials.len(), opts.quiet);
-    let (kernel, cpu_model) = (
-        schedlab_machine::kernel_release(),
-        schedlab_machine::cpu_model(),
-    );
-    let reference = noise::Reference::new(&mut Calibrator {
-        sink: Some(&mut *store),
-        io_dir: &plan.settings.io_dir,
-        kernel: kernel.clone(),
-        cpu_model: cpu_model.clone(),
-        progress: &progress,
-    })?;
-    let mut session = Session {
+    let mut session = Session::new(
         launcher,
-        interrupted: interrupted.clone(),
+        &interrupted,
         settings,
-        progress: &progress,
-        kernel,
-        cpu_model,
-        reference,
-    };
+        &progress,
+        (&mut *store, &plan.settings.io_dir),
+    )?;
     let mut schedule = adaptive::Schedule::new(plan, &stored.trials);
     while let Some((n, planned)) = schedule.next(opts.judge.as_deref(), |through, measured| {
         evidence(&*store, run_id, plan, &state, through, measured)
@@ -531,15 +411,26 @@ fn run_trials(
         }
     }
     progress.finish();
+    warn_adaptive_stop(store, run_id, plan, &schedule)?;
+    if interrupted.load(SeqCst) {
+        summary.interrupted = true;
+    }
+    summary.hung_up = caught.hung_up();
+    Ok(summary)
+}
+
+/// Warns (stored with the run) when an adaptive run stopped before its precision was reached.
+fn warn_adaptive_stop(
+    store: &mut dyn Sink,
+    run_id: i64,
+    plan: &Plan,
+    schedule: &adaptive::Schedule,
+) -> Result<()> {
     if let (Some(a), Some(stop)) = (&plan.settings.adaptive, schedule.stop) {
         if let Some(w) = adaptive::stop_warning(a, stop, schedule.measured_rounds()) {
             eprintln!("warning: {w}");
             store.add_warning(run_id, None, &w)?;
         }
     }
-    if interrupted.load(SeqCst) {
-        summary.interrupted = true;
-    }
-    summary.hung_up = caught.hung_up();
-    Ok(summary)
+    Ok(())
 }

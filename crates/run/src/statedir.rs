@@ -81,78 +81,14 @@ impl StateDir {
         let euid = schedlab_sys::euid();
         let mut cur = PathBuf::new();
         for (i, part) in parts.iter().enumerate() {
-            let last = i + 1 == parts.len();
             cur.push(part);
-            let mut info = schedlab_sys::lstat(&cur);
-            if matches!(&info, Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
-                if !create {
-                    return Ok(None);
-                }
-                let mut b = std::fs::DirBuilder::new();
-                std::os::unix::fs::DirBuilderExt::mode(&mut b, if last { 0o700 } else { 0o755 });
-                match b.create(&cur) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                    Err(e) => {
-                        return Err(format!(
-                            "cannot create the state directory {shown} ({}: {e}); run as root or set {STATE_DIR_ENV} to a directory you own",
-                            cur.display()
-                        ))
-                    }
-                }
-                info = schedlab_sys::lstat(&cur);
-            }
-            let info = info.map_err(|e| format!("cannot check {}: {e}", cur.display()))?;
-            match info.kind {
-                FileKind::Dir => {}
-                FileKind::Symlink => {
-                    let to = std::fs::read_link(&cur)
-                        .map(|t| t.display().to_string())
-                        .unwrap_or_default();
-                    return Err(format!(
-                        "the state directory {shown} is reached through a symbolic link ({} -> {to}), which could lead schedlab's restore journals anywhere; set {STATE_DIR_ENV} to the real directory's path",
-                        cur.display()
-                    ));
-                }
-                _ => {
-                    return Err(format!(
-                        "{} is not a directory, so it cannot hold the state directory {shown}; remove it or set {STATE_DIR_ENV}",
-                        cur.display()
-                    ))
-                }
-            }
-            if !last {
-                if let Some(why) = unsafe_parent(&info, euid) {
-                    return Err(format!(
-                        "the state directory {shown} lies in {}, which {why}: someone else could replace the state directory and its journals; set {STATE_DIR_ENV} to a directory whose parents only root writes",
-                        cur.display()
-                    ));
-                }
+            if !check_part(&cur, i + 1 == parts.len(), create, &shown, euid)? {
+                return Ok(None);
             }
         }
         let dir = DirFd::open(&abs)
             .map_err(|e| format!("cannot open the state directory {shown}: {e}"))?;
-        let info = dir
-            .meta()
-            .map_err(|e| format!("cannot check the state directory {shown}: {e}"))?;
-        if info.uid != euid {
-            return Err(format!(
-                "the state directory {shown} is owned by {}, not by {} that runs schedlab, so someone else could have written its restore journals; nothing in it was obeyed. Check its journals, then `chown {euid} {shown}` and `chmod 0700 {shown}`, or remove it",
-                who(info.uid),
-                who(euid)
-            ));
-        }
-        if info.mode & 0o022 != 0 {
-            return Err(format!(
-                "the state directory {shown} may be written by group or others (mode {:04o}), so anyone could have planted restore journals; nothing in it was obeyed. Check its journals, then `chmod 0700 {shown}`",
-                info.mode
-            ));
-        }
-        if info.mode & 0o077 != 0 {
-            // Readable by others (an older schedlab made it 0755): journals hold command lines.
-            dir.chmod(0o700)
-                .map_err(|e| format!("cannot make {shown} mode 0700: {e}"))?;
-        }
+        check_owner(&dir, &shown, euid)?;
         Ok(Some(StateDir { path: abs, dir }))
     }
 
@@ -261,6 +197,92 @@ impl StateDir {
     pub fn remove(&self, name: &str) {
         let _ = self.dir.remove(name);
     }
+}
+
+/// Checks one component `cur` of the state directory's path `shown` (the directory itself if
+/// `last`): a real directory, not a link, and, for a parent, written by no one but root and
+/// `euid`. With `create`, creates it if missing; false if it is missing and not created.
+fn check_part(
+    cur: &Path,
+    last: bool,
+    create: bool,
+    shown: &std::path::Display,
+    euid: u32,
+) -> Result<bool, String> {
+    let mut info = schedlab_sys::lstat(cur);
+    if matches!(&info, Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
+        if !create {
+            return Ok(false);
+        }
+        let mut b = std::fs::DirBuilder::new();
+        std::os::unix::fs::DirBuilderExt::mode(&mut b, if last { 0o700 } else { 0o755 });
+        match b.create(cur) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => {
+                return Err(format!(
+                    "cannot create the state directory {shown} ({}: {e}); run as root or set {STATE_DIR_ENV} to a directory you own",
+                    cur.display()
+                ))
+            }
+        }
+        info = schedlab_sys::lstat(cur);
+    }
+    let info = info.map_err(|e| format!("cannot check {}: {e}", cur.display()))?;
+    match info.kind {
+        FileKind::Dir => {}
+        FileKind::Symlink => {
+            let to = std::fs::read_link(cur)
+                .map(|t| t.display().to_string())
+                .unwrap_or_default();
+            return Err(format!(
+                "the state directory {shown} is reached through a symbolic link ({} -> {to}), which could lead schedlab's restore journals anywhere; set {STATE_DIR_ENV} to the real directory's path",
+                cur.display()
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "{} is not a directory, so it cannot hold the state directory {shown}; remove it or set {STATE_DIR_ENV}",
+                cur.display()
+            ))
+        }
+    }
+    if !last {
+        if let Some(why) = unsafe_parent(&info, euid) {
+            return Err(format!(
+                "the state directory {shown} lies in {}, which {why}: someone else could replace the state directory and its journals; set {STATE_DIR_ENV} to a directory whose parents only root writes",
+                cur.display()
+            ));
+        }
+    }
+    Ok(true)
+}
+
+/// Checks the opened state directory `dir` (at `shown`): owned by `euid`, written by no one
+/// else; makes it mode 0700 if others could read it.
+fn check_owner(dir: &DirFd, shown: &std::path::Display, euid: u32) -> Result<(), String> {
+    let info = dir
+        .meta()
+        .map_err(|e| format!("cannot check the state directory {shown}: {e}"))?;
+    if info.uid != euid {
+        return Err(format!(
+            "the state directory {shown} is owned by {}, not by {} that runs schedlab, so someone else could have written its restore journals; nothing in it was obeyed. Check its journals, then `chown {euid} {shown}` and `chmod 0700 {shown}`, or remove it",
+            who(info.uid),
+            who(euid)
+        ));
+    }
+    if info.mode & 0o022 != 0 {
+        return Err(format!(
+            "the state directory {shown} may be written by group or others (mode {:04o}), so anyone could have planted restore journals; nothing in it was obeyed. Check its journals, then `chmod 0700 {shown}`",
+            info.mode
+        ));
+    }
+    if info.mode & 0o077 != 0 {
+        // Readable by others (an older schedlab made it 0755): journals hold command lines.
+        dir.chmod(0o700)
+            .map_err(|e| format!("cannot make {shown} mode 0700: {e}"))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -185,76 +185,11 @@ pub fn task_main(
     links: Links,
 ) {
     let measured = !plan.is_antagonist(i);
-    // Staggered: the task inherited the cell's policy from its spawner; it takes its own level
-    // (spread priorities) at once, then its first timestamp (the end of its response), before
-    // its setup; its work starts at `t_start`, after the setup.
-    if !plan.barrier {
-        // A task whose attributes are the spawner's has them already (read back below).
-        let inherited =
-            hdr.spawner_policy.load(SeqCst) == 1 && plan.policies[i] == plan.policies[0];
-        if !inherited {
-            if let Err(e) = plan.policies[i].apply() {
-                hdr.refused.fetch_add(1, SeqCst);
-                return give_up(hdr, slot, STATE_REFUSED, e, measured);
-            }
-        }
-        slot.t_first_ns.store(schedlab_sys::now_ns(), SeqCst);
-    }
-    slot.pid.store(schedlab_sys::getpid(), SeqCst);
-    slot.tid.store(schedlab_sys::gettid(), SeqCst);
-    if let Some(cpus) = &plan.cpus {
-        if let Err(e) = schedlab_sys::set_affinity(cpus) {
-            return give_up(
-                hdr,
-                slot,
-                STATE_SETUP_FAILED,
-                e.raw_os_error().unwrap_or(libc::EINVAL),
-                measured,
-            );
-        }
-    }
-    let policy = &plan.policies[i];
-    // (Staggered tasks applied it before their first timestamp.)
-    if plan.barrier {
-        if let Err(e) = policy.apply() {
-            hdr.refused.fetch_add(1, SeqCst);
-            return give_up(hdr, slot, STATE_REFUSED, e, measured);
-        }
-    }
-    if let Ok(a) = schedlab_sys::sched_getattr() {
-        slot.policy_read.store(a.policy, SeqCst);
-        slot.nice_read.store(a.nice, SeqCst);
-        slot.prio_read.store(a.priority, SeqCst);
-        if policy.kind.is_fair() {
-            slot.slice_getattr_ns.store(a.runtime_ns, SeqCst);
-        }
-    }
-    let (workload, units) = match (&plan.antagonist_workload, measured) {
-        (Some(w), false) => (w, plan.antagonist_chunk),
-        _ => (&plan.workload, plan.units),
-    };
-    let seed = 0x5EED + i as u64;
-    let mut work = match TaskWork::prepare(workload, units, plan.run_units, seed, dir, i, links) {
-        Ok(w) => w,
-        Err(e) => {
-            return give_up(
-                hdr,
-                slot,
-                STATE_SETUP_FAILED,
-                e.raw_os_error().unwrap_or(0),
-                measured,
-            )
-        }
-    };
-    // A command task prepares its program now and execs it at its first timestamp.
-    let exec = if measured && plan.workload.kind == WorkloadKind::Command {
-        let trial_dir = plan.dir.as_ref().map(|d| d.path.as_path()).zip(dir);
-        match prepare_exec(&plan.workload.commands[i], trial_dir, i) {
-            Ok(e) => Some(e),
-            Err(e) => return give_up(hdr, slot, STATE_EXEC_FAILED, e, measured),
-        }
-    } else {
-        None
+    let setup = take_attributes(hdr, slot, plan, i)
+        .and_then(|()| prepare_work(plan, dir, i, links, measured));
+    let (mut work, exec, units) = match setup {
+        Ok(prepared) => prepared,
+        Err(GiveUp { state, errno }) => return give_up(hdr, slot, state, errno, measured),
     };
     let mut buf = [0u8; 4096];
     // Staggered tasks are being created while this runs, so this task does the least it can
@@ -270,11 +205,7 @@ pub fn task_main(
     slot.base_cpu_ns
         .store(schedlab_sys::thread_cpu_ns(), SeqCst);
     if plan.barrier {
-        slot.state.store(STATE_READY, SeqCst);
-        arrive(hdr);
-        while hdr.release.load(SeqCst) == 0 {
-            schedlab_sys::futex_wait(&hdr.release, 0, None);
-        }
+        wait_for_release(hdr, slot);
     }
     slot.t_start_ns.store(schedlab_sys::now_ns(), SeqCst);
     if let Some(e) = exec {
@@ -313,10 +244,118 @@ pub fn task_main(
     procs.open_sched();
     let (c, end_slice_ns) = procs.counters(&mut buf);
     drop(procs);
+    let slice_ns = if plan.barrier { slice_ns } else { end_slice_ns };
+    store_end_counters(slot, &plan.policies[i], c, slice_ns);
+    keep_recordings(slot, hist, &work);
+    drop(work);
+    slot.state.store(STATE_DONE, SeqCst);
+    finish(hdr, measured);
+    linger(hdr);
+}
+
+/// Counts a ready task in at the barrier and waits until the launcher releases it.
+fn wait_for_release(hdr: &Header, slot: &Slot) {
+    slot.state.store(STATE_READY, SeqCst);
+    arrive(hdr);
+    while hdr.release.load(SeqCst) == 0 {
+        schedlab_sys::futex_wait(&hdr.release, 0, None);
+    }
+}
+
+/// Why a task gives up before its work: the slot state to record and the errno.
+struct GiveUp {
+    state: u32,
+    errno: i32,
+}
+
+/// The task's own attributes: its policy (staggered: before its first timestamp, which it
+/// stamps; with a barrier: after pinning), its ids, its affinity, and the attributes read back.
+fn take_attributes(hdr: &Header, slot: &Slot, plan: &TaskPlan, i: usize) -> Result<(), GiveUp> {
+    let policy = &plan.policies[i];
+    let refused = |errno| {
+        hdr.refused.fetch_add(1, SeqCst);
+        GiveUp {
+            state: STATE_REFUSED,
+            errno,
+        }
+    };
+    // Staggered: the task inherited the cell's policy from its spawner; it takes its own level
+    // (spread priorities) at once, then its first timestamp (the end of its response), before
+    // its setup; its work starts at `t_start`, after the setup.
+    if !plan.barrier {
+        // A task whose attributes are the spawner's has them already (read back below).
+        let inherited = hdr.spawner_policy.load(SeqCst) == 1 && *policy == plan.policies[0];
+        if !inherited {
+            policy.apply().map_err(refused)?;
+        }
+        slot.t_first_ns.store(schedlab_sys::now_ns(), SeqCst);
+    }
+    slot.pid.store(schedlab_sys::getpid(), SeqCst);
+    slot.tid.store(schedlab_sys::gettid(), SeqCst);
+    if let Some(cpus) = &plan.cpus {
+        schedlab_sys::set_affinity(cpus).map_err(|e| GiveUp {
+            state: STATE_SETUP_FAILED,
+            errno: e.raw_os_error().unwrap_or(libc::EINVAL),
+        })?;
+    }
+    // (Staggered tasks applied it before their first timestamp.)
+    if plan.barrier {
+        policy.apply().map_err(refused)?;
+    }
+    if let Ok(a) = schedlab_sys::sched_getattr() {
+        slot.policy_read.store(a.policy, SeqCst);
+        slot.nice_read.store(a.nice, SeqCst);
+        slot.prio_read.store(a.priority, SeqCst);
+        if policy.kind.is_fair() {
+            slot.slice_getattr_ns.store(a.runtime_ns, SeqCst);
+        }
+    }
+    Ok(())
+}
+
+/// The task's work (an antagonist's, in chunks, or the measured workload), for a measured
+/// command task its program prepared to be exec'd at its first timestamp, and the units of
+/// work asked for (an antagonist's chunk).
+fn prepare_work<'a>(
+    plan: &TaskPlan,
+    dir: Option<BorrowedFd>,
+    i: usize,
+    links: Links<'a>,
+    measured: bool,
+) -> Result<(TaskWork<'a>, Option<schedlab_sys::ExecArgs>, u64), GiveUp> {
+    let (workload, units) = match (&plan.antagonist_workload, measured) {
+        (Some(w), false) => (w, plan.antagonist_chunk),
+        _ => (&plan.workload, plan.units),
+    };
+    let seed = 0x5EED + i as u64;
+    let work =
+        TaskWork::prepare(workload, units, plan.run_units, seed, dir, i, links).map_err(|e| {
+            GiveUp {
+                state: STATE_SETUP_FAILED,
+                errno: e.raw_os_error().unwrap_or(0),
+            }
+        })?;
+    // A command task prepares its program now and execs it at its first timestamp.
+    let exec = if measured && plan.workload.kind == WorkloadKind::Command {
+        let trial_dir = plan.dir.as_ref().map(|d| d.path.as_path()).zip(dir);
+        let exec =
+            prepare_exec(&plan.workload.commands[i], trial_dir, i).map_err(|errno| GiveUp {
+                state: STATE_EXEC_FAILED,
+                errno,
+            })?;
+        Some(exec)
+    } else {
+        None
+    };
+    Ok((work, exec, units))
+}
+
+/// Stores the counters read after the work (`c`: user, system CPU, voluntary, involuntary
+/// switches, run-queue wait, timeslices, migrations) and, for a fair policy, the EEVDF slice
+/// in force (`slice_ns`, as /proc/thread-self/sched shows it: `se.slice`).
+fn store_end_counters(slot: &Slot, policy: &TaskPolicy, c: [u64; 7], slice_ns: u64) {
     if policy.kind.is_fair() {
-        // The slice in force, as /proc/thread-self/sched shows it (`se.slice`).
-        slot.slice_proc_ns
-            .store(if plan.barrier { slice_ns } else { end_slice_ns }, SeqCst);
+        slot.slice_proc_ns.store(slice_ns, SeqCst);
     }
     let fields = [
         &slot.utime_ns,
@@ -330,11 +369,6 @@ pub fn task_main(
     for (f, v) in fields.into_iter().zip(c) {
         f.store(v, SeqCst);
     }
-    keep_recordings(slot, hist, &work);
-    drop(work);
-    slot.state.store(STATE_DONE, SeqCst);
-    finish(hdr, measured);
-    linger(hdr);
 }
 
 /// Copies what the work recorded into the task's slot and its share of the histogram buffer

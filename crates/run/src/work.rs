@@ -74,27 +74,14 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<Summary> {
     // Dropped last: signals are still caught while the settings are restored.
     let caught = catch_signals(&interrupted)?;
     let progress = progress::Progress::new(0, true);
-    let (kernel, cpu_model) = (
-        schedlab_machine::kernel_release(),
-        schedlab_machine::cpu_model(),
-    );
     // The noise reference (spin chunks): no I/O, so any directory does.
-    let reference = super::noise::Reference::new(&mut super::Calibrator {
-        sink: Some(queue.keeper().sink()),
-        io_dir: &std::env::temp_dir(),
-        kernel: kernel.clone(),
-        cpu_model: cpu_model.clone(),
-        progress: &progress,
-    })?;
-    let mut session = Session {
-        launcher: &mut launcher,
-        interrupted: interrupted.clone(),
-        settings: Default::default(),
-        progress: &progress,
-        kernel,
-        cpu_model,
-        reference,
-    };
+    let mut session = Session::new(
+        &mut launcher,
+        &interrupted,
+        Default::default(),
+        &progress,
+        (queue.keeper().sink(), &std::env::temp_dir()),
+    )?;
     let mut runs: HashMap<i64, Admission> = HashMap::new();
     let mut summary = Summary::default();
     let result = (|| -> Result<()> {
@@ -126,16 +113,7 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<Summary> {
             };
             summary.count(status);
             if !opts.quiet {
-                let planned = &claimed.plan.trials[claimed.position];
-                eprintln!(
-                    "run {}, trial {}/{} ({}{}): {}",
-                    claimed.run_id,
-                    claimed.position + 1,
-                    claimed.plan.trials.len(),
-                    claimed.plan.cells[planned.cell].label(),
-                    if planned.warmup { ", warm-up" } else { "" },
-                    status.name()
-                );
+                print_done(&claimed, status);
             }
         }
         Ok(())
@@ -149,6 +127,20 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<Summary> {
     }
     summary.hung_up = caught.hung_up();
     Ok(summary)
+}
+
+/// One line on stderr for a trial of a claimed run that ended with `status`.
+fn print_done(claimed: &Claimed, status: TrialStatus) {
+    let planned = &claimed.plan.trials[claimed.position];
+    eprintln!(
+        "run {}, trial {}/{} ({}{}): {}",
+        claimed.run_id,
+        claimed.position + 1,
+        claimed.plan.trials.len(),
+        claimed.plan.cells[planned.cell].label(),
+        if planned.warmup { ", warm-up" } else { "" },
+        status.name()
+    );
 }
 
 /// A queued run this worker admitted: its plan as run here (in the worker's I/O directory)

@@ -43,7 +43,23 @@ fn reap_next(
 
 /// The host process: its own process group; creates the tasks, reaps them, exits.
 pub(super) fn host_main(setup: &TrialSetup, mem: &TrialMemory, launcher: i32) -> ! {
-    let (h, slots, hists) = (mem.hdr, mem.slots, mem.hists);
+    become_host(setup, mem.hdr, launcher);
+    let channels = Channels::new(&setup.plan.workload, setup.plan.measured);
+    // Each task is born in its task group: the host moves into it first.
+    let placer = groups::Placer::start(setup.groups);
+    match setup.kind {
+        TaskKind::Process => fork_tasks(setup, mem, channels, placer),
+        TaskKind::Thread => spawn_threads(setup, mem, channels, placer),
+    }
+    let (ut, st, _, _) = schedlab_sys::rusage_thread();
+    mem.hdr.host_cpu_ns.store(ut + st, SeqCst);
+    schedlab_sys::exit_now(0)
+}
+
+/// The host's own settings: its thread count recorded, its process group, death with the
+/// launcher, default signals, the guard priority, the staggered spawner's policy and affinity
+/// (which its tasks inherit), and the RT time limit.
+fn become_host(setup: &TrialSetup, h: &Header, launcher: i32) {
     h.host_threads
         .store(schedlab_sys::thread_count().unwrap_or(0) as u32, SeqCst);
     let _ = schedlab_sys::setpgid(0, 0);
@@ -87,78 +103,86 @@ pub(super) fn host_main(setup: &TrialSetup, mem: &TrialMemory, launcher: i32) ->
         let us = setup.timeout_ns / 1000;
         let _ = schedlab_sys::set_rlimit(schedlab_sys::Resource::RLIMIT_RTTIME, us, us);
     }
-    let mut channels = Channels::new(&plan.workload, plan.measured);
-    // Each task is born in its task group: the host moves into it first.
-    let mut placer = groups::Placer::start(setup.groups);
-    match setup.kind {
-        TaskKind::Process => {
-            let me = schedlab_sys::getpid();
-            let commands = plan.workload.kind == schedlab_core::workload::WorkloadKind::Command;
-            for (i, slot) in slots.iter().enumerate() {
-                if !plan.barrier && i > 0 && plan.workload.start_gap_ns > 0 {
-                    std::thread::sleep(Duration::from_nanos(plan.workload.start_gap_ns));
-                }
-                if !groups::place(placer.as_mut(), h, slot, plan, i) {
-                    continue;
-                }
-                if channels.open_for(i).is_err() {
-                    schedlab_sys::exit_now(EXIT_CHANNELS);
-                }
-                // The host is single-threaded. Staggered: the release is stamped just before
-                // the fork (after fork's thread check).
-                match schedlab_sys::fork_stamped((!plan.barrier).then_some(&slot.t_release_ns)) {
-                    Ok(0) => {
-                        schedlab_sys::die_with_parent(me);
-                        channels.keep_only(i);
-                        let links = channels.links(i, mem.words, mem.cpu_locks);
-                        let hist = hist_chunk(hists, i);
-                        task::task_main(h, slot, hist, plan, setup.dir, i, links);
-                        schedlab_sys::exit_now(0);
-                    }
-                    Ok(pid) => slot.pid.store(pid, SeqCst),
-                    Err(_) => schedlab_sys::exit_now(3),
-                }
-                channels.close_after(i);
-            }
-            if let Some(p) = placer {
-                p.finish();
-            }
-            while let Ok(Some(r)) = reap_next(h, slots, commands) {
-                store_reaped(slots, &r);
-            }
+}
+
+/// Forks one process per task (the host is single-threaded), then reaps them all.
+fn fork_tasks(
+    setup: &TrialSetup,
+    mem: &TrialMemory,
+    mut channels: Channels,
+    mut placer: Option<groups::Placer>,
+) {
+    let (h, slots, plan) = (mem.hdr, mem.slots, setup.plan);
+    let me = schedlab_sys::getpid();
+    let commands = plan.workload.kind == schedlab_core::workload::WorkloadKind::Command;
+    for (i, slot) in slots.iter().enumerate() {
+        if !plan.barrier && i > 0 && plan.workload.start_gap_ns > 0 {
+            std::thread::sleep(Duration::from_nanos(plan.workload.start_gap_ns));
         }
-        TaskKind::Thread => {
-            if channels.open_all().is_err() {
-                schedlab_sys::exit_now(EXIT_CHANNELS);
-            }
-            let channels = &channels;
-            std::thread::scope(|s| {
-                for (i, slot) in slots.iter().enumerate() {
-                    if !groups::place(placer.as_mut(), h, slot, plan, i) {
-                        continue;
-                    }
-                    if !plan.barrier {
-                        slot.t_release_ns.store(schedlab_sys::now_ns(), SeqCst);
-                    }
-                    let links = channels.links(i, mem.words, mem.cpu_locks);
-                    if std::thread::Builder::new()
-                        .stack_size(256 * 1024)
-                        .spawn_scoped(s, move || {
-                            let hist = hist_chunk(hists, i);
-                            task::task_main(h, slot, hist, plan, setup.dir, i, links)
-                        })
-                        .is_err()
-                    {
-                        schedlab_sys::exit_now(3);
-                    }
-                }
-                if let Some(p) = placer {
-                    p.finish();
-                }
-            });
+        if !groups::place(placer.as_mut(), h, slot, plan, i) {
+            continue;
         }
+        if channels.open_for(i).is_err() {
+            schedlab_sys::exit_now(EXIT_CHANNELS);
+        }
+        // The host is single-threaded. Staggered: the release is stamped just before
+        // the fork (after fork's thread check).
+        match schedlab_sys::fork_stamped((!plan.barrier).then_some(&slot.t_release_ns)) {
+            Ok(0) => {
+                schedlab_sys::die_with_parent(me);
+                channels.keep_only(i);
+                let links = channels.links(i, mem.words, mem.cpu_locks);
+                let hist = hist_chunk(mem.hists, i);
+                task::task_main(h, slot, hist, plan, setup.dir, i, links);
+                schedlab_sys::exit_now(0);
+            }
+            Ok(pid) => slot.pid.store(pid, SeqCst),
+            Err(_) => schedlab_sys::exit_now(3),
+        }
+        channels.close_after(i);
     }
-    let (ut, st, _, _) = schedlab_sys::rusage_thread();
-    h.host_cpu_ns.store(ut + st, SeqCst);
-    schedlab_sys::exit_now(0)
+    if let Some(p) = placer {
+        p.finish();
+    }
+    while let Ok(Some(r)) = reap_next(h, slots, commands) {
+        store_reaped(slots, &r);
+    }
+}
+
+/// Starts one thread per task and waits for them all.
+fn spawn_threads(
+    setup: &TrialSetup,
+    mem: &TrialMemory,
+    mut channels: Channels,
+    mut placer: Option<groups::Placer>,
+) {
+    let (h, slots, hists, plan) = (mem.hdr, mem.slots, mem.hists, setup.plan);
+    if channels.open_all().is_err() {
+        schedlab_sys::exit_now(EXIT_CHANNELS);
+    }
+    let channels = &channels;
+    std::thread::scope(|s| {
+        for (i, slot) in slots.iter().enumerate() {
+            if !groups::place(placer.as_mut(), h, slot, plan, i) {
+                continue;
+            }
+            if !plan.barrier {
+                slot.t_release_ns.store(schedlab_sys::now_ns(), SeqCst);
+            }
+            let links = channels.links(i, mem.words, mem.cpu_locks);
+            if std::thread::Builder::new()
+                .stack_size(256 * 1024)
+                .spawn_scoped(s, move || {
+                    let hist = hist_chunk(hists, i);
+                    task::task_main(h, slot, hist, plan, setup.dir, i, links)
+                })
+                .is_err()
+            {
+                schedlab_sys::exit_now(3);
+            }
+        }
+        if let Some(p) = placer {
+            p.finish();
+        }
+    });
 }

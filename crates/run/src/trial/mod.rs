@@ -56,25 +56,67 @@ pub struct TrialSetup<'a> {
     pub groups: Option<&'a groups::TrialGroups>,
 }
 
+/// The shared memory of one trial, owned by the launcher (see [`TrialMemory`]).
+struct SharedMemory {
+    hdr: SharedSlice<Header>,
+    slots: SharedSlice<Slot>,
+    hists: SharedSlice<AtomicU8>,
+    words: SharedSlice<RequestWords>,
+    cpu_locks: SharedSlice<CpuLock>,
+}
+
+impl SharedMemory {
+    /// Maps the trial's shared memory, its header counting the tasks of `plan`.
+    fn new(plan: &TaskPlan) -> std::io::Result<SharedMemory> {
+        let n = plan.policies.len();
+        let request = plan.workload.kind == WorkloadKind::Request;
+        let memory = SharedMemory {
+            hdr: SharedSlice::new(1)?,
+            slots: SharedSlice::new(n)?,
+            hists: SharedSlice::new(recorded::hist_buffer_len(plan, n))?,
+            words: SharedSlice::new(if request { plan.measured } else { 0 })?,
+            cpu_locks: SharedSlice::new(match request {
+                true => schedlab_sys::CPU_SET_CAPACITY,
+                false => 0,
+            })?,
+        };
+        let h = memory.header();
+        h.remaining.store(plan.measured as u32, SeqCst);
+        h.tasks.store(n as u32, SeqCst);
+        Ok(memory)
+    }
+
+    fn header(&self) -> &Header {
+        &self.hdr.as_slice()[0]
+    }
+
+    fn view(&self) -> TrialMemory<'_> {
+        TrialMemory {
+            hdr: self.header(),
+            slots: self.slots.as_slice(),
+            hists: self.hists.as_slice(),
+            words: self.words.as_slice(),
+            cpu_locks: self.cpu_locks.as_slice(),
+        }
+    }
+}
+
+/// How the wait for the tasks ended.
+struct Waited {
+    status: TrialStatus,
+    reason: Option<String>,
+    /// A command workload's window closed before its programs ended (not a failure).
+    window_hit: bool,
+    /// When that window closes, CLOCK_MONOTONIC ns.
+    window_end: Option<u64>,
+}
+
 /// Runs one trial and returns its outcome. Leaves no process behind.
 pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
-    let n = setup.plan.policies.len();
-    let hdr: SharedSlice<Header> = SharedSlice::new(1)?;
-    let slots: SharedSlice<Slot> = SharedSlice::new(n)?;
-    let h = &hdr.as_slice()[0];
-    h.remaining.store(setup.plan.measured as u32, SeqCst);
-    h.tasks.store(n as u32, SeqCst);
-    let hists: SharedSlice<AtomicU8> = SharedSlice::new(recorded::hist_buffer_len(setup.plan, n))?;
-    let request = setup.plan.workload.kind == WorkloadKind::Request;
-    let words: SharedSlice<RequestWords> =
-        SharedSlice::new(if request { setup.plan.measured } else { 0 })?;
-    let cpu_locks: SharedSlice<CpuLock> = SharedSlice::new(match request {
-        true => schedlab_sys::CPU_SET_CAPACITY,
-        false => 0,
-    })?;
+    let shared = SharedMemory::new(setup.plan)?;
+    let h = shared.header();
     let cpu0 = schedlab_sys::thread_cpu_ns();
     let t0 = schedlab_sys::now_ns();
-    let deadline = t0.saturating_add(setup.timeout_ns);
     let launcher = schedlab_sys::getpid();
     // Refused unless this process is single-threaded (the launcher always is).
     let launcher_threads = schedlab_sys::thread_count().unwrap_or(0) as u32;
@@ -84,29 +126,96 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
     }
     let host = schedlab_sys::fork()?;
     if host == 0 {
-        let memory = TrialMemory {
-            hdr: h,
-            slots: slots.as_slice(),
-            hists: hists.as_slice(),
-            words: words.as_slice(),
-            cpu_locks: cpu_locks.as_slice(),
-        };
-        host_main(setup, &memory, launcher);
+        host_main(setup, &shared.view(), launcher);
     }
     // Both sides set the group, so it exists before either goes on.
     let _ = schedlab_sys::setpgid(host, host);
+    let waited = wait_for_tasks(setup, h, host, t0, watch.as_mut());
+    // Antagonists run until every measured task is done; finished tasks wait for this too
+    // (see `task::linger`), so their exits come after the measured period.
+    let t_stop_ns = schedlab_sys::now_ns();
+    let group_records = watch.map(|w| w.finish(h)).unwrap_or_default();
+    h.stop.store(1, SeqCst);
+    schedlab_sys::futex_wake(&h.stop, i32::MAX);
+    let slots = shared.slots.as_slice();
+    let host_usage = end_host(host, waited.status, slots)?;
+    if let (true, Some(end)) = (waited.window_hit, waited.window_end) {
+        // The programs still running when the window closed were stopped by it.
+        for s in slots {
+            let st = s.state.load(SeqCst);
+            if (st == task::STATE_NEW || st == task::STATE_READY) && s.pid.load(SeqCst) > 0 {
+                s.t_end_ns.store(end, SeqCst);
+                s.state.store(task::STATE_DONE, SeqCst);
+            }
+        }
+    }
+    let harness_cpu_ns = schedlab_sys::thread_cpu_ns() - cpu0;
+    let mut tasks: Vec<TaskRecord> = slots
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut r = record(i, s, h);
+            r.antagonist = setup.plan.is_antagonist(i);
+            recorded::attach(&mut r, i, s, shared.hists.as_slice(), setup.plan);
+            r
+        })
+        .collect();
+    let Waited {
+        mut status,
+        mut reason,
+        window_hit,
+        ..
+    } = waited;
+    if status == TrialStatus::Ok {
+        (status, reason) = groups::placement_failure(slots).unwrap_or_else(|| {
+            let host = if window_hit { None } else { host_usage };
+            judge(&mut tasks, slots, setup.plan, setup.dir, host, window_hit)
+        });
+    }
+    Ok(TrialOutcome {
+        status,
+        reason,
+        makespan_ns: (status == TrialStatus::Ok).then(|| makespan_ns(&tasks)),
+        harness_cpu_ns: harness_cpu_ns + h.host_cpu_ns.load(SeqCst),
+        tasks,
+        pgid: host,
+        samples: Vec::new(),
+        trace_slices: Vec::new(),
+        trace_lost_events: None,
+        launcher_threads,
+        host_threads: h.host_threads.load(SeqCst),
+        t_stop_ns,
+        figures: None,
+        groups: group_records,
+    })
+}
+
+/// The span from the first measured task's release to the last one's end, ns.
+fn makespan_ns(tasks: &[TaskRecord]) -> u64 {
+    let measured = || tasks.iter().filter(|t| !t.antagonist);
+    let first = measured().map(|t| t.t_release_ns).min().unwrap_or(0);
+    let last = measured().map(|t| t.t_end_ns).max().unwrap_or(0);
+    last.saturating_sub(first)
+}
+
+/// Waits for every task at the barrier (then releases them) and for every measured task to
+/// finish, or a command workload's window to close, within the deadline (`t0` + the timeout).
+fn wait_for_tasks(
+    setup: &TrialSetup,
+    h: &Header,
+    host: i32,
+    t0: u64,
+    watch: Option<&mut groups::Watch>,
+) -> Waited {
+    let n = setup.plan.policies.len();
+    let deadline = t0.saturating_add(setup.timeout_ns);
     let mut status = TrialStatus::Ok;
     let mut reason = None;
     if setup.plan.barrier {
-        match wait_word(
-            h,
-            |h| h.ready.load(SeqCst) as usize >= n,
-            deadline,
-            setup,
-            host,
-        ) {
+        let ready = |h: &Header| h.ready.load(SeqCst) as usize >= n;
+        match wait_word(h, ready, deadline, setup, host) {
             Wait::Done => {
-                if let Some(w) = watch.as_mut() {
+                if let Some(w) = watch {
                     w.start();
                 }
                 let t = schedlab_sys::now_ns();
@@ -138,13 +247,21 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
             (status, reason) = w.into_status(setup.timeout_ns);
         }
     }
-    // Antagonists run until every measured task is done; finished tasks wait for this too
-    // (see `task::linger`), so their exits come after the measured period.
-    let t_stop_ns = schedlab_sys::now_ns();
-    let group_records = watch.map(|w| w.finish(h)).unwrap_or_default();
-    h.stop.store(1, SeqCst);
-    schedlab_sys::futex_wake(&h.stop, i32::MAX);
-    // Give the host a moment to reap its tasks and exit, then make sure nothing survives.
+    Waited {
+        status,
+        reason,
+        window_hit,
+        window_end,
+    }
+}
+
+/// Gives the host a moment to reap its tasks and exit (if the trial went well), then kills
+/// its whole group and reaps what is left: the host's usage, if it was reaped.
+fn end_host(
+    host: i32,
+    status: TrialStatus,
+    slots: &[Slot],
+) -> std::io::Result<Option<schedlab_sys::Reaped>> {
     let mut host_usage = None;
     let grace = schedlab_sys::now_ns() + 2_000_000_000;
     while status == TrialStatus::Ok && schedlab_sys::now_ns() < grace {
@@ -158,65 +275,8 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
     if host_usage.is_none() {
         host_usage = schedlab_sys::wait4(host, false).ok().flatten();
     }
-    reap_group(host, slots.as_slice());
-    if let (true, Some(end)) = (window_hit, window_end) {
-        // The programs still running when the window closed were stopped by it.
-        for s in slots.as_slice() {
-            let st = s.state.load(SeqCst);
-            if (st == task::STATE_NEW || st == task::STATE_READY) && s.pid.load(SeqCst) > 0 {
-                s.t_end_ns.store(end, SeqCst);
-                s.state.store(task::STATE_DONE, SeqCst);
-            }
-        }
-    }
-    let harness_cpu_ns = schedlab_sys::thread_cpu_ns() - cpu0;
-    let mut tasks: Vec<TaskRecord> = slots
-        .as_slice()
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let mut r = record(i, s, h);
-            r.antagonist = setup.plan.is_antagonist(i);
-            recorded::attach(&mut r, i, s, hists.as_slice(), setup.plan);
-            r
-        })
-        .collect();
-    if status == TrialStatus::Ok {
-        (status, reason) = groups::placement_failure(slots.as_slice()).unwrap_or_else(|| {
-            judge(
-                &mut tasks,
-                slots.as_slice(),
-                setup.plan,
-                setup.dir,
-                if window_hit { None } else { host_usage },
-                window_hit,
-            )
-        });
-    }
-    let makespan_ns = if status == TrialStatus::Ok {
-        let measured = || tasks.iter().filter(|t| !t.antagonist);
-        let first = measured().map(|t| t.t_release_ns).min().unwrap_or(0);
-        let last = measured().map(|t| t.t_end_ns).max().unwrap_or(0);
-        Some(last.saturating_sub(first))
-    } else {
-        None
-    };
-    Ok(TrialOutcome {
-        status,
-        reason,
-        makespan_ns,
-        harness_cpu_ns: harness_cpu_ns + h.host_cpu_ns.load(SeqCst),
-        tasks,
-        pgid: host,
-        samples: Vec::new(),
-        trace_slices: Vec::new(),
-        trace_lost_events: None,
-        launcher_threads,
-        host_threads: h.host_threads.load(SeqCst),
-        t_stop_ns,
-        figures: None,
-        groups: group_records,
-    })
+    reap_group(host, slots);
+    Ok(host_usage)
 }
 
 enum Wait {

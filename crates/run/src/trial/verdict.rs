@@ -100,52 +100,8 @@ pub(super) fn judge(
     host: Option<schedlab_sys::Reaped>,
     window_hit: bool,
 ) -> (TrialStatus, Option<String>) {
-    let policies = &plan.policies;
-    if let Some((i, s)) = slots
-        .iter()
-        .enumerate()
-        .find(|(_, s)| s.state.load(SeqCst) == task::STATE_EXEC_FAILED)
-    {
-        let e = s.errno.load(SeqCst) as i32;
-        let argv = plan
-            .workload
-            .commands
-            .get(i)
-            .map(|c| c.argv.join(" "))
-            .unwrap_or_default();
-        return (
-            TrialStatus::Failed,
-            Some(format!(
-                "task {i}: the command `{argv}` could not start ({}: {}); check the program name, PATH and cwd",
-                schedlab_sys::errno_name(e),
-                std::io::Error::from_raw_os_error(e)
-            )),
-        );
-    }
-    if let Some((i, s)) = slots
-        .iter()
-        .enumerate()
-        .find(|(_, s)| s.state.load(SeqCst) == task::STATE_REFUSED)
-    {
-        let p = &policies[i];
-        let errno = s.errno.load(SeqCst) as i32;
-        let reason = policy::refusal_reason(p.kind, p.nice, errno, plan.cpus.as_deref());
-        return (TrialStatus::Skipped, Some(format!("task {i}: {reason}")));
-    }
-    if let Some((i, s)) = slots
-        .iter()
-        .enumerate()
-        .find(|(_, s)| s.state.load(SeqCst) != task::STATE_DONE)
-    {
-        let e = s.errno.load(SeqCst) as i32;
-        return (
-            TrialStatus::Failed,
-            Some(format!(
-                "task {i} could not prepare its work ({}: {}); check --io-dir and its free space",
-                schedlab_sys::errno_name(e),
-                std::io::Error::from_raw_os_error(e)
-            )),
-        );
+    if let Some((status, reason)) = slot_failure(slots, plan) {
+        return (status, Some(reason));
     }
     // Programs stopped by the window end with SIGKILL; that is how the window ends them.
     let stopped = |s: i32| window_hit && libc::WIFSIGNALED(s) && libc::WTERMSIG(s) == libc::SIGKILL;
@@ -153,29 +109,7 @@ pub(super) fn judge(
         .iter()
         .find(|t| t.exit_status != 0 && !stopped(t.exit_status))
     {
-        let i = t.task_index as usize;
-        let how = describe_wait_status(t.exit_status);
-        let reason = match (plan.workload.commands.get(i), dir) {
-            (Some(c), Some(dir)) => {
-                let log = task::command_log(i, "stderr");
-                let last = read_log(dir, &log).and_then(|s| {
-                    s.lines()
-                        .rev()
-                        .find(|l| !l.trim().is_empty())
-                        .map(str::to_string)
-                });
-                format!(
-                    "task {i}: the command `{}` {how}{}",
-                    c.argv.join(" "),
-                    last.map_or_else(String::new, |l| format!(
-                        "; its last stderr line: {}",
-                        l.trim()
-                    ))
-                )
-            }
-            _ => format!("task {i} {how}"),
-        };
-        return (TrialStatus::Failed, Some(reason));
+        return (TrialStatus::Failed, Some(exit_failure(t, plan, dir)));
     }
     if host.is_some_and(|h| h.status != 0) {
         return (
@@ -187,6 +121,80 @@ pub(super) fn judge(
         );
     }
     (TrialStatus::Ok, None)
+}
+
+/// The first task whose slot says it did not finish its work, in this order: a program that
+/// could not start, attributes the kernel refused, work that could not be prepared.
+fn slot_failure(slots: &[Slot], plan: &TaskPlan) -> Option<(TrialStatus, String)> {
+    let first_in = |state: u32| {
+        slots
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.state.load(SeqCst) == state)
+    };
+    if let Some((i, s)) = first_in(task::STATE_EXEC_FAILED) {
+        let e = s.errno.load(SeqCst) as i32;
+        let argv = plan
+            .workload
+            .commands
+            .get(i)
+            .map(|c| c.argv.join(" "))
+            .unwrap_or_default();
+        return Some((
+            TrialStatus::Failed,
+            format!(
+                "task {i}: the command `{argv}` could not start ({}: {}); check the program name, PATH and cwd",
+                schedlab_sys::errno_name(e),
+                std::io::Error::from_raw_os_error(e)
+            ),
+        ));
+    }
+    if let Some((i, s)) = first_in(task::STATE_REFUSED) {
+        let p = &plan.policies[i];
+        let errno = s.errno.load(SeqCst) as i32;
+        let reason = policy::refusal_reason(p.kind, p.nice, errno, plan.cpus.as_deref());
+        return Some((TrialStatus::Skipped, format!("task {i}: {reason}")));
+    }
+    let (i, s) = slots
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.state.load(SeqCst) != task::STATE_DONE)?;
+    let e = s.errno.load(SeqCst) as i32;
+    Some((
+        TrialStatus::Failed,
+        format!(
+            "task {i} could not prepare its work ({}: {}); check --io-dir and its free space",
+            schedlab_sys::errno_name(e),
+            std::io::Error::from_raw_os_error(e)
+        ),
+    ))
+}
+
+/// Why task `t`, which ended with a failing wait status, failed: for a command, its program
+/// and the last line it wrote to stderr (read from the trial directory `dir`).
+fn exit_failure(t: &TaskRecord, plan: &TaskPlan, dir: Option<BorrowedFd>) -> String {
+    let i = t.task_index as usize;
+    let how = describe_wait_status(t.exit_status);
+    match (plan.workload.commands.get(i), dir) {
+        (Some(c), Some(dir)) => {
+            let log = task::command_log(i, "stderr");
+            let last = read_log(dir, &log).and_then(|s| {
+                s.lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .map(str::to_string)
+            });
+            format!(
+                "task {i}: the command `{}` {how}{}",
+                c.argv.join(" "),
+                last.map_or_else(String::new, |l| format!(
+                    "; its last stderr line: {}",
+                    l.trim()
+                ))
+            )
+        }
+        _ => format!("task {i} {how}"),
+    }
 }
 
 /// The text of log file `name` in the trial directory `dir` (no link followed); None if it
