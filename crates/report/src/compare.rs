@@ -308,6 +308,41 @@ fn geomean(ratios: impl Iterator<Item = f64>) -> Option<f64> {
     (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
 }
 
+impl CompareReport {
+    /// The rows of metric `m`, in cell order.
+    pub fn rows_of(&self, m: Metric) -> Vec<&CompareRow> {
+        self.rows.iter().filter(|r| r.metric == m).collect()
+    }
+
+    /// Geometric mean of the ratios of metric `m` over its cells, when it has more than one
+    /// row (`Some(None)`: no positive ratio).
+    pub fn geomean(&self, m: Metric) -> Option<Option<f64>> {
+        let rows = self.rows_of(m);
+        (rows.len() > 1).then(|| geomean(rows.iter().filter_map(|r| r.ratio)))
+    }
+
+    /// The first row whose trial counts cannot reach p < 0.05, if any.
+    pub fn too_few_trials(&self) -> Option<&CompareRow> {
+        self.rows
+            .iter()
+            .find(|r| r.min_p.is_some_and(|p| p >= ALPHAS.0))
+    }
+
+    /// The environment facts (kernel, machine) that differ between the sides, as (what, A, B).
+    pub fn differences(&self) -> Vec<(&'static str, &str, &str)> {
+        [
+            ("kernel", &self.side_a.kernel, &self.side_b.kernel),
+            ("machine", &self.side_a.machine, &self.side_b.machine),
+        ]
+        .into_iter()
+        .filter_map(|(what, x, y)| match (x, y) {
+            (Some(x), Some(y)) if x != y => Some((what, x.as_str(), y.as_str())),
+            _ => None,
+        })
+        .collect()
+    }
+}
+
 /// The matched cells with each side's work and units.
 fn cells_table(c: &CompareReport) -> Table {
     Table {
@@ -354,15 +389,8 @@ pub fn render(c: &CompareReport) -> String {
         c.side_b.describe(),
         c.seed
     );
-    for (what, x, y) in [
-        ("kernel", &c.side_a.kernel, &c.side_b.kernel),
-        ("machine", &c.side_a.machine, &c.side_b.machine),
-    ] {
-        if let (Some(x), Some(y)) = (x, y) {
-            if x != y {
-                out += &format!("The runs differ in {what} ({x} vs {y}).\n");
-            }
-        }
+    for (what, x, y) in c.differences() {
+        out += &format!("The runs differ in {what} ({x} vs {y}).\n");
     }
     if !c.cells.is_empty() {
         out += &terminal_table(&cells_table(c));
@@ -373,12 +401,7 @@ pub fn render(c: &CompareReport) -> String {
     if c.rows.is_empty() {
         out += "\nNo cell with data is in both runs: cells match by policy, priorities, workload, tasks, kind, start and CPUs.\n";
     }
-    let few: Vec<&CompareRow> = c
-        .rows
-        .iter()
-        .filter(|r| r.min_p.is_some_and(|p| p >= ALPHAS.0))
-        .collect();
-    if let Some(r) = few.first() {
+    if let Some(r) = c.too_few_trials() {
         out += &format!(
             "\nRows with as few trials as {} vs {} cannot reach p < 0.05 (exact Mann-Whitney needs at least {} trials per run); their marks stay empty whatever the difference.\n",
             r.n_a,
@@ -387,62 +410,7 @@ pub fn render(c: &CompareReport) -> String {
         );
     }
     for m in Metric::ALL {
-        let rows: Vec<&CompareRow> = c.rows.iter().filter(|r| r.metric == m).collect();
-        if rows.is_empty() {
-            continue;
-        }
-        let unit = TestUnit::of(m).plural();
-        let mut t = Table {
-            title: format!("\n{}, {} (n: {unit})", m.with_unit(), m.level()),
-            header: [
-                "cell", "n A/B", "median A", "median B", "B/A", "95% CI", "p", "",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows: rows
-                .iter()
-                .map(|r| {
-                    vec![
-                        format!(
-                            "{}{}",
-                            r.cell,
-                            if r.different_work { " (≠ work)" } else { "" }
-                        ),
-                        format!("{}/{}", r.n_a, r.n_b),
-                        fmt_value(r.median_a, m),
-                        fmt_value(r.median_b, m),
-                        r.ratio.map_or("-".into(), fmt_ratio),
-                        r.ratio_ci.map_or("-".into(), |(lo, hi)| {
-                            format!(
-                                "[{}, {}]{}",
-                                fmt_ratio(lo),
-                                fmt_ratio(hi),
-                                if r.one_sided_ci() { " †" } else { "" }
-                            )
-                        }),
-                        r.p.map_or("-".into(), fmt_p),
-                        r.mark().into(),
-                    ]
-                })
-                .collect(),
-        };
-        if rows.len() > 1 {
-            let g = geomean(rows.iter().filter_map(|r| r.ratio));
-            t.rows.push(vec![
-                "geomean".into(),
-                String::new(),
-                String::new(),
-                String::new(),
-                g.map_or("-".into(), fmt_ratio),
-                String::new(),
-                String::new(),
-                String::new(),
-            ]);
-        }
-        out += &terminal_table(&t);
-        if rows.iter().any(|r| r.one_sided_ci()) {
-            out += "† One side has a single trial: the CI reflects only the other side's spread.\n";
-        }
+        out += &metric_section(c, m);
     }
     for (which, cells) in [(&c.a, &c.only_a), (&c.b, &c.only_b)] {
         if !cells.is_empty() {
@@ -451,6 +419,62 @@ pub fn render(c: &CompareReport) -> String {
                 out += &format!("- {cell}\n");
             }
         }
+    }
+    out
+}
+
+/// One row of a metric's table: cell, trials, medians, ratio with its CI, p and mark.
+fn metric_row(r: &CompareRow) -> Vec<String> {
+    let m = r.metric;
+    vec![
+        format!(
+            "{}{}",
+            r.cell,
+            if r.different_work { " (≠ work)" } else { "" }
+        ),
+        format!("{}/{}", r.n_a, r.n_b),
+        fmt_value(r.median_a, m),
+        fmt_value(r.median_b, m),
+        r.ratio.map_or("-".into(), fmt_ratio),
+        r.ratio_ci.map_or("-".into(), |(lo, hi)| {
+            format!(
+                "[{}, {}]{}",
+                fmt_ratio(lo),
+                fmt_ratio(hi),
+                if r.one_sided_ci() { " †" } else { "" }
+            )
+        }),
+        r.p.map_or("-".into(), fmt_p),
+        r.mark().into(),
+    ]
+}
+
+/// The table of metric `m` (with the geometric mean of its ratios over several cells) and
+/// its footnote; empty when no cell has it in both runs.
+fn metric_section(c: &CompareReport, m: Metric) -> String {
+    let rows = c.rows_of(m);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let unit = TestUnit::of(m).plural();
+    let mut t = Table {
+        title: format!("\n{}, {} (n: {unit})", m.with_unit(), m.level()),
+        header: [
+            "cell", "n A/B", "median A", "median B", "B/A", "95% CI", "p", "",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: rows.iter().map(|r| metric_row(r)).collect(),
+    };
+    if let Some(g) = c.geomean(m) {
+        let mut row = vec![String::new(); 8];
+        row[0] = "geomean".into();
+        row[4] = g.map_or("-".into(), fmt_ratio);
+        t.rows.push(row);
+    }
+    let mut out = terminal_table(&t);
+    if rows.iter().any(|r| r.one_sided_ci()) {
+        out += "† One side has a single trial: the CI reflects only the other side's spread.\n";
     }
     out
 }

@@ -1,14 +1,9 @@
 //! The per-cell summary table printed after a run, computed from the stored rows.
 
+use super::model::run_table::CellLine;
 use super::model::tables::Table;
 use schedlab_store::query::CellView;
 use tabled::settings::Style;
-
-/// Median of integers (mean of the two middle values for even counts); None when empty.
-fn median(values: impl IntoIterator<Item = i64>) -> Option<f64> {
-    let v: Vec<f64> = values.into_iter().map(|x| x as f64).collect();
-    schedlab_analyze::median(&v)
-}
 
 /// A duration in ns, printed with a unit that keeps 3-4 significant digits.
 pub fn fmt_ns(ns: f64) -> String {
@@ -28,170 +23,110 @@ fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map_or_else(|| "-".into(), f)
 }
 
-/// The workload with the axes that only some runs have (antagonists, I/O scheduler, kernel
-/// settings).
-fn workload_cell(c: &CellView) -> String {
-    let mut s = c.workload.clone();
-    if c.antagonists > 0 {
-        s.push_str(&format!(" +{} antagonists", c.antagonists));
-    }
-    if let Some(io) = &c.io_scheduler {
-        s.push_str(&format!(" io={io}"));
-    }
-    if let Some(settings) = &c.settings {
-        s.push(' ');
-        s.push_str(settings);
-    }
-    s
+/// A count's median, whole.
+fn count(v: Option<f64>) -> String {
+    opt(v, |v| format!("{v:.0}"))
 }
+
+/// A column of the table after a run: heading (`--wide`), short heading (without it),
+/// shown without `--wide`, value.
+struct Column {
+    heading: &'static str,
+    short: &'static str,
+    key: bool,
+    value: fn(&CellLine) -> String,
+}
+
+const fn column(
+    heading: &'static str,
+    short: &'static str,
+    key: bool,
+    value: fn(&CellLine) -> String,
+) -> Column {
+    Column {
+        heading,
+        short,
+        key,
+        value,
+    }
+}
+
+/// Every column; the axes prio, kind, start and cpus are key columns where they vary.
+const COLUMNS: [Column; 17] = [
+    column("policy", "policy", true, |c| c.policy.clone()),
+    column("prio", "prio", false, |c| c.priorities.clone()),
+    column("workload", "workload", true, |c| c.workload.clone()),
+    column("tasks", "tasks", true, |c| c.tasks.to_string()),
+    column("kind", "kind", false, |c| c.kind.clone()),
+    column("start", "start", false, |c| c.start.clone()),
+    column("cpus", "cpus", false, |c| {
+        c.cpus.clone().unwrap_or_else(|| "all".into())
+    }),
+    column("ok/trials", "ok/trials", true, |c| {
+        format!("{}/{}", c.ok, c.trials)
+    }),
+    column("makespan p50", "makespan", true, |c| {
+        opt(c.makespan_p50_ns, fmt_ns)
+    }),
+    column("response p50", "response", true, |c| {
+        opt(c.response_p50_ns, fmt_ns)
+    }),
+    column("response max", "response max", false, |c| {
+        opt(c.response_max_ns, fmt_ns)
+    }),
+    column("turnaround p50", "turnaround", true, |c| {
+        opt(c.turnaround_p50_ns, fmt_ns)
+    }),
+    column("turnaround max", "max turnaround", true, |c| {
+        opt(c.turnaround_max_ns, fmt_ns)
+    }),
+    column("cpu/task p50", "cpu/task p50", false, |c| {
+        opt(c.cpu_p50_ns, fmt_ns)
+    }),
+    column("vcsw/task p50", "vcsw/task p50", false, |c| {
+        count(c.vcsw_p50)
+    }),
+    column("ivcsw/task p50", "ivcsw", true, |c| count(c.ivcsw_p50)),
+    column("rq wait/task p50", "rq wait", true, |c| {
+        opt(c.rq_wait_p50_ns, fmt_ns)
+    }),
+];
 
 /// Renders one row per cell: medians over trials (makespan) and over tasks (the rest).
 /// `wide`: every column; else the key ones (the axes that vary in the run, makespan,
 /// response, turnaround and its maximum, run-queue wait, involuntary switches), which fit
 /// 120 columns for typical runs.
 pub fn render(cells: &[CellView], wide: bool) -> String {
-    let varies = |f: &dyn Fn(&CellView) -> String| cells.iter().any(|c| f(c) != f(&cells[0]));
-    // (heading, shown without --wide, value); the short heading is used without --wide.
-    type Column = (&'static str, bool, Box<dyn Fn(&CellView) -> String>);
-    let short = |heading: &'static str| match heading {
-        "makespan p50" => "makespan",
-        "response p50" => "response",
-        "turnaround p50" => "turnaround",
-        "turnaround max" => "max turnaround",
-        "ivcsw/task p50" => "ivcsw",
-        "rq wait/task p50" => "rq wait",
-        other => other,
-    };
-    let resp =
-        |c: &CellView| -> Vec<i64> { c.task_rows.iter().filter_map(|r| r.response_ns).collect() };
-    let turn =
-        |c: &CellView| -> Vec<i64> { c.task_rows.iter().filter_map(|r| r.turnaround_ns).collect() };
-    let columns: Vec<Column> = vec![
-        ("policy", true, Box::new(|c| c.policy.clone())),
-        (
-            "prio",
-            varies(&|c| c.priorities.clone()),
-            Box::new(|c| c.priorities.clone()),
-        ),
-        ("workload", true, Box::new(workload_cell)),
-        ("tasks", true, Box::new(|c| c.tasks.to_string())),
-        (
-            "kind",
-            varies(&|c| c.kind.clone()),
-            Box::new(|c| c.kind.clone()),
-        ),
-        (
-            "start",
-            varies(&|c| c.start.clone()),
-            Box::new(|c| c.start.clone()),
-        ),
-        (
-            "cpus",
-            varies(&|c| c.cpus.clone().unwrap_or_default()),
-            Box::new(|c| c.cpus.clone().unwrap_or_else(|| "all".into())),
-        ),
-        (
-            "ok/trials",
-            true,
-            Box::new(|c| {
-                format!(
-                    "{}/{}",
-                    c.count("ok"),
-                    c.statuses.iter().map(|(_, n)| n).sum::<i64>()
-                )
-            }),
-        ),
-        (
-            "makespan p50",
-            true,
-            Box::new(|c| opt(median(c.makespans_ns.iter().copied()), fmt_ns)),
-        ),
-        (
-            "response p50",
-            true,
-            Box::new(move |c| opt(median(resp(c)), fmt_ns)),
-        ),
-        (
-            "response max",
-            false,
-            Box::new(move |c| opt(resp(c).iter().max().map(|&v| v as f64), fmt_ns)),
-        ),
-        (
-            "turnaround p50",
-            true,
-            Box::new(move |c| opt(median(turn(c)), fmt_ns)),
-        ),
-        (
-            "turnaround max",
-            true,
-            Box::new(move |c| opt(turn(c).iter().max().map(|&v| v as f64), fmt_ns)),
-        ),
-        (
-            "cpu/task p50",
-            false,
-            Box::new(|c| opt(median(c.task_rows.iter().map(|r| r.cpu_ns)), fmt_ns)),
-        ),
-        (
-            "vcsw/task p50",
-            false,
-            Box::new(|c| {
-                opt(median(c.task_rows.iter().map(|r| r.nvcsw)), |v| {
-                    format!("{v:.0}")
-                })
-            }),
-        ),
-        (
-            "ivcsw/task p50",
-            true,
-            Box::new(|c| {
-                opt(median(c.task_rows.iter().map(|r| r.nivcsw)), |v| {
-                    format!("{v:.0}")
-                })
-            }),
-        ),
-        (
-            "rq wait/task p50",
-            true,
-            Box::new(|c| opt(median(c.task_rows.iter().map(|r| r.run_delay_ns)), fmt_ns)),
-        ),
-    ];
-    let shown: Vec<&Column> = columns.iter().filter(|(_, key, _)| wide || *key).collect();
+    let lines: Vec<CellLine> = cells.iter().map(CellLine::of).collect();
+    let varies = |f: fn(&CellLine) -> String| lines.iter().any(|c| f(c) != f(&lines[0]));
+    let shown: Vec<&Column> = COLUMNS
+        .iter()
+        .filter(|c| wide || c.key || (is_axis(c.heading) && varies(c.value)))
+        .collect();
     let mut b = tabled::builder::Builder::default();
     b.push_record(
         shown
             .iter()
-            .map(|(h, _, _)| if wide { h } else { short(h) }.to_string()),
+            .map(|c| if wide { c.heading } else { c.short }.to_string()),
     );
-    let mut notes = Vec::new();
-    for c in cells {
-        b.push_record(shown.iter().map(|(_, _, value)| value(c)));
-        if let Some(r) = &c.reason {
-            let bad: Vec<String> = c
-                .statuses
-                .iter()
-                .filter(|(s, _)| s != "ok")
-                .map(|(s, n)| format!("{n} {s}"))
-                .collect();
-            notes.push(format!(
-                "{} {} x{}: {}: {}",
-                c.policy,
-                c.workload,
-                c.tasks,
-                bad.join(", "),
-                r
-            ));
-        }
+    for line in &lines {
+        b.push_record(shown.iter().map(|c| (c.value)(line)));
     }
     let mut out = b.build().with(Style::sharp()).to_string();
     out.push('\n');
     if !wide {
         out.push_str("medians over trials (makespan) or over every task of every trial (response, turnaround, ivcsw: involuntary\nswitches per task, rq wait: run-queue wait per task); max turnaround: the slowest task; --wide shows every column\n");
     }
-    for n in notes {
-        out.push_str(&n);
+    for n in lines.iter().filter_map(|l| l.note.as_ref()) {
+        out.push_str(n);
         out.push('\n');
     }
     out
+}
+
+/// The axes shown without `--wide` only where they vary.
+fn is_axis(heading: &str) -> bool {
+    matches!(heading, "prio" | "kind" | "start" | "cpus")
 }
 
 /// A table drawn with box characters, its title above.
@@ -212,13 +147,6 @@ pub fn terminal_table(t: &Table) -> String {
 mod tests {
     use super::*;
     use schedlab_store::query::TaskRow;
-
-    #[test]
-    fn medians_of_even_and_odd_counts() {
-        assert_eq!(median([3, 1, 2]), Some(2.0));
-        assert_eq!(median([4, 1, 2, 3]), Some(2.5));
-        assert_eq!(median(Vec::<i64>::new()), None);
-    }
 
     #[test]
     fn durations_get_readable_units() {
