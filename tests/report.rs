@@ -4,9 +4,11 @@
 use assert_cmd::Command;
 use predicates::prelude::*;
 use rusqlite::params;
-use schedlab_report::cmd::{load_input, render_stats, write_report, ReportFormat};
+use schedlab_report::cmd::{load_input, write_report, ReportFormat};
+use schedlab_report::model::compare;
 use schedlab_report::model::{self, figures, Metric, Report};
-use schedlab_report::{compare, csv_tables, latex, markdown};
+use schedlab_report::render::stats::render_stats;
+use schedlab_report::render::{self, csv_tables, latex, markdown};
 use schedlab_store::Store;
 use std::path::{Path, PathBuf};
 
@@ -110,7 +112,7 @@ fn compare_finds_the_slower_fifo_turnaround_in_run_b_and_lists_unmatched_cells()
         c.only_a,
         vec!["other, cpu:pi with 4 tasks", "fifo, cpu:pi with 4 tasks"]
     );
-    let text = compare::render(&c);
+    let text = render::compare::render(&c);
     assert!(
         text.contains("Only in run 1 \"synthetic\":\n- other, cpu:pi with 4 tasks"),
         "{text}"
@@ -268,7 +270,7 @@ fn the_compare_output_matches_its_snapshot() {
         &load_input(&a, 1, false).unwrap(),
         &load_input(&b, 1, false).unwrap(),
     );
-    insta::assert_snapshot!("compare", compare::render(&c));
+    insta::assert_snapshot!("compare", render::compare::render(&c));
 }
 
 /// Runs a.db (as built) and b.db (FIFO turnaround x1.5) pushed into one database, run 1 on

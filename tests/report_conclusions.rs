@@ -6,9 +6,10 @@
 use assert_cmd::Command;
 use predicates::prelude::*;
 use schedlab_analyze::PValueMethod;
-use schedlab_report::cmd::{load_input, render_stats};
-use schedlab_report::compare;
+use schedlab_report::cmd::load_input;
+use schedlab_report::model::compare;
 use schedlab_report::model::{self, Metric, Report};
+use schedlab_report::render::stats::render_stats;
 use schedlab_store::Store;
 
 mod report_db;
@@ -251,7 +252,7 @@ fn compare_says_when_a_single_trial_leaves_the_ci_to_the_other_side() {
         .expect("a makespan row");
     assert_eq!((row.n_a, row.n_b), (6, 1));
     assert!(row.one_sided_ci());
-    let text = compare::render(&c);
+    let text = schedlab_report::render::compare::render(&c);
     assert!(
         text.contains(
             "† One side has a single trial: the CI reflects only the other side's spread."
@@ -293,12 +294,12 @@ fn the_default_tables_fit_120_columns_and_wide_shows_every_column() {
     // The table after `schedlab run`.
     let store = Store::open(&db).unwrap();
     let cells = schedlab_store::query::cells(&store, 1, false).unwrap();
-    let table = schedlab_report::terminal::render(&cells, false);
+    let table = schedlab_report::render::terminal::render(&cells, false);
     assert!(widest(&table) <= 120, "{table}");
     assert!(
         !table.contains("cpu/task p50") && !table.contains("prio"),
         "{table}"
     );
-    let all = schedlab_report::terminal::render(&cells, true);
+    let all = schedlab_report::render::terminal::render(&cells, true);
     assert!(all.contains("cpu/task p50") && all.contains("prio") && widest(&all) > 120);
 }

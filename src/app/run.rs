@@ -112,7 +112,7 @@ pub fn cmd_plan(args: &RunArgs) -> Result<Outcome> {
             i.to_string(),
             cell.label(),
             units.to_string(),
-            schedlab_report::terminal::fmt_ns(est as f64),
+            schedlab_report::model::fmt::fmt_ns(est as f64),
         ]);
     }
     println!("{} — {}", plan.name, plan.description);
@@ -170,7 +170,10 @@ pub fn cmd_plan(args: &RunArgs) -> Result<Outcome> {
 fn print_cells(store: &Store, run_id: i64, name: &str, wide: bool) -> Result<()> {
     let cells = schedlab_store::query::cells(store, run_id, false)?;
     println!("run {run_id} ({name})");
-    print!("{}", schedlab_report::terminal::render(&cells, wide));
+    print!(
+        "{}",
+        schedlab_report::render::terminal::render(&cells, wide)
+    );
     Ok(())
 }
 

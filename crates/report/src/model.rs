@@ -6,6 +6,7 @@
 
 pub mod baseline;
 pub mod cgroups;
+pub mod compare;
 mod end_groups;
 pub mod figures;
 pub mod findings;

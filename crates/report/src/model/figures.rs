@@ -1,12 +1,12 @@
 //! The figures of a report: which plots make sense for the run's axes, with their data, and
-//! their rendering through [`crate::plots`].
+//! their rendering through [`crate::render::plots`].
 //!
 //! One set per panel (cells sharing every axis but policy and task count): makespan and
 //! switch bars (study 000), turnaround box plots and densities (003), per-task wall time
 //! and switches vs load (002), response vs turnaround (001), makespan range vs load (003).
 
 use super::{tasks_phrase, Metric, Panel, Report};
-use crate::plots::{self, Bar, BarGroup, BoxGroup};
+use crate::render::plots::{self, Bar, BarGroup, BoxGroup};
 
 /// Distributions are thinned to at most this many evenly spaced order statistics before
 /// plotting, which keeps their shape and keeps SVGs small at any sample size.

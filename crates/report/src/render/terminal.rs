@@ -1,23 +1,11 @@
 //! The per-cell summary table printed after a run, computed from the stored rows.
 
-use super::model::run_table::CellLine;
-use super::model::tables::Table;
+use crate::model::run_table::CellLine;
+use crate::model::tables::Table;
 use schedlab_store::query::CellView;
 use tabled::settings::Style;
 
-/// A duration in ns, printed with a unit that keeps 3-4 significant digits.
-pub fn fmt_ns(ns: f64) -> String {
-    let a = ns.abs();
-    if a >= 1e9 {
-        format!("{:.3} s", ns / 1e9)
-    } else if a >= 1e6 {
-        format!("{:.2} ms", ns / 1e6)
-    } else if a >= 1e3 {
-        format!("{:.1} us", ns / 1e3)
-    } else {
-        format!("{ns:.0} ns")
-    }
-}
+pub use crate::model::fmt::fmt_ns;
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map_or_else(|| "-".into(), f)

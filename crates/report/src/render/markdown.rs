@@ -1,9 +1,9 @@
 //! The Markdown summary of a report (report.md): run, warnings, findings, study 001's key
 //! tables per panel, links to the PNG figures, and the methods.
 
-use super::model::figures::Figure;
-use super::model::tables::{self, Table};
-use super::model::Report;
+use crate::model::figures::Figure;
+use crate::model::tables::{self, Table};
+use crate::model::Report;
 
 /// A table cell with the characters that would break a pipe table escaped.
 fn cell(s: &str) -> String {
@@ -84,10 +84,10 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
     let key_tables = (0..r.panels.len())
         .map(|p| tables::key_table(r, p))
         .filter(|t| !t.rows.is_empty())
-        .chain(super::model::kernel::latency_table(&r.kernel))
-        .chain(super::model::iosched::tests_table(&r.iosched))
-        .chain(super::model::cgroups::table(&r.cgroups))
-        .chain(super::model::quality::tables(&r.quality));
+        .chain(crate::model::kernel::latency_table(&r.kernel))
+        .chain(crate::model::iosched::tests_table(&r.iosched))
+        .chain(crate::model::cgroups::table(&r.cgroups))
+        .chain(crate::model::quality::tables(&r.quality));
     for t in key_tables {
         out += &md_table(&t);
         out += "\n";

@@ -1,8 +1,8 @@
 //! LaTeX tables (booktabs) ready to paste into a paper (report.tex): study 001's execution,
 //! response and turnaround time per policy and load for each panel, and the headline findings.
 
-use super::model::findings::fmt_ratio_bare;
-use super::model::{fmt_num, fmt_with_unit, Metric, Report};
+use crate::model::findings::fmt_ratio_bare;
+use crate::model::{fmt_num, fmt_with_unit, Metric, Report};
 
 /// Text with LaTeX's special characters escaped.
 pub fn escape(s: &str) -> String {

@@ -2,9 +2,9 @@
 //! record, warnings, findings, figures inline as SVG, and every table. No scripts, no
 //! external requests: it works offline and from a copied directory.
 
-use super::model::figures::Figure;
-use super::model::tables::{self, env_rows};
-use super::model::{Metric, Report};
+use crate::model::figures::Figure;
+use crate::model::tables::{self, env_rows};
+use crate::model::{Metric, Report};
 use anyhow::{Context, Result};
 use minijinja::{context, Environment, Value};
 
@@ -238,10 +238,10 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String> {
     let key_tables: Vec<_> = (0..r.panels.len())
         .map(|p| tables::key_table(r, p))
         .filter(|t| !t.rows.is_empty())
-        .chain(super::model::kernel::latency_table(&r.kernel))
-        .chain(super::model::iosched::tests_table(&r.iosched))
-        .chain(super::model::cgroups::table(&r.cgroups))
-        .chain(super::model::quality::tables(&r.quality))
+        .chain(crate::model::kernel::latency_table(&r.kernel))
+        .chain(crate::model::iosched::tests_table(&r.iosched))
+        .chain(crate::model::cgroups::table(&r.cgroups))
+        .chain(crate::model::quality::tables(&r.quality))
         .collect();
     let ctx = context! {
         run => to_value(&r.run),
@@ -249,7 +249,7 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String> {
         cells => r.cells.len(),
         include_warmup => r.include_warmup,
         warnings => to_value(&r.warnings),
-        shown => super::model::WARNINGS_SHOWN,
+        shown => crate::model::WARNINGS_SHOWN,
         sentences => sentences,
         findings => to_value(tables::findings_table(r)),
         panels => panels,
