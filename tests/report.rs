@@ -65,6 +65,42 @@ fn warmup_trials_are_left_out_unless_asked_for() {
 }
 
 #[test]
+fn warnings_of_one_code_show_as_one_line_with_their_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = synthetic_db(dir.path(), "a.db", 1.0);
+    let c = rusqlite::Connection::open(&db).unwrap();
+    for t in 1..=5 {
+        c.execute(
+            "INSERT INTO warnings (run_id, trial_id, message, code, params) VALUES (1, NULL, ?1, 'machine_busy', '{}')",
+            [format!("before trial {t}: the machine was not idle")],
+        )
+        .unwrap();
+    }
+    drop(c);
+    let r = report_of(&db, false);
+    assert_eq!(
+        r.warnings.iter().filter(|w| w.contains("not idle")).count(),
+        5,
+        "the report keeps every warning (CSV lists them all)"
+    );
+    let text = render_stats(&r, false);
+    let section = &text[text.find("\nWarnings\n").unwrap()..text.find("\nFindings\n").unwrap()];
+    let busy: Vec<&str> = section.lines().filter(|l| l.contains("not idle")).collect();
+    assert_eq!(
+        busy,
+        vec!["- machine_busy (5 warnings), e.g. before trial 1: the machine was not idle"],
+        "{section}"
+    );
+    assert!(section.contains("governor is powersave"), "{section}");
+    assert!(
+        section.contains("warnings in all; `schedlab show 1`"),
+        "{section}"
+    );
+    let md = markdown::render(&r, &[]);
+    assert_eq!(md.matches("not idle").count(), 1, "{md}");
+}
+
+#[test]
 fn skipped_cells_timeouts_and_stored_warnings_are_reported() {
     let dir = tempfile::tempdir().unwrap();
     let r = report_of(&synthetic_db(dir.path(), "a.db", 1.0), false);

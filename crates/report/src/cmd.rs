@@ -125,7 +125,7 @@ pub fn load_input(store: &Store, run_id: i64, include_warmup: bool) -> Result<Re
         run: query::run_info(store, run_id)?,
         cgroups: model::cgroups::build(&groups, &cells),
         cells,
-        warnings: query::warnings(store, run_id)?,
+        warnings: query::coded_warnings(store, run_id)?,
         problems: query::problems(store, run_id, include_warmup)?,
         include_warmup,
         kernel: model::kernel::build(

@@ -34,7 +34,8 @@ pub use schedlab_core::metric::Metric;
 pub use stats::{par_map, summarize_metric, LARGE_N};
 pub use trials::{trial_values, TestUnit};
 
-pub use schedlab_store::query::{RunInfo, TrialProblem};
+pub use notes::WarningKind;
+pub use schedlab_store::query::{RunInfo, StoredWarning, TrialProblem};
 
 /// Everything a report is computed from: stored rows only.
 #[derive(Debug, Clone, Default)]
@@ -43,8 +44,8 @@ pub struct ReportInput {
     pub run: RunInfo,
     /// Its cells with the rows of their trials.
     pub cells: Vec<CellView>,
-    /// Stored warnings, in order.
-    pub warnings: Vec<String>,
+    /// Stored warnings with their codes, in order.
+    pub warnings: Vec<StoredWarning>,
     /// Trials that timed out or failed.
     pub problems: Vec<TrialProblem>,
     /// Whether warm-up trials were included.
@@ -233,6 +234,9 @@ pub struct Report {
     pub methods: Methods,
     /// Run status, skipped cells, timeouts and failures, thin cells, then stored warnings.
     pub warnings: Vec<String>,
+    /// The same warnings by kind: one per stored code (with its count), one per warning the
+    /// report makes itself; in order of first appearance.
+    pub warning_kinds: Vec<WarningKind>,
     /// Cells in cell order.
     pub cells: Vec<CellReport>,
     /// Groups in order of first appearance.
@@ -263,14 +267,10 @@ pub struct Report {
     pub cgroups: cgroups::CgroupView,
 }
 
-/// Text outputs list this many warnings and count the rest (CSV has them all).
-pub const WARNINGS_SHOWN: usize = 8;
-
 impl Report {
-    /// The warnings a text output lists, and how many more there are.
-    pub fn warnings_shown(&self) -> (&[String], usize) {
-        let n = self.warnings.len().min(WARNINGS_SHOWN);
-        (&self.warnings[..n], self.warnings.len() - n)
+    /// More warnings than kinds: some kinds hold several, listed in full only elsewhere.
+    pub fn warnings_grouped(&self) -> bool {
+        self.warnings.len() > self.warning_kinds.len()
     }
 
     /// The cell of `policy` in group `g`, if the group has one.
@@ -383,6 +383,10 @@ pub fn build(input: &ReportInput) -> Report {
     // Before the stored warnings, which are many and shown only in part.
     let at = warnings.len() - input.warnings.len();
     warnings.splice(at..at, quality::warnings(&quality));
+    let warning_kinds = notes::warning_kinds(
+        &warnings[..warnings.len() - input.warnings.len()],
+        &input.warnings,
+    );
     let mut methods = notes::methods(
         &notes::MethodsInput {
             seed,
@@ -402,6 +406,7 @@ pub fn build(input: &ReportInput) -> Report {
         include_warmup: input.include_warmup,
         methods,
         warnings,
+        warning_kinds,
         cells,
         groups,
         panels,

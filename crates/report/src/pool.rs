@@ -106,7 +106,13 @@ pub fn load(store: &Store, ids: &[i64], include_warmup: bool) -> Result<ReportIn
     let hash = one_spec(&infos)?;
     let mut read = Gathered::read(store, &infos, include_warmup)?;
     read.input.run.trials_planned = infos.iter().map(|i| i.trials_planned).sum();
-    read.input.warnings.insert(0, pooled_note(&infos, &hash));
+    read.input.warnings.insert(
+        0,
+        query::StoredWarning {
+            code: None,
+            message: pooled_note(&infos, &hash),
+        },
+    );
     Ok(read.pooled())
 }
 
@@ -174,11 +180,16 @@ impl Gathered {
         }
         self.cells.extend(cs);
         let host = info.host.as_deref().unwrap_or("unknown host");
-        input.warnings.extend(
-            query::warnings(store, id)?
-                .into_iter()
-                .map(|w| format!("run {id} ({host}): {w}")),
-        );
+        input
+            .warnings
+            .extend(
+                query::coded_warnings(store, id)?
+                    .into_iter()
+                    .map(|w| query::StoredWarning {
+                        message: format!("run {id} ({host}): {}", w.message),
+                        ..w
+                    }),
+            );
         input.problems.extend(query::problems(store, id, warmup)?);
         input
             .quality

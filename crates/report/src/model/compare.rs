@@ -8,7 +8,8 @@ use super::fmt::fmt_ns;
 use super::trials::values;
 use super::{describe, trial_values, CellKey, Metric, ReportInput};
 use schedlab_analyze::{
-    mann_whitney_min_p, mann_whitney_u, median, median_ratio_ci, PValueMethod, ALPHAS,
+    mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u, median, median_ratio_ci,
+    PValueMethod, ALPHAS,
 };
 use std::collections::HashMap;
 
@@ -316,6 +317,11 @@ impl CompareReport {
     pub fn geomean(&self, m: Metric) -> Option<Option<f64>> {
         let rows = self.rows_of(m);
         (rows.len() > 1).then(|| geomean(rows.iter().filter_map(|r| r.ratio)))
+    }
+
+    /// Trials per run with which exact Mann-Whitney can reach p < 0.05.
+    pub fn trials_needed() -> usize {
+        mann_whitney_trials_needed(ALPHAS.0).unwrap_or(4)
     }
 
     /// The first row whose trial counts cannot reach p < 0.05, if any.

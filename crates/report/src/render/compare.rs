@@ -7,7 +7,6 @@ use crate::model::compare::{units, work, CompareReport, CompareRow, SameWork, RE
 use crate::model::findings::fmt_ratio;
 use crate::model::tables::Table;
 use crate::model::{fmt_p, fmt_value, Metric, TestUnit};
-use schedlab_analyze::{mann_whitney_trials_needed, ALPHAS};
 
 /// The matched cells with each side's work and units.
 fn cells_table(c: &CompareReport) -> Table {
@@ -72,7 +71,7 @@ pub fn render(c: &CompareReport) -> String {
             "\nRows with as few trials as {} vs {} cannot reach p < 0.05 (exact Mann-Whitney needs at least {} trials per run); their marks stay empty whatever the difference.\n",
             r.n_a,
             r.n_b,
-            mann_whitney_trials_needed(ALPHAS.0).unwrap_or(4)
+            CompareReport::trials_needed()
         );
     }
     for m in Metric::ALL {

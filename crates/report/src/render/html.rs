@@ -69,13 +69,13 @@ code { background: #f3f3f3; padding: 0 .2em; }
 <nav><p>{% if warnings %}<a href="#warnings">Warnings ({{ warnings|length }})</a>{% endif %}<a href="#findings">Findings</a><a href="#figures">Figures</a><a href="#tables">Tables</a><a href="#methods">Methods</a><a href="#environment">Environment</a></p></nav>
 {%- if warnings %}
 <section class="warn" id="warnings"><h2>Warnings</h2><ul>
-{%- for w in warnings[:shown] %}
+{%- for w in warning_kinds %}
 <li>{{ w }}</li>
 {%- endfor %}
 </ul>
-{%- if warnings|length > shown %}
-<details><summary>{{ warnings|length - shown }} more warnings</summary><ul>
-{%- for w in warnings[shown:] %}
+{%- if warnings|length > warning_kinds|length %}
+<details><summary>every warning ({{ warnings|length }})</summary><ul>
+{%- for w in warnings %}
 <li>{{ w }}</li>
 {%- endfor %}
 </ul></details>
@@ -249,7 +249,7 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String> {
         cells => r.cells.len(),
         include_warmup => r.include_warmup,
         warnings => to_value(&r.warnings),
-        shown => crate::model::WARNINGS_SHOWN,
+        warning_kinds => to_value(r.warning_kinds.iter().map(|k| k.line()).collect::<Vec<_>>()),
         sentences => sentences,
         findings => to_value(tables::findings_table(r)),
         panels => panels,

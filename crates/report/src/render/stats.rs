@@ -50,19 +50,19 @@ pub fn render_stats(r: &Report, wide: bool) -> String {
     out
 }
 
-/// The warnings shown, with a pointer to the rest; empty without warnings.
+/// The warnings, one line per kind, with a pointer to the full list; empty without warnings.
 fn warnings_section(r: &Report) -> String {
-    let (shown, more) = r.warnings_shown();
-    if shown.is_empty() {
+    if r.warning_kinds.is_empty() {
         return String::new();
     }
     let mut out = "\nWarnings\n".to_string();
-    for w in shown {
-        out += &format!("- {w}\n");
+    for k in &r.warning_kinds {
+        out += &format!("- {}\n", k.line());
     }
-    if more > 0 {
+    if r.warnings_grouped() {
         out += &format!(
-            "- ... and {more} more (`schedlab show {}` lists every stored warning)\n",
+            "- ({} warnings in all; `schedlab show {}` lists every stored warning)\n",
+            r.warnings.len(),
             r.run.run_id
         );
     }
