@@ -65,6 +65,49 @@ fn warmup_trials_are_left_out_unless_asked_for() {
 }
 
 #[test]
+fn the_default_stats_show_one_line_per_group_for_the_primary_metric() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = report_of(&synthetic_db(dir.path(), "a.db", 1.0), false);
+    let text = render_stats(&r, false);
+    let start = text
+        .find("makespan (ms) per group")
+        .expect("the compact table");
+    let rows: Vec<&str> = text[start..]
+        .lines()
+        .take_while(|l| !l.starts_with("(every tested metric"))
+        .filter(|l| l.starts_with('│'))
+        .collect();
+    assert!(r.groups.len() >= 2);
+    assert_eq!(
+        rows.len(),
+        1 + r.groups.len(),
+        "a header and a line per group: {rows:#?}"
+    );
+    for (g, group) in r.groups.iter().enumerate() {
+        let line: Vec<&&str> = rows.iter().filter(|l| l.contains(&group.label)).collect();
+        assert_eq!(line.len(), 1, "{}", group.label);
+        assert!(line[0].contains("(baseline)"), "{}", line[0]);
+        for f in r
+            .findings
+            .iter()
+            .filter(|f| f.group == g && f.metric == Metric::Makespan)
+        {
+            let entry = format!("{} (", model::fmt_value(f.median, f.metric));
+            assert!(
+                line[0].contains(&entry) && line[0].contains(&f.verdict()),
+                "{}",
+                line[0]
+            );
+        }
+    }
+    assert!(
+        !text.contains("every policy vs"),
+        "the per-metric tables are behind --wide"
+    );
+    assert!(render_stats(&r, true).contains("Every policy against its group's baseline"));
+}
+
+#[test]
 fn warnings_of_one_code_show_as_one_line_with_their_count() {
     let dir = tempfile::tempdir().unwrap();
     let db = synthetic_db(dir.path(), "a.db", 1.0);

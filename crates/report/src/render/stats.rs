@@ -69,8 +69,8 @@ fn warnings_section(r: &Report) -> String {
     out
 }
 
-/// The headline findings as sentences, then the findings' table (narrow: one per group,
-/// with the legend in two lines).
+/// The headline findings as sentences, then the findings' table (narrow: one line per group
+/// for the primary metric, with the legend in two lines).
 fn findings_section(r: &Report, wide: bool) -> String {
     let mut out = "\nFindings\n".to_string();
     let headline: Vec<&str> = r
@@ -92,10 +92,10 @@ fn findings_section(r: &Report, wide: bool) -> String {
     if wide {
         out += &terminal_table(&tables::findings_table(r));
     } else {
-        for t in tables::findings_tables_narrow(r) {
+        if let Some(t) = tables::primary_table(r) {
             out += &terminal_table(&t);
-            out += "\n";
         }
+        out += "(every tested metric of every group: --wide)\n";
         // The legend in two lines, within 120 columns.
         let legend = tables::VERDICT_LEGEND;
         match legend.find("; too few") {
