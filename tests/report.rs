@@ -214,7 +214,7 @@ fn the_report_command_writes_a_self_contained_page_plots_and_tables() {
         .stdout(predicates::str::contains("index.html"));
     let page = std::fs::read_to_string(out.join("1/index.html")).expect("index.html");
     assert!(page.contains("<svg"), "figures are inline");
-    assert!(page.contains("fifo vs other (baseline): makespan"));
+    assert!(page.contains("fifo vs other (baseline): fifo") && page.contains("s makespan is "));
     assert!(
         page.contains("kernel_release") && page.contains("6.8.0"),
         "environment record"
