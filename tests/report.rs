@@ -215,6 +215,17 @@ fn the_report_command_writes_a_self_contained_page_plots_and_tables() {
     let page = std::fs::read_to_string(out.join("1/index.html")).expect("index.html");
     assert!(page.contains("<svg"), "figures are inline");
     assert!(page.contains("fifo vs other (baseline): fifo") && page.contains("s makespan is "));
+    // The first screen: the findings (the one-line-per-group table first), then the
+    // warnings and the run's record.
+    let at = |what: &str| {
+        page.find(what)
+            .unwrap_or_else(|| panic!("{what} in the page"))
+    };
+    assert!(at("id=\"findings\"") < at("makespan (ms) per group"));
+    assert!(at("makespan (ms) per group") < at("<ul class=\"findings\">"));
+    assert!(at("<ul class=\"findings\">") < at("id=\"warnings\""));
+    assert!(at("id=\"warnings\"") < at("<dl class=\"meta\">"));
+    assert!(at("<dl class=\"meta\">") < at("id=\"figures\""));
     assert!(
         page.contains("kernel_release") && page.contains("6.8.0"),
         "environment record"

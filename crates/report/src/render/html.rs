@@ -57,32 +57,11 @@ code { background: #f3f3f3; padding: 0 .2em; }
 </tbody></table></div>
 {%- endmacro %}
 <h1>schedlab report: run {{ run.run_id }} “{{ run.name }}”</h1>
-<dl class="meta">
-<dt>started</dt><dd>{{ run.started_at }}</dd>
-<dt>finished</dt><dd>{{ run.finished_at or "-" }} ({{ run.status }})</dd>
-<dt>trials</dt><dd>{{ stored }} stored of {{ run.trials_planned }} planned, {{ cells }} cells; warm-up trials {{ "included" if include_warmup else "excluded" }}</dd>
-<dt>seed</dt><dd>{{ run.seed }} (trial order and every bootstrap)</dd>
-<dt>schedlab</dt><dd>{{ run.version }}</dd>
-<dt>command</dt><dd><code>{{ run.argv }}</code></dd>
-</dl>
 {{ claims_html|safe }}
-<nav><p>{% if warnings %}<a href="#warnings">Warnings ({{ warnings|length }})</a>{% endif %}<a href="#findings">Findings</a><a href="#figures">Figures</a><a href="#tables">Tables</a><a href="#methods">Methods</a><a href="#environment">Environment</a></p></nav>
-{%- if warnings %}
-<section class="warn" id="warnings"><h2>Warnings</h2><ul>
-{%- for w in warning_kinds %}
-<li>{{ w }}</li>
-{%- endfor %}
-</ul>
-{%- if warnings|length > warning_kinds|length %}
-<details><summary>every warning ({{ warnings|length }})</summary><ul>
-{%- for w in warnings %}
-<li>{{ w }}</li>
-{%- endfor %}
-</ul></details>
-{%- endif %}
-</section>
-{%- endif %}
 <h2 id="findings">Findings</h2>
+{%- if primary %}
+{{ table(primary) }}
+{%- endif %}
 {%- if sentences %}
 <ul class="findings">
 {%- for g in sentences %}
@@ -101,6 +80,30 @@ code { background: #f3f3f3; padding: 0 .2em; }
 {{ table(findings) }}
 </details>
 {%- endif %}
+<nav><p>{% if warnings %}<a href="#warnings">Warnings ({{ warnings|length }})</a>{% endif %}<a href="#findings">Findings</a><a href="#figures">Figures</a><a href="#tables">Tables</a><a href="#methods">Methods</a><a href="#environment">Environment</a></p></nav>
+{%- if warnings %}
+<section class="warn" id="warnings"><h2>Warnings</h2><ul>
+{%- for w in warning_kinds %}
+<li>{{ w }}</li>
+{%- endfor %}
+</ul>
+{%- if warnings|length > warning_kinds|length %}
+<details><summary>every warning ({{ warnings|length }})</summary><ul>
+{%- for w in warnings %}
+<li>{{ w }}</li>
+{%- endfor %}
+</ul></details>
+{%- endif %}
+</section>
+{%- endif %}
+<dl class="meta">
+<dt>started</dt><dd>{{ run.started_at }}</dd>
+<dt>finished</dt><dd>{{ run.finished_at or "-" }} ({{ run.status }})</dd>
+<dt>trials</dt><dd>{{ stored }} stored of {{ run.trials_planned }} planned, {{ cells }} cells; warm-up trials {{ "included" if include_warmup else "excluded" }}</dd>
+<dt>seed</dt><dd>{{ run.seed }} (trial order and every bootstrap)</dd>
+<dt>schedlab</dt><dd>{{ run.version }}</dd>
+<dt>command</dt><dd><code>{{ run.argv }}</code></dd>
+</dl>
 <h2 id="figures">Figures</h2>
 {%- for p in panels %}
 <h3>{{ p.label }}</h3>
@@ -252,6 +255,7 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String> {
         warning_kinds => to_value(r.warning_kinds.iter().map(|k| k.line()).collect::<Vec<_>>()),
         sentences => sentences,
         findings => to_value(tables::findings_table(r)),
+        primary => to_value(tables::primary_table(r)),
         panels => panels,
         key_tables => to_value(&key_tables),
         cells_table => to_value(tables::cells_table(r)),
