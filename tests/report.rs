@@ -4,9 +4,11 @@
 use assert_cmd::Command;
 use predicates::prelude::*;
 use rusqlite::params;
-use schedlab_report::cmd::{load_input, render_stats, write_report, ReportFormat};
+use schedlab_report::cmd::{load_input, write_report, ReportFormat};
+use schedlab_report::model::compare;
 use schedlab_report::model::{self, figures, Metric, Report};
-use schedlab_report::{compare, csv_tables, latex, markdown};
+use schedlab_report::render::stats::render_stats;
+use schedlab_report::render::{self, csv_tables, latex, markdown};
 use schedlab_store::Store;
 use std::path::{Path, PathBuf};
 
@@ -63,6 +65,85 @@ fn warmup_trials_are_left_out_unless_asked_for() {
 }
 
 #[test]
+fn the_default_stats_show_one_line_per_group_for_the_primary_metric() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = report_of(&synthetic_db(dir.path(), "a.db", 1.0), false);
+    let text = render_stats(&r, false);
+    let start = text
+        .find("makespan (ms) per group")
+        .expect("the compact table");
+    let rows: Vec<&str> = text[start..]
+        .lines()
+        .take_while(|l| !l.starts_with("(every tested metric"))
+        .filter(|l| l.starts_with('│'))
+        .collect();
+    assert!(r.groups.len() >= 2);
+    assert_eq!(
+        rows.len(),
+        1 + r.groups.len(),
+        "a header and a line per group: {rows:#?}"
+    );
+    for (g, group) in r.groups.iter().enumerate() {
+        let line: Vec<&&str> = rows.iter().filter(|l| l.contains(&group.label)).collect();
+        assert_eq!(line.len(), 1, "{}", group.label);
+        assert!(line[0].contains("(baseline)"), "{}", line[0]);
+        for f in r
+            .findings
+            .iter()
+            .filter(|f| f.group == g && f.metric == Metric::Makespan)
+        {
+            let entry = format!("{} (", model::fmt_value(f.median, f.metric));
+            assert!(
+                line[0].contains(&entry) && line[0].contains(&f.verdict()),
+                "{}",
+                line[0]
+            );
+        }
+    }
+    assert!(
+        !text.contains("every policy vs"),
+        "the per-metric tables are behind --wide"
+    );
+    assert!(render_stats(&r, true).contains("Every policy against its group's baseline"));
+}
+
+#[test]
+fn warnings_of_one_code_show_as_one_line_with_their_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = synthetic_db(dir.path(), "a.db", 1.0);
+    let c = rusqlite::Connection::open(&db).unwrap();
+    for t in 1..=5 {
+        c.execute(
+            "INSERT INTO warnings (run_id, trial_id, message, code, params) VALUES (1, NULL, ?1, 'machine_busy', '{}')",
+            [format!("before trial {t}: the machine was not idle")],
+        )
+        .unwrap();
+    }
+    drop(c);
+    let r = report_of(&db, false);
+    assert_eq!(
+        r.warnings.iter().filter(|w| w.contains("not idle")).count(),
+        5,
+        "the report keeps every warning (CSV lists them all)"
+    );
+    let text = render_stats(&r, false);
+    let section = &text[text.find("\nWarnings\n").unwrap()..text.find("\nFindings\n").unwrap()];
+    let busy: Vec<&str> = section.lines().filter(|l| l.contains("not idle")).collect();
+    assert_eq!(
+        busy,
+        vec!["- machine_busy (5 warnings), e.g. before trial 1: the machine was not idle"],
+        "{section}"
+    );
+    assert!(section.contains("governor is powersave"), "{section}");
+    assert!(
+        section.contains("warnings in all; `schedlab show 1`"),
+        "{section}"
+    );
+    let md = markdown::render(&r, &[]);
+    assert_eq!(md.matches("not idle").count(), 1, "{md}");
+}
+
+#[test]
 fn skipped_cells_timeouts_and_stored_warnings_are_reported() {
     let dir = tempfile::tempdir().unwrap();
     let r = report_of(&synthetic_db(dir.path(), "a.db", 1.0), false);
@@ -110,7 +191,7 @@ fn compare_finds_the_slower_fifo_turnaround_in_run_b_and_lists_unmatched_cells()
         c.only_a,
         vec!["other, cpu:pi with 4 tasks", "fifo, cpu:pi with 4 tasks"]
     );
-    let text = compare::render(&c);
+    let text = render::compare::render(&c);
     assert!(
         text.contains("Only in run 1 \"synthetic\":\n- other, cpu:pi with 4 tasks"),
         "{text}"
@@ -133,7 +214,18 @@ fn the_report_command_writes_a_self_contained_page_plots_and_tables() {
         .stdout(predicates::str::contains("index.html"));
     let page = std::fs::read_to_string(out.join("1/index.html")).expect("index.html");
     assert!(page.contains("<svg"), "figures are inline");
-    assert!(page.contains("fifo vs other (baseline): makespan"));
+    assert!(page.contains("fifo vs other (baseline): fifo") && page.contains("s makespan is "));
+    // The first screen: the findings (the one-line-per-group table first), then the
+    // warnings and the run's record.
+    let at = |what: &str| {
+        page.find(what)
+            .unwrap_or_else(|| panic!("{what} in the page"))
+    };
+    assert!(at("id=\"findings\"") < at("makespan (ms) per group"));
+    assert!(at("makespan (ms) per group") < at("<ul class=\"findings\">"));
+    assert!(at("<ul class=\"findings\">") < at("id=\"warnings\""));
+    assert!(at("id=\"warnings\"") < at("<dl class=\"meta\">"));
+    assert!(at("<dl class=\"meta\">") < at("id=\"figures\""));
     assert!(
         page.contains("kernel_release") && page.contains("6.8.0"),
         "environment record"
@@ -268,7 +360,7 @@ fn the_compare_output_matches_its_snapshot() {
         &load_input(&a, 1, false).unwrap(),
         &load_input(&b, 1, false).unwrap(),
     );
-    insta::assert_snapshot!("compare", compare::render(&c));
+    insta::assert_snapshot!("compare", render::compare::render(&c));
 }
 
 /// Runs a.db (as built) and b.db (FIFO turnaround x1.5) pushed into one database, run 1 on

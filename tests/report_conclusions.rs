@@ -6,9 +6,10 @@
 use assert_cmd::Command;
 use predicates::prelude::*;
 use schedlab_analyze::PValueMethod;
-use schedlab_report::cmd::{load_input, render_stats};
-use schedlab_report::compare;
+use schedlab_report::cmd::load_input;
+use schedlab_report::model::compare;
 use schedlab_report::model::{self, Metric, Report};
+use schedlab_report::render::stats::render_stats;
 use schedlab_store::Store;
 
 mod report_db;
@@ -40,11 +41,21 @@ fn fifo_is_compared_with_the_baseline_other_and_found_significantly_faster() {
     assert!((f.p_adjusted.expect("p") - 2.0 / 924.0).abs() < 1e-12);
     assert_eq!(f.method, Some(PValueMethod::Exact));
     assert!(f.significant_at_01 && !f.too_few_trials);
+    // The effect in words with its interval: 1 - 20.535 / 23.46 = 12% lower.
+    let pct = |v: f64| {
+        assert!(v >= 1.0, "{v}");
+        if v >= 10.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.1}")
+        }
+    };
     assert_eq!(
         f.sentence,
         format!(
-            "For cpu:pi with 2 tasks, fifo vs other (baseline): makespan 20.5 ms vs 23.5 ms, ratio 0.88 [95% CI {:.2}, {:.2}]; lower (better) than the baseline at alpha 0.01 (Holm-adjusted p = 0.002; exact Mann-Whitney on 6 vs 6 trials).",
-            lo, hi
+            "For cpu:pi with 2 tasks, fifo vs other (baseline): fifo's makespan is 12% lower than other's (20.5 ms vs 23.5 ms) [95% CI {}–{}% lower]; lower (better) than the baseline at alpha 0.01 (Holm-adjusted p = 0.002; exact Mann-Whitney on 6 vs 6 trials).",
+            pct((1.0 - hi) * 100.0),
+            pct((1.0 - lo) * 100.0)
         )
     );
     // Per-task metrics are tested on the trial medians, 6 per policy, not on the 12 tasks.
@@ -77,7 +88,7 @@ fn the_baseline_is_the_first_policy_of_the_spec_axis_or_the_one_asked_for() {
     assert_eq!((f.baseline.as_str(), f.policy.as_str()), ("fifo", "other"));
     assert!((f.ratio.expect("ratio") - 23.46 / 20.535).abs() < 1e-12);
     assert!(f.sentence.starts_with(
-        "For cpu:pi with 2 tasks, other vs fifo (baseline): makespan 23.5 ms vs 20.5 ms, ratio 1.14"
+        "For cpu:pi with 2 tasks, other vs fifo (baseline): other's makespan is 14% higher than fifo's (23.5 ms vs 20.5 ms)"
     ));
     assert!(f
         .sentence
@@ -251,7 +262,7 @@ fn compare_says_when_a_single_trial_leaves_the_ci_to_the_other_side() {
         .expect("a makespan row");
     assert_eq!((row.n_a, row.n_b), (6, 1));
     assert!(row.one_sided_ci());
-    let text = compare::render(&c);
+    let text = schedlab_report::render::compare::render(&c);
     assert!(
         text.contains(
             "† One side has a single trial: the CI reflects only the other side's spread."
@@ -293,12 +304,12 @@ fn the_default_tables_fit_120_columns_and_wide_shows_every_column() {
     // The table after `schedlab run`.
     let store = Store::open(&db).unwrap();
     let cells = schedlab_store::query::cells(&store, 1, false).unwrap();
-    let table = schedlab_report::terminal::render(&cells, false);
+    let table = schedlab_report::render::terminal::render(&cells, false);
     assert!(widest(&table) <= 120, "{table}");
     assert!(
         !table.contains("cpu/task p50") && !table.contains("prio"),
         "{table}"
     );
-    let all = schedlab_report::terminal::render(&cells, true);
+    let all = schedlab_report::render::terminal::render(&cells, true);
     assert!(all.contains("cpu/task p50") && all.contains("prio") && widest(&all) > 120);
 }

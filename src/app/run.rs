@@ -137,7 +137,7 @@ fn estimate(plan: &Plan, sink: Option<&mut StoreSink>) -> Result<Estimate> {
             i.to_string(),
             cell.label(),
             units.to_string(),
-            schedlab_report::terminal::fmt_ns(est as f64),
+            schedlab_report::model::fmt::fmt_ns(est as f64),
         ]);
     }
     let table = b.build().with(tabled::settings::Style::sharp()).to_string();
@@ -201,7 +201,10 @@ fn plan_length(plan: &Plan, total_ns: u64) -> String {
 fn print_cells(store: &Store, run_id: i64, name: &str, wide: bool) -> Result<()> {
     let cells = schedlab_store::query::cells(store, run_id, false)?;
     println!("run {run_id} ({name})");
-    print!("{}", schedlab_report::terminal::render(&cells, wide));
+    print!(
+        "{}",
+        schedlab_report::render::terminal::render(&cells, wide)
+    );
     Ok(())
 }
 

@@ -48,7 +48,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::effect::{effect_paired, effect_two_sample, Effect};
+use super::effect::{effect_paired_on, effect_two_sample_on, Effect, EffectScale};
 use super::hypothesis::PValueMethod;
 use super::rank_tests::{mann_whitney_one_sided, signed_rank_one_sided};
 use super::summary::median;
@@ -296,6 +296,13 @@ fn test_pair(data: &PairData, relation: &Relation, level: f64) -> Result<PairTes
         method = worst(method, m);
     }
     let (p_support, p_against) = sides(relation, &at);
+    // An absolute margin is a difference A - B: its effect is one too, in the metric's unit.
+    let scale = |values: &mut dyn Iterator<Item = &f64>| match relation {
+        Relation::Equal {
+            margin: Amount::Absolute(_),
+        } => EffectScale::Difference,
+        _ => EffectScale::for_values(values),
+    };
     let (n_a, n_b, test, design, fallback, effect) = match data {
         PairData::Unpaired { a, b, fallback } => (
             a.len(),
@@ -303,7 +310,7 @@ fn test_pair(data: &PairData, relation: &Relation, level: f64) -> Result<PairTes
             RankTest::MannWhitney,
             Design::Unpaired,
             *fallback,
-            effect_two_sample(a, b, level),
+            effect_two_sample_on(a, b, level, scale(&mut a.iter().chain(b.iter()))),
         ),
         PairData::Rounds { pairs, dropped } => (
             pairs.len(),
@@ -314,7 +321,11 @@ fn test_pair(data: &PairData, relation: &Relation, level: f64) -> Result<PairTes
                 dropped: *dropped,
             },
             None,
-            effect_paired(pairs, level),
+            effect_paired_on(
+                pairs,
+                level,
+                scale(&mut pairs.iter().flat_map(|(a, b)| [a, b])),
+            ),
         ),
     };
     Ok(PairTest {

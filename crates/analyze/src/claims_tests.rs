@@ -375,3 +375,31 @@ fn the_family_of_ten_null_claims_errs_at_most_five_percent_plus_one_point() {
     assert!(unadjusted > 0.2, "without Holm: {unadjusted}");
     eprintln!("FWER over 10 null claims: {rate} (unadjusted {unadjusted}), {reps} replications");
 }
+
+#[test]
+fn an_absolute_margin_gives_the_effect_as_a_difference_in_the_values_unit() {
+    // B is A moved up by exactly 2 (positive values, where a ratio would be the default):
+    // the Hodges-Lehmann difference is -2, unpaired and by round alike.
+    let a: Vec<f64> = (0..8).map(|i| 50.0 + i as f64 * 0.7).collect();
+    let b: Vec<f64> = a.iter().map(|v| v + 2.0).collect();
+    let rounds: Vec<u64> = (0..8).collect();
+    let absolute = Relation::Equal {
+        margin: Amount::Absolute(5.0),
+    };
+    for (arm_a, arm_b) in [
+        (Arm::new(&a), Arm::new(&b)),
+        (Arm::with_rounds(&a, &rounds), Arm::with_rounds(&b, &rounds)),
+    ] {
+        let t = test_claim(arm_a, &[arm_b], &absolute, 0.95).expect("ok");
+        let e = t.pairs[0].effect.expect("effect");
+        assert_eq!(e.scale, EffectScale::Difference, "{e:?}");
+        assert!((e.estimate + 2.0).abs() < 1e-9, "{e:?}");
+        assert!(e.lo <= -2.0 && -2.0 <= e.hi, "{e:?}");
+    }
+    // The same data with a relative margin keep the ratio A/B.
+    let relative = Relation::Equal {
+        margin: Amount::Relative(0.10),
+    };
+    let t = test_claim(Arm::new(&a), &[Arm::new(&b)], &relative, 0.95).expect("ok");
+    assert_eq!(t.pairs[0].effect.expect("effect").scale, EffectScale::Ratio);
+}

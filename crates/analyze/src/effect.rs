@@ -45,6 +45,14 @@ impl EffectScale {
         }
     }
 
+    /// This scale, or a difference where a ratio would need a value <= 0.
+    fn or_difference<'a>(self, values: impl IntoIterator<Item = &'a f64>) -> EffectScale {
+        match self {
+            EffectScale::Ratio => EffectScale::for_values(values),
+            EffectScale::Difference => EffectScale::Difference,
+        }
+    }
+
     /// The value meaning "no effect": 1 for a ratio, 0 for a difference.
     pub fn null(self) -> f64 {
         match self {
@@ -124,10 +132,22 @@ pub struct Effect {
 /// The effect of `a` against `b` (independent samples) at `level`. `None` if a side is
 /// empty, a value is non-finite, or `level` is not in (0, 1).
 pub fn effect_two_sample(a: &[f64], b: &[f64], level: f64) -> Option<Effect> {
+    effect_two_sample_on(a, b, level, EffectScale::for_values(a.iter().chain(b)))
+}
+
+/// As [`effect_two_sample`] on a given scale: a difference even where every value is
+/// positive (a claim with an absolute margin is about A - B). A ratio asked of values not
+/// all positive is a difference.
+pub fn effect_two_sample_on(
+    a: &[f64],
+    b: &[f64],
+    level: f64,
+    scale: EffectScale,
+) -> Option<Effect> {
     if a.is_empty() || b.is_empty() || a.iter().chain(b).any(|v| !v.is_finite()) || !unit(level) {
         return None;
     }
-    let scale = EffectScale::for_values(a.iter().chain(b));
+    let scale = scale.or_difference(a.iter().chain(b));
     let (x, y): (Vec<f64>, Vec<f64>) = (
         a.iter().map(|v| scale.to_additive(*v)).collect(),
         b.iter().map(|v| scale.to_additive(*v)).collect(),
@@ -156,13 +176,19 @@ pub fn effect_two_sample(a: &[f64], b: &[f64], level: f64) -> Option<Effect> {
 /// The effect from per-round pairs `(a, b)` at `level`. `None` if there are no pairs, a
 /// value is non-finite, or `level` is not in (0, 1).
 pub fn effect_paired(pairs: &[(f64, f64)], level: f64) -> Option<Effect> {
+    let scale = EffectScale::for_values(pairs.iter().flat_map(|(a, b)| [a, b]));
+    effect_paired_on(pairs, level, scale)
+}
+
+/// As [`effect_paired`] on a given scale (see [`effect_two_sample_on`]).
+pub fn effect_paired_on(pairs: &[(f64, f64)], level: f64, scale: EffectScale) -> Option<Effect> {
     if pairs.is_empty()
         || pairs.iter().any(|(a, b)| !a.is_finite() || !b.is_finite())
         || !unit(level)
     {
         return None;
     }
-    let scale = EffectScale::for_values(pairs.iter().flat_map(|(a, b)| [a, b]));
+    let scale = scale.or_difference(pairs.iter().flat_map(|(a, b)| [a, b]));
     let d: Vec<f64> = pairs
         .iter()
         .map(|(a, b)| scale.to_additive(*a) - scale.to_additive(*b))

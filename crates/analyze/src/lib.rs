@@ -83,7 +83,10 @@ pub use claims::{
     test_claim, Amount, Arm, ClaimError, ClaimKind, ClaimTest, Design, Fallback, Leaning, PairTest,
     RankTest, Relation,
 };
-pub use effect::{effect_paired, effect_two_sample, Effect, EffectMethod, EffectScale};
+pub use effect::{
+    effect_paired, effect_paired_on, effect_two_sample, effect_two_sample_on, Effect, EffectMethod,
+    EffectScale,
+};
 pub use family::{
     claims_methods_text, decide_family, exploratory, power_alpha, untested, Exploratory,
     FamilyVerdict, Verdict, EXPLORATORY,

@@ -1,12 +1,12 @@
 //! The `report`, `stats` and `compare` subcommands: read a run's stored rows, compute the
-//! report, then write it (HTML, LaTeX, Markdown, CSV, plots) or print it as terminal tables.
+//! report ([`crate::model`]), then write it (HTML, LaTeX, Markdown, CSV, plots) or print it as
+//! terminal tables ([`crate::render`]).
 
 use super::error::ReportError;
 use super::model::figures::{self, Figure};
-use super::model::tables;
-use super::model::{self, Metric, Report, ReportInput};
-use super::terminal::terminal_table;
-use super::{compare, csv_tables, html, latex, markdown, pool};
+use super::model::{self, Report, ReportInput};
+use super::pool;
+use super::render::{self, csv_tables, html, latex, markdown};
 use schedlab_store::error::Context;
 use schedlab_store::{kernel, query, Location, Store};
 use std::path::{Path, PathBuf};
@@ -125,7 +125,7 @@ pub fn load_input(store: &Store, run_id: i64, include_warmup: bool) -> Result<Re
         run: query::run_info(store, run_id)?,
         cgroups: model::cgroups::build(&groups, &cells),
         cells,
-        warnings: query::warnings(store, run_id)?,
+        warnings: query::coded_warnings(store, run_id)?,
         problems: query::problems(store, run_id, include_warmup)?,
         include_warmup,
         kernel: model::kernel::build(
@@ -264,7 +264,7 @@ fn render_one(fig: &Figure, plot_dir: &Path) -> Result<String> {
         path: svg_path.clone(),
         source,
     })?;
-    match super::plots::svg_to_png(&svg, PNG_SCALE) {
+    match render::plots::svg_to_png(&svg, PNG_SCALE) {
         Ok(png) => {
             let path = plot_dir.join(format!("{}.png", fig.id));
             std::fs::write(&path, png).map_err(|source| ReportError::Write { path, source })?;
@@ -281,152 +281,11 @@ fn render_one(fig: &Figure, plot_dir: &Path) -> Result<String> {
 /// `schedlab stats`: the report's findings and summaries as terminal tables.
 pub fn stats(args: &StatsOptions) -> Result<()> {
     let (_, input) = args.selection.load()?;
-    print!("{}", render_stats(&model::build(&input), args.wide));
-    Ok(())
-}
-
-/// The columns of a summary table `stats` shows without `--wide`: group, policy, n, median,
-/// its CI, mean, sd, p5, p95.
-const SUMMARY_KEY_COLUMNS: [usize; 9] = [0, 1, 2, 3, 4, 5, 7, 8, 9];
-
-/// The columns of the pairwise table without `--wide`: group, metric, pair, Mann-Whitney's
-/// Holm-adjusted p, Cliff's delta.
-const PAIRS_KEY_COLUMNS: [usize; 5] = [0, 1, 2, 6, 8];
-
-/// Longest reason shown in the trials table without `--wide` (the warnings have it whole).
-const REASON_CHARS: usize = 48;
-
-/// The text printed by `schedlab stats`; `wide`: every column, else the key columns, which
-/// fit 120 columns for typical runs.
-pub fn render_stats(r: &Report, wide: bool) -> String {
-    let mut out = format!(
-        "run {} \"{}\" ({}), started {}, seed {}\n",
-        r.run.run_id, r.run.name, r.run.status, r.run.started_at, r.run.seed
+    print!(
+        "{}",
+        render::stats::render_stats(&model::build(&input), args.wide)
     );
-    out += &r
-        .claims
-        .as_ref()
-        .map(super::claims::terminal::render)
-        .map(|c| format!("\n{c}"))
-        .unwrap_or_default();
-    let (shown, more) = r.warnings_shown();
-    if !shown.is_empty() {
-        out += "\nWarnings\n";
-        for w in shown {
-            out += &format!("- {w}\n");
-        }
-        if more > 0 {
-            out += &format!(
-                "- ... and {more} more (`schedlab show {}` lists every stored warning)\n",
-                r.run.run_id
-            );
-        }
-    }
-    out += "\nFindings\n";
-    let headline: Vec<&str> = r
-        .findings
-        .iter()
-        .filter(|f| f.metric.headline())
-        .map(|f| f.sentence.as_str())
-        .collect();
-    if headline.is_empty() {
-        out += "- No group has two policies with data to compare.\n";
-    }
-    for s in headline {
-        out += &format!("- {s}\n");
-    }
-    out += "\n";
-    if !r.findings.is_empty() {
-        if wide {
-            out += &terminal_table(&tables::findings_table(r));
-        } else {
-            for t in tables::findings_tables_narrow(r) {
-                out += &terminal_table(&t);
-                out += "\n";
-            }
-            // The legend in two lines, within 120 columns.
-            let legend = tables::VERDICT_LEGEND;
-            match legend.find("; too few") {
-                Some(i) => out += &format!("{}\n{}\n", &legend[..i + 1], &legend[i + 2..]),
-                None => out += &format!("{legend}\n"),
-            }
-        }
-        out += "\n";
-    }
-    // Without --wide: wake-up latency without min and p99.9, I/O scheduler tests without
-    // their statistics (the p-values stay).
-    let latency = super::model::kernel::latency_table(&r.kernel).map(|t| {
-        if wide {
-            t
-        } else {
-            t.keep(&[0, 1, 2, 4, 6, 8])
-        }
-    });
-    let io = super::model::iosched::tests_table(&r.iosched).map(|t| {
-        if wide {
-            t
-        } else {
-            t.keep(&[0, 1, 2, 4, 6])
-        }
-    });
-    let groups = super::model::cgroups::table(&r.cgroups).map(|t| {
-        if wide {
-            t
-        } else {
-            t.keep(&[0, 1, 2, 3, 4, 5, 7, 8, 10])
-        }
-    });
-    for t in latency.into_iter().chain(io).chain(groups) {
-        out += &terminal_table(&t);
-        out += "\n";
-    }
-    let mut cells = tables::cells_table(r);
-    if !wide {
-        for row in &mut cells.rows {
-            if let Some(reason) = row.last_mut() {
-                if reason.chars().count() > REASON_CHARS {
-                    *reason = reason.chars().take(REASON_CHARS - 1).collect::<String>() + "…";
-                }
-            }
-        }
-    }
-    out += &terminal_table(&cells);
-    for t in model::workload::tables(r) {
-        out += "\n";
-        out += &terminal_table(&if wide { t } else { model::workload::narrow(&t) });
-    }
-    for t in model::quality::tables(&r.quality) {
-        out += "\n";
-        out += &terminal_table(&t);
-    }
-    for m in Metric::ALL {
-        let t = tables::summary_table(r, m);
-        if !t.rows.is_empty() {
-            out += "\n";
-            out += &terminal_table(&if wide {
-                t
-            } else {
-                t.keep(&SUMMARY_KEY_COLUMNS)
-            });
-        }
-    }
-    let pairs = tables::pairs_table(r);
-    if !pairs.rows.is_empty() {
-        out += "\n";
-        out += &terminal_table(&if wide {
-            pairs
-        } else {
-            pairs.keep(&PAIRS_KEY_COLUMNS)
-        });
-    }
-    if !wide {
-        out += "\n(key columns only; --wide shows every column)\n";
-    }
-    out += "\nMethods\n";
-    for note in &r.methods.notes {
-        out += &format!("- {note}\n");
-    }
-    out
+    Ok(())
 }
 
 /// `schedlab compare A B`: the same cells of two runs, B against A.
@@ -442,7 +301,7 @@ pub fn compare(args: &CompareOptions) -> Result<()> {
         .require_run(args.b)
         .with_context(|| format!("run B ({}), in {}", args.b, db_b.display()))?;
     let input_b = load_input(&store_b, args.b, args.include_warmup)?;
-    let mut c = compare::compare(&input_a, &input_b);
+    let mut c = model::compare::compare(&input_a, &input_b);
     if !args.allow_different_work {
         if let Some(why) = c.refusal() {
             return Err(ReportError::BadSelection(why));
@@ -452,6 +311,6 @@ pub fn compare(args: &CompareOptions) -> Result<()> {
         c.a = format!("{} in {}", c.a, args.db.display());
         c.b = format!("{} in {}", c.b, db_b.display());
     }
-    print!("{}", compare::render(&c));
+    print!("{}", render::compare::render(&c));
     Ok(())
 }

@@ -1,4 +1,7 @@
-//! Output of results: terminal tables and progress (one file per output format).
+//! What a run showed and its outputs: [`model`] computes the report from stored rows (the
+//! analysis: summaries, tests, findings, claims in [`claims`], comparisons, figures' data),
+//! [`render`] only formats it (terminal, HTML, LaTeX, Markdown, CSV, plots); [`cmd`] and
+//! [`pool`] read the store and connect the two for `report`, `stats` and `compare`.
 
 #![forbid(unsafe_code)]
 
@@ -6,13 +9,7 @@ pub use error::ReportError;
 
 pub mod claims;
 pub mod cmd;
-pub mod compare;
-pub mod csv_tables;
 pub mod error;
-pub mod html;
-pub mod latex;
-pub mod markdown;
 pub mod model;
-pub mod plots;
 pub mod pool;
-pub mod terminal;
+pub mod render;

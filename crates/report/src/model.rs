@@ -6,14 +6,17 @@
 
 pub mod baseline;
 pub mod cgroups;
+pub mod compare;
 mod end_groups;
 pub mod figures;
 pub mod findings;
 pub mod fmt;
 pub mod iosched;
 pub mod kernel;
+mod layout;
 mod notes;
 pub mod quality;
+pub mod run_table;
 mod stats;
 pub mod tables;
 pub mod trials;
@@ -26,11 +29,13 @@ use serde::Serialize;
 
 pub use findings::Finding;
 pub use fmt::{fmt_ci, fmt_num, fmt_opt_p, fmt_p, fmt_value, fmt_with_unit};
+use layout::{Layout, Varying};
 pub use schedlab_core::metric::Metric;
 pub use stats::{par_map, summarize_metric, LARGE_N};
 pub use trials::{trial_values, TestUnit};
 
-pub use schedlab_store::query::{RunInfo, TrialProblem};
+pub use notes::WarningKind;
+pub use schedlab_store::query::{RunInfo, StoredWarning, TrialProblem};
 
 /// Everything a report is computed from: stored rows only.
 #[derive(Debug, Clone, Default)]
@@ -39,8 +44,8 @@ pub struct ReportInput {
     pub run: RunInfo,
     /// Its cells with the rows of their trials.
     pub cells: Vec<CellView>,
-    /// Stored warnings, in order.
-    pub warnings: Vec<String>,
+    /// Stored warnings with their codes, in order.
+    pub warnings: Vec<StoredWarning>,
     /// Trials that timed out or failed.
     pub problems: Vec<TrialProblem>,
     /// Whether warm-up trials were included.
@@ -229,6 +234,9 @@ pub struct Report {
     pub methods: Methods,
     /// Run status, skipped cells, timeouts and failures, thin cells, then stored warnings.
     pub warnings: Vec<String>,
+    /// The same warnings by kind: one per stored code (with its count), one per warning the
+    /// report makes itself; in order of first appearance.
+    pub warning_kinds: Vec<WarningKind>,
     /// Cells in cell order.
     pub cells: Vec<CellReport>,
     /// Groups in order of first appearance.
@@ -259,14 +267,19 @@ pub struct Report {
     pub cgroups: cgroups::CgroupView,
 }
 
-/// Text outputs list this many warnings and count the rest (CSV has them all).
-pub const WARNINGS_SHOWN: usize = 8;
-
 impl Report {
-    /// The warnings a text output lists, and how many more there are.
-    pub fn warnings_shown(&self) -> (&[String], usize) {
-        let n = self.warnings.len().min(WARNINGS_SHOWN);
-        (&self.warnings[..n], self.warnings.len() - n)
+    /// More warnings than kinds: some kinds hold several, listed in full only elsewhere.
+    pub fn warnings_grouped(&self) -> bool {
+        self.warnings.len() > self.warning_kinds.len()
+    }
+
+    /// The cell of `policy` in group `g`, if the group has one.
+    pub fn cell_of(&self, g: usize, policy: &str) -> Option<&CellReport> {
+        self.groups[g]
+            .cells
+            .iter()
+            .map(|&c| &self.cells[c])
+            .find(|c| c.key.policy == policy)
     }
 }
 
@@ -324,52 +337,6 @@ pub fn cell_samples(c: &CellView) -> Vec<Vec<f64>> {
     s
 }
 
-/// Which axes other than policy and task count take more than one value in the run.
-#[derive(Debug, Clone, Copy, Default)]
-struct Varying {
-    priorities: bool,
-    kind: bool,
-    start: bool,
-    cpus: bool,
-}
-
-impl Varying {
-    fn of(keys: &[CellKey]) -> Varying {
-        let differs = |f: &dyn Fn(&CellKey) -> String| keys.iter().any(|k| f(k) != f(&keys[0]));
-        Varying {
-            priorities: differs(&|k| k.priorities.clone()),
-            kind: differs(&|k| k.kind.clone()),
-            start: differs(&|k| k.start.clone()),
-            cpus: differs(&|k| k.cpus.clone().unwrap_or_default()),
-        }
-    }
-
-    /// The varying axes of a cell, as ", spread priorities, threads".
-    fn extras(self, k: &CellKey) -> String {
-        let mut out = String::new();
-        if self.priorities {
-            out += &format!(", {} priorities", k.priorities);
-        }
-        if self.kind {
-            match k.kind.as_str() {
-                "thread" => out += ", threads",
-                "process" => out += ", processes",
-                other => out += &format!(", {other}"),
-            }
-        }
-        if self.start {
-            out += &format!(", {} start", k.start);
-        }
-        if self.cpus {
-            match &k.cpus {
-                Some(c) => out += &format!(", CPUs {c}"),
-                None => out += ", unpinned",
-            }
-        }
-        out
-    }
-}
-
 /// "1 task" or "10 tasks".
 pub fn tasks_phrase(n: i64) -> String {
     if n == 1 {
@@ -400,81 +367,75 @@ pub fn describe(keys: &[CellKey]) -> Vec<String> {
 pub fn build(input: &ReportInput) -> Report {
     let seed = input.run.seed;
     let keys = CellKey::all_of(&input.cells);
-    let varying = Varying::of(&keys);
-    let mut groups: Vec<Group> = Vec::new();
-    let mut panels: Vec<Panel> = Vec::new();
-    let mut group_keys: Vec<CellKey> = Vec::new();
-    let mut panel_keys: Vec<CellKey> = Vec::new();
-    let mut cells = Vec::with_capacity(input.cells.len());
-    let mut any_analytic = false;
-    for (ci, c) in input.cells.iter().enumerate() {
-        let key = keys[ci].clone();
-        let gkey = CellKey {
-            policy: String::new(),
-            ..key.clone()
-        };
-        let pkey = CellKey {
-            tasks: 0,
-            ..gkey.clone()
-        };
-        let panel = match panel_keys.iter().position(|k| *k == pkey) {
-            Some(p) => p,
-            None => {
-                panel_keys.push(pkey);
-                panels.push(Panel {
-                    label: format!("{}{}", key.workload, varying.extras(&key)),
-                    groups: Vec::new(),
-                    policies: Vec::new(),
-                });
-                panels.len() - 1
-            }
-        };
-        if !panels[panel].policies.contains(&key.policy) {
-            panels[panel].policies.push(key.policy.clone());
-        }
-        let group = match group_keys.iter().position(|k| *k == gkey) {
-            Some(g) => g,
-            None => {
-                group_keys.push(gkey);
-                groups.push(Group {
-                    label: format!(
-                        "{} with {}{}",
-                        key.workload,
-                        tasks_phrase(key.tasks),
-                        varying.extras(&key)
-                    ),
-                    tasks: key.tasks,
-                    panel,
-                    cells: Vec::new(),
-                    baseline: None,
-                    tests: Vec::new(),
-                });
-                panels[panel].groups.push(groups.len() - 1);
-                groups.len() - 1
-            }
-        };
-        groups[group].cells.push(ci);
-        cells.push(CellReport {
-            key,
-            group,
-            trials_ok: c.count("ok"),
-            trials_total: c.statuses.iter().map(|(_, n)| n).sum(),
-            statuses: c.statuses.clone(),
-            reason: c.reason.clone(),
-            summaries: Vec::new(),
-        });
+    let Layout {
+        mut cells,
+        mut groups,
+        panels,
+    } = Layout::of(input, &keys);
+    let (samples, any_analytic) = summarize(&input.cells, &mut cells, seed);
+    let order = baseline::spec_policies(&input.run);
+    for g in &mut groups {
+        g.baseline = baseline::pick(input, &keys, &g.cells, &order, input.baseline.as_deref());
     }
-    for p in &mut panels {
-        p.groups.sort_by_key(|&g| groups[g].tasks);
+    let (trial_values, findings) = test_groups(input, &keys, &mut groups);
+    let quality = quality::build(input, &cells, &groups);
+    let mut warnings = notes::warnings(input, &cells, &groups);
+    // Before the stored warnings, which are many and shown only in part.
+    let at = warnings.len() - input.warnings.len();
+    warnings.splice(at..at, quality::warnings(&quality));
+    let warning_kinds = notes::warning_kinds(
+        &warnings[..warnings.len() - input.warnings.len()],
+        &input.warnings,
+    );
+    let mut methods = notes::methods(
+        &notes::MethodsInput {
+            seed,
+            any_analytic,
+            include_warmup: input.include_warmup,
+            baseline: input.baseline.clone(),
+        },
+        &findings,
+    );
+    methods.notes.extend(quality::notes(&quality));
+    let claims = crate::claims::build(input);
+    methods
+        .notes
+        .extend(claims.iter().flat_map(|c| c.methods.clone()));
+    Report {
+        run: input.run.clone(),
+        include_warmup: input.include_warmup,
+        methods,
+        warnings,
+        warning_kinds,
+        cells,
+        groups,
+        panels,
+        findings,
+        quality,
+        claims,
+        samples,
+        trial_values,
+        kernel: input.kernel.clone(),
+        iosched: input.iosched.clone(),
+        cgroups: input.cgroups.clone(),
     }
-    // The statistics, on every CPU: summaries per (cell, metric), tests per (group, metric).
-    let samples: Vec<Vec<Vec<f64>>> = par_map(&input.cells, cell_samples);
+}
+
+/// Every cell's samples and its summary per metric, on every CPU; also whether any CI was
+/// analytic (large samples) rather than bootstrapped.
+fn summarize(
+    input: &[CellView],
+    cells: &mut [CellReport],
+    seed: u64,
+) -> (Vec<Vec<Vec<f64>>>, bool) {
+    let samples: Vec<Vec<Vec<f64>>> = par_map(input, cell_samples);
     let jobs: Vec<(usize, Metric)> = (0..cells.len())
         .flat_map(|c| Metric::ALL.map(|m| (c, m)))
         .collect();
     let summaries = par_map(&jobs, |&(c, m)| {
         summarize_metric(&samples[c][m.index()], seed)
     });
+    let mut any_analytic = false;
     for (&(c, metric), s) in jobs.iter().zip(summaries) {
         if let Some((summary, ci)) = s {
             any_analytic |= ci == CiMethod::Analytic;
@@ -485,12 +446,21 @@ pub fn build(input: &ReportInput) -> Report {
             });
         }
     }
-    let order = baseline::spec_policies(&input.run);
-    for g in &mut groups {
-        g.baseline = baseline::pick(input, &keys, &g.cells, &order, input.baseline.as_deref());
-    }
-    // The tests, on one value per trial.
-    let trial_values: Vec<Vec<Vec<(i64, f64)>>> = par_map(&input.cells, trial_values);
+    (samples, any_analytic)
+}
+
+/// Trial values per cell and metric
+type TrialValues = Vec<Vec<Vec<(i64, f64)>>>;
+
+/// The tests on one value per trial: every group's pairwise tests per tested metric (stored
+/// in the groups), and the findings against each group's baseline.
+fn test_groups(
+    input: &ReportInput,
+    keys: &[CellKey],
+    groups: &mut [Group],
+) -> (TrialValues, Vec<Finding>) {
+    let seed = input.run.seed;
+    let trial_values: TrialValues = par_map(&input.cells, trial_values);
     let policies: Vec<String> = keys.iter().map(|k| k.policy.clone()).collect();
     let jobs: Vec<(usize, Metric)> = (0..groups.len())
         .flat_map(|g| {
@@ -514,42 +484,7 @@ pub fn build(input: &ReportInput) -> Report {
     .into_iter()
     .flatten()
     .collect();
-    let quality = quality::build(input, &cells, &groups);
-    let mut warnings = notes::warnings(input, &cells, &groups);
-    // Before the stored warnings, which are many and shown only in part.
-    let at = warnings.len() - input.warnings.len();
-    warnings.splice(at..at, quality::warnings(&quality));
-    let mut methods = notes::methods(
-        &notes::MethodsInput {
-            seed,
-            any_analytic,
-            include_warmup: input.include_warmup,
-            baseline: input.baseline.clone(),
-        },
-        &findings,
-    );
-    methods.notes.extend(quality::notes(&quality));
-    let claims = crate::claims::build(input);
-    methods
-        .notes
-        .extend(claims.iter().flat_map(|c| c.methods.clone()));
-    Report {
-        run: input.run.clone(),
-        include_warmup: input.include_warmup,
-        methods,
-        warnings,
-        cells,
-        groups,
-        panels,
-        findings,
-        quality,
-        claims,
-        samples,
-        trial_values,
-        kernel: input.kernel.clone(),
-        iosched: input.iosched.clone(),
-        cgroups: input.cgroups.clone(),
-    }
+    (trial_values, findings)
 }
 
 #[cfg(test)]

@@ -103,6 +103,21 @@ pub fn load(store: &Store, ids: &[i64], include_warmup: bool) -> Result<ReportIn
     for &id in ids {
         infos.push(query::run_info(store, id)?);
     }
+    let hash = one_spec(&infos)?;
+    let mut read = Gathered::read(store, &infos, include_warmup)?;
+    read.input.run.trials_planned = infos.iter().map(|i| i.trials_planned).sum();
+    read.input.warnings.insert(
+        0,
+        query::StoredWarning {
+            code: None,
+            message: pooled_note(&infos, &hash),
+        },
+    );
+    Ok(read.pooled())
+}
+
+/// The spec hash the runs share; [`ReportError::BadSelection`] for runs of different specs.
+fn one_spec(infos: &[query::RunInfo]) -> Result<String> {
     let hash = spec_hash(&infos[0].spec_toml);
     if let Some(other) = infos.iter().find(|i| spec_hash(&i.spec_toml) != hash) {
         return Err(ReportError::BadSelection(format!(
@@ -113,98 +128,147 @@ pub fn load(store: &Store, ids: &[i64], include_warmup: bool) -> Result<ReportIn
             &spec_hash(&other.spec_toml)[..8]
         )));
     }
-    let mut cells: Vec<CellView> = Vec::new();
-    let mut kernel: Vec<KernelCellRows> = Vec::new();
-    let mut of_kernel_row: Vec<usize> = Vec::new();
-    // Where each run's cells, trial conditions and problems start in the lists (positions by
-    // the run's own cell index).
-    let mut firsts: Vec<(usize, usize, usize)> = Vec::new();
-    let mut input = ReportInput {
-        run: infos[0].clone(),
-        include_warmup,
-        ..ReportInput::default()
-    };
-    for info in &infos {
-        let id = info.run_id;
-        let first = cells.len();
-        firsts.push((first, input.quality.len(), input.problems.len()));
-        let mut cs = query::cells(store, id, include_warmup)?;
+    Ok(hash)
+}
+
+/// Every run's rows one after another, before the cells of equal keys are pooled.
+struct Gathered {
+    /// The first run's input, with every run's warnings, problems and trial conditions.
+    input: ReportInput,
+    /// Every run's cells, run by run.
+    cells: Vec<CellView>,
+    /// Kernel rows, and the position in `cells` of each one's cell.
+    kernel: Vec<(KernelCellRows, usize)>,
+    /// Where each run's cells, trial conditions and problems start in the lists.
+    firsts: Vec<(usize, usize, usize)>,
+}
+
+impl Gathered {
+    /// Reads the rows of every run in `infos`.
+    fn read(store: &Store, infos: &[query::RunInfo], include_warmup: bool) -> Result<Gathered> {
+        let mut g = Gathered {
+            input: ReportInput {
+                run: infos[0].clone(),
+                include_warmup,
+                ..ReportInput::default()
+            },
+            cells: Vec::new(),
+            kernel: Vec::new(),
+            firsts: Vec::new(),
+        };
+        for info in infos {
+            g.read_run(store, info, include_warmup)?;
+        }
+        Ok(g)
+    }
+
+    /// Adds one run's rows; its cells take its host and kernel.
+    fn read_run(&mut self, store: &Store, info: &query::RunInfo, warmup: bool) -> Result<()> {
+        let (id, input) = (info.run_id, &mut self.input);
+        let first = self.cells.len();
+        self.firsts
+            .push((first, input.quality.len(), input.problems.len()));
+        let mut cs = query::cells(store, id, warmup)?;
         for c in &mut cs {
             c.host = info.host.clone();
             c.kernel = info.kernel.clone();
         }
-        for k in kernel_rows(store, id, include_warmup)? {
+        for k in kernel_rows(store, id, warmup)? {
             if let Some(pos) = cs.iter().position(|c| c.cell_index == k.cell_index) {
-                of_kernel_row.push(first + pos);
-                kernel.push(k);
+                self.kernel.push((k, first + pos));
             }
         }
-        cells.extend(cs);
+        self.cells.extend(cs);
         let host = info.host.as_deref().unwrap_or("unknown host");
-        input.warnings.extend(
-            query::warnings(store, id)?
-                .into_iter()
-                .map(|w| format!("run {id} ({host}): {w}")),
-        );
         input
-            .problems
-            .extend(query::problems(store, id, include_warmup)?);
-        input.quality.extend(schedlab_store::quality::trial_quality(
-            store,
-            id,
-            include_warmup,
-        )?);
+            .warnings
+            .extend(
+                query::coded_warnings(store, id)?
+                    .into_iter()
+                    .map(|w| query::StoredWarning {
+                        message: format!("run {id} ({host}): {}", w.message),
+                        ..w
+                    }),
+            );
+        input.problems.extend(query::problems(store, id, warmup)?);
+        input
+            .quality
+            .extend(schedlab_store::quality::trial_quality(store, id, warmup)?);
         if info.status != "done" && input.run.status == "done" {
             input.run.status = info.status.clone();
         }
+        Ok(())
     }
-    input.run.trials_planned = infos.iter().map(|i| i.trials_planned).sum();
-    let keys = CellKey::all_of(&cells);
-    input.warnings.insert(0, pooled_note(&infos, &hash));
-    // Each run's own cell indices, to find a trial's cell after pooling.
-    let position = |run: usize, index: i64| -> Option<usize> {
-        let start = firsts[run].0;
-        let end = firsts.get(run + 1).map_or(cells.len(), |f| f.0);
-        (start..end).find(|&i| cells[i].cell_index == index)
-    };
-    let runs_of = |start_of: fn(&(usize, usize, usize)) -> usize, at: usize| {
-        firsts.iter().rposition(|f| start_of(f) <= at).unwrap_or(0)
-    };
-    let quality_cells: Vec<Option<usize>> = (0..input.quality.len())
-        .map(|q| position(runs_of(|f| f.1, q), input.quality[q].cell_index))
-        .collect();
-    let problem_cells: Vec<Option<usize>> = (0..input.problems.len())
-        .map(|p| position(runs_of(|f| f.2, p), input.problems[p].cell_index))
-        .collect();
-    // Cells of equal keys (the same host and kernel) pool their trials.
-    let mut pooled: Vec<(CellKey, CellView)> = Vec::new();
-    let mut slot = Vec::with_capacity(cells.len());
-    for (k, c) in keys.iter().zip(cells) {
-        match pooled.iter().position(|(pk, _)| pk == k) {
-            Some(i) => {
-                pool(&mut pooled[i].1, c);
-                slot.push(i);
-            }
-            None => {
-                slot.push(pooled.len());
-                pooled.push((k.clone(), c));
+
+    /// The position in `cells` of run `run`'s cell of index `index`.
+    fn position(&self, run: usize, index: i64) -> Option<usize> {
+        let start = self.firsts[run].0;
+        let end = self.firsts.get(run + 1).map_or(self.cells.len(), |f| f.0);
+        (start..end).find(|&i| self.cells[i].cell_index == index)
+    }
+
+    /// The run whose part of a list starts at or before `at`.
+    fn run_of(&self, start_of: fn(&(usize, usize, usize)) -> usize, at: usize) -> usize {
+        self.firsts
+            .iter()
+            .rposition(|f| start_of(f) <= at)
+            .unwrap_or(0)
+    }
+
+    /// The input with cells of equal keys (the same host and kernel) pooled, numbered anew
+    /// (runs number their cells from 0 each), and what points at a cell following it.
+    fn pooled(self) -> ReportInput {
+        let quality_cells: Vec<Option<usize>> = (0..self.input.quality.len())
+            .map(|q| self.position(self.run_of(|f| f.1, q), self.input.quality[q].cell_index))
+            .collect();
+        let problem_cells: Vec<Option<usize>> = (0..self.input.problems.len())
+            .map(|p| self.position(self.run_of(|f| f.2, p), self.input.problems[p].cell_index))
+            .collect();
+        let Gathered {
+            mut input,
+            cells,
+            kernel,
+            ..
+        } = self;
+        let keys = CellKey::all_of(&cells);
+        let mut pooled: Vec<(CellKey, CellView)> = Vec::new();
+        let mut slot = Vec::with_capacity(cells.len());
+        for (k, c) in keys.iter().zip(cells) {
+            match pooled.iter().position(|(pk, _)| pk == k) {
+                Some(i) => {
+                    pool(&mut pooled[i].1, c);
+                    slot.push(i);
+                }
+                None => {
+                    slot.push(pooled.len());
+                    pooled.push((k.clone(), c));
+                }
             }
         }
+        for (i, (_, c)) in pooled.iter_mut().enumerate() {
+            c.cell_index = i as i64;
+        }
+        for (q, cell) in input.quality.iter_mut().zip(quality_cells) {
+            q.cell_index = cell.map_or(-1, |c| slot[c] as i64);
+        }
+        for (p, cell) in input.problems.iter_mut().zip(problem_cells) {
+            p.cell_index = cell.map_or(-1, |c| slot[c] as i64);
+        }
+        input.kernel = model::kernel::build(&pool_kernel(kernel, &slot, &pooled));
+        input.cells = pooled.into_iter().map(|(_, c)| c).collect();
+        input
     }
-    // Pooled cells are numbered anew (runs number their cells from 0 each), and what points
-    // at a cell follows.
-    for (i, (_, c)) in pooled.iter_mut().enumerate() {
-        c.cell_index = i as i64;
-    }
-    for (q, cell) in input.quality.iter_mut().zip(quality_cells) {
-        q.cell_index = cell.map_or(-1, |c| slot[c] as i64);
-    }
-    for (p, cell) in input.problems.iter_mut().zip(problem_cells) {
-        p.cell_index = cell.map_or(-1, |c| slot[c] as i64);
-    }
+}
+
+/// Kernel rows of pooled cells merged: latency histograms added, the first trace kept.
+fn pool_kernel(
+    kernel: Vec<(KernelCellRows, usize)>,
+    slot: &[usize],
+    pooled: &[(CellKey, CellView)],
+) -> Vec<KernelCellRows> {
     let mut krows: Vec<KernelCellRows> = Vec::new();
     let mut kslot: Vec<usize> = Vec::new();
-    for (mut k, cell) in kernel.into_iter().zip(of_kernel_row) {
+    for (mut k, cell) in kernel {
         let s = slot[cell];
         k.policy = pooled[s].0.policy.clone();
         k.cell_index = s as i64;
@@ -221,9 +285,7 @@ pub fn load(store: &Store, ids: &[i64], include_warmup: bool) -> Result<ReportIn
             }
         }
     }
-    input.cells = pooled.into_iter().map(|(_, c)| c).collect();
-    input.kernel = model::kernel::build(&krows);
-    Ok(input)
+    krows
 }
 
 /// The first line of a pooled report's warnings: which runs, and what is compared.

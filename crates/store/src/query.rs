@@ -350,6 +350,30 @@ pub fn runs_of_spec(store: &Store, prefix: &str) -> Result<Vec<i64>> {
         .collect())
 }
 
+/// A stored warning: its code ([`schedlab_core::warning::Warning::code`]; None when stored
+/// before schema 6) and its sentence.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoredWarning {
+    /// The stable code of its kind, if stored.
+    pub code: Option<String>,
+    /// The sentence, as shown.
+    pub message: String,
+}
+
+/// The warnings stored for a run with their codes, in order.
+pub fn coded_warnings(store: &Store, run_id: i64) -> Result<Vec<StoredWarning>> {
+    store.db.query(
+        "SELECT code, message FROM warnings WHERE run_id = ?1 ORDER BY warning_id",
+        params![run_id],
+        |r| {
+            Ok(StoredWarning {
+                code: r.get(0)?,
+                message: r.get(1)?,
+            })
+        },
+    )
+}
+
 /// The warnings stored for a run, in order.
 pub fn warnings(store: &Store, run_id: i64) -> Result<Vec<String>> {
     store.db.query(

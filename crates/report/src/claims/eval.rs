@@ -63,7 +63,7 @@ pub(super) fn evaluate(input: &ReportInput, claims: &[Claim]) -> ClaimsOutcome {
         .iter()
         .zip(outcomes)
         .map(|(c, cells)| ClaimOutcome {
-            summary: super::table::summary_line(c, &cells),
+            summary: crate::render::claims::table::summary_line(c, &cells),
             claim: c.clone(),
             cells,
         })
@@ -147,7 +147,7 @@ fn decide(
 fn disturbed_note(include: bool, left_out: usize, all: usize) -> String {
     let rule = format!(
         "A trial is disturbed when work outside it used more than {:.0} % of its CPUs' time while it ran (busy time of those CPUs minus its own tasks and harness)",
-        crate::claims::table::DISTURBED_PCT
+        schedlab_core::records::DISTURBED_PCT
     );
     if include {
         format!("{rule}; disturbed trials were kept (--include-disturbed).")

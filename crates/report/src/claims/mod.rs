@@ -1,5 +1,6 @@
 //! Declared claims decided from a run's stored trials: the typed [`ClaimsOutcome`] every
-//! output renders first (terminal, HTML, Markdown, LaTeX, `csv/claims.csv`).
+//! output renders first (terminal, HTML, Markdown, LaTeX, `csv/claims.csv`; the renderers are in
+//! `crate::render::claims`).
 //!
 //! - Claims come from the run's spec as run (`[[claims]]`, `run --claim`): confirmatory.
 //!   Claims given to `stats`/`report --claim` were declared after the data were seen: they are
@@ -14,13 +15,10 @@
 //!   for the test actually run, at alpha / m (`schedlab_analyze::claim_power`).
 
 mod cells;
-pub mod csv;
 mod eval;
-pub mod html;
-pub mod latex;
-pub mod markdown;
-pub mod table;
-pub mod terminal;
+
+/// The renderers of the claims, kept under their old path.
+pub use crate::render::claims::{csv, html, latex, markdown, table, terminal};
 
 use crate::model::ReportInput;
 use schedlab_analyze::{Effect, Exploratory, Power, Verdict};

@@ -1,12 +1,12 @@
 //! The figures of a report: which plots make sense for the run's axes, with their data, and
-//! their rendering through [`crate::plots`].
+//! their rendering through [`crate::render::plots`].
 //!
 //! One set per panel (cells sharing every axis but policy and task count): makespan and
 //! switch bars (study 000), turnaround box plots and densities (003), per-task wall time
 //! and switches vs load (002), response vs turnaround (001), makespan range vs load (003).
 
 use super::{tasks_phrase, Metric, Panel, Report};
-use crate::plots::{self, Bar, BarGroup, BoxGroup};
+use crate::render::plots::{self, Bar, BarGroup, BoxGroup};
 
 /// Distributions are thinned to at most this many evenly spaced order statistics before
 /// plotting, which keeps their shape and keeps SVGs small at any sample size.
@@ -235,12 +235,21 @@ impl PanelFigures<'_> {
         );
     }
 
+    /// Every figure of the panel, in the report's order.
     fn build(mut self) -> Vec<Figure> {
-        let label = self.panel.label.clone();
         self.bars(Metric::Makespan, "makespan");
         self.bars(Metric::TrialVcsw, "vcsw");
         self.bars(Metric::TrialIvcsw, "ivcsw");
-        let turnaround = Metric::Turnaround.with_unit();
+        self.turnaround_boxes();
+        self.turnaround_densities();
+        self.per_task_lines();
+        self.response_turnaround();
+        self.makespan_range();
+        self.out
+    }
+
+    /// Box plots of the per-task turnaround per policy and task count.
+    fn turnaround_boxes(&mut self) {
         let boxes: Vec<BoxGroup> = self
             .panel
             .groups
@@ -258,12 +267,18 @@ impl PanelFigures<'_> {
         if boxes.iter().any(|b| !b.series.is_empty()) {
             self.push(
                 "turnaround-box",
-                format!("{label}: per-task turnaround"),
+                format!("{}: per-task turnaround", self.panel.label),
                 "Per-task turnaround per policy and task count: box from the 1st to the 3rd quartile, line at the median, whiskers to the furthest value within 1.5 IQR, points beyond.".into(),
-                ("tasks".into(), turnaround.clone()),
+                ("tasks".into(), Metric::Turnaround.with_unit()),
                 Plot::Boxes(boxes),
             );
         }
+    }
+
+    /// Turnaround densities for at most [`DENSITY_TASK_COUNTS`] task counts, spread over the
+    /// panel's range.
+    fn turnaround_densities(&mut self) {
+        let label = self.panel.label.clone();
         let groups = self.panel.groups.clone();
         let picks: Vec<usize> = if groups.len() <= DENSITY_TASK_COUNTS {
             groups
@@ -287,10 +302,15 @@ impl PanelFigures<'_> {
                 &format!("turnaround-density-{n}"),
                 format!("{label}, {}: per-task turnaround density", tasks_phrase(n)),
                 format!("Kernel density of the per-task turnaround (completion) times with {}, per policy; groups of tasks finishing together show as separate peaks.", tasks_phrase(n)),
-                (turnaround.clone(), "density".into()),
+                (Metric::Turnaround.with_unit(), "density".into()),
                 Plot::Density(series),
             );
         }
+    }
+
+    /// Makespan and context switches per task against the task count (study 002).
+    fn per_task_lines(&mut self) {
+        let label = self.panel.label.clone();
         self.lines(
             "wall-per-task",
             format!("{label}: makespan per task vs load"),
@@ -305,6 +325,10 @@ impl PanelFigures<'_> {
             Metric::CswPerTask.with_unit(),
             |s, g, p| Some(s.point(g, p, Metric::CswPerTask)?.1),
         );
+    }
+
+    /// Median response against median turnaround, a point per policy and task count (study 001).
+    fn response_turnaround(&mut self) {
         let scatter: Vec<(String, Vec<(f64, f64)>)> = self
             .panel
             .policies
@@ -326,12 +350,16 @@ impl PanelFigures<'_> {
         if scatter.iter().any(|(_, pts)| !pts.is_empty()) {
             self.push(
                 "response-turnaround",
-                format!("{label}: response vs turnaround"),
+                format!("{}: response vs turnaround", self.panel.label),
                 "Median per-task response time against median per-task turnaround time, one point per policy and task count (study 001).".into(),
-                (Metric::Response.with_unit(), turnaround),
+                (Metric::Response.with_unit(), Metric::Turnaround.with_unit()),
                 Plot::Scatter(scatter),
             );
         }
+    }
+
+    /// The makespan's range against the task count (study 003), when some cell has 2 trials.
+    fn makespan_range(&mut self) {
         let has_spread = self.panel.groups.iter().any(|&g| {
             self.r.groups[g]
                 .cells
@@ -341,13 +369,12 @@ impl PanelFigures<'_> {
         if has_spread {
             self.lines(
                 "makespan-range",
-                format!("{label}: makespan range vs load"),
+                format!("{}: makespan range vs load", self.panel.label),
                 "Range (max - min) of the per-trial makespan per policy against the task count (study 003).".into(),
                 "makespan range (ms)".into(),
                 |s, g, p| Some(s.point(g, p, Metric::Makespan)?.3),
             );
         }
-        self.out
     }
 }
 

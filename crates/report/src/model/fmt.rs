@@ -57,6 +57,20 @@ pub fn fmt_ci(ci: (f64, f64), metric: Metric) -> String {
     format!("[{}, {}]", fmt_value(ci.0, metric), fmt_value(ci.1, metric))
 }
 
+/// A duration in ns, printed with a unit that keeps 3-4 significant digits.
+pub fn fmt_ns(ns: f64) -> String {
+    let a = ns.abs();
+    if a >= 1e9 {
+        format!("{:.3} s", ns / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if a >= 1e3 {
+        format!("{:.1} us", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@
 use super::figures::{Figure, Plot};
 use super::tables::Table;
 use super::Panel;
-use crate::plots::BoxGroup;
+use crate::render::plots::BoxGroup;
 use schedlab_analyze::{anova_oneway, kruskal_wallis, ALPHAS};
 use schedlab_store::kernel::SchedulerSample;
 

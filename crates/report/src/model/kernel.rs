@@ -5,7 +5,7 @@
 use super::figures::{Figure, Plot};
 use super::tables::Table;
 use super::Panel;
-use crate::plots::GanttBar;
+use crate::render::plots::GanttBar;
 use hdrhistogram::Histogram;
 use schedlab_core::workload::periodic;
 use schedlab_store::kernel::KernelCellRows;

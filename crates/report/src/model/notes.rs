@@ -1,7 +1,8 @@
 //! The report's prose about the run: the methods section and the warnings.
 
-use super::{CellReport, Finding, Group, Methods, ReportInput, LARGE_N};
+use super::{CellReport, Finding, Group, Methods, ReportInput, StoredWarning, LARGE_N};
 use schedlab_analyze::{PValueMethod, CI_LEVEL, DEFAULT_RESAMPLES};
+use serde::Serialize;
 
 /// What the methods section depends on besides the findings.
 #[derive(Debug, Clone, Default)]
@@ -180,13 +181,106 @@ pub fn warnings(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> 
     }
     // Stored warnings last: they are many (one per trial run on a busy machine) and the
     // outputs show only the first few of a long list.
-    out.extend(input.warnings.iter().cloned());
+    out.extend(input.warnings.iter().map(|w| w.message.clone()));
+    out
+}
+
+/// One kind of warning in a run: a stored code with how many warnings have it and the first
+/// as an example, or one warning the report made itself (no code, count 1).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WarningKind {
+    /// The stored code ([`schedlab_core::warning::Warning::code`]); None for the report's own
+    /// warnings and those stored before codes.
+    pub code: Option<String>,
+    /// How many warnings are of this kind.
+    pub count: usize,
+    /// The first of them.
+    pub example: String,
+}
+
+impl WarningKind {
+    /// The line text outputs show: the warning alone, or for several of one code the code,
+    /// the count and the first as an example.
+    pub fn line(&self) -> String {
+        match (&self.code, self.count) {
+            (Some(code), n) if n > 1 => format!("{code} ({n} warnings), e.g. {}", self.example),
+            _ => self.example.clone(),
+        }
+    }
+}
+
+/// The report's own warnings (`made`), one kind each, then the stored ones grouped by code in
+/// order of first appearance (those without a code one kind each).
+pub fn warning_kinds(made: &[String], stored: &[StoredWarning]) -> Vec<WarningKind> {
+    let mut out: Vec<WarningKind> = made
+        .iter()
+        .map(|w| WarningKind {
+            code: None,
+            count: 1,
+            example: w.clone(),
+        })
+        .collect();
+    let first_stored = out.len();
+    for w in stored {
+        let same = w.code.as_ref().and_then(|code| {
+            out[first_stored..]
+                .iter_mut()
+                .find(|k| k.code.as_ref() == Some(code))
+        });
+        match same {
+            Some(k) => k.count += 1,
+            None => out.push(WarningKind {
+                code: w.code.clone(),
+                count: 1,
+                example: w.message.clone(),
+            }),
+        }
+    }
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stored_warnings_group_by_code_and_the_reports_own_stay_apart() {
+        let stored = |code: Option<&str>, message: &str| StoredWarning {
+            code: code.map(str::to_string),
+            message: message.into(),
+        };
+        let kinds = warning_kinds(
+            &["thin cell".to_string(), "thin cell".to_string()],
+            &[
+                stored(Some("machine_busy"), "before trial 1: busy"),
+                stored(Some("trial_noisy"), "trial 2: noisy"),
+                stored(Some("machine_busy"), "before trial 3: busy"),
+                stored(None, "old warning"),
+                stored(None, "old warning"),
+                stored(Some("machine_busy"), "before trial 4: busy"),
+            ],
+        );
+        let got: Vec<(Option<&str>, usize, &str)> = kinds
+            .iter()
+            .map(|k| (k.code.as_deref(), k.count, k.example.as_str()))
+            .collect();
+        assert_eq!(
+            kinds[2].line(),
+            "machine_busy (3 warnings), e.g. before trial 1: busy"
+        );
+        assert_eq!(kinds[3].line(), "trial 2: noisy");
+        assert_eq!(
+            got,
+            vec![
+                (None, 1, "thin cell"),
+                (None, 1, "thin cell"),
+                (Some("machine_busy"), 3, "before trial 1: busy"),
+                (Some("trial_noisy"), 1, "trial 2: noisy"),
+                (None, 1, "old warning"),
+                (None, 1, "old warning"),
+            ]
+        );
+    }
 
     #[test]
     fn a_spec_as_run_this_version_cannot_read_is_a_warning_that_says_why() {

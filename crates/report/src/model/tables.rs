@@ -99,40 +99,62 @@ pub fn findings_table(r: &Report) -> Table {
     }
 }
 
-/// The findings of each group as its own narrow table (the terminal's default): metric,
-/// policy, medians, ratio with CI, adjusted p, trials and result; the baseline in the title.
-pub fn findings_tables_narrow(r: &Report) -> Vec<Table> {
-    let mut out = Vec::new();
-    for (gi, g) in r.groups.iter().enumerate() {
-        let fs: Vec<&Finding> = r.findings.iter().filter(|f| f.group == gi).collect();
-        let Some(first) = fs.first() else { continue };
-        out.push(Table {
-            title: format!(
-                "{}: every policy vs {} (baseline); medians of trial values (per-task metrics: of trial medians)",
-                g.label, first.baseline
-            ),
-            header: strings(&[
-                "metric", "policy", "median", "baseline", "ratio [95% CI]", "p (Holm)", "n",
-                "result",
-            ]),
-            rows: fs
-                .iter()
-                .map(|f| {
-                    vec![
-                        f.metric.label().to_string(),
-                        f.policy.clone(),
-                        fmt_with_unit(f.median, f.metric),
-                        fmt_with_unit(f.baseline_median, f.metric),
-                        ratio_with_ci(f),
-                        fmt_opt_p(f.p_adjusted),
-                        format!("{}/{}", f.n_policy, f.n_baseline),
-                        f.verdict(),
-                    ]
-                })
-                .collect(),
-        });
+/// The metric of the compact view `stats` opens its findings with.
+pub const PRIMARY_METRIC: Metric = Metric::Makespan;
+
+/// One line per group: [`PRIMARY_METRIC`]'s median of the trials for each policy of the run
+/// (a column each, in the run's order) and, for every policy but the group's baseline, its
+/// ratio to the baseline with the 95% CI and the result; `None` without a group.
+pub fn primary_table(r: &Report) -> Option<Table> {
+    let m = PRIMARY_METRIC;
+    let mut policies: Vec<&str> = Vec::new();
+    for c in &r.cells {
+        if !policies.contains(&c.key.policy.as_str()) {
+            policies.push(&c.key.policy);
+        }
     }
-    out
+    let rows: Vec<Vec<String>> = (0..r.groups.len())
+        .map(|g| {
+            std::iter::once(r.groups[g].label.clone())
+                .chain(policies.iter().map(|p| primary_cell(r, g, p, m)))
+                .collect()
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    Some(Table {
+        title: format!(
+            "{} per group: median of the trials per policy (ratio to the group's baseline [95% CI], result)",
+            m.with_unit()
+        ),
+        header: std::iter::once("group")
+            .chain(policies.iter().copied())
+            .map(String::from)
+            .collect(),
+        rows,
+    })
+}
+
+/// One policy's entry in [`primary_table`]: "59.7 (0.53 [0.50, 0.62], too few)", "112
+/// (baseline)", or "-" where the group has no such cell or no value.
+fn primary_cell(r: &Report, g: usize, policy: &str, m: Metric) -> String {
+    let Some(s) = r.cell_of(g, policy).and_then(|c| c.summary(m)) else {
+        return "-".into();
+    };
+    let median = fmt_value(s.summary.median, m);
+    let baseline = r.groups[g].baseline.map(|b| r.cells[b].key.policy.as_str());
+    if baseline == Some(policy) {
+        return format!("{median} (baseline)");
+    }
+    match r
+        .findings
+        .iter()
+        .find(|f| f.group == g && f.metric == m && f.policy == policy)
+    {
+        Some(f) => format!("{median} ({}, {})", ratio_with_ci(f), f.verdict()),
+        None => median,
+    }
 }
 
 /// Summaries of one metric, one row per cell with data.

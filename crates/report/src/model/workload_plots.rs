@@ -10,7 +10,7 @@
 use super::figures::{Figure, Plot};
 use super::workload::{kind_of, task_axis};
 use super::{Metric, Report};
-use crate::plots::{Bar, BarGroup};
+use crate::render::plots::{Bar, BarGroup};
 
 /// (x, median) points of `metric` for the cells `cells`, per policy, with x from `x_of`.
 fn series(

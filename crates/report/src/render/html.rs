@@ -2,9 +2,9 @@
 //! record, warnings, findings, figures inline as SVG, and every table. No scripts, no
 //! external requests: it works offline and from a copied directory.
 
-use super::model::figures::Figure;
-use super::model::tables::{self, env_rows};
-use super::model::{Metric, Report};
+use crate::model::figures::Figure;
+use crate::model::tables::{self, env_rows};
+use crate::model::{Metric, Report};
 use anyhow::{Context, Result};
 use minijinja::{context, Environment, Value};
 
@@ -57,32 +57,11 @@ code { background: #f3f3f3; padding: 0 .2em; }
 </tbody></table></div>
 {%- endmacro %}
 <h1>schedlab report: run {{ run.run_id }} “{{ run.name }}”</h1>
-<dl class="meta">
-<dt>started</dt><dd>{{ run.started_at }}</dd>
-<dt>finished</dt><dd>{{ run.finished_at or "-" }} ({{ run.status }})</dd>
-<dt>trials</dt><dd>{{ stored }} stored of {{ run.trials_planned }} planned, {{ cells }} cells; warm-up trials {{ "included" if include_warmup else "excluded" }}</dd>
-<dt>seed</dt><dd>{{ run.seed }} (trial order and every bootstrap)</dd>
-<dt>schedlab</dt><dd>{{ run.version }}</dd>
-<dt>command</dt><dd><code>{{ run.argv }}</code></dd>
-</dl>
 {{ claims_html|safe }}
-<nav><p>{% if warnings %}<a href="#warnings">Warnings ({{ warnings|length }})</a>{% endif %}<a href="#findings">Findings</a><a href="#figures">Figures</a><a href="#tables">Tables</a><a href="#methods">Methods</a><a href="#environment">Environment</a></p></nav>
-{%- if warnings %}
-<section class="warn" id="warnings"><h2>Warnings</h2><ul>
-{%- for w in warnings[:shown] %}
-<li>{{ w }}</li>
-{%- endfor %}
-</ul>
-{%- if warnings|length > shown %}
-<details><summary>{{ warnings|length - shown }} more warnings</summary><ul>
-{%- for w in warnings[shown:] %}
-<li>{{ w }}</li>
-{%- endfor %}
-</ul></details>
-{%- endif %}
-</section>
-{%- endif %}
 <h2 id="findings">Findings</h2>
+{%- if primary %}
+{{ table(primary) }}
+{%- endif %}
 {%- if sentences %}
 <ul class="findings">
 {%- for g in sentences %}
@@ -101,6 +80,30 @@ code { background: #f3f3f3; padding: 0 .2em; }
 {{ table(findings) }}
 </details>
 {%- endif %}
+<nav><p>{% if warnings %}<a href="#warnings">Warnings ({{ warnings|length }})</a>{% endif %}<a href="#findings">Findings</a><a href="#figures">Figures</a><a href="#tables">Tables</a><a href="#methods">Methods</a><a href="#environment">Environment</a></p></nav>
+{%- if warnings %}
+<section class="warn" id="warnings"><h2>Warnings</h2><ul>
+{%- for w in warning_kinds %}
+<li>{{ w }}</li>
+{%- endfor %}
+</ul>
+{%- if warnings|length > warning_kinds|length %}
+<details><summary>every warning ({{ warnings|length }})</summary><ul>
+{%- for w in warnings %}
+<li>{{ w }}</li>
+{%- endfor %}
+</ul></details>
+{%- endif %}
+</section>
+{%- endif %}
+<dl class="meta">
+<dt>started</dt><dd>{{ run.started_at }}</dd>
+<dt>finished</dt><dd>{{ run.finished_at or "-" }} ({{ run.status }})</dd>
+<dt>trials</dt><dd>{{ stored }} stored of {{ run.trials_planned }} planned, {{ cells }} cells; warm-up trials {{ "included" if include_warmup else "excluded" }}</dd>
+<dt>seed</dt><dd>{{ run.seed }} (trial order and every bootstrap)</dd>
+<dt>schedlab</dt><dd>{{ run.version }}</dd>
+<dt>command</dt><dd><code>{{ run.argv }}</code></dd>
+</dl>
 <h2 id="figures">Figures</h2>
 {%- for p in panels %}
 <h3>{{ p.label }}</h3>
@@ -238,10 +241,10 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String> {
     let key_tables: Vec<_> = (0..r.panels.len())
         .map(|p| tables::key_table(r, p))
         .filter(|t| !t.rows.is_empty())
-        .chain(super::model::kernel::latency_table(&r.kernel))
-        .chain(super::model::iosched::tests_table(&r.iosched))
-        .chain(super::model::cgroups::table(&r.cgroups))
-        .chain(super::model::quality::tables(&r.quality))
+        .chain(crate::model::kernel::latency_table(&r.kernel))
+        .chain(crate::model::iosched::tests_table(&r.iosched))
+        .chain(crate::model::cgroups::table(&r.cgroups))
+        .chain(crate::model::quality::tables(&r.quality))
         .collect();
     let ctx = context! {
         run => to_value(&r.run),
@@ -249,9 +252,10 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String> {
         cells => r.cells.len(),
         include_warmup => r.include_warmup,
         warnings => to_value(&r.warnings),
-        shown => super::model::WARNINGS_SHOWN,
+        warning_kinds => to_value(r.warning_kinds.iter().map(|k| k.line()).collect::<Vec<_>>()),
         sentences => sentences,
         findings => to_value(tables::findings_table(r)),
+        primary => to_value(tables::primary_table(r)),
         panels => panels,
         key_tables => to_value(&key_tables),
         cells_table => to_value(tables::cells_table(r)),

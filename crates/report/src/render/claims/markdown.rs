@@ -1,8 +1,8 @@
 //! The claims section of report.md.
 
 use super::table::claims_table;
-use super::ClaimsOutcome;
-use crate::markdown::md_table;
+use crate::claims::ClaimsOutcome;
+use crate::render::markdown::md_table;
 
 /// "## Claims" with one bullet per claim, the table and what was left out.
 pub fn render(o: &ClaimsOutcome) -> String {

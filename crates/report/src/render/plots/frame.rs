@@ -383,6 +383,23 @@ pub(crate) fn category_labels(root: &Area, axis_y: i32, cats: &[(i32, &Vec<Strin
     Ok(())
 }
 
+/// Draws the wrapped category names `cat_lines` under a chart whose category `i` sits at
+/// x = i and whose y axis starts at `y0`.
+pub(crate) fn categories_under(
+    root: &Area,
+    chart: &Chart<'_, '_>,
+    cat_lines: &[Vec<String>],
+    y0: f64,
+) -> DResult {
+    let axis_y = chart.backend_coord(&(0.0, y0)).1;
+    let cats: Vec<(i32, &Vec<String>)> = cat_lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (chart.backend_coord(&(i as f64, y0)).0, l))
+        .collect();
+    category_labels(root, axis_y, &cats)
+}
+
 /// Writes `text` ("no data") in grey in the middle of the chart's plotting area.
 pub(crate) fn note_center<Y: Ranged>(root: &Area, chart: &Chart<'_, '_, Y>, text: &str) -> DResult {
     let (xr, yr) = chart.plotting_area().get_pixel_range();

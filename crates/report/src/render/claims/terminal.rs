@@ -1,8 +1,8 @@
 //! The claims section of `schedlab stats`: one summary line per claim, then the table.
 
 use super::table::claims_table;
-use super::ClaimsOutcome;
-use crate::terminal::terminal_table;
+use crate::claims::ClaimsOutcome;
+use crate::render::terminal::terminal_table;
 
 /// The section's text, ending with a blank line.
 pub fn render(o: &ClaimsOutcome) -> String {

@@ -1,6 +1,6 @@
 //! `csv/claims.csv`: one row per claim cell, every number at full precision.
 
-use super::{CellOutcome, ClaimOutcome, ClaimsOutcome};
+use crate::claims::{CellOutcome, ClaimOutcome, ClaimsOutcome};
 use anyhow::Result;
 use schedlab_analyze::TrialsNeeded;
 

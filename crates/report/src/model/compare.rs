@@ -2,15 +2,11 @@
 //! by their axis values) with each side's work, units, kernel and machine, and per metric
 //! the ratio B/A of the medians of the trial values with a seeded 95% bootstrap CI over
 //! trials and a Mann-Whitney significance mark. Cells whose units of work differ are not
-//! comparable: the caller refuses them unless asked to go ahead.
+//! comparable: the caller refuses them unless asked to go ahead. `render::compare` prints it.
 
-use super::model::findings::fmt_ratio;
-use super::model::tables::Table;
-use super::model::trials::values;
-use super::model::{
-    describe, fmt_p, fmt_value, trial_values, CellKey, Metric, ReportInput, TestUnit,
-};
-use super::terminal::{fmt_ns, terminal_table};
+use super::fmt::fmt_ns;
+use super::trials::values;
+use super::{describe, trial_values, CellKey, Metric, ReportInput};
 use schedlab_analyze::{
     mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u, median, median_ratio_ci,
     PValueMethod, ALPHAS,
@@ -211,11 +207,13 @@ pub fn ratio_ci(a: &[f64], b: &[f64], seed: u64) -> Option<(f64, f64)> {
     median_ratio_ci(a, b, seed, RESAMPLES).map(|r| (r.lo, r.hi))
 }
 
-fn units(u: Option<i64>) -> String {
+/// Units of work per task, or "unknown".
+pub fn units(u: Option<i64>) -> String {
     u.map_or_else(|| "unknown".into(), |u| u.to_string())
 }
 
-fn work(w: Option<i64>) -> String {
+/// Work per task as requested, or "sized in units".
+pub fn work(w: Option<i64>) -> String {
     w.map_or_else(|| "sized in units".into(), |w| fmt_ns(w as f64))
 }
 
@@ -308,151 +306,44 @@ fn geomean(ratios: impl Iterator<Item = f64>) -> Option<f64> {
     (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
 }
 
-/// The matched cells with each side's work and units.
-fn cells_table(c: &CompareReport) -> Table {
-    Table {
-        title:
-            "\nMatched cells: work per task (as requested) and units of work per task in each run"
-                .into(),
-        header: [
-            "cell",
-            "work A",
-            "work B",
-            "units A",
-            "units B",
-            "same work",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows: c
-            .cells
-            .iter()
-            .map(|m| {
-                vec![
-                    m.cell.clone(),
-                    work(m.work_ns_a),
-                    work(m.work_ns_b),
-                    units(m.units_a),
-                    units(m.units_b),
-                    match m.same {
-                        SameWork::Yes => "yes",
-                        SameWork::No => "NO (units differ)",
-                        SameWork::Unknown => "unknown",
-                    }
-                    .into(),
-                ]
-            })
-            .collect(),
+impl CompareReport {
+    /// The rows of metric `m`, in cell order.
+    pub fn rows_of(&self, m: Metric) -> Vec<&CompareRow> {
+        self.rows.iter().filter(|r| r.metric == m).collect()
     }
-}
 
-/// The comparison as terminal tables: the sides, the matched cells, then one table per metric.
-pub fn render(c: &CompareReport) -> String {
-    let mut out = format!(
-        "A: {}\nB: {}\nB/A: ratio of the medians of the trial values (per-task metrics: trial medians) with its 95% bootstrap CI resampling each run's trials ({RESAMPLES} resamples, seed {}); marks: Mann-Whitney p on the trial values < 0.05 *, < 0.01 ** (not adjusted for the number of rows).\n",
-        c.side_a.describe(),
-        c.side_b.describe(),
-        c.seed
-    );
-    for (what, x, y) in [
-        ("kernel", &c.side_a.kernel, &c.side_b.kernel),
-        ("machine", &c.side_a.machine, &c.side_b.machine),
-    ] {
-        if let (Some(x), Some(y)) = (x, y) {
-            if x != y {
-                out += &format!("The runs differ in {what} ({x} vs {y}).\n");
-            }
-        }
+    /// Geometric mean of the ratios of metric `m` over its cells, when it has more than one
+    /// row (`Some(None)`: no positive ratio).
+    pub fn geomean(&self, m: Metric) -> Option<Option<f64>> {
+        let rows = self.rows_of(m);
+        (rows.len() > 1).then(|| geomean(rows.iter().filter_map(|r| r.ratio)))
     }
-    if !c.cells.is_empty() {
-        out += &terminal_table(&cells_table(c));
-        if !c.different_work().is_empty() {
-            out += "Cells marked NO did different work (--allow-different-work): their ratios compare different amounts of work.\n";
-        }
+
+    /// Trials per run with which exact Mann-Whitney can reach p < 0.05.
+    pub fn trials_needed() -> usize {
+        mann_whitney_trials_needed(ALPHAS.0).unwrap_or(4)
     }
-    if c.rows.is_empty() {
-        out += "\nNo cell with data is in both runs: cells match by policy, priorities, workload, tasks, kind, start and CPUs.\n";
+
+    /// The first row whose trial counts cannot reach p < 0.05, if any.
+    pub fn too_few_trials(&self) -> Option<&CompareRow> {
+        self.rows
+            .iter()
+            .find(|r| r.min_p.is_some_and(|p| p >= ALPHAS.0))
     }
-    let few: Vec<&CompareRow> = c
-        .rows
-        .iter()
-        .filter(|r| r.min_p.is_some_and(|p| p >= ALPHAS.0))
-        .collect();
-    if let Some(r) = few.first() {
-        out += &format!(
-            "\nRows with as few trials as {} vs {} cannot reach p < 0.05 (exact Mann-Whitney needs at least {} trials per run); their marks stay empty whatever the difference.\n",
-            r.n_a,
-            r.n_b,
-            mann_whitney_trials_needed(ALPHAS.0).unwrap_or(4)
-        );
+
+    /// The environment facts (kernel, machine) that differ between the sides, as (what, A, B).
+    pub fn differences(&self) -> Vec<(&'static str, &str, &str)> {
+        [
+            ("kernel", &self.side_a.kernel, &self.side_b.kernel),
+            ("machine", &self.side_a.machine, &self.side_b.machine),
+        ]
+        .into_iter()
+        .filter_map(|(what, x, y)| match (x, y) {
+            (Some(x), Some(y)) if x != y => Some((what, x.as_str(), y.as_str())),
+            _ => None,
+        })
+        .collect()
     }
-    for m in Metric::ALL {
-        let rows: Vec<&CompareRow> = c.rows.iter().filter(|r| r.metric == m).collect();
-        if rows.is_empty() {
-            continue;
-        }
-        let unit = TestUnit::of(m).plural();
-        let mut t = Table {
-            title: format!("\n{}, {} (n: {unit})", m.with_unit(), m.level()),
-            header: [
-                "cell", "n A/B", "median A", "median B", "B/A", "95% CI", "p", "",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows: rows
-                .iter()
-                .map(|r| {
-                    vec![
-                        format!(
-                            "{}{}",
-                            r.cell,
-                            if r.different_work { " (≠ work)" } else { "" }
-                        ),
-                        format!("{}/{}", r.n_a, r.n_b),
-                        fmt_value(r.median_a, m),
-                        fmt_value(r.median_b, m),
-                        r.ratio.map_or("-".into(), fmt_ratio),
-                        r.ratio_ci.map_or("-".into(), |(lo, hi)| {
-                            format!(
-                                "[{}, {}]{}",
-                                fmt_ratio(lo),
-                                fmt_ratio(hi),
-                                if r.one_sided_ci() { " †" } else { "" }
-                            )
-                        }),
-                        r.p.map_or("-".into(), fmt_p),
-                        r.mark().into(),
-                    ]
-                })
-                .collect(),
-        };
-        if rows.len() > 1 {
-            let g = geomean(rows.iter().filter_map(|r| r.ratio));
-            t.rows.push(vec![
-                "geomean".into(),
-                String::new(),
-                String::new(),
-                String::new(),
-                g.map_or("-".into(), fmt_ratio),
-                String::new(),
-                String::new(),
-                String::new(),
-            ]);
-        }
-        out += &terminal_table(&t);
-        if rows.iter().any(|r| r.one_sided_ci()) {
-            out += "† One side has a single trial: the CI reflects only the other side's spread.\n";
-        }
-    }
-    for (which, cells) in [(&c.a, &c.only_a), (&c.b, &c.only_b)] {
-        if !cells.is_empty() {
-            out += &format!("\nOnly in {which}:\n");
-            for cell in cells.iter() {
-                out += &format!("- {cell}\n");
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! The claims table of report.tex (booktabs), placed before the other tables.
 
 use super::table::claims_table;
-use super::ClaimsOutcome;
-use crate::latex::escape;
+use crate::claims::ClaimsOutcome;
+use crate::render::latex::escape;
 
 /// The table, or "" without claims.
 pub fn render(o: Option<&ClaimsOutcome>) -> String {

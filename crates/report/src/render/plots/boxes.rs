@@ -3,8 +3,8 @@
 use plotters::prelude::*;
 
 use super::frame::{
-    builder, category_labels, color_of, draw_axes, err, layout, legend, note_center, render,
-    unique_in_order, wrap_categories, Area, Axes, DResult, Swatch, Y_AREA,
+    builder, categories_under, color_of, draw_axes, err, layout, legend, note_center, render,
+    unique_in_order, wrap_categories, Area, Axes, Chart, DResult, Swatch, Y_AREA,
 };
 use super::stats::{nice_axis, padded_range, tukey_box, TukeyBox};
 
@@ -25,6 +25,48 @@ pub struct BoxGroup {
 /// and "no data".
 pub fn box_plot(title: &str, x_label: &str, y_label: &str, groups: &[BoxGroup]) -> String {
     render(title, |root| draw(root, title, x_label, y_label, groups))
+}
+
+/// One Tukey box centred at `xm`, `half` wide each side: whiskers with caps, the box, the
+/// median line and the outliers as hollow dots.
+fn draw_box(chart: &mut Chart<'_, '_>, b: &TukeyBox, c: RGBColor, xm: f64, half: f64) -> DResult {
+    let cap = half * 0.5;
+    let line = c.stroke_width(2);
+    chart
+        .draw_series([
+            PathElement::new(vec![(xm, b.lo_whisker), (xm, b.q1)], line),
+            PathElement::new(vec![(xm, b.q3), (xm, b.hi_whisker)], line),
+            PathElement::new(
+                vec![(xm - cap, b.lo_whisker), (xm + cap, b.lo_whisker)],
+                line,
+            ),
+            PathElement::new(
+                vec![(xm - cap, b.hi_whisker), (xm + cap, b.hi_whisker)],
+                line,
+            ),
+        ])
+        .map_err(err)?;
+    chart
+        .draw_series([
+            Rectangle::new([(xm - half, b.q1), (xm + half, b.q3)], c.mix(0.3).filled()),
+            Rectangle::new([(xm - half, b.q1), (xm + half, b.q3)], c.stroke_width(2)),
+        ])
+        .map_err(err)?;
+    let median = RGBColor(25, 25, 25).stroke_width(3);
+    chart
+        .draw_series([PathElement::new(
+            vec![(xm - half, b.median), (xm + half, b.median)],
+            median,
+        )])
+        .map_err(err)?;
+    chart
+        .draw_series(
+            b.outliers
+                .iter()
+                .map(|y| Circle::new((xm, *y), 3, c.stroke_width(2))),
+        )
+        .map_err(err)?;
+    Ok(())
 }
 
 fn draw(root: &Area, title: &str, x_label: &str, y_label: &str, groups: &[BoxGroup]) -> DResult {
@@ -89,52 +131,9 @@ fn draw(root: &Area, title: &str, x_label: &str, y_label: &str, groups: &[BoxGro
 
     let share = 0.8 / series.len().max(1) as f64;
     for (gi, si, name, b) in &boxes {
-        let c = color_of(name);
         let xm = *gi as f64 - 0.4 + (*si as f64 + 0.5) * share;
-        let half = share * 0.35;
-        let cap = half * 0.5;
-        let line = c.stroke_width(2);
-        chart
-            .draw_series([
-                PathElement::new(vec![(xm, b.lo_whisker), (xm, b.q1)], line),
-                PathElement::new(vec![(xm, b.q3), (xm, b.hi_whisker)], line),
-                PathElement::new(
-                    vec![(xm - cap, b.lo_whisker), (xm + cap, b.lo_whisker)],
-                    line,
-                ),
-                PathElement::new(
-                    vec![(xm - cap, b.hi_whisker), (xm + cap, b.hi_whisker)],
-                    line,
-                ),
-            ])
-            .map_err(err)?;
-        chart
-            .draw_series([
-                Rectangle::new([(xm - half, b.q1), (xm + half, b.q3)], c.mix(0.3).filled()),
-                Rectangle::new([(xm - half, b.q1), (xm + half, b.q3)], c.stroke_width(2)),
-            ])
-            .map_err(err)?;
-        let median = RGBColor(25, 25, 25).stroke_width(3);
-        chart
-            .draw_series([PathElement::new(
-                vec![(xm - half, b.median), (xm + half, b.median)],
-                median,
-            )])
-            .map_err(err)?;
-        chart
-            .draw_series(
-                b.outliers
-                    .iter()
-                    .map(|y| Circle::new((xm, *y), 3, c.stroke_width(2))),
-            )
-            .map_err(err)?;
+        draw_box(&mut chart, b, color_of(name), xm, share * 0.35)?;
     }
 
-    let axis_y = chart.backend_coord(&(0.0, y0)).1;
-    let cats: Vec<(i32, &Vec<String>)> = cat_lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (chart.backend_coord(&(i as f64, y0)).0, l))
-        .collect();
-    category_labels(root, axis_y, &cats)
+    categories_under(root, &chart, &cat_lines, y0)
 }

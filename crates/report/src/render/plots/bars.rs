@@ -3,8 +3,8 @@
 use plotters::prelude::*;
 
 use super::frame::{
-    builder, category_labels, color_of, darker, draw_axes, err, layout, legend, note_center,
-    render, unique_in_order, wrap_categories, Axes, DResult, Swatch, Y_AREA,
+    builder, categories_under, color_of, darker, draw_axes, err, layout, legend, note_center,
+    render, unique_in_order, wrap_categories, Axes, Chart, DResult, Swatch, Y_AREA,
 };
 use super::stats::nice_axis;
 
@@ -43,6 +43,66 @@ fn finite_ci(b: &Bar) -> Option<(f64, f64)> {
     }
 }
 
+/// The range of every finite value and CI end, with 0 (bars start at zero); `None` without
+/// a finite value.
+fn value_range(groups: &[BarGroup]) -> Option<(f64, f64)> {
+    let mut range: Option<(f64, f64)> = None;
+    for b in groups
+        .iter()
+        .flat_map(|g| &g.bars)
+        .filter(|b| b.value.is_finite())
+    {
+        let (mut lo, mut hi) = range.unwrap_or((0.0, 0.0));
+        lo = lo.min(b.value);
+        hi = hi.max(b.value);
+        if let Some((a, z)) = finite_ci(b) {
+            lo = lo.min(a);
+            hi = hi.max(z);
+        }
+        range = Some((lo, hi));
+    }
+    range
+}
+
+/// The y axis (start, end, tick count) over `range`, with 3% headroom so that no bar or
+/// error bar ends exactly on the frame; (0, 1, 0) without data.
+fn y_axis(range: Option<(f64, f64)>) -> (f64, f64, usize) {
+    match range {
+        Some((lo, hi)) if hi > lo => {
+            let pad = (hi - lo) * 0.03;
+            nice_axis(
+                if lo < 0.0 { lo - pad } else { lo },
+                if hi > 0.0 { hi + pad } else { hi },
+            )
+        }
+        _ => (0.0, 1.0, 0),
+    }
+}
+
+/// One bar from `base` to its value between x0 and x1, with its CI as an error bar.
+fn draw_bar(chart: &mut Chart<'_, '_>, b: &Bar, (x0, x1): (f64, f64), base: f64) -> DResult {
+    let c = color_of(&b.series);
+    chart
+        .draw_series([
+            Rectangle::new([(x0, base), (x1, b.value)], c.mix(0.85).filled()),
+            Rectangle::new([(x0, base), (x1, b.value)], darker(c).stroke_width(1)),
+        ])
+        .map_err(err)?;
+    if let Some((a, z)) = finite_ci(b) {
+        let xm = (x0 + x1) / 2.0;
+        let cap = (x1 - x0) * 0.22;
+        let dark = RGBColor(25, 25, 25).stroke_width(2);
+        chart
+            .draw_series([
+                PathElement::new(vec![(xm, a), (xm, z)], dark),
+                PathElement::new(vec![(xm - cap, a), (xm + cap, a)], dark),
+                PathElement::new(vec![(xm - cap, z), (xm + cap, z)], dark),
+            ])
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
 fn draw(
     root: &super::frame::Area,
     title: &str,
@@ -67,32 +127,9 @@ fn draw(
         .collect();
     let plot = layout(root, title, &legend(&has_data, Swatch::Fill))?;
 
-    // Value range: bars start at zero; include CI ends.
-    let (mut lo, mut hi) = (0.0f64, 0.0f64);
-    let mut any = false;
-    for b in groups
-        .iter()
-        .flat_map(|g| &g.bars)
-        .filter(|b| b.value.is_finite())
-    {
-        any = true;
-        lo = lo.min(b.value);
-        hi = hi.max(b.value);
-        if let Some((a, z)) = finite_ci(b) {
-            lo = lo.min(a);
-            hi = hi.max(z);
-        }
-    }
-    // 3% headroom so that no bar or error bar ends exactly on the frame.
-    let pad = (hi - lo) * 0.03;
-    let (y0, y1, y_count) = if any && hi > lo {
-        nice_axis(
-            if lo < 0.0 { lo - pad } else { lo },
-            if hi > 0.0 { hi + pad } else { hi },
-        )
-    } else {
-        (0.0, 1.0, 0)
-    };
+    let range = value_range(groups);
+    let any = range.is_some();
+    let (y0, y1, y_count) = y_axis(range);
     let n_groups = groups.len().max(1);
     let x_range = -0.5..(n_groups as f64 - 0.5);
 
@@ -115,33 +152,18 @@ fn draw(
     }
 
     // Each group uses 80% of its slot; each series gets an equal share of that.
-    let k = series.len().max(1) as f64;
-    let share = 0.8 / k;
+    let share = 0.8 / series.len().max(1) as f64;
     let base = 0.0f64.clamp(y0, y1);
     for (gi, g) in groups.iter().enumerate() {
         for b in g.bars.iter().filter(|b| b.value.is_finite()) {
             let si = series.iter().position(|s| *s == b.series).unwrap_or(0) as f64;
             let left = gi as f64 - 0.4 + si * share;
-            let (x0, x1) = (left + share * 0.06, left + share * 0.94);
-            let c = color_of(&b.series);
-            chart
-                .draw_series([
-                    Rectangle::new([(x0, base), (x1, b.value)], c.mix(0.85).filled()),
-                    Rectangle::new([(x0, base), (x1, b.value)], darker(c).stroke_width(1)),
-                ])
-                .map_err(err)?;
-            if let Some((a, z)) = finite_ci(b) {
-                let xm = (x0 + x1) / 2.0;
-                let cap = (x1 - x0) * 0.22;
-                let dark = RGBColor(25, 25, 25).stroke_width(2);
-                chart
-                    .draw_series([
-                        PathElement::new(vec![(xm, a), (xm, z)], dark),
-                        PathElement::new(vec![(xm - cap, a), (xm + cap, a)], dark),
-                        PathElement::new(vec![(xm - cap, z), (xm + cap, z)], dark),
-                    ])
-                    .map_err(err)?;
-            }
+            draw_bar(
+                &mut chart,
+                b,
+                (left + share * 0.06, left + share * 0.94),
+                base,
+            )?;
         }
     }
     if base > y0 && base < y1 {
@@ -154,11 +176,5 @@ fn draw(
             .map_err(err)?;
     }
 
-    let axis_y = chart.backend_coord(&(0.0, y0)).1;
-    let cats: Vec<(i32, &Vec<String>)> = cat_lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (chart.backend_coord(&(i as f64, y0)).0, l))
-        .collect();
-    category_labels(root, axis_y, &cats)
+    categories_under(root, &chart, &cat_lines, y0)
 }

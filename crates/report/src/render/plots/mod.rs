@@ -41,7 +41,7 @@ pub const HEIGHT: u32 = 480;
 /// Font family written into every SVG `<text>` element.
 pub const FONT_FAMILY: &str = "DejaVu Sans";
 /// The embedded font (DejaVu Sans, see `assets/DejaVuSans.LICENSE`).
-pub(crate) static FONT_BYTES: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+pub(crate) static FONT_BYTES: &[u8] = include_bytes!("../../../assets/DejaVuSans.ttf");
 
 /// Fixed colours (tab10 palette) for the CPU policies and the block I/O schedulers.
 const FIXED_COLORS: &[(&str, (u8, u8, u8))] = &[

@@ -1,8 +1,8 @@
 //! LaTeX tables (booktabs) ready to paste into a paper (report.tex): study 001's execution,
 //! response and turnaround time per policy and load for each panel, and the headline findings.
 
-use super::model::findings::fmt_ratio_bare;
-use super::model::{fmt_num, fmt_with_unit, Metric, Report};
+use crate::model::findings::fmt_ratio_bare;
+use crate::model::{fmt_num, fmt_with_unit, Metric, Report};
 
 /// Text with LaTeX's special characters escaped.
 pub fn escape(s: &str) -> String {
@@ -48,61 +48,56 @@ fn tex_p(p: Option<f64>) -> String {
     }
 }
 
+/// One measure's rows of a panel's table: a row per policy with data, its median and CI per
+/// task count ("--" where the policy has no cell); the measure's name on the first row.
+fn measure_rows(r: &Report, panel: usize, metric: Metric, name: &str) -> String {
+    let p = &r.panels[panel];
+    let mut block = String::new();
+    for policy in &p.policies {
+        let values: Vec<Option<String>> = p
+            .groups
+            .iter()
+            .map(|&g| {
+                let s = &r.cell_of(g, policy)?.summary(metric)?.summary;
+                Some(format!(
+                    "{} {{\\footnotesize [{}, {}]}}",
+                    fmt_num(s.median),
+                    fmt_num(s.median_ci.0),
+                    fmt_num(s.median_ci.1)
+                ))
+            })
+            .collect();
+        if values.iter().all(Option::is_none) {
+            continue;
+        }
+        let cells: Vec<String> = values
+            .into_iter()
+            .map(|v| v.unwrap_or_else(|| "--".into()))
+            .collect();
+        block += &format!(
+            "    {} & {} & {} \\\\\n",
+            if block.is_empty() { name } else { "" },
+            escape(policy),
+            cells.join(" & ")
+        );
+    }
+    block
+}
+
 /// Study 001's table for one panel.
 fn panel_table(r: &Report, panel: usize) -> Option<String> {
     let p = &r.panels[panel];
     let n = p.groups.len();
-    let mut body = String::new();
-    for (i, (metric, name)) in [
+    let blocks: Vec<String> = [
         (Metric::Makespan, "Execution"),
         (Metric::Response, "Response"),
         (Metric::Turnaround, "Turnaround"),
     ]
     .into_iter()
-    .enumerate()
-    {
-        let mut block = String::new();
-        let mut first = true;
-        for policy in &p.policies {
-            let values: Vec<Option<String>> = p
-                .groups
-                .iter()
-                .map(|&g| {
-                    let c = r.groups[g]
-                        .cells
-                        .iter()
-                        .find(|&&c| r.cells[c].key.policy == *policy)?;
-                    let s = &r.cells[*c].summary(metric)?.summary;
-                    Some(format!(
-                        "{} {{\\footnotesize [{}, {}]}}",
-                        fmt_num(s.median),
-                        fmt_num(s.median_ci.0),
-                        fmt_num(s.median_ci.1)
-                    ))
-                })
-                .collect();
-            if values.iter().all(Option::is_none) {
-                continue;
-            }
-            let cells: Vec<String> = values
-                .into_iter()
-                .map(|v| v.unwrap_or_else(|| "--".into()))
-                .collect();
-            block += &format!(
-                "    {} & {} & {} \\\\\n",
-                if first { name } else { "" },
-                escape(policy),
-                cells.join(" & ")
-            );
-            first = false;
-        }
-        if !block.is_empty() {
-            if i > 0 && !body.is_empty() {
-                body += "    \\addlinespace\n";
-            }
-            body += &block;
-        }
-    }
+    .map(|(metric, name)| measure_rows(r, panel, metric, name))
+    .filter(|b| !b.is_empty())
+    .collect();
+    let body = blocks.join("    \\addlinespace\n");
     if body.is_empty() {
         return None;
     }

@@ -1,8 +1,8 @@
 //! Every table of a report as CSV (csv/*.csv), with full-precision numbers and one column
 //! per axis, for spreadsheets and scripts. Empty fields mean "not computed".
 
-use super::model::tables::env_rows;
-use super::model::{Metric, Report};
+use crate::model::tables::env_rows;
+use crate::model::{Metric, Report};
 use anyhow::Result;
 
 /// The axis columns that identify a group.
@@ -324,7 +324,7 @@ fn key_tables(r: &Report) -> Result<String> {
 
 /// Runs with reference speeds: every trial's conditions at full precision; adaptive runs:
 /// the precision each cell reached.
-fn quality(q: &super::model::quality::Quality) -> Result<Vec<(&'static str, String)>> {
+fn quality(q: &crate::model::quality::Quality) -> Result<Vec<(&'static str, String)>> {
     let mut out = Vec::new();
     if q.trials.iter().any(|t| t.speed_before.is_some()) {
         let header = [
@@ -448,7 +448,7 @@ pub fn tables(r: &Report) -> Result<Vec<(&'static str, String)>> {
         ];
         out.push(("latency.csv", document(&header, rows)?));
     }
-    if let Some(t) = super::model::iosched::tests_table(&r.iosched) {
+    if let Some(t) = crate::model::iosched::tests_table(&r.iosched) {
         let header: Vec<&str> = t.header.iter().map(String::as_str).collect();
         out.push(("iosched_tests.csv", document(&header, t.rows)?));
     }
@@ -460,7 +460,7 @@ pub fn tables(r: &Report) -> Result<Vec<(&'static str, String)>> {
 }
 
 /// Every task group of every cell, medians at full precision.
-fn groups_csv(v: &super::model::cgroups::CgroupView) -> Result<String> {
+fn groups_csv(v: &crate::model::cgroups::CgroupView) -> Result<String> {
     let o = |x: Option<f64>| x.map_or_else(String::new, num);
     let rows = v.groups.iter().map(|g| {
         vec![

@@ -1,9 +1,9 @@
 //! The Markdown summary of a report (report.md): run, warnings, findings, study 001's key
 //! tables per panel, links to the PNG figures, and the methods.
 
-use super::model::figures::Figure;
-use super::model::tables::{self, Table};
-use super::model::Report;
+use crate::model::figures::Figure;
+use crate::model::tables::{self, Table};
+use crate::model::Report;
 
 /// A table cell with the characters that would break a pipe table escaped.
 fn cell(s: &str) -> String {
@@ -31,6 +31,24 @@ pub fn md_table(t: &Table) -> String {
     out
 }
 
+/// The warnings, one line per kind, with where every one is; empty without warnings.
+fn warnings_section(r: &Report) -> String {
+    if r.warning_kinds.is_empty() {
+        return String::new();
+    }
+    let mut out = "## Warnings\n\n".to_string();
+    for k in &r.warning_kinds {
+        out += &format!("- {}\n", k.line().replace('\n', " "));
+    }
+    if r.warnings_grouped() {
+        out += &format!(
+            "- ({} warnings in all, every one in `csv/warnings.csv`)\n",
+            r.warnings.len()
+        );
+    }
+    out + "\n"
+}
+
 /// The whole summary; figures are linked as `plots/ID.png`.
 pub fn render(r: &Report, figs: &[Figure]) -> String {
     let run = &r.run;
@@ -55,17 +73,7 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
         .as_ref()
         .map(super::claims::markdown::render)
         .unwrap_or_default();
-    let (shown, more) = r.warnings_shown();
-    if !shown.is_empty() {
-        out += "## Warnings\n\n";
-        for w in shown {
-            out += &format!("- {}\n", w.replace('\n', " "));
-        }
-        if more > 0 {
-            out += &format!("- ... and {more} more, all in `csv/warnings.csv`\n");
-        }
-        out += "\n";
-    }
+    out += &warnings_section(r);
     out += "## Findings\n\n";
     let mut any = false;
     for f in r.findings.iter().filter(|f| f.metric.headline()) {
@@ -84,10 +92,10 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
     let key_tables = (0..r.panels.len())
         .map(|p| tables::key_table(r, p))
         .filter(|t| !t.rows.is_empty())
-        .chain(super::model::kernel::latency_table(&r.kernel))
-        .chain(super::model::iosched::tests_table(&r.iosched))
-        .chain(super::model::cgroups::table(&r.cgroups))
-        .chain(super::model::quality::tables(&r.quality));
+        .chain(crate::model::kernel::latency_table(&r.kernel))
+        .chain(crate::model::iosched::tests_table(&r.iosched))
+        .chain(crate::model::cgroups::table(&r.cgroups))
+        .chain(crate::model::quality::tables(&r.quality));
     for t in key_tables {
         out += &md_table(&t);
         out += "\n";

@@ -1,7 +1,7 @@
 //! The claims table (claim, where, verdict, effect [CI], adjusted p, n per side, test) and
 //! the one-line summary of each claim, as text cells every renderer shares.
 
-use super::{CellOutcome, ClaimsOutcome};
+use crate::claims::{CellOutcome, ClaimsOutcome};
 use crate::model::findings::fmt_ratio_bare;
 use crate::model::tables::Table;
 use crate::model::{fmt_num, fmt_p, Metric};

@@ -5,7 +5,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::frame::{
     builder, color_of, darker, draw_axes, err, font, layout, legend, note_center, render,
-    text_width, unique_in_order, Area, Axes, DResult, Swatch, TICK_SIZE, X_AREA,
+    text_width, unique_in_order, Area, Axes, Chart, DResult, Swatch, TICK_SIZE, X_AREA,
 };
 use super::stats::{natural_cmp, padded_range};
 
@@ -81,40 +81,57 @@ fn draw(root: &Area, title: &str, x_label: &str, bars: &[GanttBar]) -> DResult {
 
     // Lane i (in natural order) is row n-1-i, so the first lane is on top.
     let row = |lane: &str| (n - 1 - lanes.iter().position(|l| l == lane).unwrap_or(0)) as f64;
-    let label_style = font(TICK_SIZE - 2.0).pos(Pos::new(HPos::Center, VPos::Center));
     for b in &ok {
-        let (s, e) = (b.start.min(b.end), b.start.max(b.end));
-        let y = row(&b.lane);
-        let c = color_of(&b.series);
-        chart
-            .draw_series([
-                Rectangle::new([(s, y - 0.35), (e, y + 0.35)], c.mix(0.85).filled()),
-                Rectangle::new([(s, y - 0.35), (e, y + 0.35)], darker(c).stroke_width(1)),
-            ])
-            .map_err(err)?;
-        if b.label.is_empty() {
-            continue;
-        }
-        let (px0, py0) = chart.backend_coord(&(s, y + 0.35));
-        let (px1, py1) = chart.backend_coord(&(e, y - 0.35));
-        let fits = text_width(root, &b.label, &label_style) + 6 <= px1 - px0 && py1 - py0 >= 14;
-        if fits {
-            let (r, g, bl) = (c.0 as f64, c.1 as f64, c.2 as f64);
-            let ink = if 0.299 * r + 0.587 * g + 0.114 * bl > 150.0 {
-                RGBColor(20, 20, 20)
-            } else {
-                WHITE
-            };
-            root.draw_text(
-                &b.label,
-                &label_style.color(&ink),
-                ((px0 + px1) / 2, (py0 + py1) / 2),
-            )
-            .map_err(err)?;
-        }
+        draw_interval(root, &mut chart, b, row(&b.lane))?;
     }
 
     // Lane names left of the axis, thinned so that they stay at least 16 px apart.
+    lane_names(root, &chart, &lanes, &row, x0)
+}
+
+/// One interval in row `y`, its label inside when it fits (dark or white ink by the fill).
+fn draw_interval(root: &Area, chart: &mut Chart<'_, '_>, b: &GanttBar, y: f64) -> DResult {
+    let label_style = font(TICK_SIZE - 2.0).pos(Pos::new(HPos::Center, VPos::Center));
+    let (s, e) = (b.start.min(b.end), b.start.max(b.end));
+    let c = color_of(&b.series);
+    chart
+        .draw_series([
+            Rectangle::new([(s, y - 0.35), (e, y + 0.35)], c.mix(0.85).filled()),
+            Rectangle::new([(s, y - 0.35), (e, y + 0.35)], darker(c).stroke_width(1)),
+        ])
+        .map_err(err)?;
+    if b.label.is_empty() {
+        return Ok(());
+    }
+    let (px0, py0) = chart.backend_coord(&(s, y + 0.35));
+    let (px1, py1) = chart.backend_coord(&(e, y - 0.35));
+    let fits = text_width(root, &b.label, &label_style) + 6 <= px1 - px0 && py1 - py0 >= 14;
+    if !fits {
+        return Ok(());
+    }
+    let (r, g, bl) = (c.0 as f64, c.1 as f64, c.2 as f64);
+    let ink = if 0.299 * r + 0.587 * g + 0.114 * bl > 150.0 {
+        RGBColor(20, 20, 20)
+    } else {
+        WHITE
+    };
+    root.draw_text(
+        &b.label,
+        &label_style.color(&ink),
+        ((px0 + px1) / 2, (py0 + py1) / 2),
+    )
+    .map_err(err)
+}
+
+/// The lane names left of the axis, every few lanes so that they stay 16 px apart.
+fn lane_names(
+    root: &Area,
+    chart: &Chart<'_, '_>,
+    lanes: &[String],
+    row: &dyn Fn(&str) -> f64,
+    x0: f64,
+) -> DResult {
+    let lane_style = font(TICK_SIZE).pos(Pos::new(HPos::Right, VPos::Center));
     let (xr, _) = chart.plotting_area().get_pixel_range();
     let row_px = (chart.backend_coord(&(x0, 0.0)).1 - chart.backend_coord(&(x0, 1.0)).1).max(1);
     let every = (16 + row_px - 1) / row_px;

@@ -2,7 +2,7 @@
 //! table, what was left out. Every text is escaped here (the page inserts it as it is).
 
 use super::table::claims_table;
-use super::ClaimsOutcome;
+use crate::claims::ClaimsOutcome;
 
 /// `s` with HTML's special characters escaped.
 fn esc(s: &str) -> String {

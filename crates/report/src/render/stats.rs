@@ -1,0 +1,161 @@
+//! The text `schedlab stats` prints: the claims, warnings, findings, then every table of the
+//! report (key columns within 120 columns, or every column with `--wide`), then the methods.
+
+use super::terminal::terminal_table;
+use crate::model::tables::{self, Table};
+use crate::model::{self, Metric, Report};
+
+/// The columns of a summary table `stats` shows without `--wide`: group, policy, n, median,
+/// its CI, mean, sd, p5, p95.
+const SUMMARY_KEY_COLUMNS: [usize; 9] = [0, 1, 2, 3, 4, 5, 7, 8, 9];
+
+/// The columns of the pairwise table without `--wide`: group, metric, pair, Mann-Whitney's
+/// Holm-adjusted p, Cliff's delta.
+const PAIRS_KEY_COLUMNS: [usize; 5] = [0, 1, 2, 6, 8];
+
+/// Longest reason shown in the trials table without `--wide` (the warnings have it whole).
+const REASON_CHARS: usize = 48;
+
+/// The text printed by `schedlab stats`; `wide`: every column, else the key columns, which
+/// fit 120 columns for typical runs.
+pub fn render_stats(r: &Report, wide: bool) -> String {
+    let mut out = format!(
+        "run {} \"{}\" ({}), started {}, seed {}\n",
+        r.run.run_id, r.run.name, r.run.status, r.run.started_at, r.run.seed
+    );
+    out += &r
+        .claims
+        .as_ref()
+        .map(super::claims::terminal::render)
+        .map(|c| format!("\n{c}"))
+        .unwrap_or_default();
+    out += &warnings_section(r);
+    out += &findings_section(r, wide);
+    for t in kernel_tables(r, wide) {
+        out += &terminal_table(&t);
+        out += "\n";
+    }
+    out += &terminal_table(&cells_table(r, wide));
+    for t in detail_tables(r, wide) {
+        out += "\n";
+        out += &terminal_table(&t);
+    }
+    if !wide {
+        out += "\n(key columns only; --wide shows every column)\n";
+    }
+    out += "\nMethods\n";
+    for note in &r.methods.notes {
+        out += &format!("- {note}\n");
+    }
+    out
+}
+
+/// The warnings, one line per kind, with a pointer to the full list; empty without warnings.
+fn warnings_section(r: &Report) -> String {
+    if r.warning_kinds.is_empty() {
+        return String::new();
+    }
+    let mut out = "\nWarnings\n".to_string();
+    for k in &r.warning_kinds {
+        out += &format!("- {}\n", k.line());
+    }
+    if r.warnings_grouped() {
+        out += &format!(
+            "- ({} warnings in all; `schedlab show {}` lists every stored warning)\n",
+            r.warnings.len(),
+            r.run.run_id
+        );
+    }
+    out
+}
+
+/// The headline findings as sentences, then the findings' table (narrow: one line per group
+/// for the primary metric, with the legend in two lines).
+fn findings_section(r: &Report, wide: bool) -> String {
+    let mut out = "\nFindings\n".to_string();
+    let headline: Vec<&str> = r
+        .findings
+        .iter()
+        .filter(|f| f.metric.headline())
+        .map(|f| f.sentence.as_str())
+        .collect();
+    if headline.is_empty() {
+        out += "- No group has two policies with data to compare.\n";
+    }
+    for s in headline {
+        out += &format!("- {s}\n");
+    }
+    out += "\n";
+    if r.findings.is_empty() {
+        return out;
+    }
+    if wide {
+        out += &terminal_table(&tables::findings_table(r));
+    } else {
+        if let Some(t) = tables::primary_table(r) {
+            out += &terminal_table(&t);
+        }
+        out += "(every tested metric of every group: --wide)\n";
+        // The legend in two lines, within 120 columns.
+        let legend = tables::VERDICT_LEGEND;
+        match legend.find("; too few") {
+            Some(i) => out += &format!("{}\n{}\n", &legend[..i + 1], &legend[i + 2..]),
+            None => out += &format!("{legend}\n"),
+        }
+    }
+    out + "\n"
+}
+
+/// The kernel's tables: wake-up latency, I/O scheduler tests, task groups. Without `wide`:
+/// latency without min and p99.9, I/O scheduler tests without their statistics (the
+/// p-values stay).
+fn kernel_tables(r: &Report, wide: bool) -> Vec<Table> {
+    let key = |t: Table, columns: &[usize]| if wide { t } else { t.keep(columns) };
+    let latency = model::kernel::latency_table(&r.kernel).map(|t| key(t, &[0, 1, 2, 4, 6, 8]));
+    let io = model::iosched::tests_table(&r.iosched).map(|t| key(t, &[0, 1, 2, 4, 6]));
+    let groups = model::cgroups::table(&r.cgroups).map(|t| key(t, &[0, 1, 2, 3, 4, 5, 7, 8, 10]));
+    latency.into_iter().chain(io).chain(groups).collect()
+}
+
+/// The trials per cell; without `wide`, reasons cut to [`REASON_CHARS`].
+fn cells_table(r: &Report, wide: bool) -> Table {
+    let mut cells = tables::cells_table(r);
+    if !wide {
+        for row in &mut cells.rows {
+            if let Some(reason) = row.last_mut() {
+                if reason.chars().count() > REASON_CHARS {
+                    *reason = reason.chars().take(REASON_CHARS - 1).collect::<String>() + "…";
+                }
+            }
+        }
+    }
+    cells
+}
+
+/// The workload, quality, summary and pairwise tables, key columns only without `wide`.
+fn detail_tables(r: &Report, wide: bool) -> Vec<Table> {
+    let mut out: Vec<Table> = model::workload::tables(r)
+        .into_iter()
+        .map(|t| if wide { t } else { model::workload::narrow(&t) })
+        .collect();
+    out.extend(model::quality::tables(&r.quality));
+    for m in Metric::ALL {
+        let t = tables::summary_table(r, m);
+        if !t.rows.is_empty() {
+            out.push(if wide {
+                t
+            } else {
+                t.keep(&SUMMARY_KEY_COLUMNS)
+            });
+        }
+    }
+    let pairs = tables::pairs_table(r);
+    if !pairs.rows.is_empty() {
+        out.push(if wide {
+            pairs
+        } else {
+            pairs.keep(&PAIRS_KEY_COLUMNS)
+        });
+    }
+    out
+}
