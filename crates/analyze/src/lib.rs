@@ -110,7 +110,7 @@ pub use sequential::{
 };
 pub use summary::{
     jain_index, mean, median, percentile, percentile_sorted, quantile_sorted, sample_variance,
-    summarize, Summary, CI_LEVEL, DEFAULT_RESAMPLES,
+    summarize, Summary, CI_LEVEL, DEFAULT_RESAMPLES, MEDIAN_CI_MIN_N,
 };
 pub use trend::{test_trend, TrendLevel, TrendTest};
 pub use trials::{per_trial, per_trial_by_key, Location};
