@@ -82,14 +82,14 @@ pub fn build(rows: &[SchedulerSample]) -> Vec<SchedulerSamples> {
                 ws.schedulers.len() - 1
             }
         };
-        let sums = sums
+        let trial = sums
             .entry((wi, si, r.trial_id))
             .or_insert_with(|| vec![(0.0, 0); COLUMNS.len()]);
         for (c, v) in r.values.iter().enumerate().take(COLUMNS.len()) {
             if let Some(v) = v {
                 ws.values[si][c].push(*v);
-                sums[c].0 += *v;
-                sums[c].1 += 1;
+                trial[c].0 += *v;
+                trial[c].1 += 1;
             }
         }
     }
