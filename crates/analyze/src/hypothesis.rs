@@ -349,6 +349,46 @@ mod tests {
         }
     }
 
+    /// The methods note's claim about Kruskal-Wallis's chi-squared p with few trials: too
+    /// small (anti-conservative) for two groups, too large (conservative) for three or more.
+    /// References: scipy.stats.kruskal([1,2,3], [4,5,6]).pvalue = 0.049534613435626915
+    /// (scipy.stats.mannwhitneyu's exact p is 0.1) and scipy.stats.kruskal([1,2,3], [4,5,6],
+    /// [7,8,9]).pvalue = 0.02732372244729252 (scipy 1.17.1); the exact permutation p of the
+    /// latter is enumerated here: 6 of the 1680 splits into three groups of 3 are as extreme.
+    #[test]
+    fn kruskal_wallis_chi_squared_is_anti_conservative_for_two_groups_conservative_for_three() {
+        let two = kruskal_wallis(&[&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]]).expect("h");
+        assert_close(two.p_value, 0.049534613435626915, P, "two groups");
+        let exact_two = crate::mann_whitney_u(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]).expect("u");
+        assert_close(exact_two.p_value, 0.1, P, "exact Mann-Whitney");
+        assert!(two.p_value < exact_two.p_value);
+
+        let three = kruskal_wallis(&[&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0], &[7.0, 8.0, 9.0]]);
+        let three = three.expect("h");
+        assert_close(three.p_value, 0.02732372244729252, P, "three groups");
+        let (mut extreme, mut splits) = (0u32, 0u32);
+        for mask in 0u32..3u32.pow(9) {
+            let label = |i: u32| (mask / 3u32.pow(i)) % 3;
+            let mut groups = vec![Vec::new(); 3];
+            for i in 0..9 {
+                groups[label(i) as usize].push(f64::from(i + 1));
+            }
+            if groups.iter().any(|g| g.len() != 3) {
+                continue;
+            }
+            splits += 1;
+            let h = kruskal_wallis(&refs(&groups)).expect("h").statistic;
+            extreme += u32::from(h >= three.statistic - 1e-9);
+        }
+        assert_eq!((extreme, splits), (6, 1680));
+        let exact_three = f64::from(extreme) / f64::from(splits);
+        assert!(
+            three.p_value > 5.0 * exact_three,
+            "{} vs {exact_three}",
+            three.p_value
+        );
+    }
+
     /// Calls `check(name, x, y, scipy's pair record)` for every reference pair.
     fn for_each_pair(mut check: impl FnMut(&str, &[f64], &[f64], &Value)) {
         let mut count = 0;

@@ -9,8 +9,7 @@
 //! - [`per_trial`] / [`per_trial_by_key`]: per-task values to one value per trial;
 //! - [`mann_whitney_u`]: p exact for small samples as scipy's default, a permutation p with
 //!   ties, the method named in [`TestResult::method`];
-//! - [`stratified_permutation_test`]: two treatments compared within rounds;
-//! - [`mann_whitney_min_p`], [`mann_whitney_trials_needed`], [`stratified_min_p`] and
+//! - [`mann_whitney_min_p`], [`mann_whitney_trials_needed`] and
 //!   [`min_detectable_difference`]: what too few trials could have found;
 //! - [`median_ratio_ci`]: ratio to a baseline with a bootstrap CI over trials;
 //! - [`precision()`] and [`StoppingRule`]: adaptive trial counts.
@@ -64,7 +63,6 @@ mod fixtures;
 pub mod hypothesis;
 pub mod intervals;
 pub mod mann_whitney;
-pub mod permutation;
 pub mod power;
 pub mod precision;
 pub mod rank_tests;
@@ -98,10 +96,6 @@ pub use intervals::{mean_ci, median_ci, MeanCi, MeanCiMethod, MedianCi};
 pub use mann_whitney::{
     mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u, mann_whitney_u_asymptotic,
 };
-pub use permutation::{
-    stratified_min_p, stratified_permutation_test, StratifiedTest, STRATIFIED_DEFAULT_RESAMPLES,
-    STRATIFIED_EXACT_MAX,
-};
 pub use power::{
     min_detectable_difference, min_detectable_difference_for, MinDetectable, MDD_ALPHA, MDD_POWER,
 };
@@ -116,7 +110,7 @@ pub use sequential::{
 };
 pub use summary::{
     jain_index, mean, median, percentile, percentile_sorted, quantile_sorted, sample_variance,
-    summarize, Summary, CI_LEVEL, DEFAULT_RESAMPLES,
+    summarize, Summary, CI_LEVEL, DEFAULT_RESAMPLES, MEDIAN_CI_MIN_N,
 };
 pub use trend::{test_trend, TrendLevel, TrendTest};
 pub use trials::{per_trial, per_trial_by_key, Location};

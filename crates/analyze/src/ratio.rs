@@ -34,8 +34,10 @@ pub struct RatioCi {
 /// The same inputs, `seed` and `resamples` always give the same result. A resample's median
 /// is drawn in O(1) from its exact distribution, so cost is O(n log n + resamples).
 ///
-/// `None` if a group is empty or has a non-finite value, `resamples` is 0, the baseline's
-/// median is 0, or more than half the resamples have a baseline median of 0.
+/// `None` if a group is empty or has a non-finite value, `resamples` is 0, every value of
+/// either group is 0 (0 / x = 0 with a CI of [0, 0] says nothing: show the difference
+/// instead), the baseline's median is 0, or more than half the resamples have a baseline
+/// median of 0.
 pub fn median_ratio_ci(
     baseline: &[f64],
     other: &[f64],
@@ -46,6 +48,8 @@ pub fn median_ratio_ci(
         || other.is_empty()
         || resamples == 0
         || baseline.iter().chain(other).any(|x| !x.is_finite())
+        || baseline.iter().all(|x| *x == 0.0)
+        || other.iter().all(|x| *x == 0.0)
     {
         return None;
     }
@@ -144,5 +148,22 @@ mod tests {
         assert_eq!(median_ratio_ci(&[1.0, f64::NAN], &[1.0], 0, 10), None);
         let r = median_ratio_ci(&[2.0], &[3.0], 0, 10).expect("one trial each");
         assert_eq!((r.ratio, r.lo, r.hi), (1.5, 1.5, 1.5));
+    }
+
+    #[test]
+    fn a_side_of_all_zeros_gives_no_ratio_not_zero_with_a_ci_of_zero() {
+        // Before: 0 / x = 0 with the CI [0, 0], or the baseline's zero median.
+        assert_eq!(
+            median_ratio_ci(&[4.0, 5.0, 6.0], &[0.0, 0.0, 0.0], 0, 100),
+            None
+        );
+        assert_eq!(
+            median_ratio_ci(&[0.0, 0.0, 0.0], &[4.0, 5.0, 6.0], 0, 100),
+            None
+        );
+        assert_eq!(median_ratio_ci(&[0.0, 0.0], &[0.0], 0, 100), None);
+        // One zero among other values still has a ratio: 0 is a value, not the whole side.
+        let r = median_ratio_ci(&[4.0, 5.0, 6.0], &[0.0, 5.0, 10.0], 0, 100).expect("ratio");
+        assert_eq!(r.ratio, 1.0);
     }
 }

@@ -14,6 +14,11 @@ pub const DEFAULT_RESAMPLES: usize = 2000;
 /// Coverage of the bootstrap confidence intervals in [`Summary`].
 pub const CI_LEVEL: f64 = 0.95;
 
+/// The fewest values for which a distribution-free 95% interval of the median exists: below
+/// it, [min, max] is the widest order-statistic interval and covers the median with
+/// probability 1 - 2 (1/2)^n only (see [`Summary::median_ci_coverage_below_level`]).
+pub const MEDIAN_CI_MIN_N: usize = 6;
+
 /// Descriptive statistics of one sample, in the unit of the sample.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
@@ -35,7 +40,9 @@ pub struct Summary {
     pub p5: f64,
     /// 95th percentile (linear interpolation, numpy's default).
     pub p95: f64,
-    /// 95% percentile-bootstrap confidence interval of the median, `(lo, hi)`.
+    /// 95% percentile-bootstrap confidence interval of the median, `(lo, hi)`; with fewer
+    /// than [`MEDIAN_CI_MIN_N`] values, where no 95% interval exists, `(min, max)` (its
+    /// coverage: [`Summary::median_ci_coverage_below_level`]).
     pub median_ci: (f64, f64),
     /// 95% percentile-bootstrap confidence interval of the mean, `(lo, hi)`.
     pub mean_ci: (f64, f64),
@@ -66,6 +73,13 @@ pub fn summarize(samples: &[f64], seed: u64, resamples: usize) -> Option<Summary
     } else {
         bootstrap_cis(&sorted, seed, resamples)?
     };
+    // No order-statistic interval reaches 95% below MEDIAN_CI_MIN_N values: [min, max] is the
+    // widest, and the bootstrap's (nearly always the same, but by chance) is no better.
+    let median_ci = if n < MEDIAN_CI_MIN_N {
+        (min, max)
+    } else {
+        median_ci
+    };
     Some(Summary {
         n,
         mean,
@@ -79,6 +93,17 @@ pub fn summarize(samples: &[f64], seed: u64, resamples: usize) -> Option<Summary
         median_ci,
         mean_ci,
     })
+}
+
+impl Summary {
+    /// Where no distribution-free 95% interval of the median exists (n below
+    /// [`MEDIAN_CI_MIN_N`], so `median_ci` is [min, max]): the coverage [min, max] achieves
+    /// for a continuous distribution, 1 - 2 (1/2)^n (0 at n = 1, 0.5 at 2, 0.75 at 3, 0.875
+    /// at 4, 0.9375 at 5), which a report must show instead of calling it 95%. `None` from
+    /// [`MEDIAN_CI_MIN_N`] values on.
+    pub fn median_ci_coverage_below_level(&self) -> Option<f64> {
+        (self.n < MEDIAN_CI_MIN_N).then(|| 1.0 - 2.0 * 0.5f64.powi(self.n as i32))
+    }
 }
 
 /// Arithmetic mean; `None` if `samples` is empty.
@@ -386,5 +411,26 @@ mod tests {
         let elapsed = start.elapsed();
         assert_eq!(summaries.len(), 1000);
         assert!(elapsed.as_secs_f64() < 3.0, "took {elapsed:?}");
+    }
+
+    #[test]
+    fn below_six_values_the_median_interval_is_min_max_with_its_achieved_coverage() {
+        // scipy: 1 - 2 * scipy.stats.binom.cdf(0, n, 0.5) for n = 1..5 gives 0, 0.5, 0.75,
+        // 0.875, 0.9375; intervals::median_ci (checked against scipy.stats.quantile_test)
+        // gives the same [min, max] and coverage, and no 95% interval at these n.
+        let values = [7.0, 1.0, 4.0, 9.0, 3.0, 5.0];
+        for (n, want) in [(1, 0.0), (2, 0.5), (3, 0.75), (4, 0.875), (5, 0.9375)] {
+            let s = summarize(&values[..n], 3, DEFAULT_RESAMPLES).expect("summary");
+            assert_eq!(s.median_ci, (s.min, s.max), "n = {n}");
+            let got = s.median_ci_coverage_below_level().expect("below level");
+            assert!((got - want).abs() < 1e-12, "n = {n}: {got}");
+            let os = crate::median_ci(&values[..n], CI_LEVEL).expect("ci");
+            assert!(os.below_level, "n = {n}");
+            assert!((os.coverage - got).abs() < 1e-12, "n = {n}");
+            assert_eq!((os.lo, os.hi), s.median_ci, "n = {n}");
+        }
+        let six = summarize(&values, 3, DEFAULT_RESAMPLES).expect("summary");
+        assert_eq!(six.median_ci_coverage_below_level(), None);
+        assert!(!crate::median_ci(&values, CI_LEVEL).expect("ci").below_level);
     }
 }

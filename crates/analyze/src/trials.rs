@@ -7,8 +7,7 @@ use serde::Serialize;
 
 use super::summary::{mean, median};
 
-/// A location statistic: how one trial's task values become one value, and what the
-/// stratified permutation test compares.
+/// A location statistic: how one trial's task values become one value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Location {
@@ -62,7 +61,7 @@ where
 /// Groups `(trial key, value)` pairs (e.g. one per task, keyed by trial id or round) by
 /// trial and summarises each trial's values with `how`: one `(key, value)` per trial,
 /// ordered by key, ready for [`super::mann_whitney_u`] on the values or for pairing trials
-/// by round in [`super::stratified_permutation_test`].
+/// by round for a claim (see [`super::Arm`]).
 ///
 /// `None` if any value is non-finite.
 pub fn per_trial_by_key<K, I>(values: I, how: Location) -> Option<Vec<(K, f64)>>

@@ -100,6 +100,9 @@ fn readable(column: &str) -> bool {
 /// One sample of a cell that varied the I/O scheduler.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SchedulerSample {
+    /// The trial the sample was taken in (samples of one trial are not independent: tests
+    /// summarise them per trial).
+    pub trial_id: i64,
     /// Workload label of the cell.
     pub workload: String,
     /// The cell's I/O scheduler.
@@ -124,7 +127,7 @@ pub fn scheduler_samples(
     }
     let cols: Vec<String> = columns.iter().map(|c| format!("s.{c}")).collect();
     let sql = format!(
-        "SELECT c.workload, c.io_scheduler, {} FROM samples s JOIN trials t ON t.trial_id = s.trial_id
+        "SELECT s.trial_id, c.workload, c.io_scheduler, {} FROM samples s JOIN trials t ON t.trial_id = s.trial_id
          JOIN cells c ON c.cell_id = t.cell_id
          WHERE t.run_id = ?1 AND t.status = 'ok' AND (t.warmup = 0 OR ?2) AND c.io_scheduler IS NOT NULL
          ORDER BY c.cell_index, s.trial_id, s.t_ns",
@@ -132,10 +135,11 @@ pub fn scheduler_samples(
     );
     store.db.query(&sql, params![run_id, warmup], |r| {
         Ok(SchedulerSample {
-            workload: r.get(0)?,
-            io_scheduler: r.get(1)?,
+            trial_id: r.get(0)?,
+            workload: r.get(1)?,
+            io_scheduler: r.get(2)?,
             values: (0..columns.len())
-                .map(|c| r.get::<Option<f64>>(2 + c))
+                .map(|c| r.get::<Option<f64>>(3 + c))
                 .collect::<Result<_>>()?,
         })
     })

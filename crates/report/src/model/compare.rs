@@ -4,6 +4,7 @@
 //! trials and a Mann-Whitney significance mark. Cells whose units of work differ are not
 //! comparable: the caller refuses them unless asked to go ahead. `render::compare` prints it.
 
+use super::findings::AllZero;
 use super::fmt::fmt_ns;
 use super::trials::values;
 use super::{describe, trial_values, CellKey, Metric, ReportInput};
@@ -31,10 +32,13 @@ pub struct CompareRow {
     pub median_a: f64,
     /// Median of B's trial values, in the metric's unit.
     pub median_b: f64,
-    /// Median B / median A; `None` when A's median is 0.
+    /// Median B / median A; `None` when A's median is 0 or a side is all zeros.
     pub ratio: Option<f64>,
     /// 95% bootstrap CI of the ratio, resampling each run's trials.
     pub ratio_ci: Option<(f64, f64)>,
+    /// Which side's trial values are all zero (A is the baseline): then no ratio, and the
+    /// difference B - A is shown instead.
+    pub all_zero: AllZero,
     /// Mann-Whitney U two-sided p-value of A vs B on the trial values (not adjusted).
     pub p: Option<f64>,
     /// How `p` was computed.
@@ -202,7 +206,8 @@ impl CompareReport {
 }
 
 /// 95% percentile-bootstrap CI of median(b) / median(a), resampling each run's values
-/// ([`median_ratio_ci`] with [`RESAMPLES`] resamples). `None` when A's median is 0.
+/// ([`median_ratio_ci`] with [`RESAMPLES`] resamples). `None` when A's median is 0 or a
+/// side is all zeros.
 pub fn ratio_ci(a: &[f64], b: &[f64], seed: u64) -> Option<(f64, f64)> {
     median_ratio_ci(a, b, seed, RESAMPLES).map(|r| (r.lo, r.hi))
 }
@@ -261,6 +266,7 @@ pub fn compare(a: &ReportInput, b: &ReportInput) -> CompareReport {
                 continue;
             };
             let test = mann_whitney_u(&xa, &xb);
+            let all_zero = AllZero::of(&xa, &xb);
             rows.push(CompareRow {
                 cell: label.clone(),
                 metric: m,
@@ -268,7 +274,9 @@ pub fn compare(a: &ReportInput, b: &ReportInput) -> CompareReport {
                 n_b: xb.len(),
                 median_a,
                 median_b,
-                ratio: (median_a != 0.0).then(|| median_b / median_a),
+                ratio: (median_a != 0.0 && all_zero == AllZero::Neither)
+                    .then(|| median_b / median_a),
+                all_zero,
                 ratio_ci: ratio_ci(&xa, &xb, seed),
                 p: test.map(|t| t.p_value),
                 method: test.map(|t| t.method),
@@ -370,6 +378,7 @@ mod tests {
             median_b: 1.0,
             ratio: None,
             ratio_ci: Some((0.9, 1.1)),
+            all_zero: AllZero::Neither,
             p,
             method: None,
             min_p: None,

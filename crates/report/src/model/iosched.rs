@@ -1,12 +1,15 @@
-//! Study 004's analysis: the system-wide samples (vmstat's columns) per I/O scheduler, one
-//! box plot per column and a one-way ANOVA / Kruskal-Wallis table across the schedulers.
+//! Study 004's analysis: the system-wide samples (vmstat's columns and PSI) per I/O scheduler,
+//! one box plot of the pooled samples per column and a one-way ANOVA / Kruskal-Wallis table
+//! across the schedulers on per-trial means (the samples of one trial, 100 ms apart, are not
+//! independent; the trial is the unit of replication).
 
 use super::figures::{Figure, Plot};
 use super::tables::Table;
 use super::Panel;
 use crate::render::plots::BoxGroup;
-use schedlab_analyze::{anova_oneway, kruskal_wallis, ALPHAS};
+use schedlab_analyze::{anova_oneway, kruskal_wallis, TestResult, ALPHAS};
 use schedlab_store::kernel::SchedulerSample;
+use std::collections::BTreeMap;
 
 /// The sampled columns compared, with their labels (unit included).
 pub const COLUMNS: [(&str, &str); 11] = [
@@ -30,8 +33,12 @@ pub struct SchedulerSamples {
     pub workload: String,
     /// Schedulers in cell order.
     pub schedulers: Vec<String>,
-    /// `values[s][c]`: every sample of column `c` under scheduler `s`.
+    /// `values[s][c]`: every sample of column `c` under scheduler `s`, pooled over its trials
+    /// (for the box plots only).
     pub values: Vec<Vec<Vec<f64>>>,
+    /// `trial_means[s][c]`: one value per trial of scheduler `s` (in trial id order) that has
+    /// samples of column `c`: the mean of that trial's samples. The tests use these.
+    pub trial_means: Vec<Vec<Vec<f64>>>,
 }
 
 /// The label samples are pooled under: programs started in different orders are one mix, as
@@ -48,10 +55,12 @@ fn pooled_label(workload: &str) -> String {
     }
 }
 
-/// Groups stored samples per (pooled) workload, scheduler and column; `rows` hold the
-/// [`COLUMNS`] in order.
+/// Groups stored samples per (pooled) workload, scheduler and column, and averages each
+/// trial's samples per column; `rows` hold the [`COLUMNS`] in order.
 pub fn build(rows: &[SchedulerSample]) -> Vec<SchedulerSamples> {
     let mut out: Vec<SchedulerSamples> = Vec::new();
+    // (workload, scheduler, trial id) -> per column (sum, samples).
+    let mut sums: BTreeMap<(usize, usize, i64), Vec<(f64, usize)>> = BTreeMap::new();
     for r in rows {
         let w = pooled_label(&r.workload);
         let wi = match out.iter().position(|x| x.workload == w) {
@@ -73,9 +82,24 @@ pub fn build(rows: &[SchedulerSample]) -> Vec<SchedulerSamples> {
                 ws.schedulers.len() - 1
             }
         };
+        let trial = sums
+            .entry((wi, si, r.trial_id))
+            .or_insert_with(|| vec![(0.0, 0); COLUMNS.len()]);
         for (c, v) in r.values.iter().enumerate().take(COLUMNS.len()) {
             if let Some(v) = v {
                 ws.values[si][c].push(*v);
+                trial[c].0 += *v;
+                trial[c].1 += 1;
+            }
+        }
+    }
+    for w in &mut out {
+        w.trial_means = vec![vec![Vec::new(); COLUMNS.len()]; w.schedulers.len()];
+    }
+    for ((wi, si, _trial), cols) in sums {
+        for (c, (sum, n)) in cols.into_iter().enumerate() {
+            if n > 0 {
+                out[wi].trial_means[si][c].push(sum / n as f64);
             }
         }
     }
@@ -106,7 +130,15 @@ fn with_stars(p: f64) -> String {
     }
 }
 
-/// One row per workload and column: ANOVA F and p, Kruskal-Wallis H and p, across schedulers.
+/// ANOVA and Kruskal-Wallis across the schedulers of `w` on column `c`'s per-trial means
+/// (n = trials per scheduler); `None` where a test cannot run (e.g. one trial per scheduler).
+pub fn column_tests(w: &SchedulerSamples, c: usize) -> (Option<TestResult>, Option<TestResult>) {
+    let groups: Vec<&[f64]> = w.trial_means.iter().map(|v| v[c].as_slice()).collect();
+    (anova_oneway(&groups), kruskal_wallis(&groups))
+}
+
+/// One row per workload and column: ANOVA F and p, Kruskal-Wallis H and p, across schedulers,
+/// on the per-trial means of the column.
 pub fn tests_table(all: &[SchedulerSamples]) -> Option<Table> {
     if all.iter().all(|w| w.schedulers.len() < 2) {
         return None;
@@ -114,36 +146,38 @@ pub fn tests_table(all: &[SchedulerSamples]) -> Option<Table> {
     let mut rows = Vec::new();
     for w in all.iter().filter(|w| w.schedulers.len() >= 2) {
         for (c, (_, label)) in COLUMNS.iter().enumerate() {
-            let groups: Vec<&[f64]> = w.values.iter().map(|v| v[c].as_slice()).collect();
-            let a = anova_oneway(&groups);
-            let k = kruskal_wallis(&groups);
+            let (a, k) = column_tests(w, c);
             let fmt = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.3}"));
+            let count = |v: &[Vec<Vec<f64>>]| {
+                v.iter()
+                    .map(|g| g[c].len().to_string())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            };
             rows.push(vec![
                 w.workload.clone(),
                 label.to_string(),
-                groups
-                    .iter()
-                    .map(|g| g.len().to_string())
-                    .collect::<Vec<_>>()
-                    .join("/"),
+                count(&w.trial_means),
                 fmt(a.as_ref().map(|t| t.statistic)),
                 a.as_ref().map_or("-".into(), |t| with_stars(t.p_value)),
                 fmt(k.as_ref().map(|t| t.statistic)),
                 k.as_ref().map_or("-".into(), |t| with_stars(t.p_value)),
+                count(&w.values),
             ]);
         }
     }
     let header = [
         "workload",
         "column",
-        "samples per scheduler",
+        "trials per scheduler",
         "ANOVA F",
         "ANOVA p",
         "Kruskal-Wallis H",
         "Kruskal-Wallis p",
+        "samples per scheduler",
     ];
     Some(Table {
-        title: "System-wide samples across I/O schedulers (study 004): one-way ANOVA and Kruskal-Wallis per column; * p < 0.05, ** p < 0.01. Samples within a trial are not independent, so p-values are optimistic.".into(),
+        title: "System-wide samples across I/O schedulers (study 004): one-way ANOVA and Kruskal-Wallis per column on per-trial means (each trial's samples averaged to one value; n = trials per scheduler, since samples 100 ms apart within a trial are not independent); * p < 0.05, ** p < 0.01, not adjusted across columns.".into(),
         header: header.iter().map(|s| s.to_string()).collect(),
         rows,
     })
@@ -170,8 +204,8 @@ pub fn figures(all: &[SchedulerSamples], panels: &[Panel]) -> Vec<Figure> {
             out.push(Figure {
                 id: format!("iosched-{wi}-{}", col.replace('_', "-")),
                 panel,
-                title: format!("{}: {label} per I/O scheduler", w.workload),
-                caption: format!("Every system-wide sample of {label} taken during the trials, per block-device I/O scheduler (study 004's box plots)."),
+                title: format!("{}: {label} per I/O scheduler (pooled samples)", w.workload),
+                caption: format!("Pooled samples: every system-wide sample of {label} taken during the trials, all trials together, per block-device I/O scheduler (study 004's box plots). Samples within a trial are not independent; the tests use per-trial means."),
                 x_label: "I/O scheduler".into(),
                 y_label: label.to_string(),
                 plot: Plot::Boxes(vec![BoxGroup { category: w.workload.clone(), series }]),
@@ -185,17 +219,33 @@ pub fn figures(all: &[SchedulerSamples], panels: &[Panel]) -> Vec<Figure> {
 mod tests {
     use super::*;
 
+    /// Stored rows: per scheduler, one trial per level, `per_trial` samples each, every
+    /// column `level + 0.01 * ((7 i) mod 11)` for sample i (nearly constant within a trial).
+    fn rows(levels: &[(&str, [f64; 3])], per_trial: usize) -> Vec<SchedulerSample> {
+        let mut out = Vec::new();
+        let mut trial_id = 0;
+        for (scheduler, ls) in levels {
+            for level in ls {
+                trial_id += 1;
+                for i in 0..per_trial {
+                    let v = level + 0.01 * ((7 * i) % 11) as f64;
+                    out.push(SchedulerSample {
+                        trial_id,
+                        workload: "io:sync-copy".into(),
+                        io_scheduler: scheduler.to_string(),
+                        values: vec![Some(v); COLUMNS.len()],
+                    });
+                }
+            }
+        }
+        out
+    }
+
     fn samples() -> Vec<SchedulerSamples> {
-        let col = |base: f64| {
-            (0..COLUMNS.len())
-                .map(|c| (0..20).map(|i| base + c as f64 + (i % 5) as f64).collect())
-                .collect()
-        };
-        vec![SchedulerSamples {
-            workload: "io:sync-copy".into(),
-            schedulers: vec!["none".into(), "bfq".into()],
-            values: vec![col(0.0), col(10.0)],
-        }]
+        build(&rows(
+            &[("none", [0.0, 0.1, 0.2]), ("bfq", [10.0, 10.1, 10.2])],
+            20,
+        ))
     }
 
     #[test]
@@ -216,26 +266,91 @@ mod tests {
     fn clearly_different_schedulers_are_marked_significant() {
         let t = tests_table(&samples()).unwrap();
         assert_eq!(t.rows.len(), COLUMNS.len());
-        assert_eq!(t.rows[0][2], "20/20");
+        assert_eq!(t.rows[0][2], "3/3", "trials per scheduler");
+        assert_eq!(t.rows[0][7], "60/60", "samples per scheduler");
+        // ANOVA on 3 vs 3 trial means this far apart: p < 0.01; Kruskal-Wallis on 3 vs 3
+        // cannot go below 0.0495 (its chi-squared approximation), so it gets one star.
         assert!(
             t.rows
                 .iter()
-                .all(|r| r[4].ends_with("**") && r[6].ends_with("**")),
+                .all(|r| r[4].ends_with("**") && r[6].ends_with('*')),
             "{:?}",
             t.rows[0]
         );
     }
 
     #[test]
-    fn one_scheduler_gives_no_test_and_figures_have_one_box_per_scheduler() {
+    fn correlated_samples_are_tested_on_trial_means_as_scipy_does() {
+        // Three schedulers, 3 trials x 50 samples each; the trials' levels interleave (0, 3, 6
+        // / 1, 4, 7 / 2, 5, 8) and samples within a trial barely move.
+        let w = build(&rows(
+            &[
+                ("none", [0.0, 3.0, 6.0]),
+                ("mq-deadline", [1.0, 4.0, 7.0]),
+                ("bfq", [2.0, 5.0, 8.0]),
+            ],
+            50,
+        ));
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].trial_means[1][0].len(), 3);
+        assert!((w[0].trial_means[1][0][0] - 1.0496).abs() < 1e-12);
+        // Testing every sample as if independent (what this table did before): scipy's
+        // f_oneway and kruskal on the 150 pooled samples per scheduler give F = 24.829,
+        // p = 5.95e-11 and H = 44.35, p = 2.34e-10.
+        let pooled: Vec<&[f64]> = w[0].values.iter().map(|v| v[0].as_slice()).collect();
+        assert!(anova_oneway(&pooled).unwrap().p_value < 1e-9);
+        assert!(kruskal_wallis(&pooled).unwrap().p_value < 1e-9);
+        // On the trial means, the references are (scipy 1.17.1):
+        //   m = [[l + 0.0496 for l in ls] for ls in ([0,3,6], [1,4,7], [2,5,8])]
+        //   scipy.stats.f_oneway(*m) -> F = 0.3333333333333336, p = 0.7289999999999999
+        //   scipy.stats.kruskal(*m)  -> H = 0.8000000000000007, p = 0.6703200460356391
+        for c in 0..COLUMNS.len() {
+            let (a, k) = column_tests(&w[0], c);
+            let (a, k) = (a.unwrap(), k.unwrap());
+            assert!((a.statistic - 0.3333333333333336).abs() < 1e-9, "{a:?}");
+            assert!((a.p_value - 0.7289999999999999).abs() < 1e-9, "{a:?}");
+            assert!((k.statistic - 0.8000000000000007).abs() < 1e-9, "{k:?}");
+            assert!((k.p_value - 0.6703200460356391).abs() < 1e-9, "{k:?}");
+        }
+        let t = tests_table(&w).unwrap();
+        assert_eq!(t.rows[0][2], "3/3/3");
+        assert_eq!(t.rows[0][4], "0.7290");
+        assert_eq!(t.rows[0][6], "0.6703");
+        assert!(t.title.contains("per-trial means"), "{}", t.title);
+        assert!(!t.title.contains("optimistic"), "{}", t.title);
+    }
+
+    #[test]
+    fn a_trial_mean_averages_only_the_samples_that_have_the_column() {
+        let mut r = rows(&[("none", [1.0, 2.0, 3.0]), ("bfq", [4.0, 5.0, 6.0])], 4);
+        // Trial 1's samples of column 0: 1.0, 1.07, 1.03, 1.10; drop the last two.
+        r[2].values[0] = None;
+        r[3].values[0] = None;
+        let w = build(&r);
+        assert!((w[0].trial_means[0][0][0] - 1.035).abs() < 1e-12);
+        assert!((w[0].trial_means[0][1][0] - 1.05).abs() < 1e-12);
+        assert_eq!(w[0].values[0][0].len(), 10);
+    }
+
+    #[test]
+    fn one_scheduler_gives_no_test_and_figures_have_one_box_per_scheduler_of_pooled_samples() {
         let mut one = samples();
         one[0].schedulers.truncate(1);
         one[0].values.truncate(1);
+        one[0].trial_means.truncate(1);
         assert!(tests_table(&one).is_none());
         let figs = figures(&samples(), &[]);
         assert_eq!(figs.len(), COLUMNS.len());
+        assert!(
+            figs[1].title.ends_with("(pooled samples)"),
+            "{}",
+            figs[1].title
+        );
         match &figs[1].plot {
-            Plot::Boxes(g) => assert_eq!(g[0].series.len(), 2),
+            Plot::Boxes(g) => {
+                assert_eq!(g[0].series.len(), 2);
+                assert_eq!(g[0].series[0].1.len(), 60);
+            }
             other => panic!("{other:?}"),
         }
     }

@@ -4,9 +4,9 @@
 
 use super::terminal::terminal_table;
 use crate::model::compare::{units, work, CompareReport, CompareRow, SameWork, RESAMPLES};
-use crate::model::findings::fmt_ratio;
+use crate::model::findings::{fmt_ratio, AllZero};
 use crate::model::tables::Table;
-use crate::model::{fmt_p, fmt_value, Metric, TestUnit};
+use crate::model::{fmt_p, fmt_value, fmt_with_unit, Metric, TestUnit};
 
 /// The matched cells with each side's work and units.
 fn cells_table(c: &CompareReport) -> Table {
@@ -49,7 +49,7 @@ fn cells_table(c: &CompareReport) -> Table {
 /// The comparison as terminal tables: the sides, the matched cells, then one table per metric.
 pub fn render(c: &CompareReport) -> String {
     let mut out = format!(
-        "A: {}\nB: {}\nB/A: ratio of the medians of the trial values (per-task metrics: trial medians) with its 95% bootstrap CI resampling each run's trials ({RESAMPLES} resamples, seed {}); marks: Mann-Whitney p on the trial values < 0.05 *, < 0.01 ** (not adjusted for the number of rows).\n",
+        "A: {}\nB: {}\nB/A: ratio of the medians of the trial values (per-task metrics: trial medians) with its 95% bootstrap CI resampling each run's trials ({RESAMPLES} resamples, seed {}), or, where a side's trial values are all 0, no ratio but the difference B - A; marks: Mann-Whitney p on the trial values < 0.05 *, < 0.01 ** (not adjusted for the number of rows).\n",
         c.side_a.describe(),
         c.side_b.describe(),
         c.seed
@@ -88,6 +88,26 @@ pub fn render(c: &CompareReport) -> String {
     out
 }
 
+/// The ratio B/A; where a side's trial values are all 0, the difference B - A instead
+/// ("B - A = +3.00 ms (A all 0)"): 0 / x = 0 with a CI of [0, 0] says nothing.
+fn ratio_or_difference(r: &CompareRow) -> String {
+    let who = match r.all_zero {
+        AllZero::Neither => return r.ratio.map_or("-".into(), fmt_ratio),
+        AllZero::Baseline => "A all 0",
+        AllZero::Policy => "B all 0",
+        AllZero::Both => "both all 0",
+    };
+    let d = r.median_b - r.median_a;
+    let sign = if d > 0.0 {
+        "+"
+    } else if d < 0.0 {
+        "-"
+    } else {
+        ""
+    };
+    format!("B - A = {sign}{} ({who})", fmt_with_unit(d.abs(), r.metric))
+}
+
 /// One row of a metric's table: cell, trials, medians, ratio with its CI, p and mark.
 fn metric_row(r: &CompareRow) -> Vec<String> {
     let m = r.metric;
@@ -100,7 +120,7 @@ fn metric_row(r: &CompareRow) -> Vec<String> {
         format!("{}/{}", r.n_a, r.n_b),
         fmt_value(r.median_a, m),
         fmt_value(r.median_b, m),
-        r.ratio.map_or("-".into(), fmt_ratio),
+        ratio_or_difference(r),
         r.ratio_ci.map_or("-".into(), |(lo, hi)| {
             format!(
                 "[{}, {}]{}",
@@ -142,4 +162,52 @@ fn metric_section(c: &CompareReport, m: Metric) -> String {
         out += "† One side has a single trial: the CI reflects only the other side's spread.\n";
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(median_a: f64, median_b: f64, all_zero: AllZero) -> CompareRow {
+        CompareRow {
+            cell: "cpu".into(),
+            metric: Metric::Makespan,
+            n_a: 3,
+            n_b: 3,
+            median_a,
+            median_b,
+            ratio: (all_zero == AllZero::Neither).then(|| median_b / median_a),
+            ratio_ci: None,
+            all_zero,
+            p: None,
+            method: None,
+            min_p: None,
+            different_work: false,
+        }
+    }
+
+    #[test]
+    fn a_side_of_all_zeros_shows_the_difference_not_a_ratio() {
+        let b_zero = ratio_or_difference(&row(2.0, 0.0, AllZero::Policy));
+        assert_eq!(b_zero, "B - A = -2.00 ms (B all 0)");
+        let a_zero = ratio_or_difference(&row(0.0, 3.0, AllZero::Baseline));
+        assert!(a_zero.starts_with("B - A = +3.00 ms (A all 0)"));
+        assert_eq!(
+            ratio_or_difference(&row(0.0, 0.0, AllZero::Both)),
+            "B - A = 0 ms (both all 0)"
+        );
+        assert_eq!(
+            ratio_or_difference(&row(2.0, 3.0, AllZero::Neither)),
+            fmt_ratio(1.5)
+        );
+        assert!(!metric_row(&row(2.0, 0.0, AllZero::Policy))[4].contains("0.00x"));
+    }
+
+    #[test]
+    fn compare_gives_no_ratio_where_a_side_is_all_zeros() {
+        assert_eq!(
+            crate::model::compare::ratio_ci(&[2.0, 3.0], &[0.0, 0.0], 1),
+            None
+        );
+    }
 }
