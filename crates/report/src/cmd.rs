@@ -91,8 +91,9 @@ pub struct ReportOptions {
 pub struct StatsOptions {
     /// The runs and trials summarised.
     pub selection: Selection,
-    /// Every column of every table (default: the key columns, within 120 columns).
-    pub wide: bool,
+    /// Everything the compact view leaves out (`--all`): every column of every table, the
+    /// findings of every tested metric, the pooled per-task tables.
+    pub all: bool,
 }
 
 /// What `schedlab compare` compares.
@@ -283,7 +284,7 @@ pub fn stats(args: &StatsOptions) -> Result<()> {
     let (_, input) = args.selection.load()?;
     print!(
         "{}",
-        render::stats::render_stats(&model::build(&input), args.wide)
+        render::stats::render_stats(&model::build(&input), args.all)
     );
     Ok(())
 }

@@ -187,9 +187,14 @@ impl PanelFigures<'_> {
             metric.level()
         );
         let caption = format!(
-            "Median {} {} per policy and task count; error bars: 95% CI of the median.",
+            "Median {} {} per policy and task count{}; error bars: 95% CI of the median.",
             metric.label(),
-            metric.level()
+            metric.level(),
+            if metric.per_task() {
+                " (the median over trials of each trial's median over its tasks)"
+            } else {
+                ""
+            }
         );
         self.push(
             what,
@@ -351,7 +356,7 @@ impl PanelFigures<'_> {
             self.push(
                 "response-turnaround",
                 format!("{}: response vs turnaround", self.panel.label),
-                "Median per-task response time against median per-task turnaround time, one point per policy and task count (study 001).".into(),
+                "Median response time against median turnaround time (over trials, of each trial's median over its tasks), one point per policy and task count (study 001).".into(),
                 (Metric::Response.with_unit(), Metric::Turnaround.with_unit()),
                 Plot::Scatter(scatter),
             );
