@@ -259,7 +259,7 @@ fn render_figures(figs: &[Figure], plot_dir: &Path) -> Result<Vec<String>> {
 
 /// One figure: SVG text, written with its PNG copy.
 fn render_one(fig: &Figure, plot_dir: &Path) -> Result<String> {
-    let svg = fig.svg();
+    let svg = render::plots::svg(fig);
     let svg_path = plot_dir.join(format!("{}.svg", fig.id));
     std::fs::write(&svg_path, &svg).map_err(|source| ReportError::Write {
         path: svg_path.clone(),

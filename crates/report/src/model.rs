@@ -15,6 +15,7 @@ pub mod iosched;
 pub mod kernel;
 mod layout;
 mod notes;
+pub mod plot_data;
 pub mod quality;
 pub mod run_table;
 mod stats;

@@ -2,9 +2,9 @@
 //! box plot per column and a one-way ANOVA / Kruskal-Wallis table across the schedulers.
 
 use super::figures::{Figure, Plot};
+use super::plot_data::BoxGroup;
 use super::tables::Table;
 use super::Panel;
-use crate::render::plots::BoxGroup;
 use schedlab_analyze::{anova_oneway, kruskal_wallis, ALPHAS};
 use schedlab_store::kernel::SchedulerSample;
 
