@@ -346,9 +346,11 @@ pub struct StatsArgs {
     /// Which runs.
     #[command(flatten)]
     pub selection: SelectionArgs,
-    /// Show every column of every table (default: the key columns, within 120 columns).
-    #[arg(long)]
-    pub wide: bool,
+    /// Show everything the compact view leaves out: every column of every table, the
+    /// findings of every tested metric, and the per-task metrics pooled over every task
+    /// (default: the key columns within 120 columns, one line per group for the primary metric).
+    #[arg(long, visible_alias = "wide")]
+    pub all: bool,
 }
 
 /// Flags of `schedlab compare`.
@@ -388,7 +390,7 @@ impl StatsArgs {
     pub fn options(&self) -> Result<StatsOptions, String> {
         Ok(StatsOptions {
             selection: self.selection.selection()?,
-            wide: self.wide,
+            all: self.all,
         })
     }
 }

@@ -102,7 +102,7 @@ fn the_default_stats_show_one_line_per_group_for_the_primary_metric() {
     }
     assert!(
         !text.contains("every policy vs"),
-        "the per-metric tables are behind --wide"
+        "the per-metric tables are behind --all"
     );
     assert!(render_stats(&r, true).contains("Every policy against its group's baseline"));
 }
@@ -398,7 +398,8 @@ fn turnaround(r: &Report, treatment: &str) -> (f64, usize) {
                 r.cells.iter().map(|c| &c.key.policy).collect::<Vec<_>>()
             )
         });
-    let s = &c.summary(Metric::Turnaround).expect("turnaround").summary;
+    // Every task of every trial pooled: the hand computations below count tasks.
+    let s = &c.pooled(Metric::Turnaround).expect("turnaround").summary;
     (s.median, s.n)
 }
 
@@ -528,4 +529,139 @@ fn runs_of_different_specs_are_not_reported_together() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("different experiments"));
+}
+
+/// The median of `xs` (mean of the two middle values for even counts), computed here by hand.
+fn hand_median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    assert!(n > 0, "no values");
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+#[test]
+fn a_cells_response_is_one_number_in_stats_the_key_table_and_the_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = synthetic_db(dir.path(), "a.db", 1.0);
+    // Skewed responses in other's 4-task cell, so that pooling the tasks and taking each
+    // trial's median first disagree: task i of trial t waits (i+1)^2 (t+1) ms.
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute(
+        "UPDATE tasks SET response_ns = (task_index + 1) * (task_index + 1) * 1000000 *
+           (SELECT trial_index + 1 FROM trials WHERE trials.trial_id = tasks.trial_id)
+         WHERE trial_id IN (SELECT t.trial_id FROM trials t JOIN cells c ON c.cell_id = t.cell_id
+                            WHERE c.policy = 'other' AND c.tasks = 4)",
+        [],
+    )
+    .unwrap();
+    // The hand computation: each ok measured trial's median over its tasks, then the median
+    // over trials; and the pooled median, which must differ for the test to mean something.
+    let mut stmt = c
+        .prepare(
+            "SELECT t.trial_id, k.response_ns FROM tasks k JOIN trials t ON t.trial_id = k.trial_id
+             JOIN cells c ON c.cell_id = t.cell_id
+             WHERE c.policy = 'other' AND c.tasks = 4 AND t.status = 'ok' AND t.warmup = 0
+             ORDER BY t.trial_id",
+        )
+        .unwrap();
+    let rows: Vec<(i64, i64)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let pooled = hand_median(rows.iter().map(|&(_, v)| v as f64 / 1e6).collect());
+    let trial_medians: Vec<f64> = rows
+        .chunk_by(|a, b| a.0 == b.0)
+        .map(|t| hand_median(t.iter().map(|&(_, v)| v as f64 / 1e6).collect()))
+        .collect();
+    assert_eq!(trial_medians.len(), 6);
+    let expected = hand_median(trial_medians);
+    // Measured trials are 1..=6: trial t's median is 6.5 (t + 1) ms, 4.5 x 6.5 over trials.
+    assert!((expected - 29.25).abs() < 1e-9, "{expected}");
+    assert!((pooled - expected).abs() > 1.0, "{pooled} vs {expected}");
+
+    let r = report_of(&db, false);
+    let g = r.groups.iter().position(|g| g.tasks == 4).unwrap();
+    let cell = r.cell_of(g, "other").unwrap();
+    let median = cell.summary(Metric::Response).unwrap().summary.median;
+    assert!((median - expected).abs() < 1e-9, "{median} vs {expected}");
+    let finding = r
+        .findings
+        .iter()
+        .find(|f| f.group == g && f.metric == Metric::Response && f.policy == "fifo")
+        .unwrap();
+    assert!((finding.baseline_median - expected).abs() < 1e-9);
+
+    // The same number as printed: stats' response table, the Markdown key table, the
+    // findings' sentence.
+    let printed = model::fmt_value(expected, Metric::Response);
+    let stats = render_stats(&r, false);
+    let table = &stats[stats
+        .find("response (ms), per trial")
+        .expect("response table")..];
+    let row = table
+        .lines()
+        .find(|l| l.contains("cpu:pi with 4 tasks") && l.contains(" other "))
+        .expect("other's row");
+    let cols: Vec<&str> = row.split('│').map(str::trim).collect();
+    assert_eq!(cols[4], printed, "{row}");
+    let md = markdown::render(&r, &figures::figures(&r));
+    let key_row = md
+        .lines()
+        .find(|l| l.starts_with("| response (ms) | other |"))
+        .expect("key table row");
+    let key_cols: Vec<&str> = key_row.split('|').map(str::trim).collect();
+    assert!(
+        key_cols[4].starts_with(&format!("{} [", model::fmt_num(expected))),
+        "{key_row}"
+    );
+    assert!(
+        finding.sentence.contains(&format!(
+            "vs {})",
+            model::fmt_with_unit(expected, Metric::Response)
+        )),
+        "{}",
+        finding.sentence
+    );
+}
+
+#[test]
+fn the_spec_s_primary_metric_leads_the_compact_stats_and_the_html_first_screen() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = synthetic_db(dir.path(), "a.db", 1.0);
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute(
+        "UPDATE runs SET spec_toml = 'name = \"synthetic\"\n[settings]\nprimary_metric = \"turnaround\"\n'",
+        [],
+    )
+    .unwrap();
+    let r = report_of(&db, false);
+    assert_eq!(r.primary_metric, Metric::Turnaround);
+    let text = render_stats(&r, false);
+    let title = "turnaround (ms) per group: median of the trial medians per policy";
+    let start = text.find(title).expect("the compact table of turnaround");
+    assert!(!text.contains("makespan (ms) per group"));
+    // fifo with 4 tasks: its trial values' median, as the summary holds it.
+    let g = r.groups.iter().position(|g| g.tasks == 4).unwrap();
+    let fifo = r.cell_of(g, "fifo").unwrap();
+    let median = fifo.summary(Metric::Turnaround).unwrap().summary.median;
+    let row = text[start..]
+        .lines()
+        .find(|l| l.contains("cpu:pi with 4 tasks"))
+        .expect("the 4-task row");
+    assert!(
+        row.contains(&format!(
+            "{} (",
+            model::fmt_value(median, Metric::Turnaround)
+        )),
+        "{row}"
+    );
+    let out = dir.path().join("out");
+    write_report(&r, &[ReportFormat::Html], &out).expect("report");
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(page.contains(title), "the HTML report's first screen");
 }

@@ -170,7 +170,8 @@ fn the_methods_section_names_the_test_its_unit_and_why() {
         "exact null distribution of U",
         "rather than a permutation test stratified by round",
         "Findings state no power",
-        "pool the tasks of every trial",
+        "pool every task of every trial instead (n = tasks)",
+        "They are over the trial values (n = trials)",
     ] {
         assert!(notes.contains(needle), "{needle} missing from:\n{notes}");
     }

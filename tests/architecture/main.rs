@@ -476,3 +476,49 @@ fn function_lengths_are_counted_from_fn_to_the_closing_brace_outside_tests() {
         ]
     );
 }
+
+/// The report crate's model (what a run showed: `model.rs`, `model/`, `claims/`) is data
+/// only: no file of it names the renderers (`crate::render`, `super::render`, ...).
+#[test]
+fn the_report_model_does_not_use_its_renderers() {
+    let ws = workspace();
+    let src = ws.root.join("crates/report/src");
+    let files: Vec<PathBuf> = std::iter::once(src.join("model.rs"))
+        .chain(source::rust_files(&src.join("model")))
+        .chain(source::rust_files(&src.join("claims")))
+        .collect();
+    assert!(files.len() > 10, "{files:?}");
+    let mut wrong = Vec::new();
+    for f in &files {
+        let (_, file) = read(f);
+        for (line, path) in source::paths_to_module(&file, "render") {
+            wrong.push(format!("{}:{line}: {path}", relative(&ws, f)));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "the report model names its renderers (move the type into the model, or call the renderer from render/):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_model_check_reads_paths_not_prose() {
+    let paths = |text: &str| source::paths_to_module(&source::parse("t.rs", text), "render");
+    assert_eq!(paths("use crate::render::plots::Bar;\n").len(), 1);
+    assert_eq!(paths("use crate::{model, render::plots};\n").len(), 1);
+    assert_eq!(paths("use super::super::render::*;\n").len(), 1);
+    assert_eq!(
+        paths("fn f() {\n    let s = crate::render::claims::table::line(c);\n}\n"),
+        [(2, "crate::render::claims::table::line".to_string())]
+    );
+    assert_eq!(paths("fn f(b: super::render::Bar) {}\n").len(), 1);
+    for clean in [
+        "//! Drawn by [`crate::render::plots`].\nfn f() {}\n",
+        "fn f() { let _ = \"crate::render\"; }\n",
+        "use crate::model::render_time;\n",
+        "mod render { pub fn f() {} }\nfn g() { self::render::f(); render::f(); }\n",
+    ] {
+        assert!(paths(clean).is_empty(), "{clean}");
+    }
+}

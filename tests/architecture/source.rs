@@ -246,3 +246,87 @@ pub fn functions(file: &syn::File) -> Vec<(String, usize)> {
     f.visit_file(file);
     f.found
 }
+
+/// Finds the paths (in `use` items, expressions, types, patterns) that name module `target`
+/// of the crate: `crate::target`, `super::target`, `super::super::target`, ..., `self::target`
+/// is not one (a child). Doc comments and string literals are not paths.
+struct CratePaths<'t> {
+    target: &'t str,
+    found: Vec<(usize, String)>,
+}
+
+impl CratePaths<'_> {
+    /// Whether the segments, from the first, climb to the crate (`crate`, `super`s) and then
+    /// name the target module.
+    fn names_target(&self, segments: &[String]) -> bool {
+        let climb = segments
+            .iter()
+            .take_while(|s| *s == "crate" || *s == "super")
+            .count();
+        climb > 0 && segments.get(climb).is_some_and(|s| s == self.target)
+    }
+
+    fn check(&mut self, line: usize, segments: Vec<String>) {
+        if self.names_target(&segments) {
+            self.found.push((line, segments.join("::")));
+        }
+    }
+
+    /// Every path a `use` tree spells, with the segments before it.
+    fn use_tree(&mut self, prefix: &mut Vec<String>, tree: &syn::UseTree) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                self.use_tree(prefix, &p.tree);
+                prefix.pop();
+            }
+            syn::UseTree::Name(n) => {
+                let line = n.ident.span().start().line;
+                let mut all = prefix.clone();
+                all.push(n.ident.to_string());
+                self.check(line, all);
+            }
+            syn::UseTree::Rename(r) => {
+                let line = r.ident.span().start().line;
+                let mut all = prefix.clone();
+                all.push(r.ident.to_string());
+                self.check(line, all);
+            }
+            syn::UseTree::Glob(g) => {
+                let line = g.star_token.spans[0].start().line;
+                self.check(line, prefix.clone());
+            }
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    self.use_tree(prefix, t);
+                }
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for CratePaths<'_> {
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        self.use_tree(&mut Vec::new(), &u.tree);
+    }
+
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        let segments: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        if let Some(first) = p.segments.first() {
+            self.check(first.ident.span().start().line, segments);
+        }
+        visit::visit_path(self, p);
+    }
+}
+
+/// The lines of `file` whose paths name the crate's module `target` (`crate::render`,
+/// `super::render`, `super::super::render::plots::Bar`, in `use` items or in code), each
+/// with the path.
+pub fn paths_to_module(file: &syn::File, target: &str) -> Vec<(usize, String)> {
+    let mut v = CratePaths {
+        target,
+        found: Vec::new(),
+    };
+    v.visit_file(file);
+    v.found
+}

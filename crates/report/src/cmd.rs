@@ -91,8 +91,9 @@ pub struct ReportOptions {
 pub struct StatsOptions {
     /// The runs and trials summarised.
     pub selection: Selection,
-    /// Every column of every table (default: the key columns, within 120 columns).
-    pub wide: bool,
+    /// Everything the compact view leaves out (`--all`): every column of every table, the
+    /// findings of every tested metric, the pooled per-task tables.
+    pub all: bool,
 }
 
 /// What `schedlab compare` compares.
@@ -258,7 +259,7 @@ fn render_figures(figs: &[Figure], plot_dir: &Path) -> Result<Vec<String>> {
 
 /// One figure: SVG text, written with its PNG copy.
 fn render_one(fig: &Figure, plot_dir: &Path) -> Result<String> {
-    let svg = fig.svg();
+    let svg = render::plots::svg(fig);
     let svg_path = plot_dir.join(format!("{}.svg", fig.id));
     std::fs::write(&svg_path, &svg).map_err(|source| ReportError::Write {
         path: svg_path.clone(),
@@ -283,7 +284,7 @@ pub fn stats(args: &StatsOptions) -> Result<()> {
     let (_, input) = args.selection.load()?;
     print!(
         "{}",
-        render::stats::render_stats(&model::build(&input), args.wide)
+        render::stats::render_stats(&model::build(&input), args.all)
     );
     Ok(())
 }

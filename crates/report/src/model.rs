@@ -15,6 +15,7 @@ pub mod iosched;
 pub mod kernel;
 mod layout;
 mod notes;
+pub mod plot_data;
 pub mod quality;
 pub mod run_table;
 mod stats;
@@ -162,14 +163,24 @@ pub struct CellReport {
     pub statuses: Vec<(String, i64)>,
     /// First reason stored for a trial that was not ok.
     pub reason: Option<String>,
-    /// One entry per metric with data, in [`Metric::ALL`] order.
+    /// One entry per metric with data, in [`Metric::ALL`] order, over the trial values (the
+    /// unit of the tests): per-trial metrics as they are, per-task metrics as each trial's
+    /// median over its tasks. The one median of a cell and metric every headline shows.
     pub summaries: Vec<MetricSummary>,
+    /// Per-task metrics only: every task of every trial pooled (descriptive; for the plots
+    /// and the tables titled as pooled), in [`Metric::ALL`] order.
+    pub pooled: Vec<MetricSummary>,
 }
 
 impl CellReport {
-    /// The summary of `metric`, if the cell has data for it.
+    /// The summary of `metric` over the trial values, if the cell has data for it.
     pub fn summary(&self, metric: Metric) -> Option<&MetricSummary> {
         self.summaries.iter().find(|s| s.metric == metric)
+    }
+
+    /// The summary of `metric` over every task of every trial, for per-task metrics with data.
+    pub fn pooled(&self, metric: Metric) -> Option<&MetricSummary> {
+        self.pooled.iter().find(|s| s.metric == metric)
     }
 }
 
@@ -230,6 +241,9 @@ pub struct Report {
     pub run: RunInfo,
     /// Whether warm-up trials were included.
     pub include_warmup: bool,
+    /// The metric the report leads with: `stats`' compact view and the HTML report's first
+    /// screen (`settings.primary_metric` of the spec as run; default makespan).
+    pub primary_metric: Metric,
     /// How the statistics were computed.
     pub methods: Methods,
     /// Run status, skipped cells, timeouts and failures, thin cells, then stored warnings.
@@ -372,12 +386,13 @@ pub fn build(input: &ReportInput) -> Report {
         mut groups,
         panels,
     } = Layout::of(input, &keys);
-    let (samples, any_analytic) = summarize(&input.cells, &mut cells, seed);
+    let trial_values: TrialValues = par_map(&input.cells, trial_values);
+    let (samples, any_analytic) = summarize(&input.cells, &trial_values, &mut cells, seed);
     let order = baseline::spec_policies(&input.run);
     for g in &mut groups {
         g.baseline = baseline::pick(input, &keys, &g.cells, &order, input.baseline.as_deref());
     }
-    let (trial_values, findings) = test_groups(input, &keys, &mut groups);
+    let findings = test_groups(input, &keys, &trial_values, &mut groups);
     let quality = quality::build(input, &cells, &groups);
     let mut warnings = notes::warnings(input, &cells, &groups);
     // Before the stored warnings, which are many and shown only in part.
@@ -404,6 +419,10 @@ pub fn build(input: &ReportInput) -> Report {
     Report {
         run: input.run.clone(),
         include_warmup: input.include_warmup,
+        primary_metric: input
+            .run
+            .spec()
+            .map_or(Metric::Makespan, |s| s.primary_metric()),
         methods,
         warnings,
         warning_kinds,
@@ -421,29 +440,47 @@ pub fn build(input: &ReportInput) -> Report {
     }
 }
 
-/// Every cell's samples and its summary per metric, on every CPU; also whether any CI was
+/// Every cell's samples and its summaries per metric: over the trial values for every metric,
+/// and pooled over the tasks for per-task metrics, on every CPU; also whether any CI was
 /// analytic (large samples) rather than bootstrapped.
 fn summarize(
     input: &[CellView],
+    trial_values: &TrialValues,
     cells: &mut [CellReport],
     seed: u64,
 ) -> (Vec<Vec<Vec<f64>>>, bool) {
     let samples: Vec<Vec<Vec<f64>>> = par_map(input, cell_samples);
-    let jobs: Vec<(usize, Metric)> = (0..cells.len())
-        .flat_map(|c| Metric::ALL.map(|m| (c, m)))
+    // (cell, metric, pooled)
+    let jobs: Vec<(usize, Metric, bool)> = (0..cells.len())
+        .flat_map(|c| Metric::ALL.map(|m| (c, m, false)))
+        .chain((0..cells.len()).flat_map(|c| {
+            Metric::ALL
+                .into_iter()
+                .filter(|m| m.per_task())
+                .map(move |m| (c, m, true))
+        }))
         .collect();
-    let summaries = par_map(&jobs, |&(c, m)| {
-        summarize_metric(&samples[c][m.index()], seed)
+    let summaries = par_map(&jobs, |&(c, m, pooled)| {
+        if pooled {
+            summarize_metric(&samples[c][m.index()], seed)
+        } else {
+            summarize_metric(&trials::values(&trial_values[c][m.index()]), seed)
+        }
     });
     let mut any_analytic = false;
-    for (&(c, metric), s) in jobs.iter().zip(summaries) {
+    for (&(c, metric, pooled), s) in jobs.iter().zip(summaries) {
         if let Some((summary, ci)) = s {
             any_analytic |= ci == CiMethod::Analytic;
-            cells[c].summaries.push(MetricSummary {
+            let m = MetricSummary {
                 metric,
                 summary,
                 ci,
-            });
+            };
+            if pooled {
+                cells[c].pooled.push(m);
+            } else {
+                cells[c].summaries.push(m);
+            }
         }
     }
     (samples, any_analytic)
@@ -457,10 +494,10 @@ type TrialValues = Vec<Vec<Vec<(i64, f64)>>>;
 fn test_groups(
     input: &ReportInput,
     keys: &[CellKey],
+    trial_values: &TrialValues,
     groups: &mut [Group],
-) -> (TrialValues, Vec<Finding>) {
+) -> Vec<Finding> {
     let seed = input.run.seed;
-    let trial_values: TrialValues = par_map(&input.cells, trial_values);
     let policies: Vec<String> = keys.iter().map(|k| k.policy.clone()).collect();
     let jobs: Vec<(usize, Metric)> = (0..groups.len())
         .flat_map(|g| {
@@ -471,20 +508,19 @@ fn test_groups(
         })
         .collect();
     let tests = par_map(&jobs, |&(g, m)| {
-        findings::compare_metric(&groups[g], m, &policies, &trial_values)
+        findings::compare_metric(&groups[g], m, &policies, trial_values)
     });
     for (&(g, m), t) in jobs.iter().zip(tests) {
         if let Some(c) = t {
             groups[g].tests.push((m, c));
         }
     }
-    let findings: Vec<Finding> = par_map(&jobs, |&(g, m)| {
-        findings::against_baseline(g, &groups[g], m, &policies, &trial_values, seed)
+    par_map(&jobs, |&(g, m)| {
+        findings::against_baseline(g, &groups[g], m, &policies, trial_values, seed)
     })
     .into_iter()
     .flatten()
-    .collect();
-    (trial_values, findings)
+    .collect()
 }
 
 #[cfg(test)]

@@ -33,6 +33,13 @@ impl Spec {
         &self.axes.policies
     }
 
+    /// The metric the report leads with (`settings.primary_metric`); makespan when unset or
+    /// not a metric key (a stored spec was checked when it ran).
+    pub fn primary_metric(&self) -> schedlab_core::metric::Metric {
+        super::validate::check_primary_metric(&self.settings)
+            .unwrap_or(schedlab_core::metric::Metric::Makespan)
+    }
+
     /// What an adaptive run asked for (`settings.precision` and its limits), if the spec
     /// asks for one and its settings are valid.
     pub fn adaptive(&self) -> Option<Adaptive> {

@@ -330,6 +330,10 @@ pub struct Settings {
     /// each trial's median).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub precision_metric: Option<String>,
+    /// The metric the report leads with: `stats`' compact view and the first screen of the
+    /// HTML report (default "makespan"; any metric key).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub primary_metric: Option<String>,
 }
 
 impl Default for Settings {
@@ -356,6 +360,7 @@ impl Default for Settings {
             max_trials: None,
             max_time: None,
             precision_metric: None,
+            primary_metric: None,
         }
     }
 }

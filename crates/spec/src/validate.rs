@@ -103,6 +103,7 @@ impl Spec {
             pinned: !a.cpus.is_empty(),
         })?;
         let adaptive = super::adaptive::check_adaptive(s)?;
+        check_primary_metric(s)?;
         check_trial_count(a, &workloads, s, adaptive.as_ref(), &cgroups)?;
         check_antagonists(a, s)?;
         let sample_interval_ns = sample_interval_ns(s)?;
@@ -334,6 +335,20 @@ fn check_trial_count(
         format!("{cells} cells x {rounds} trials (with warm-up) = {trials} trials is too many"),
     )
     .accepting(format!("at most {MAX_TRIALS} trials in all")))
+}
+
+/// The metric the report leads with (`settings.primary_metric`, default makespan): any
+/// metric key.
+pub(crate) fn check_primary_metric(s: &Settings) -> Result<schedlab_core::metric::Metric, Problem> {
+    use schedlab_core::metric::Metric;
+    let key = s.primary_metric.as_deref().unwrap_or("makespan").trim();
+    Metric::from_key(key).ok_or_else(|| {
+        Problem::new(
+            "settings.primary_metric",
+            format!("'{key}' is not a metric"),
+        )
+        .accepting(Metric::KEYS.join(", "))
+    })
 }
 
 /// Antagonist counts are in range and antagonists run cpu or io work.

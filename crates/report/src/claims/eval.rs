@@ -63,7 +63,6 @@ pub(super) fn evaluate(input: &ReportInput, claims: &[Claim]) -> ClaimsOutcome {
         .iter()
         .zip(outcomes)
         .map(|(c, cells)| ClaimOutcome {
-            summary: crate::render::claims::table::summary_line(c, &cells),
             claim: c.clone(),
             cells,
         })

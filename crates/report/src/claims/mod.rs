@@ -17,9 +17,6 @@
 mod cells;
 mod eval;
 
-/// The renderers of the claims, kept under their old path.
-pub use crate::render::claims::{csv, html, latex, markdown, table, terminal};
-
 use crate::model::ReportInput;
 use schedlab_analyze::{Effect, Exploratory, Power, Verdict};
 use schedlab_spec::claims::{check_claims, check_post_hoc, Claim, ClaimSpec};
@@ -74,10 +71,8 @@ pub struct CellOutcome {
 pub struct ClaimOutcome {
     /// The claim as checked.
     pub claim: Claim,
-    /// Its cells, in cell order.
+    /// Its cells, in cell order (`render::claims::table::summary_line` sums them up).
     pub cells: Vec<CellOutcome>,
-    /// One line summing its cells up.
-    pub summary: String,
 }
 
 /// Every claim of a report, decided.

@@ -1,12 +1,12 @@
-//! The figures of a report: which plots make sense for the run's axes, with their data, and
-//! their rendering through [`crate::render::plots`].
+//! The figures of a report: which plots make sense for the run's axes, with their data
+//! (drawn by the renderers' plots module).
 //!
 //! One set per panel (cells sharing every axis but policy and task count): makespan and
 //! switch bars (study 000), turnaround box plots and densities (003), per-task wall time
 //! and switches vs load (002), response vs turnaround (001), makespan range vs load (003).
 
+use super::plot_data::{Bar, BarGroup, BoxGroup, GanttBar};
 use super::{tasks_phrase, Metric, Panel, Report};
-use crate::render::plots::{self, Bar, BarGroup, BoxGroup};
 
 /// Distributions are thinned to at most this many evenly spaced order statistics before
 /// plotting, which keeps their shape and keeps SVGs small at any sample size.
@@ -33,7 +33,7 @@ pub enum Plot {
     /// Empirical CDFs, one per series.
     Cdf(Vec<(String, Vec<f64>)>),
     /// A per-CPU timeline.
-    Gantt(Vec<plots::GanttBar>),
+    Gantt(Vec<GanttBar>),
 }
 
 /// One figure of the report.
@@ -53,23 +53,6 @@ pub struct Figure {
     pub y_label: String,
     /// The data.
     pub plot: Plot,
-}
-
-impl Figure {
-    /// The figure as a standalone SVG document.
-    pub fn svg(&self) -> String {
-        let (t, x, y) = (&self.title, &self.x_label, &self.y_label);
-        match &self.plot {
-            Plot::Bars(g) => plots::bar_chart(t, x, y, g),
-            Plot::Boxes(g) => plots::box_plot(t, x, y, g),
-            Plot::Density(s) => plots::density_plot(t, x, s),
-            Plot::Lines(s) => plots::line_plot(t, x, y, s, false),
-            Plot::LogLines(s) => plots::line_plot(t, x, y, s, true),
-            Plot::Scatter(s) => plots::scatter_plot(t, x, y, s),
-            Plot::Cdf(s) => plots::cdf_plot(t, x, s),
-            Plot::Gantt(b) => plots::gantt(t, x, b),
-        }
-    }
 }
 
 /// At most `max` evenly spaced order statistics of `xs` (all of them, sorted, if fewer).
@@ -187,9 +170,14 @@ impl PanelFigures<'_> {
             metric.level()
         );
         let caption = format!(
-            "Median {} {} per policy and task count; error bars: 95% CI of the median.",
+            "Median {} {} per policy and task count{}; error bars: 95% CI of the median.",
             metric.label(),
-            metric.level()
+            metric.level(),
+            if metric.per_task() {
+                " (the median over trials of each trial's median over its tasks)"
+            } else {
+                ""
+            }
         );
         self.push(
             what,
@@ -351,7 +339,7 @@ impl PanelFigures<'_> {
             self.push(
                 "response-turnaround",
                 format!("{}: response vs turnaround", self.panel.label),
-                "Median per-task response time against median per-task turnaround time, one point per policy and task count (study 001).".into(),
+                "Median response time against median turnaround time (over trials, of each trial's median over its tasks), one point per policy and task count (study 001).".into(),
                 (Metric::Response.with_unit(), Metric::Turnaround.with_unit()),
                 Plot::Scatter(scatter),
             );

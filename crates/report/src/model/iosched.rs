@@ -4,9 +4,9 @@
 //! independent; the trial is the unit of replication).
 
 use super::figures::{Figure, Plot};
+use super::plot_data::BoxGroup;
 use super::tables::Table;
 use super::Panel;
-use crate::render::plots::BoxGroup;
 use schedlab_analyze::{anova_oneway, kruskal_wallis, TestResult, ALPHAS};
 use schedlab_store::kernel::SchedulerSample;
 use std::collections::BTreeMap;

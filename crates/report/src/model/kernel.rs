@@ -3,9 +3,9 @@
 //! one trial per cell).
 
 use super::figures::{Figure, Plot};
+use super::plot_data::GanttBar;
 use super::tables::Table;
 use super::Panel;
-use crate::render::plots::GanttBar;
 use hdrhistogram::Histogram;
 use schedlab_core::workload::periodic;
 use schedlab_store::kernel::KernelCellRows;
@@ -301,6 +301,5 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(figs.iter().all(|f| f.svg().contains("<svg")));
     }
 }

@@ -88,6 +88,7 @@ impl Layout {
                 statuses: c.statuses.clone(),
                 reason: c.reason.clone(),
                 summaries: Vec::new(),
+                pooled: Vec::new(),
             });
         }
         for p in &mut l.panels {

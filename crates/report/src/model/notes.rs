@@ -56,7 +56,7 @@ pub fn methods(m: &MethodsInput, findings: &[Finding]) -> Methods {
     };
     let mut notes = vec![
         format!(
-            "Summaries per cell (descriptive): n, mean, sd, median, min, max, range, 5th and 95th percentiles (linear interpolation), and {:.0}% CIs of the median and the mean by percentile bootstrap with {} resamples, seeded with the run's seed {seed}. For per-task metrics they pool the tasks of every trial (n = tasks), as do the figures' distributions and percentiles; the tests do not.",
+            "Summaries per cell (descriptive): n, mean, sd, median, min, max, range, 5th and 95th percentiles (linear interpolation), and {:.0}% CIs of the median and the mean by percentile bootstrap with {} resamples, seeded with the run's seed {seed}. They are over the trial values (n = trials), as the tests are: per-task metrics through each trial's median over its tasks. The tables titled as pooled and the figures' distributions (box plots, densities, CDFs) pool every task of every trial instead (n = tasks).",
             CI_LEVEL * 100.0,
             DEFAULT_RESAMPLES
         ),

@@ -99,14 +99,12 @@ pub fn findings_table(r: &Report) -> Table {
     }
 }
 
-/// The metric of the compact view `stats` opens its findings with.
-pub const PRIMARY_METRIC: Metric = Metric::Makespan;
-
-/// One line per group: [`PRIMARY_METRIC`]'s median of the trials for each policy of the run
-/// (a column each, in the run's order) and, for every policy but the group's baseline, its
-/// ratio to the baseline with the 95% CI and the result; `None` without a group.
+/// One line per group: the primary metric's ([`Report::primary_metric`]) median of the
+/// trial values for each policy of the run (a column each, in the run's order) and, for every
+/// policy but the group's baseline, its ratio to the baseline with the 95% CI and the result;
+/// `None` without a group.
 pub fn primary_table(r: &Report) -> Option<Table> {
-    let m = PRIMARY_METRIC;
+    let m = r.primary_metric;
     let mut policies: Vec<&str> = Vec::new();
     for c in &r.cells {
         if !policies.contains(&c.key.policy.as_str()) {
@@ -125,8 +123,9 @@ pub fn primary_table(r: &Report) -> Option<Table> {
     }
     Some(Table {
         title: format!(
-            "{} per group: median of the trials per policy (ratio to the group's baseline [95% CI], result)",
-            m.with_unit()
+            "{} per group: median of the {} per policy (ratio to the group's baseline [95% CI], result)",
+            m.with_unit(),
+            super::TestUnit::of(m).plural()
         ),
         header: std::iter::once("group")
             .chain(policies.iter().copied())
@@ -157,13 +156,44 @@ fn primary_cell(r: &Report, g: usize, policy: &str, m: Metric) -> String {
     }
 }
 
-/// Summaries of one metric, one row per cell with data.
+/// Summaries of one metric over the trial values, one row per cell with data: per-trial
+/// metrics as they are, per-task metrics as each trial's median over its tasks (the medians
+/// every headline shows).
 pub fn summary_table(r: &Report, metric: Metric) -> Table {
+    let title = if metric.per_task() {
+        format!(
+            "{}, per trial: each trial's median over its tasks (n: trials)",
+            metric.with_unit()
+        )
+    } else {
+        format!("{}, per trial", metric.with_unit())
+    };
+    summaries(r, metric, title, |c| c.summary(metric))
+}
+
+/// Summaries of a per-task metric with every task of every trial pooled, one row per cell
+/// with data (descriptive: the tests and headlines use the trial medians); empty for a
+/// per-trial metric.
+pub fn pooled_table(r: &Report, metric: Metric) -> Table {
+    let title = format!(
+        "{}, pooled: every task of every trial (descriptive; n: tasks)",
+        metric.with_unit()
+    );
+    summaries(r, metric, title, |c| c.pooled(metric))
+}
+
+/// A summary table titled `title`, with what `pick` gives for each cell.
+fn summaries(
+    r: &Report,
+    metric: Metric,
+    title: String,
+    pick: impl Fn(&super::CellReport) -> Option<&super::MetricSummary>,
+) -> Table {
     let rows = r
         .cells
         .iter()
         .filter_map(|c| {
-            let s = &c.summary(metric)?.summary;
+            let s = &pick(c)?.summary;
             Some(vec![
                 r.groups[c.group].label.clone(),
                 c.key.policy.clone(),
@@ -182,14 +212,7 @@ pub fn summary_table(r: &Report, metric: Metric) -> Table {
         })
         .collect();
     Table {
-        title: if metric.per_task() {
-            format!(
-                "{}, per task: every task of every trial pooled (descriptive)",
-                metric.with_unit()
-            )
-        } else {
-            format!("{}, per trial", metric.with_unit())
-        },
+        title,
         header: strings(&[
             "group", "policy", "n", "median", "95% CI", "mean", "95% CI", "sd", "p5", "p95", "min",
             "max", "range",
@@ -305,7 +328,7 @@ pub fn key_table(r: &Report, panel: usize) -> Table {
     }
     Table {
         title: format!(
-            "{}: execution, response and turnaround time, median [95% CI] over trials (execution) or tasks",
+            "{}: execution, response and turnaround time, median [95% CI] over trials (response and turnaround: each trial's median over its tasks)",
             p.label
         ),
         header,

@@ -105,7 +105,7 @@ pub fn per_trial(c: &CellView) -> Vec<(i64, Vec<(Metric, f64)>)> {
         .collect()
 }
 
-/// A workload table within 120 columns: without its p90 columns (`--wide` shows them).
+/// A workload table within 120 columns: without its p90 columns (`stats --all` shows them).
 pub fn narrow(t: &Table) -> Table {
     let keep: Vec<usize> = (0..t.header.len())
         .filter(|&i| !t.header[i].ends_with("p90"))

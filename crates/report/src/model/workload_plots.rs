@@ -8,9 +8,9 @@
 //!   run with the same task count and other axes: slack p1/p50/p99 and the missed share.
 
 use super::figures::{Figure, Plot};
+use super::plot_data::{Bar, BarGroup};
 use super::workload::{kind_of, task_axis};
 use super::{Metric, Report};
-use crate::render::plots::{Bar, BarGroup};
 
 /// (x, median) points of `metric` for the cells `cells`, per policy, with x from `x_of`.
 fn series(

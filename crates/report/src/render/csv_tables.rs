@@ -2,7 +2,7 @@
 //! per axis, for spreadsheets and scripts. Empty fields mean "not computed".
 
 use crate::model::tables::env_rows;
-use crate::model::{Metric, Report};
+use crate::model::{Metric, MetricSummary, Report};
 use anyhow::Result;
 
 /// The axis columns that identify a group.
@@ -88,10 +88,20 @@ fn summaries(r: &Report) -> Result<String> {
         "mean_ci_hi",
         "ci_method",
         "seed",
+        "values",
     ]);
     let mut rows = Vec::new();
     for c in &r.cells {
-        for m in &c.summaries {
+        let over = |m: &MetricSummary| {
+            if m.metric.per_task() {
+                "trial_medians"
+            } else {
+                "trials"
+            }
+        };
+        let headline = c.summaries.iter().map(|m| (m, over(m)));
+        let pooled = c.pooled.iter().map(|m| (m, "tasks_pooled"));
+        for (m, values) in headline.chain(pooled) {
             let s = &m.summary;
             let mut row = group_axes(r, c.group);
             row.extend([
@@ -117,6 +127,7 @@ fn summaries(r: &Report) -> Result<String> {
                     .unwrap_or_default()
                     .to_string(),
                 r.methods.seed.to_string(),
+                values.to_string(),
             ]);
             rows.push(row);
         }

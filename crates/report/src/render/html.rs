@@ -122,7 +122,7 @@ code { background: #f3f3f3; padding: 0 .2em; }
 {%- endfor %}
 {{ table(cells_table, true) }}
 <h3>Summaries per cell and metric</h3>
-<p>Median and mean with their 95% CIs, sd, 5th and 95th percentiles, min, max and range; n is trials for per-trial metrics and tasks for per-task ones.</p>
+<p>Median and mean with their 95% CIs, sd, 5th and 95th percentiles, min, max and range, over the trials (per-task metrics: each trial's median over its tasks; n is trials); then, titled as pooled, every task of every trial of the per-task metrics (n is tasks).</p>
 {%- for s in summaries %}
 <details{% if s.open %} open{% endif %}><summary>{{ s.table.title }}</summary>
 {{ table(s.table, caption=false) }}
@@ -216,12 +216,7 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String> {
             context! { label => p.label.clone(), figures => figures }
         })
         .collect();
-    let summaries: Vec<Value> = Metric::ALL
-        .iter()
-        .map(|&m| (m, tables::summary_table(r, m)))
-        .filter(|(_, t)| !t.rows.is_empty())
-        .map(|(m, t)| context! { table => to_value(&t), open => m.headline() })
-        .collect();
+    let summaries = summary_tables(r);
     // Headline sentences, grouped by the group they are about.
     let sentences: Vec<Value> = r
         .groups
@@ -268,6 +263,23 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String> {
     env.get_template("index.html")?
         .render(ctx)
         .context("cannot render the HTML report (a schedlab bug)")
+}
+
+/// The summary tables over the trial values (the headline metrics' open), then the per-task
+/// metrics pooled over every task, closed.
+fn summary_tables(r: &Report) -> Vec<Value> {
+    Metric::ALL
+        .iter()
+        .map(|&m| (m, tables::summary_table(r, m), m.headline()))
+        .chain(
+            Metric::ALL
+                .iter()
+                .filter(|m| m.per_task())
+                .map(|&m| (m, tables::pooled_table(r, m), false)),
+        )
+        .filter(|(_, t, _)| !t.rows.is_empty())
+        .map(|(_, t, open)| context! { table => to_value(&t), open => open })
+        .collect()
 }
 
 #[cfg(test)]

@@ -109,7 +109,7 @@ fn panel_table(r: &Report, panel: usize) -> Option<String> {
     Some(format!(
         "\\begin{{table}}[htbp]
   \\centering
-  \\caption{{{}: execution (makespan), response and turnaround time in ms; median and 95\\% CI over trials (execution) or tasks (response, turnaround); schedlab run {}.}}
+  \\caption{{{}: execution (makespan), response and turnaround time in ms; median and 95\\% CI over trials (response, turnaround: each trial's median over its tasks); schedlab run {}.}}
   \\label{{tab:schedlab-run{}-{}}}
   \\begin{{tabular}}{{ll{}}}
     \\toprule

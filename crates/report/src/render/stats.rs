@@ -1,24 +1,26 @@
 //! The text `schedlab stats` prints: the claims, warnings, findings, then every table of the
-//! report (key columns within 120 columns, or every column with `--wide`), then the methods.
+//! report (key columns within 120 columns, or with `--all` every column and the pooled
+//! per-task tables), then the methods.
 
 use super::terminal::terminal_table;
 use crate::model::tables::{self, Table};
 use crate::model::{self, Metric, Report};
 
-/// The columns of a summary table `stats` shows without `--wide`: group, policy, n, median,
+/// The columns of a summary table `stats` shows without `--all`: group, policy, n, median,
 /// its CI, mean, sd, p5, p95.
 const SUMMARY_KEY_COLUMNS: [usize; 9] = [0, 1, 2, 3, 4, 5, 7, 8, 9];
 
-/// The columns of the pairwise table without `--wide`: group, metric, pair, Mann-Whitney's
+/// The columns of the pairwise table without `--all`: group, metric, pair, Mann-Whitney's
 /// Holm-adjusted p, Cliff's delta.
 const PAIRS_KEY_COLUMNS: [usize; 5] = [0, 1, 2, 6, 8];
 
-/// Longest reason shown in the trials table without `--wide` (the warnings have it whole).
+/// Longest reason shown in the trials table without `--all` (the warnings have it whole).
 const REASON_CHARS: usize = 48;
 
-/// The text printed by `schedlab stats`; `wide`: every column, else the key columns, which
-/// fit 120 columns for typical runs.
-pub fn render_stats(r: &Report, wide: bool) -> String {
+/// The text printed by `schedlab stats`; `all` (`--all`): every column, every tested metric's
+/// findings and the pooled per-task tables, else the key columns, which fit 120 columns for
+/// typical runs.
+pub fn render_stats(r: &Report, all: bool) -> String {
     let mut out = format!(
         "run {} \"{}\" ({}), started {}, seed {}\n",
         r.run.run_id, r.run.name, r.run.status, r.run.started_at, r.run.seed
@@ -30,18 +32,18 @@ pub fn render_stats(r: &Report, wide: bool) -> String {
         .map(|c| format!("\n{c}"))
         .unwrap_or_default();
     out += &warnings_section(r);
-    out += &findings_section(r, wide);
-    for t in kernel_tables(r, wide) {
+    out += &findings_section(r, all);
+    for t in kernel_tables(r, all) {
         out += &terminal_table(&t);
         out += "\n";
     }
-    out += &terminal_table(&cells_table(r, wide));
-    for t in detail_tables(r, wide) {
+    out += &terminal_table(&cells_table(r, all));
+    for t in detail_tables(r, all) {
         out += "\n";
         out += &terminal_table(&t);
     }
-    if !wide {
-        out += "\n(key columns only; --wide shows every column)\n";
+    if !all {
+        out += "\n(key columns only; --all shows every column and the per-task metrics pooled over tasks)\n";
     }
     out += "\nMethods\n";
     for note in &r.methods.notes {
@@ -71,7 +73,7 @@ fn warnings_section(r: &Report) -> String {
 
 /// The headline findings as sentences, then the findings' table (narrow: one line per group
 /// for the primary metric, with the legend in two lines).
-fn findings_section(r: &Report, wide: bool) -> String {
+fn findings_section(r: &Report, all: bool) -> String {
     let mut out = "\nFindings\n".to_string();
     let headline: Vec<&str> = r
         .findings
@@ -89,13 +91,13 @@ fn findings_section(r: &Report, wide: bool) -> String {
     if r.findings.is_empty() {
         return out;
     }
-    if wide {
+    if all {
         out += &terminal_table(&tables::findings_table(r));
     } else {
         if let Some(t) = tables::primary_table(r) {
             out += &terminal_table(&t);
         }
-        out += "(every tested metric of every group: --wide)\n";
+        out += "(every tested metric of every group: --all)\n";
         // The legend in two lines, within 120 columns.
         let legend = tables::VERDICT_LEGEND;
         match legend.find("; too few") {
@@ -106,21 +108,21 @@ fn findings_section(r: &Report, wide: bool) -> String {
     out + "\n"
 }
 
-/// The kernel's tables: wake-up latency, I/O scheduler tests, task groups. Without `wide`:
+/// The kernel's tables: wake-up latency, I/O scheduler tests, task groups. Without `all`:
 /// latency without min and p99.9, I/O scheduler tests without their statistics (the
 /// p-values stay).
-fn kernel_tables(r: &Report, wide: bool) -> Vec<Table> {
-    let key = |t: Table, columns: &[usize]| if wide { t } else { t.keep(columns) };
+fn kernel_tables(r: &Report, all: bool) -> Vec<Table> {
+    let key = |t: Table, columns: &[usize]| if all { t } else { t.keep(columns) };
     let latency = model::kernel::latency_table(&r.kernel).map(|t| key(t, &[0, 1, 2, 4, 6, 8]));
     let io = model::iosched::tests_table(&r.iosched).map(|t| key(t, &[0, 1, 2, 4, 6]));
     let groups = model::cgroups::table(&r.cgroups).map(|t| key(t, &[0, 1, 2, 3, 4, 5, 7, 8, 10]));
     latency.into_iter().chain(io).chain(groups).collect()
 }
 
-/// The trials per cell; without `wide`, reasons cut to [`REASON_CHARS`].
-fn cells_table(r: &Report, wide: bool) -> Table {
+/// The trials per cell; without `all`, reasons cut to [`REASON_CHARS`].
+fn cells_table(r: &Report, all: bool) -> Table {
     let mut cells = tables::cells_table(r);
-    if !wide {
+    if !all {
         for row in &mut cells.rows {
             if let Some(reason) = row.last_mut() {
                 if reason.chars().count() > REASON_CHARS {
@@ -132,26 +134,31 @@ fn cells_table(r: &Report, wide: bool) -> Table {
     cells
 }
 
-/// The workload, quality, summary and pairwise tables, key columns only without `wide`.
-fn detail_tables(r: &Report, wide: bool) -> Vec<Table> {
+/// The workload, quality, summary and pairwise tables, key columns only without `all`.
+fn detail_tables(r: &Report, all: bool) -> Vec<Table> {
     let mut out: Vec<Table> = model::workload::tables(r)
         .into_iter()
-        .map(|t| if wide { t } else { model::workload::narrow(&t) })
+        .map(|t| if all { t } else { model::workload::narrow(&t) })
         .collect();
     out.extend(model::quality::tables(&r.quality));
     for m in Metric::ALL {
         let t = tables::summary_table(r, m);
         if !t.rows.is_empty() {
-            out.push(if wide {
-                t
-            } else {
-                t.keep(&SUMMARY_KEY_COLUMNS)
-            });
+            out.push(if all { t } else { t.keep(&SUMMARY_KEY_COLUMNS) });
         }
+    }
+    if all {
+        out.extend(
+            Metric::ALL
+                .into_iter()
+                .filter(|m| m.per_task())
+                .map(|m| tables::pooled_table(r, m))
+                .filter(|t| !t.rows.is_empty()),
+        );
     }
     let pairs = tables::pairs_table(r);
     if !pairs.rows.is_empty() {
-        out.push(if wide {
+        out.push(if all {
             pairs
         } else {
             pairs.keep(&PAIRS_KEY_COLUMNS)

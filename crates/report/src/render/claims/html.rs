@@ -1,7 +1,7 @@
 //! The claims section of index.html, the first thing on the page: one line per claim, the
 //! table, what was left out. Every text is escaped here (the page inserts it as it is).
 
-use super::table::claims_table;
+use super::table::{claims_table, summary_line};
 use crate::claims::ClaimsOutcome;
 
 /// `s` with HTML's special characters escaped.
@@ -18,7 +18,7 @@ pub fn render(o: Option<&ClaimsOutcome>) -> String {
     let Some(o) = o else { return String::new() };
     let mut out = String::from("<section id=\"claims\"><h2>Claims</h2>\n<ul class=\"findings\">\n");
     for c in &o.claims {
-        out += &format!("<li>{}</li>\n", esc(&c.summary));
+        out += &format!("<li>{}</li>\n", esc(&summary_line(c)));
     }
     out += "</ul>\n";
     let t = claims_table(o);

@@ -1,6 +1,6 @@
 //! The claims table of report.tex (booktabs), placed before the other tables.
 
-use super::table::claims_table;
+use super::table::{claims_table, summary_line};
 use crate::claims::ClaimsOutcome;
 use crate::render::latex::escape;
 
@@ -29,7 +29,7 @@ pub fn render(o: Option<&ClaimsOutcome>) -> String {
     }
     out += "\\bottomrule\n\\end{tabular}\n";
     for c in &o.claims {
-        out += &format!("\\par\\footnotesize {}\n", escape(&c.summary));
+        out += &format!("\\par\\footnotesize {}\n", escape(&summary_line(c)));
     }
     out += "\\end{table}\n\n";
     out

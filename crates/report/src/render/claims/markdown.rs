@@ -1,6 +1,6 @@
 //! The claims section of report.md.
 
-use super::table::claims_table;
+use super::table::{claims_table, summary_line};
 use crate::claims::ClaimsOutcome;
 use crate::render::markdown::md_table;
 
@@ -8,7 +8,7 @@ use crate::render::markdown::md_table;
 pub fn render(o: &ClaimsOutcome) -> String {
     let mut out = String::from("## Claims\n\n");
     for c in &o.claims {
-        out += &format!("- {}\n", c.summary.replace('|', "\\|"));
+        out += &format!("- {}\n", summary_line(c).replace('|', "\\|"));
     }
     out += "\n";
     out += &md_table(&claims_table(o));

@@ -1,7 +1,7 @@
 //! The claims table (claim, where, verdict, effect [CI], adjusted p, n per side, test) and
 //! the one-line summary of each claim, as text cells every renderer shares.
 
-use crate::claims::{CellOutcome, ClaimsOutcome};
+use crate::claims::{CellOutcome, ClaimOutcome, ClaimsOutcome};
 use crate::model::findings::fmt_ratio_bare;
 use crate::model::tables::Table;
 use crate::model::{fmt_num, fmt_p, Metric};
@@ -127,7 +127,8 @@ fn fmt_alpha(a: f64) -> String {
 }
 
 /// "fifo-turnaround (turnaround: fifo < other): supported in 3 of 3 cells".
-pub fn summary_line(claim: &Claim, cells: &[CellOutcome]) -> String {
+pub fn summary_line(outcome: &ClaimOutcome) -> String {
+    let (claim, cells) = (&outcome.claim, &outcome.cells);
     let stated = format!(
         "{}: {} {} {}",
         claim.metric,

@@ -1,6 +1,6 @@
 //! The claims section of `schedlab stats`: one summary line per claim, then the table.
 
-use super::table::claims_table;
+use super::table::{claims_table, summary_line};
 use crate::claims::ClaimsOutcome;
 use crate::render::terminal::terminal_table;
 
@@ -8,7 +8,7 @@ use crate::render::terminal::terminal_table;
 pub fn render(o: &ClaimsOutcome) -> String {
     let mut out = String::from("Claims\n");
     for c in &o.claims {
-        out += &format!("- {}\n", c.summary);
+        out += &format!("- {}\n", summary_line(c));
     }
     out += "\n";
     out += &terminal_table(&claims_table(o));

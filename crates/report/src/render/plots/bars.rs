@@ -7,27 +7,7 @@ use super::frame::{
     render, unique_in_order, wrap_categories, Axes, Chart, DResult, Swatch, Y_AREA,
 };
 use super::stats::nice_axis;
-
-/// One bar: the value of one series (a policy name, which picks the colour) in a group.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Bar {
-    /// Series name; bars of the same series share colour and position in every group.
-    pub series: String,
-    /// Bar height, in the unit of the y axis. Non-finite: the bar is left out.
-    pub value: f64,
-    /// Confidence interval (low, high) in the same unit, drawn as an error bar; skipped if
-    /// either end is not finite.
-    pub ci: Option<(f64, f64)>,
-}
-
-/// The bars of one category on the x axis (e.g. "10 tasks").
-#[derive(Debug, Clone, PartialEq)]
-pub struct BarGroup {
-    /// Label under the group.
-    pub category: String,
-    /// One bar per series; a series missing here leaves a gap at its position.
-    pub bars: Vec<Bar>,
-}
+use super::{Bar, BarGroup};
 
 /// Grouped bar chart as an SVG string. Bars start at 0; error bars show `ci`; the y axis
 /// covers every value and CI end (and 0). The legend lists every series, in order of

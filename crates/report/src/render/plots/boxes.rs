@@ -7,16 +7,7 @@ use super::frame::{
     unique_in_order, wrap_categories, Area, Axes, Chart, DResult, Swatch, Y_AREA,
 };
 use super::stats::{nice_axis, padded_range, tukey_box, TukeyBox};
-
-/// The raw values of every series in one category on the x axis.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BoxGroup {
-    /// Label under the group (e.g. "10 tasks").
-    pub category: String,
-    /// Per series (a policy name, which picks the colour) its raw values, in the unit of
-    /// the y axis; non-finite values are skipped.
-    pub series: Vec<(String, Vec<f64>)>,
-}
+use super::BoxGroup;
 
 /// Box plot as an SVG string: per category and series a Tukey box — box from Q1 to Q3
 /// (numpy linear quartiles), a line at the median, whiskers to the most extreme values

@@ -8,21 +8,7 @@ use super::frame::{
     text_width, unique_in_order, Area, Axes, Chart, DResult, Swatch, TICK_SIZE, X_AREA,
 };
 use super::stats::{natural_cmp, padded_range};
-
-/// One interval of a Gantt chart.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GanttBar {
-    /// Row it is drawn in (e.g. "CPU 0"); rows are ordered naturally ("CPU 2" before "CPU 10").
-    pub lane: String,
-    /// Text written inside the bar when it fits (e.g. "task 3").
-    pub label: String,
-    /// Start, in the unit of the x axis (e.g. ms since release).
-    pub start: f64,
-    /// End, same unit; swapped with `start` if smaller. Non-finite start or end: skipped.
-    pub end: f64,
-    /// Policy or task group; picks the colour and the legend entry.
-    pub series: String,
-}
+use super::GanttBar;
 
 /// Gantt chart as an SVG string: one row per lane, one bar per interval (at least 1 px
 /// wide), its label inside when it fits, legend by series. No finite interval: axes and

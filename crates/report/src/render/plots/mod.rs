@@ -26,13 +26,30 @@ mod tests;
 #[cfg(test)]
 mod tests_png;
 
-pub use bars::{bar_chart, Bar, BarGroup};
-pub use boxes::{box_plot, BoxGroup};
+use crate::model::figures::{Figure, Plot};
+pub use crate::model::plot_data::{Bar, BarGroup, BoxGroup, GanttBar};
+pub use bars::bar_chart;
+pub use boxes::box_plot;
 pub use density::{cdf_plot, density_plot};
-pub use gantt::{gantt, GanttBar};
+pub use gantt::gantt;
 pub use lines::{line_plot, scatter_plot};
 pub use png::svg_to_png;
 pub use stats::{tukey_box, TukeyBox};
+
+/// A figure of the report as a standalone SVG document.
+pub fn svg(fig: &Figure) -> String {
+    let (t, x, y) = (&fig.title, &fig.x_label, &fig.y_label);
+    match &fig.plot {
+        Plot::Bars(g) => bar_chart(t, x, y, g),
+        Plot::Boxes(g) => box_plot(t, x, y, g),
+        Plot::Density(s) => density_plot(t, x, s),
+        Plot::Lines(s) => line_plot(t, x, y, s, false),
+        Plot::LogLines(s) => line_plot(t, x, y, s, true),
+        Plot::Scatter(s) => scatter_plot(t, x, y, s),
+        Plot::Cdf(s) => cdf_plot(t, x, s),
+        Plot::Gantt(b) => gantt(t, x, b),
+    }
+}
 
 /// Width of every plot, in px.
 pub const WIDTH: u32 = 800;
