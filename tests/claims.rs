@@ -84,7 +84,8 @@ fn each_verdict_word_is_reached_on_a_real_run_and_every_output_opens_with_the_cl
     );
     let claims_at = all.find("Claims").unwrap();
     assert!(
-        all.find("Findings").is_some_and(|f| f > claims_at),
+        all.find("Exploratory comparisons")
+            .is_some_and(|f| f > claims_at),
         "claims come first: {all}"
     );
     // The default leaves the disturbed trials out and says how many.
@@ -123,7 +124,9 @@ fn each_verdict_word_is_reached_on_a_real_run_and_every_output_opens_with_the_cl
         "HTML"
     );
     let md = read("report.md");
-    assert!(md.find("## Claims").unwrap() < md.find("## Findings").unwrap_or(usize::MAX));
+    assert!(
+        md.find("## Claims").unwrap() < md.find("## Exploratory comparisons").unwrap_or(usize::MAX)
+    );
     assert!(read("report.tex").contains("\\label{tab:claims}"));
     let csv = read("csv/claims.csv");
     let lines: Vec<&str> = csv.lines().collect();

@@ -80,7 +80,7 @@ fn cli_runs_and_reads_on_postgres() {
         let show = ok(&["show", "--db", db]);
         assert!(show.contains("# spec as run"), "{show}");
         let stats = ok(&["stats", "--db", db]);
-        assert!(stats.contains("Findings"), "{stats}");
+        assert!(stats.contains("Exploratory comparisons"), "{stats}");
         let out = format!("{report_dir}{i}");
         ok(&[
             "report",

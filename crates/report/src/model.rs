@@ -35,7 +35,7 @@ pub use schedlab_core::metric::Metric;
 pub use stats::{par_map, summarize_metric, LARGE_N};
 pub use trials::{trial_values, TestUnit};
 
-pub use notes::WarningKind;
+pub use notes::{WarningKind, EXPLORATORY_HEADING, EXPLORATORY_NOTE};
 pub use schedlab_store::query::{RunInfo, StoredWarning, TrialProblem};
 
 /// Everything a report is computed from: stored rows only.

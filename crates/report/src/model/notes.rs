@@ -4,6 +4,12 @@ use super::{CellReport, Finding, Group, Methods, ReportInput, StoredWarning, LAR
 use schedlab_analyze::{PValueMethod, CI_LEVEL, DEFAULT_RESAMPLES};
 use serde::Serialize;
 
+/// The heading of the comparisons nobody declared: exploratory, never findings to rely on.
+pub const EXPLORATORY_HEADING: &str = "Exploratory comparisons (not declared as claims)";
+
+/// What the exploratory section is, in one line under its heading.
+pub const EXPLORATORY_NOTE: &str = "Exploratory, not confirmatory: every policy against its group's baseline, screened after the data; only claims declared in the spec before the run ([[claims]]) get verdicts.";
+
 /// What the methods section depends on besides the findings.
 #[derive(Debug, Clone, Default)]
 pub struct MethodsInput {
@@ -63,7 +69,7 @@ pub fn methods(m: &MethodsInput, findings: &[Finding]) -> Methods {
         "Per-trial metrics have one value per trial; per-task metrics one value per task of every trial. Times are in ms. Run span = turnaround - response. \"/ tasks\" metrics divide a trial's total by its task count (study 002's per-process view). Jain's index of CPU share is computed within each trial (1 = equal CPU times).".into(),
         "Tests run on the trial, the unit of replication: one value per trial, the trial's own for per-trial metrics and the median of its tasks for per-task metrics. Tasks of one trial share its conditions (machine state, co-runners, start), so pooling them across trials would count dependent values as independent and overstate significance.".into(),
         format!(
-            "Findings compare every other policy of a group (the cells that share every axis but the policy) with the group's baseline, {baseline}: the medians of their trial values, the ratio policy / baseline with a {:.0}% percentile-bootstrap CI that resamples trials within each policy ({} resamples, seed {seed}), and the two-sided Mann-Whitney U test with Holm's adjustment over the group's comparisons with the baseline (per metric). A policy is lower or higher than the baseline at alpha when its adjusted p is below alpha; Cliff's delta gives the direction.",
+            "The exploratory comparisons (everything not declared as a claim; the report calls them findings in its files, e.g. findings.csv) compare every other policy of a group (the cells that share every axis but the policy) with the group's baseline, {baseline}: the medians of their trial values, the ratio policy / baseline with a {:.0}% percentile-bootstrap CI that resamples trials within each policy ({} resamples, seed {seed}), and the two-sided Mann-Whitney U test with Holm's adjustment over the group's comparisons with the baseline (per metric). A policy is lower or higher than the baseline at alpha when its adjusted p is below alpha; Cliff's delta gives the direction. They are exploratory: the comparisons were not declared before the data, so they are no verdicts; Holm's adjustment within the group (not across the report) keeps them from overstating significance within a group. Declared claims are the confirmatory family.",
             CI_LEVEL * 100.0,
             DEFAULT_RESAMPLES
         ),

@@ -4,7 +4,7 @@
 
 use crate::model::figures::Figure;
 use crate::model::tables::{self, env_rows};
-use crate::model::{Metric, Report};
+use crate::model::{Metric, Report, EXPLORATORY_HEADING, EXPLORATORY_NOTE};
 use anyhow::{Context, Result};
 use minijinja::{context, Environment, Value};
 
@@ -58,7 +58,8 @@ code { background: #f3f3f3; padding: 0 .2em; }
 {%- endmacro %}
 <h1>schedlab report: run {{ run.run_id }} “{{ run.name }}”</h1>
 {{ claims_html|safe }}
-<h2 id="findings">Findings</h2>
+<h2 id="findings">{{ exploratory_heading }}</h2>
+<p>{{ exploratory_note }}</p>
 {%- if primary %}
 {{ table(primary) }}
 {%- endif %}
@@ -80,7 +81,7 @@ code { background: #f3f3f3; padding: 0 .2em; }
 {{ table(findings) }}
 </details>
 {%- endif %}
-<nav><p>{% if warnings %}<a href="#warnings">Warnings ({{ warnings|length }})</a>{% endif %}<a href="#findings">Findings</a><a href="#figures">Figures</a><a href="#tables">Tables</a><a href="#methods">Methods</a><a href="#environment">Environment</a></p></nav>
+<nav><p>{% if warnings %}<a href="#warnings">Warnings ({{ warnings|length }})</a>{% endif %}<a href="#findings">Exploratory comparisons</a><a href="#figures">Figures</a><a href="#tables">Tables</a><a href="#methods">Methods</a><a href="#environment">Environment</a></p></nav>
 {%- if warnings %}
 <section class="warn" id="warnings"><h2>Warnings</h2><ul>
 {%- for w in warning_kinds %}
@@ -259,6 +260,8 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String> {
         methods => to_value(&r.methods.notes),
         env => to_value(env_rows(r.run.env_json.as_deref())),
         claims_html => super::claims::html::render(r.claims.as_ref()),
+        exploratory_heading => EXPLORATORY_HEADING,
+        exploratory_note => EXPLORATORY_NOTE,
     };
     env.get_template("index.html")?
         .render(ctx)

@@ -3,7 +3,7 @@
 
 use crate::model::figures::Figure;
 use crate::model::tables::{self, Table};
-use crate::model::Report;
+use crate::model::{Report, EXPLORATORY_HEADING, EXPLORATORY_NOTE};
 
 /// A table cell with the characters that would break a pipe table escaped.
 fn cell(s: &str) -> String {
@@ -74,7 +74,7 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
         .map(super::claims::markdown::render)
         .unwrap_or_default();
     out += &warnings_section(r);
-    out += "## Findings\n\n";
+    out += &format!("## {EXPLORATORY_HEADING}\n\n{EXPLORATORY_NOTE}\n\n");
     let mut any = false;
     for f in r.findings.iter().filter(|f| f.metric.headline()) {
         out += &format!("- {}\n", f.sentence);

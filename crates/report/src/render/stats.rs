@@ -4,7 +4,7 @@
 
 use super::terminal::terminal_table;
 use crate::model::tables::{self, Table};
-use crate::model::{self, Metric, Report};
+use crate::model::{self, Metric, Report, EXPLORATORY_HEADING, EXPLORATORY_NOTE};
 
 /// The columns of a summary table `stats` shows without `--all`: group, policy, n, median,
 /// its CI, mean, sd, p5, p95.
@@ -74,7 +74,7 @@ fn warnings_section(r: &Report) -> String {
 /// The headline findings as sentences, then the findings' table (narrow: one line per group
 /// for the primary metric, with the legend in two lines).
 fn findings_section(r: &Report, all: bool) -> String {
-    let mut out = "\nFindings\n".to_string();
+    let mut out = format!("\n{EXPLORATORY_HEADING}\n{EXPLORATORY_NOTE}\n");
     let headline: Vec<&str> = r
         .findings
         .iter()
