@@ -29,7 +29,9 @@ use schedlab_store::query::CellView;
 use serde::Serialize;
 
 pub use findings::Finding;
-pub use fmt::{fmt_ci, fmt_num, fmt_opt_p, fmt_p, fmt_value, fmt_with_unit};
+pub use fmt::{
+    fmt_ci, fmt_median_ci, fmt_num, fmt_opt_p, fmt_p, fmt_value, fmt_with_unit, median_ci_coverage,
+};
 use layout::{Layout, Varying};
 pub use schedlab_core::metric::Metric;
 pub use stats::{par_map, summarize_metric, LARGE_N};

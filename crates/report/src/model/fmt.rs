@@ -1,6 +1,7 @@
 //! Number formatting shared by every text output: values with units, p-values, CIs.
 
 use super::Metric;
+use schedlab_analyze::Summary;
 
 /// A value with 3-4 significant digits and no exponent: 201, 28.5, 2.85, 0.285.
 pub fn fmt_num(v: f64) -> String {
@@ -57,6 +58,28 @@ pub fn fmt_ci(ci: (f64, f64), metric: Metric) -> String {
     format!("[{}, {}]", fmt_value(ci.0, metric), fmt_value(ci.1, metric))
 }
 
+/// A summary's median interval, `[lo, hi]`; below [`schedlab_analyze::MEDIAN_CI_MIN_N`] values, where no 95%
+/// interval of the median exists and it is `[min, max]`, followed by its achieved coverage,
+/// `[lo, hi] (75% cov.)` (issue 18: an interval says the coverage it has).
+pub fn fmt_median_ci(s: &Summary, metric: Metric) -> String {
+    let ci = fmt_ci(s.median_ci, metric);
+    match median_ci_coverage(s) {
+        Some(c) => format!("{ci} ({c} cov.)"),
+        None => ci,
+    }
+}
+
+/// The achieved coverage of a median interval that falls short of 95%, e.g. "75%" (3 values,
+/// [min, max]); None at [`schedlab_analyze::MEDIAN_CI_MIN_N`] values or more.
+pub fn median_ci_coverage(s: &Summary) -> Option<String> {
+    let c = s.median_ci_coverage_below_level()? * 100.0;
+    Some(if c.fract() == 0.0 {
+        format!("{c:.0}%")
+    } else {
+        format!("{c}%")
+    })
+}
+
 /// A duration in ns, printed with a unit that keeps 3-4 significant digits.
 pub fn fmt_ns(ns: f64) -> String {
     let a = ns.abs();
@@ -91,5 +114,23 @@ mod tests {
         assert_eq!(fmt_p(0.0041), "0.004");
         assert_eq!(fmt_p(0.0004), "< 0.001");
         assert_eq!(fmt_opt_p(None), "-");
+    }
+
+    #[test]
+    fn a_median_interval_short_of_95_percent_says_its_coverage() {
+        // [min, max] covers the median unless every value falls on one side of it:
+        // 1 - 2 x 0.5^n, by hand: 0.75 at 3 values, 0.9375 at 5; from 6 an interval of 95%
+        // or more exists and nothing is added.
+        let summary = |n: usize| {
+            let v: Vec<f64> = (1..=n).map(|i| i as f64).collect();
+            schedlab_analyze::summarize(&v, 7, 200).unwrap()
+        };
+        assert_eq!(
+            fmt_median_ci(&summary(3), Metric::Vcsw),
+            "[1, 3] (75% cov.)"
+        );
+        assert_eq!(median_ci_coverage(&summary(5)).as_deref(), Some("93.75%"));
+        assert_eq!(median_ci_coverage(&summary(6)), None);
+        assert!(!fmt_median_ci(&summary(8), Metric::Vcsw).contains("cov."));
     }
 }

@@ -62,7 +62,7 @@ pub fn methods(m: &MethodsInput, findings: &[Finding]) -> Methods {
     };
     let mut notes = vec![
         format!(
-            "Summaries per cell (descriptive): n, mean, sd, median, min, max, range, 5th and 95th percentiles (linear interpolation), and {:.0}% CIs of the median and the mean by percentile bootstrap with {} resamples, seeded with the run's seed {seed}. They are over the trial values (n = trials), as the tests are: per-task metrics through each trial's median over its tasks. The tables titled as pooled and the figures' distributions (box plots, densities, CDFs) pool every task of every trial instead (n = tasks).",
+            "Summaries per cell (descriptive): n, mean, sd, median, min, max, range, 5th and 95th percentiles (linear interpolation), and {:.0}% CIs of the median and the mean by percentile bootstrap with {} resamples, seeded with the run's seed {seed}. Below 6 values no interval of the median reaches 95%: it is then [min, max], shown with the coverage it has, 1 - 2 x 0.5^n (75% at 3 values, 87.5% at 4, 93.75% at 5). They are over the trial values (n = trials), as the tests are: per-task metrics through each trial's median over its tasks. The tables titled as pooled and the figures' distributions (box plots, densities, CDFs) pool every task of every trial instead (n = tasks).",
             CI_LEVEL * 100.0,
             DEFAULT_RESAMPLES
         ),

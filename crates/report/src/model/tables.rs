@@ -2,7 +2,10 @@
 //! outputs (CSV writes the same tables with full-precision numbers; LaTeX has its own layout).
 
 use super::findings::{fmt_ratio_bare, Finding};
-use super::{fmt_ci, fmt_num, fmt_opt_p, fmt_value, fmt_with_unit, tasks_phrase, Metric, Report};
+use super::{
+    fmt_ci, fmt_median_ci, fmt_num, fmt_opt_p, fmt_value, fmt_with_unit, tasks_phrase, Metric,
+    Report,
+};
 use serde::Serialize;
 
 /// A titled table of text cells.
@@ -199,7 +202,7 @@ fn summaries(
                 c.key.policy.clone(),
                 s.n.to_string(),
                 fmt_value(s.median, metric),
-                fmt_ci(s.median_ci, metric),
+                fmt_median_ci(s, metric),
                 fmt_value(s.mean, metric),
                 fmt_ci(s.mean_ci, metric),
                 fmt_value(s.sd, metric),
@@ -317,7 +320,7 @@ pub fn key_table(r: &Report, panel: usize) -> Table {
                     format!(
                         "{} {}",
                         fmt_num(s.summary.median),
-                        fmt_ci(s.summary.median_ci, metric)
+                        fmt_median_ci(&s.summary, metric)
                     )
                 }));
             }

@@ -2,7 +2,7 @@
 //! response and turnaround time per policy and load for each panel, and the headline findings.
 
 use crate::model::findings::fmt_ratio_bare;
-use crate::model::{fmt_num, fmt_with_unit, Metric, Report};
+use crate::model::{fmt_num, fmt_with_unit, median_ci_coverage, Metric, Report};
 
 /// Text with LaTeX's special characters escaped.
 pub fn escape(s: &str) -> String {
@@ -59,8 +59,10 @@ fn measure_rows(r: &Report, panel: usize, metric: Metric, name: &str) -> String 
             .iter()
             .map(|&g| {
                 let s = &r.cell_of(g, policy)?.summary(metric)?.summary;
+                let coverage = median_ci_coverage(s)
+                    .map_or(String::new(), |c| format!(" {}", c.replace('%', "\\%")));
                 Some(format!(
-                    "{} {{\\footnotesize [{}, {}]}}",
+                    "{} {{\\footnotesize [{}, {}]{coverage}}}",
                     fmt_num(s.median),
                     fmt_num(s.median_ci.0),
                     fmt_num(s.median_ci.1)
