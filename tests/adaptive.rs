@@ -60,8 +60,9 @@ fn an_unreachable_precision_runs_whole_rounds_up_to_the_maximum_and_says_so() {
          AND json_extract(params, '$.max_trials') = 4",
     );
     assert_eq!(warned, vec![1]);
+    // The methods are behind --all.
     let stats = schedlab()
-        .args(["stats", "--db", s.db().to_str().unwrap()])
+        .args(["stats", "--all", "--db", s.db().to_str().unwrap()])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&stats.stdout);
@@ -263,7 +264,7 @@ fn until_decided_stops_once_every_claim_is_decided() {
     );
     assert_eq!(warned, vec![0], "decided before the maximum");
     let stats = schedlab()
-        .args(["stats", "--db", s.db().to_str().unwrap()])
+        .args(["stats", "--all", "--db", s.db().to_str().unwrap()])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&stats.stdout);

@@ -45,6 +45,26 @@ fn the_stats_output_matches_its_snapshot() {
     let dir = tempfile::tempdir().unwrap();
     let r = report_of(&synthetic_db(dir.path(), "a.db", 1.0), false);
     insta::assert_snapshot!("stats", render_stats(&r, false));
+    insta::assert_snapshot!("stats_all", render_stats(&r, true));
+}
+
+#[test]
+fn the_default_stats_fit_one_screen_per_ten_cells() {
+    // Issue 18: no default output longer than one screen (50 lines of a 1280x800 terminal)
+    // per 10 cells; --all keeps everything the default leaves out.
+    let dir = tempfile::tempdir().unwrap();
+    let r = report_of(&synthetic_db(dir.path(), "s.db", 1.0), false);
+    let screens = r.cells.len().div_ceil(10).max(1);
+    let (short, all) = (render_stats(&r, false), render_stats(&r, true));
+    assert!(
+        short.lines().count() <= 50 * screens,
+        "{} lines for {} cells:\n{short}",
+        short.lines().count(),
+        r.cells.len()
+    );
+    for gone in ["\nMethods\n", "Pairwise tests", "response (ms), per trial"] {
+        assert!(!short.contains(gone) && all.contains(gone), "{gone}");
+    }
 }
 
 #[test]
@@ -598,10 +618,10 @@ fn a_cells_response_is_one_number_in_stats_the_key_table_and_the_findings() {
         .unwrap();
     assert!((finding.baseline_median - expected).abs() < 1e-9);
 
-    // The same number as printed: stats' response table, the Markdown key table, the
+    // The same number as printed: stats' response table (--all), the Markdown key table, the
     // findings' sentence.
     let printed = model::fmt_value(expected, Metric::Response);
-    let stats = render_stats(&r, false);
+    let stats = render_stats(&r, true);
     let table = &stats[stats
         .find("response (ms), per trial")
         .expect("response table")..];

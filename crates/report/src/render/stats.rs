@@ -1,18 +1,12 @@
-//! The text `schedlab stats` prints: the claims, warnings, findings, then every table of the
-//! report (key columns within 120 columns, or with `--all` every column and the pooled
-//! per-task tables), then the methods.
+//! The text `schedlab stats` prints: the claims, warnings and the exploratory comparisons of
+//! the primary metric, then the run's own tables (trials per cell, drift, the workloads' and
+//! the kernel's figures) within 120 columns: one screen for a run of about 10 cells (issue 18).
+//! `--all` adds every metric's comparisons, the summary and pairwise tables with every column,
+//! the pooled per-task tables and the methods.
 
 use super::terminal::terminal_table;
 use crate::model::tables::{self, Table};
 use crate::model::{self, Metric, Report, EXPLORATORY_HEADING, EXPLORATORY_NOTE};
-
-/// The columns of a summary table `stats` shows without `--all`: group, policy, n, median,
-/// its CI, mean, sd, p5, p95.
-const SUMMARY_KEY_COLUMNS: [usize; 9] = [0, 1, 2, 3, 4, 5, 7, 8, 9];
-
-/// The columns of the pairwise table without `--all`: group, metric, pair, Mann-Whitney's
-/// Holm-adjusted p, Cliff's delta.
-const PAIRS_KEY_COLUMNS: [usize; 5] = [0, 1, 2, 6, 8];
 
 /// Longest reason shown in the trials table without `--all` (the warnings have it whole).
 const REASON_CHARS: usize = 48;
@@ -43,7 +37,8 @@ pub fn render_stats(r: &Report, all: bool) -> String {
         out += &terminal_table(&t);
     }
     if !all {
-        out += "\n(key columns only; --all shows every column and the per-task metrics pooled over tasks)\n";
+        out += "\n(the primary metric only; --all adds every metric's comparisons, summaries and pairwise tests, the per-task metrics pooled over tasks, and the methods)\n";
+        return out;
     }
     out += "\nMethods\n";
     for note in &r.methods.notes {
@@ -75,10 +70,12 @@ fn warnings_section(r: &Report) -> String {
 /// for the primary metric, with the legend in two lines).
 fn findings_section(r: &Report, all: bool) -> String {
     let mut out = format!("\n{EXPLORATORY_HEADING}\n{EXPLORATORY_NOTE}\n");
+    // Without `all`, the primary metric's sentences only (its table follows).
     let headline: Vec<&str> = r
         .findings
         .iter()
         .filter(|f| f.metric.headline())
+        .filter(|f| all || f.metric == r.primary_metric)
         .map(|f| f.sentence.as_str())
         .collect();
     if headline.is_empty() {
@@ -134,35 +131,33 @@ fn cells_table(r: &Report, all: bool) -> Table {
     cells
 }
 
-/// The workload, quality, summary and pairwise tables, key columns only without `all`.
+/// The workload and quality tables (key columns only without `all`); with `all`, the summary,
+/// pooled and pairwise tables too.
 fn detail_tables(r: &Report, all: bool) -> Vec<Table> {
     let mut out: Vec<Table> = model::workload::tables(r)
         .into_iter()
         .map(|t| if all { t } else { model::workload::narrow(&t) })
         .collect();
     out.extend(model::quality::tables(&r.quality));
+    if !all {
+        return out;
+    }
     for m in Metric::ALL {
         let t = tables::summary_table(r, m);
         if !t.rows.is_empty() {
-            out.push(if all { t } else { t.keep(&SUMMARY_KEY_COLUMNS) });
+            out.push(t);
         }
     }
-    if all {
-        out.extend(
-            Metric::ALL
-                .into_iter()
-                .filter(|m| m.per_task())
-                .map(|m| tables::pooled_table(r, m))
-                .filter(|t| !t.rows.is_empty()),
-        );
-    }
+    out.extend(
+        Metric::ALL
+            .into_iter()
+            .filter(|m| m.per_task())
+            .map(|m| tables::pooled_table(r, m))
+            .filter(|t| !t.rows.is_empty()),
+    );
     let pairs = tables::pairs_table(r);
     if !pairs.rows.is_empty() {
-        out.push(if all {
-            pairs
-        } else {
-            pairs.keep(&PAIRS_KEY_COLUMNS)
-        });
+        out.push(pairs);
     }
     out
 }
