@@ -320,13 +320,16 @@ fn periodic_work_misses_no_period_at_low_load_and_every_period_past_full_load() 
         &c,
         "SELECT cpu_ns, slack_p50_ns FROM tasks ORDER BY trial_id",
     );
-    // Tolerance: 1 ms plus a tenth of the work (interrupts, and RT throttling's 5 % when a
-    // FIFO task overruns for the whole trial).
+    // Tolerance: 1 ms plus a fifth of the work: interrupts, RT throttling's 5 % when a FIFO
+    // task overruns for the whole trial, and a median of periods set against a mean (the CPU
+    // time over 30 periods) on a machine whose speed drifts within the trial: a CI run saw
+    // -15.1 ms against -19.7 ms. A lag that accumulated (an absolute timer) would be off by
+    // many periods, not a fraction of one.
     for (cpu_ns, p50) in kernel {
         let per_period = cpu_ns / 30;
         let expected = 10_000_000 - per_period;
         assert!(
-            (p50 - expected).abs() < 1_000_000 + per_period / 10,
+            (p50 - expected).abs() < 1_000_000 + per_period / 5,
             "slack p50 {p50} ns, period - CPU per period {expected} ns"
         );
     }
