@@ -81,26 +81,11 @@ fn barrier_start_gives_nonnegative_responses_and_turnarounds_after_them() {
     let after = schedlab_sys::now_ns() as i64;
     let c = s.conn();
     type Row = (i64, i64, i64, i64, i64, i64, i64);
-    let rows: Vec<Row> = c
-        .prepare(
-            "SELECT response_ns, turnaround_ns, run_span_ns, t_release_ns, t_start_ns, t_end_ns,
-                    utime_ns + stime_ns FROM tasks",
-        )
-        .unwrap()
-        .query_map([], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-            ))
-        })
-        .unwrap()
-        .map(|r| r.unwrap())
-        .collect();
+    let rows: Vec<Row> = rows(
+        &c,
+        "SELECT response_ns, turnaround_ns, run_span_ns, t_release_ns, t_start_ns, t_end_ns,
+                utime_ns + stime_ns FROM tasks",
+    );
     assert_eq!(rows.len(), 2 * 2 * 3);
     // One clock tick (HZ 250): rusage CPU time is tick-sampled.
     let tick = 4_000_000;

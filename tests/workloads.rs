@@ -5,15 +5,6 @@ mod common;
 
 use common::*;
 
-/// Pairs of an integer query's rows.
-fn pairs(c: &rusqlite::Connection, sql: &str) -> Vec<(i64, i64)> {
-    let mut st = c.prepare(sql).unwrap();
-    st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(|r| r.unwrap())
-        .collect()
-}
-
 #[test]
 fn every_messaging_receiver_gets_every_message_of_its_group_in_processes_and_threads() {
     let s = Scratch::new();
@@ -48,7 +39,7 @@ fn every_messaging_receiver_gets_every_message_of_its_group_in_processes_and_thr
     assert_eq!(per_trial, vec![12; 4]);
     // A receiver reads 3 senders x 40 loops of 100 bytes; a sender writes 3 receivers x 40.
     for role in ["receiver", "sender"] {
-        let got = pairs(
+        let got = rows::<(i64, i64)>(
             &c,
             &format!("SELECT bytes, work_units FROM tasks WHERE workload_role = '{role}'"),
         );
@@ -56,7 +47,7 @@ fn every_messaging_receiver_gets_every_message_of_its_group_in_processes_and_thr
         assert!(got.iter().all(|&p| p == (12_000, 120)), "{role}: {got:?}");
     }
     // The trial counts G x F^2 x L = 720 messages, over a positive time.
-    let trials = pairs(&c, "SELECT ops, makespan_ns FROM trials");
+    let trials = rows::<(i64, i64)>(&c, "SELECT ops, makespan_ns FROM trials");
     assert_eq!(trials.len(), 4);
     assert!(
         trials.iter().all(|&(ops, t)| ops == 720 && t > 0),
@@ -103,7 +94,7 @@ fn a_request_workload_on_one_cpu_cannot_beat_its_work() {
     let p50 = ints(&c, "SELECT op_p50_ns FROM trials");
     assert!(p50[0] >= 1_000_000, "request latency p50 {} ns", p50[0]);
     // Every completed request was timed, by the worker that did it.
-    let workers = pairs(
+    let workers = rows::<(i64, i64)>(
         &c,
         "SELECT work_units, op_count FROM tasks WHERE workload_role = 'worker'",
     );
@@ -226,7 +217,7 @@ fn pipe_round_trips_are_the_loops_and_each_side_switches_at_least_once_per_loop(
     );
     // Against the kernel's CPU clocks: on one CPU the two sides never run at once, so the
     // trial (whose makespan / loops is the round-trip figure) lasts at least their CPU time.
-    let serial = pairs(
+    let serial = rows::<(i64, i64)>(
         &c,
         "SELECT tr.makespan_ns, SUM(t.cpu_ns) FROM trials tr JOIN tasks t USING (trial_id)
          GROUP BY tr.trial_id",
@@ -294,16 +285,16 @@ fn periodic_work_misses_no_period_at_low_load_and_every_period_past_full_load() 
         );
     }
     let c = s.conn();
-    let rows = pairs(
+    let misses = rows::<(i64, i64)>(
         &c,
         "SELECT tr.misses, tr.ops FROM trials tr ORDER BY tr.trial_id",
     );
     assert_eq!(
-        rows,
+        misses,
         vec![(0, 30), (30, 30)],
         "misses and periods at 40 % and 250 %"
     );
-    let slack = pairs(
+    let slack = rows::<(i64, i64)>(
         &c,
         "SELECT slack_p1_ns, slack_p99_ns FROM trials ORDER BY trial_id",
     );
@@ -316,7 +307,7 @@ fn periodic_work_misses_no_period_at_low_load_and_every_period_past_full_load() 
     // CPU time, so the median slack is the period minus the task's CPU time per period
     // (rt-app's relative timer: an overrun period starts the next one at once, so each misses
     // by its own overrun, and the lag never accumulates).
-    let kernel = pairs(
+    let kernel = rows::<(i64, i64)>(
         &c,
         "SELECT cpu_ns, slack_p50_ns FROM tasks ORDER BY trial_id",
     );

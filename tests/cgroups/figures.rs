@@ -10,27 +10,11 @@ use super::*;
 type Stored = (i64, String, i64, i64, i64, i64, i64);
 
 fn stored(s: &Scratch) -> Vec<Stored> {
-    let conn = s.conn();
-    let mut st = conn
-        .prepare(
-            "SELECT trial_id, name, usage_ns, nr_periods, nr_throttled, throttled_ns, usage_contended_ns
+    rows(
+        &s.conn(),
+        "SELECT trial_id, name, usage_ns, nr_periods, nr_throttled, throttled_ns, usage_contended_ns
              FROM task_groups ORDER BY trial_id, group_index",
-        )
-        .unwrap();
-    st.query_map([], |r| {
-        Ok((
-            r.get(0)?,
-            r.get(1)?,
-            r.get(2)?,
-            r.get(3)?,
-            r.get(4)?,
-            r.get(5)?,
-            r.get(6)?,
-        ))
-    })
-    .unwrap()
-    .map(Result::unwrap)
-    .collect()
+    )
 }
 
 /// `schedlab CMD --db SCRATCH ARGS`, which must succeed; its standard output.

@@ -188,34 +188,15 @@ fn assert_nothing_left() {
 type GroupFigures = (i64, i64, String, i64, i64, i64, i64, Option<i64>, i64, i64);
 
 fn groups(s: &Scratch) -> Vec<GroupFigures> {
-    let conn = s.conn();
-    let mut st = conn
-        .prepare(
-            "SELECT c.cell_index, g.trial_id, g.name, g.usage_ns, g.nr_periods, g.nr_throttled, g.throttled_ns,
+    rows(
+        &s.conn(),
+        "SELECT c.cell_index, g.trial_id, g.name, g.usage_ns, g.nr_periods, g.nr_throttled, g.throttled_ns,
                     g.usage_contended_ns,
                     (SELECT MAX(t.turnaround_ns) FROM tasks t WHERE t.trial_id = g.trial_id AND t.group_name = g.name),
                     (SELECT SUM(t.cpu_ns) FROM tasks t WHERE t.trial_id = g.trial_id AND t.group_name = g.name)
              FROM task_groups g JOIN trials tr ON tr.trial_id = g.trial_id JOIN cells c ON c.cell_id = tr.cell_id
              WHERE tr.status = 'ok' ORDER BY c.cell_index, g.trial_id, g.group_index",
-        )
-        .unwrap();
-    st.query_map([], |r| {
-        Ok((
-            r.get(0)?,
-            r.get(1)?,
-            r.get(2)?,
-            r.get(3)?,
-            r.get(4)?,
-            r.get(5)?,
-            r.get(6)?,
-            r.get(7)?,
-            r.get(8)?,
-            r.get(9)?,
-        ))
-    })
-    .unwrap()
-    .map(Result::unwrap)
-    .collect()
+    )
 }
 
 #[test]

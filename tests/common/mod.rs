@@ -108,6 +108,19 @@ pub fn run_ok(s: &Scratch, args: &[&str]) -> String {
     text
 }
 
+/// Every row of a query, each read as the tuple `T` (rusqlite reads a row into a tuple of up
+/// to 16 columns).
+pub fn rows<T>(conn: &Connection, sql: &str) -> Vec<T>
+where
+    T: for<'a> TryFrom<&'a rusqlite::Row<'a>, Error = rusqlite::Error>,
+{
+    let mut st = conn.prepare(sql).unwrap();
+    st.query_map([], |r| T::try_from(r))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect()
+}
+
 /// One integer column of a query.
 pub fn ints(conn: &Connection, sql: &str) -> Vec<i64> {
     let mut st = conn.prepare(sql).unwrap();

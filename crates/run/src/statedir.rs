@@ -39,7 +39,7 @@ fn who(uid: u32) -> String {
 }
 
 /// What is wrong with a parent of the state directory, if anything.
-fn unsafe_parent(info: &FileMeta, euid: u32) -> Option<String> {
+fn parent_open_to_others(info: &FileMeta, euid: u32) -> Option<String> {
     if info.uid != 0 && info.uid != euid {
         return Some(format!("is owned by {}", who(info.uid)));
     }
@@ -248,7 +248,7 @@ fn check_part(
         }
     }
     if !last {
-        if let Some(why) = unsafe_parent(&info, euid) {
+        if let Some(why) = parent_open_to_others(&info, euid) {
             return Err(format!(
                 "the state directory {shown} lies in {}, which {why}: someone else could replace the state directory and its journals; set {STATE_DIR_ENV} to a directory whose parents only root writes",
                 cur.display()
