@@ -103,14 +103,14 @@ pub use precision::{precision, Decision, Precision, StoppingRule};
 pub use rank_tests::{
     jonckheere_one_sided, mann_whitney_one_sided, signed_rank_one_sided, OneSided,
 };
-pub use ratio::{median_ratio_ci, RatioCi};
+pub use ratio::{median_ratio_ci, RatioCi, DEFAULT_RESAMPLES};
 pub use sequential::{
     look_alpha, sequence_boundary, sequential_precision, AnytimeStoppingRule, MedianSequence,
     SequentialPrecision, UntilDecided, UntilDecidedStep, SEQUENCE_ALPHA, SEQUENCE_RHO,
 };
 pub use summary::{
     jain_index, mean, median, percentile, percentile_sorted, quantile_sorted, sample_variance,
-    summarize, Summary, CI_LEVEL, DEFAULT_RESAMPLES, MEDIAN_CI_MIN_N,
+    summarize, Summary, CI_LEVEL, MEAN_CI_LABEL, MEDIAN_CI_MIN_N,
 };
 pub use trend::{test_trend, TrendLevel, TrendTest};
 pub use trials::{per_trial, per_trial_by_key, Location};
@@ -551,7 +551,7 @@ mod tests {
 
     #[test]
     fn reexports_reach_every_part_of_the_module() {
-        let s = summarize(&[1.0, 2.0, 3.0], 0, DEFAULT_RESAMPLES).expect("summary");
+        let s = summarize(&[1.0, 2.0, 3.0]).expect("summary");
         assert_eq!(s.median, 2.0);
         assert_eq!(percentile_sorted(&[1.0, 2.0], 50.0), Some(1.5));
         assert_eq!(jain_index(&[1.0, 1.0]), Some(1.0));

@@ -6,6 +6,9 @@ use serde::Serialize;
 use super::bootstrap::bootstrap_median_draw;
 use super::summary::{percentile_sorted, CI_LEVEL};
 
+/// Number of bootstrap resamples used when a caller has no reason to choose another.
+pub const DEFAULT_RESAMPLES: usize = 2000;
+
 /// median(other) / median(baseline) with its bootstrap CI.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct RatioCi {

@@ -34,4 +34,13 @@ impl Shape {
     pub(super) fn median(self) -> f64 {
         100.0
     }
+
+    /// The distribution's mean: 100 for the normal and the (symmetric) bimodal one,
+    /// 100 e^(0.5²/2) = 113.31 for the log-normal one.
+    pub(super) fn mean(self) -> f64 {
+        match self {
+            Shape::LogNormal => 100.0 * (0.125f64).exp(),
+            Shape::Normal | Shape::Bimodal => 100.0,
+        }
+    }
 }

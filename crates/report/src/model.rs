@@ -34,7 +34,7 @@ pub use fmt::{
 };
 use layout::{Layout, Varying};
 pub use schedlab_core::metric::Metric;
-pub use stats::{par_map, summarize_metric, LARGE_N};
+pub use stats::par_map;
 pub use trials::{trial_values, TestUnit};
 
 pub use notes::{WarningKind, EXPLORATORY_HEADING, EXPLORATORY_NOTE};
@@ -128,26 +128,14 @@ impl CellKey {
     }
 }
 
-/// How a summary's CIs were computed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CiMethod {
-    /// Percentile bootstrap, [`schedlab_analyze::DEFAULT_RESAMPLES`] resamples seeded with the run's seed.
-    Bootstrap,
-    /// n > [`LARGE_N`]: mean ± z·sd/√n and the distribution-free order-statistic interval
-    /// of the median (ranks n/2 ± z·√n/2), which the bootstrap matches at this size.
-    Analytic,
-}
-
 /// One metric of one cell.
 #[derive(Debug, Clone, Serialize)]
 pub struct MetricSummary {
     /// Which metric.
     pub metric: Metric,
-    /// Its statistics, in the metric's unit.
+    /// Its statistics, in the metric's unit, with the order-statistic interval of the
+    /// median and the Student t interval of the mean.
     pub summary: Summary,
-    /// How the CIs were computed.
-    pub ci: CiMethod,
 }
 
 /// One cell of the run with its summaries.
@@ -218,16 +206,10 @@ pub struct Panel {
 /// How the report's statistics were computed, for the methods section.
 #[derive(Debug, Clone, Serialize)]
 pub struct Methods {
-    /// Seed of every bootstrap (the run's seed).
+    /// The run's seed (its trial order).
     pub seed: u64,
-    /// Bootstrap resamples per summary.
-    pub resamples: usize,
-    /// Coverage of every CI.
+    /// Coverage asked of every CI (what each achieves is stated where it falls short).
     pub ci_level: f64,
-    /// Samples above this size get analytic CIs.
-    pub large_n: usize,
-    /// Whether any summary used analytic CIs.
-    pub any_analytic: bool,
     /// The baseline named with `--baseline`; `None`: the first policy of the policy axis.
     pub baseline: Option<String>,
     /// How the findings' p-values were computed, with how many findings used each.
@@ -389,7 +371,7 @@ pub fn build(input: &ReportInput) -> Report {
         panels,
     } = Layout::of(input, &keys);
     let trial_values: TrialValues = par_map(&input.cells, trial_values);
-    let (samples, any_analytic) = summarize(&input.cells, &trial_values, &mut cells, seed);
+    let samples = summarize(&input.cells, &trial_values, &mut cells);
     let order = baseline::spec_policies(&input.run);
     for g in &mut groups {
         g.baseline = baseline::pick(input, &keys, &g.cells, &order, input.baseline.as_deref());
@@ -407,7 +389,6 @@ pub fn build(input: &ReportInput) -> Report {
     let mut methods = notes::methods(
         &notes::MethodsInput {
             seed,
-            any_analytic,
             include_warmup: input.include_warmup,
             baseline: input.baseline.clone(),
         },
@@ -443,14 +424,12 @@ pub fn build(input: &ReportInput) -> Report {
 }
 
 /// Every cell's samples and its summaries per metric: over the trial values for every metric,
-/// and pooled over the tasks for per-task metrics, on every CPU; also whether any CI was
-/// analytic (large samples) rather than bootstrapped.
+/// and pooled over the tasks for per-task metrics, on every CPU.
 fn summarize(
     input: &[CellView],
     trial_values: &TrialValues,
     cells: &mut [CellReport],
-    seed: u64,
-) -> (Vec<Vec<Vec<f64>>>, bool) {
+) -> Vec<Vec<Vec<f64>>> {
     let samples: Vec<Vec<Vec<f64>>> = par_map(input, cell_samples);
     // (cell, metric, pooled)
     let jobs: Vec<(usize, Metric, bool)> = (0..cells.len())
@@ -464,20 +443,14 @@ fn summarize(
         .collect();
     let summaries = par_map(&jobs, |&(c, m, pooled)| {
         if pooled {
-            summarize_metric(&samples[c][m.index()], seed)
+            schedlab_analyze::summarize(&samples[c][m.index()])
         } else {
-            summarize_metric(&trials::values(&trial_values[c][m.index()]), seed)
+            schedlab_analyze::summarize(&trials::values(&trial_values[c][m.index()]))
         }
     });
-    let mut any_analytic = false;
     for (&(c, metric, pooled), s) in jobs.iter().zip(summaries) {
-        if let Some((summary, ci)) = s {
-            any_analytic |= ci == CiMethod::Analytic;
-            let m = MetricSummary {
-                metric,
-                summary,
-                ci,
-            };
+        if let Some(summary) = s {
+            let m = MetricSummary { metric, summary };
             if pooled {
                 cells[c].pooled.push(m);
             } else {
@@ -485,7 +458,7 @@ fn summarize(
             }
         }
     }
-    (samples, any_analytic)
+    samples
 }
 
 /// Trial values per cell and metric

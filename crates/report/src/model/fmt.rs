@@ -123,7 +123,7 @@ mod tests {
         // or more exists and nothing is added.
         let summary = |n: usize| {
             let v: Vec<f64> = (1..=n).map(|i| i as f64).collect();
-            schedlab_analyze::summarize(&v, 7, 200).unwrap()
+            schedlab_analyze::summarize(&v).unwrap()
         };
         assert_eq!(
             fmt_median_ci(&summary(3), Metric::Vcsw),

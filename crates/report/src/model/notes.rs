@@ -1,7 +1,7 @@
 //! The report's prose about the run: the methods section and the warnings.
 
-use super::{CellReport, Finding, Group, Methods, ReportInput, StoredWarning, LARGE_N};
-use schedlab_analyze::{PValueMethod, CI_LEVEL, DEFAULT_RESAMPLES};
+use super::{CellReport, Finding, Group, Methods, ReportInput, StoredWarning};
+use schedlab_analyze::{PValueMethod, CI_LEVEL, DEFAULT_RESAMPLES, MEAN_CI_LABEL};
 use serde::Serialize;
 
 /// The heading of the comparisons nobody declared: exploratory, never findings to rely on.
@@ -13,10 +13,8 @@ pub const EXPLORATORY_NOTE: &str = "Exploratory, not confirmatory: every policy 
 /// What the methods section depends on besides the findings.
 #[derive(Debug, Clone, Default)]
 pub struct MethodsInput {
-    /// Seed of every bootstrap (the run's seed).
+    /// The run's seed (its trial order, and the exploratory ratios' bootstrap).
     pub seed: u64,
-    /// Whether any summary used analytic CIs.
-    pub any_analytic: bool,
     /// Whether warm-up trials were included.
     pub include_warmup: bool,
     /// The baseline named with `--baseline`, if any.
@@ -62,9 +60,8 @@ pub fn methods(m: &MethodsInput, findings: &[Finding]) -> Methods {
     };
     let mut notes = vec![
         format!(
-            "Summaries per cell (descriptive): n, mean, sd, median, min, max, range, 5th and 95th percentiles (linear interpolation), and {:.0}% CIs of the median and the mean by percentile bootstrap with {} resamples, seeded with the run's seed {seed}. Below 6 values no interval of the median reaches 95%: it is then [min, max], shown with the coverage it has, 1 - 2 x 0.5^n (75% at 3 values, 87.5% at 4, 93.75% at 5). They are over the trial values (n = trials), as the tests are: per-task metrics through each trial's median over its tasks. The tables titled as pooled and the figures' distributions (box plots, densities, CDFs) pool every task of every trial instead (n = tasks).",
+            "Summaries per cell (descriptive): n, mean, sd, median, min, max, range, 5th and 95th percentiles (linear interpolation), and {:.0}% CIs. The median's is the distribution-free order-statistic interval [x(k), x(n+1-k)] with the widest k whose coverage 1 - 2 P(Binomial(n, 1/2) < k) is at least 95%, for any continuous distribution. Below 6 values no such interval reaches 95%: it is then [min, max], shown with the coverage it has, 1 - 2 x 0.5^n (75% at 3 values, 87.5% at 4, 93.75% at 5). The mean's is the {MEAN_CI_LABEL}. They are over the trial values (n = trials), as the tests are: per-task metrics through each trial's median over its tasks. The tables titled as pooled and the figures' distributions (box plots, densities, CDFs) pool every task of every trial instead (n = tasks).",
             CI_LEVEL * 100.0,
-            DEFAULT_RESAMPLES
         ),
         "Per-trial metrics have one value per trial; per-task metrics one value per task of every trial. Times are in ms. Run span = turnaround - response. \"/ tasks\" metrics divide a trial's total by its task count (study 002's per-process view). Jain's index of CPU share is computed within each trial (1 = equal CPU times).".into(),
         "Tests run on the trial, the unit of replication: one value per trial, the trial's own for per-trial metrics and the median of its tasks for per-task metrics. Tasks of one trial share its conditions (machine state, co-runners, start), so pooling them across trials would count dependent values as independent and overstate significance.".into(),
@@ -78,12 +75,6 @@ pub fn methods(m: &MethodsInput, findings: &[Finding]) -> Methods {
         "Too few trials: with n trials per policy the smallest two-sided Mann-Whitney p is 2 / C(2n, n) (0.1 for 3 vs 3), times the number of comparisons after Holm's adjustment; a finding whose trials cannot go below 0.05 says so and from how many trials it becomes possible (possible, not likely: that is no power statement). Findings state no power: power and trials needed are given for declared claims, for the test they run. csv/findings.csv keeps min_detectable, the difference of means a two-sided t-test at unadjusted alpha 0.05 would detect with 80% power ((t(0.975, df) + t(0.8, df)) * s_p * sqrt(1/n1 + 1/n2)); it is not the power of the Mann-Whitney test with Holm's adjustment that the findings use.".into(),
         "The pairwise table tests every pair of policies on the same trial values: Welch's t and Mann-Whitney U with Holm's adjustment over all pairs of a group, Cohen's d and Cliff's delta as effect sizes; ANOVA and Kruskal-Wallis test all policies of a group at once (in the CSV tables). Their p-values come from the F distribution (exact only for normal data) and the chi-squared approximation, which with few trials is too small for two groups (Kruskal-Wallis gives 0.0495 for 3 vs 3 trials that do not overlap, where the exact Mann-Whitney p is 0.1) but too large, i.e. conservative, for three or more groups (0.027 for three groups of 3 that do not overlap, where the exact permutation p is 0.0036), so no finding rests on them.".into(),
     ];
-    if m.any_analytic {
-        notes.push(format!(
-            "Samples of more than {LARGE_N} values use analytic {:.0}% CIs instead of the bootstrap: mean ± 1.96·sd/√n, and for the median the distribution-free order-statistic interval (ranks n/2 ± 0.98·√n). At this size they agree with the bootstrap, which would cost n draws per resample.",
-            CI_LEVEL * 100.0
-        ));
-    }
     notes.push(if m.include_warmup {
         "Warm-up trials are included (--include-warmup).".into()
     } else {
@@ -91,10 +82,7 @@ pub fn methods(m: &MethodsInput, findings: &[Finding]) -> Methods {
     });
     Methods {
         seed,
-        resamples: DEFAULT_RESAMPLES,
         ci_level: CI_LEVEL,
-        large_n: LARGE_N,
-        any_analytic: m.any_analytic,
         baseline: m.baseline.clone(),
         p_methods,
         notes,

@@ -84,10 +84,9 @@ fn summaries(r: &Report) -> Result<String> {
         "p95",
         "median_ci_lo",
         "median_ci_hi",
+        "median_ci_coverage",
         "mean_ci_lo",
         "mean_ci_hi",
-        "ci_method",
-        "seed",
         "values",
     ]);
     let mut rows = Vec::new();
@@ -120,13 +119,9 @@ fn summaries(r: &Report) -> Result<String> {
                 num(s.p95),
                 num(s.median_ci.0),
                 num(s.median_ci.1),
+                num(s.median_ci_coverage),
                 num(s.mean_ci.0),
                 num(s.mean_ci.1),
-                serde_json::to_value(m.ci)?
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                r.methods.seed.to_string(),
                 values.to_string(),
             ]);
             rows.push(row);
