@@ -49,7 +49,7 @@ pub enum Command {
     Show(ShowArgs),
     /// Write a run's report: HTML page with plots, LaTeX and Markdown tables, CSV (default: latest run).
     Report(ReportArgs),
-    /// Print a run's summaries, tests and findings as terminal tables.
+    /// Print a run's claims, summaries, tests and exploratory comparisons as terminal tables.
     Stats(StatsArgs),
     /// Compare the same cells in two runs (A/B), e.g. two kernels or two machines.
     Compare(CompareArgs),
@@ -347,7 +347,7 @@ pub struct StatsArgs {
     #[command(flatten)]
     pub selection: SelectionArgs,
     /// Show everything the compact view leaves out: every column of every table, the
-    /// findings of every tested metric, and the per-task metrics pooled over every task
+    /// exploratory comparisons of every tested metric, and the per-task metrics pooled over every task
     /// (default: the key columns within 120 columns, one line per group for the primary metric).
     #[arg(long, visible_alias = "wide")]
     pub all: bool,
@@ -416,7 +416,7 @@ pub enum ReportFormatArg {
     Html,
     /// report.tex: booktabs tables, ready to paste.
     Latex,
-    /// report.md: summary with findings, key tables and figure links.
+    /// report.md: summary with claims, exploratory comparisons, key tables and figure links.
     Markdown,
     /// csv/*.csv: every table, full precision.
     Csv,

@@ -115,12 +115,12 @@ fn each_verdict_word_is_reached_on_a_real_run_and_every_output_opens_with_the_cl
     let dir = out.join("1");
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
     let html = read("index.html");
-    let (claims, findings) = (
+    let (claims, exploratory) = (
         html.find("id=\"claims\"").unwrap(),
-        html.find("id=\"findings\"").unwrap(),
+        html.find("id=\"exploratory\"").unwrap(),
     );
     assert!(
-        claims < findings && html.contains("<td>contradicted</td>"),
+        claims < exploratory && html.contains("<td>contradicted</td>"),
         "HTML"
     );
     let md = read("report.md");

@@ -48,6 +48,64 @@ fn the_stats_output_matches_its_snapshot() {
     insta::assert_snapshot!("stats_all", render_stats(&r, true));
 }
 
+/// Every file under `dir` but images, as (path, text).
+fn text_files(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(text_files(&path));
+        } else if path.extension().is_none_or(|e| e != "png") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            out.push((path, text));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_output_calls_an_exploratory_comparison_a_finding() {
+    // Issue 18: what was not declared is exploratory, "never called a finding". Every
+    // format, every file name, stats (both views) and compare.
+    let dir = tempfile::tempdir().unwrap();
+    let db = synthetic_db(dir.path(), "a.db", 1.0);
+    let r = report_of(&db, false);
+    let out = dir.path().join("out");
+    let all = [
+        ReportFormat::Html,
+        ReportFormat::Latex,
+        ReportFormat::Markdown,
+        ReportFormat::Csv,
+    ];
+    write_report(&r, &all, &out).expect("written");
+    let mut texts = text_files(&out);
+    assert!(texts.len() > 10, "{} files", texts.len());
+    assert!(texts
+        .iter()
+        .any(|(p, _)| p.ends_with("csv/exploratory.csv")));
+    texts.push(("stats".into(), render_stats(&r, false)));
+    texts.push(("stats --all".into(), render_stats(&r, true)));
+    let input = load_input(&Store::open(&db).unwrap(), 1, false).unwrap();
+    let c = compare::compare(&input, &input);
+    texts.push(("compare".into(), render::compare::render(&c)));
+    for (path, text) in &texts {
+        let name = path.to_string_lossy().to_lowercase();
+        assert!(!name.contains("finding"), "{name}");
+        let said = text.lines().find(|l| l.to_lowercase().contains("finding"));
+        assert!(
+            said.is_none(),
+            "{name} says finding: {}",
+            said.unwrap_or("")
+        );
+    }
+    // And the comparisons are labelled with their unadjusted p where shown.
+    let stats = render_stats(&r, true);
+    assert!(stats.contains("p (unadjusted)"), "{stats}");
+    assert!(texts
+        .iter()
+        .any(|(p, t)| p.ends_with("report.md") && t.contains("p (unadjusted)")));
+}
+
 #[test]
 fn the_default_stats_fit_one_screen_per_ten_cells() {
     // Issue 18: no default output longer than one screen (50 lines of a 1280x800 terminal)
@@ -124,7 +182,9 @@ fn the_default_stats_show_one_line_per_group_for_the_primary_metric() {
         !text.contains("every policy vs"),
         "the per-metric tables are behind --all"
     );
-    assert!(render_stats(&r, true).contains("Every policy against its group's baseline"));
+    assert!(
+        render_stats(&r, true).contains("Exploratory: every policy against its group's baseline")
+    );
 }
 
 #[test]
@@ -193,12 +253,11 @@ fn compare_finds_the_slower_fifo_turnaround_in_run_b_and_lists_unmatched_cells()
         .iter()
         .find(|r| r.metric == Metric::Turnaround && r.cell.starts_with("fifo"))
         .expect("fifo turnaround row");
-    let ratio = row.ratio.expect("ratio");
-    assert!((ratio - 1.5).abs() < 0.01, "{ratio}");
-    let (lo, hi) = row.ratio_ci.expect("ci");
+    let e = row.effect.expect("effect");
+    assert!((e.estimate - 1.5).abs() < 0.01, "{e:?}");
     assert!(
-        lo > 1.4 && hi < 1.6 && lo <= ratio && ratio <= hi,
-        "[{lo}, {hi}]"
+        e.lo > 1.4 && e.hi < 1.6 && e.lo <= e.estimate && e.estimate <= e.hi,
+        "{e:?}"
     );
     assert_eq!(row.mark(), "**");
     let other = c
@@ -206,7 +265,10 @@ fn compare_finds_the_slower_fifo_turnaround_in_run_b_and_lists_unmatched_cells()
         .iter()
         .find(|r| r.metric == Metric::Turnaround && r.cell.starts_with("other"))
         .expect("other turnaround row");
-    assert_eq!(other.ratio, Some(1.0));
+    assert!(
+        (other.ratio().expect("ratio") - 1.0).abs() < 1e-12,
+        "{other:?}"
+    );
     assert_eq!(other.mark(), "");
     assert_eq!(
         c.only_a,
@@ -236,15 +298,15 @@ fn the_report_command_writes_a_self_contained_page_plots_and_tables() {
     let page = std::fs::read_to_string(out.join("1/index.html")).expect("index.html");
     assert!(page.contains("<svg"), "figures are inline");
     assert!(page.contains("fifo vs other (baseline): fifo") && page.contains("s makespan is "));
-    // The first screen: the findings (the one-line-per-group table first), then the
-    // warnings and the run's record.
+    // The first screen: the exploratory comparisons (the one-line-per-group table first),
+    // then the warnings and the run's record.
     let at = |what: &str| {
         page.find(what)
             .unwrap_or_else(|| panic!("{what} in the page"))
     };
-    assert!(at("id=\"findings\"") < at("makespan (ms) per group"));
-    assert!(at("makespan (ms) per group") < at("<ul class=\"findings\">"));
-    assert!(at("<ul class=\"findings\">") < at("id=\"warnings\""));
+    assert!(at("id=\"exploratory\"") < at("makespan (ms) per group"));
+    assert!(at("makespan (ms) per group") < at("<ul class=\"sentences\">"));
+    assert!(at("<ul class=\"sentences\">") < at("id=\"warnings\""));
     assert!(at("id=\"warnings\"") < at("<dl class=\"meta\">"));
     assert!(at("<dl class=\"meta\">") < at("id=\"figures\""));
     assert!(
@@ -279,7 +341,8 @@ fn write_report_writes_only_the_formats_asked_for() {
     let out = dir.path().join("only-csv");
     let written = write_report(&r, &[ReportFormat::Csv], &out).expect("written");
     assert_eq!(written, vec!["csv/ (8 tables)"]);
-    assert!(out.join("csv/findings.csv").is_file());
+    assert!(out.join("csv/exploratory.csv").is_file());
+    assert!(!out.join("csv/findings.csv").exists());
     assert!(!out.join("index.html").exists() && !out.join("plots").exists());
 }
 
@@ -347,7 +410,10 @@ fn stats_and_compare_print_through_the_binary() {
         .arg(&b)
         .assert()
         .success()
-        .stdout(predicates::str::contains("seed 42").and(predicates::str::contains("1.50x")));
+        .stdout(
+            predicates::str::contains("Hodges-Lehmann ratio")
+                .and(predicates::str::contains("1.50x")),
+        );
 }
 
 #[test]
@@ -453,13 +519,13 @@ fn runs_of_one_spec_on_two_hosts_compare_the_hosts_like_policies() {
         .findings
         .iter()
         .find(|f| f.group == g && f.metric == Metric::Turnaround && f.policy == "fifo @ web2")
-        .expect("a turnaround finding for web2's FIFO");
+        .expect("a turnaround comparison for web2's FIFO");
     assert_eq!(f.baseline, "fifo @ web1");
     assert_eq!(
         f.policies, 4,
         "other and fifo on each host (rr has no data)"
     );
-    let ratio = f.ratio.expect("ratio");
+    let ratio = f.effect.expect("effect").estimate;
     assert!((ratio - 1.5).abs() < 0.01, "{ratio}");
     assert!(f.significant_at_01 && f.direction() == 1, "{f:?}");
     let note = r
@@ -566,7 +632,7 @@ fn hand_median(mut xs: Vec<f64>) -> f64 {
 }
 
 #[test]
-fn a_cells_response_is_one_number_in_stats_the_key_table_and_the_findings() {
+fn a_cells_response_is_one_number_in_stats_the_key_table_and_the_exploratory_comparisons() {
     let dir = tempfile::tempdir().unwrap();
     let db = synthetic_db(dir.path(), "a.db", 1.0);
     // Skewed responses in other's 4-task cell, so that pooling the tasks and taking each
@@ -611,15 +677,15 @@ fn a_cells_response_is_one_number_in_stats_the_key_table_and_the_findings() {
     let cell = r.cell_of(g, "other").unwrap();
     let median = cell.summary(Metric::Response).unwrap().summary.median;
     assert!((median - expected).abs() < 1e-9, "{median} vs {expected}");
-    let finding = r
+    let comparison = r
         .findings
         .iter()
         .find(|f| f.group == g && f.metric == Metric::Response && f.policy == "fifo")
         .unwrap();
-    assert!((finding.baseline_median - expected).abs() < 1e-9);
+    assert!((comparison.baseline_median - expected).abs() < 1e-9);
 
     // The same number as printed: stats' response table (--all), the Markdown key table, the
-    // findings' sentence.
+    // comparison's sentence.
     let printed = model::fmt_value(expected, Metric::Response);
     let stats = render_stats(&r, true);
     let table = &stats[stats
@@ -642,12 +708,12 @@ fn a_cells_response_is_one_number_in_stats_the_key_table_and_the_findings() {
         "{key_row}"
     );
     assert!(
-        finding.sentence.contains(&format!(
+        comparison.sentence.contains(&format!(
             "vs {})",
             model::fmt_with_unit(expected, Metric::Response)
         )),
         "{}",
-        finding.sentence
+        comparison.sentence
     );
 }
 

@@ -1,5 +1,6 @@
 //! Conclusions that respect the design (issue 11), on the synthetic database of
-//! `report_db`: findings against the baseline with ratio, CI and adjusted p, too few trials
+//! `report_db`: exploratory comparisons against the baseline with effect, CI and unadjusted
+//! p, too few trials
 //! and from how many p < 0.05 is possible, the methods section, `compare`'s comparability
 //! checks, and tables that fit 120 columns.
 
@@ -23,25 +24,24 @@ fn fifo_is_compared_with_the_baseline_other_and_found_significantly_faster() {
         .findings
         .iter()
         .find(|f| f.metric == Metric::Makespan && r.groups[f.group].tasks == 2)
-        .expect("a makespan finding for 2 tasks");
+        .expect("a makespan comparison for 2 tasks");
     // The spec lists no policies, so the baseline is the first policy in cell order.
     assert_eq!((f.baseline.as_str(), f.policy.as_str()), ("other", "fifo"));
     // By hand: other's makespans are 22.06 + 0.4 t ms and fifo's 20.01 + 0.15 t ms for the
     // trials t = 1..6, so their medians are 23.46 and 20.535 ms.
     assert!((f.baseline_median - 23.46).abs() < 1e-9, "{f:?}");
     assert!((f.median - 20.535).abs() < 1e-9, "{f:?}");
-    let ratio = f.ratio.expect("ratio");
-    assert!((ratio - 20.535 / 23.46).abs() < 1e-12);
-    // A bootstrap median is one of a policy's trials, so the CI lies within the extreme
-    // ratios 20.16 / 24.46 and 20.91 / 22.46.
-    let (lo, hi) = f.ratio_ci.expect("ci");
-    assert!(lo <= ratio && ratio <= hi, "[{lo}, {hi}]");
-    assert!(lo >= 20.16 / 24.46 && hi <= 20.91 / 22.46, "[{lo}, {hi}]");
-    // 6 vs 6 trials without overlap: exact p = 2 / C(12, 6) = 2 / 924; one comparison.
-    assert!((f.p_adjusted.expect("p") - 2.0 / 924.0).abs() < 1e-12);
+    // The Hodges-Lehmann ratio is the median of the 36 ratios fifo / other, all within the
+    // extremes 20.16 / 24.46 and 20.91 / 22.46; 6 vs 6 allows a 95% interval inside them.
+    let e = f.effect.expect("effect");
+    assert!(e.lo <= e.estimate && e.estimate <= e.hi, "{e:?}");
+    assert!(e.lo > 20.16 / 24.46 && e.hi < 20.91 / 22.46, "{e:?}");
+    assert!(!e.below_level && e.coverage >= 0.95, "{e:?}");
+    // 6 vs 6 trials without overlap: exact p = 2 / C(12, 6) = 2 / 924, unadjusted.
+    assert!((f.p.expect("p") - 2.0 / 924.0).abs() < 1e-12);
     assert_eq!(f.method, Some(PValueMethod::Exact));
     assert!(f.significant_at_01 && !f.too_few_trials);
-    // The effect in words with its interval: 1 - 20.535 / 23.46 = 12% lower.
+    // The effect in words with its interval.
     let pct = |v: f64| {
         assert!(v >= 1.0, "{v}");
         if v >= 10.0 {
@@ -53,9 +53,10 @@ fn fifo_is_compared_with_the_baseline_other_and_found_significantly_faster() {
     assert_eq!(
         f.sentence,
         format!(
-            "For cpu:pi with 2 tasks, fifo vs other (baseline): fifo's makespan is 12% lower than other's (20.5 ms vs 23.5 ms) [95% CI {}–{}% lower]; lower (better) than the baseline at alpha 0.01 (Holm-adjusted p = 0.002; exact Mann-Whitney on 6 vs 6 trials).",
-            pct((1.0 - hi) * 100.0),
-            pct((1.0 - lo) * 100.0)
+            "For cpu:pi with 2 tasks, fifo vs other (baseline): fifo's makespan is {}% lower than other's (medians 20.5 ms vs 23.5 ms) [95% CI {}–{}% lower]; lower (better) than the baseline at alpha 0.01 (p (unadjusted) = 0.002; exact Mann-Whitney on 6 vs 6 trials).",
+            pct((1.0 - e.estimate) * 100.0),
+            pct((1.0 - e.hi) * 100.0),
+            pct((1.0 - e.lo) * 100.0)
         )
     );
     // Per-task metrics are tested on the trial medians, 6 per policy, not on the 12 tasks.
@@ -63,10 +64,10 @@ fn fifo_is_compared_with_the_baseline_other_and_found_significantly_faster() {
         .findings
         .iter()
         .find(|f| f.metric == Metric::Turnaround && r.groups[f.group].tasks == 2)
-        .expect("a turnaround finding");
+        .expect("a turnaround comparison");
     assert_eq!((turnaround.n_policy, turnaround.n_baseline), (6, 6));
     assert!(turnaround.sentence.contains("on 6 vs 6 trial medians"));
-    // rr has no ok trial: no finding for it.
+    // rr has no ok trial: no comparison for it.
     assert!(r.findings.iter().all(|f| f.policy != "rr"));
 }
 
@@ -80,16 +81,24 @@ fn the_baseline_is_the_first_policy_of_the_spec_axis_or_the_one_asked_for() {
             .iter()
             .find(|f| f.metric == Metric::Makespan && r.groups[f.group].tasks == 2)
             .cloned()
-            .expect("a makespan finding")
+            .expect("a makespan comparison")
     };
     let mut input = load_input(&store, 1, false).unwrap();
     input.baseline = Some("fifo".into());
     let f = makespan(&model::build(&input));
     assert_eq!((f.baseline.as_str(), f.policy.as_str()), ("fifo", "other"));
-    assert!((f.ratio.expect("ratio") - 23.46 / 20.535).abs() < 1e-12);
-    assert!(f.sentence.starts_with(
-        "For cpu:pi with 2 tasks, other vs fifo (baseline): other's makespan is 14% higher than fifo's (23.5 ms vs 20.5 ms)"
-    ));
+    let e = f.effect.expect("effect");
+    assert!(
+        e.lo > 1.0 && e.lo <= e.estimate && e.estimate <= e.hi,
+        "{e:?}"
+    );
+    assert!(
+        f.sentence.starts_with(
+            "For cpu:pi with 2 tasks, other vs fifo (baseline): other's makespan is 14% higher than fifo's (medians 23.5 ms vs 20.5 ms)"
+        ),
+        "{}",
+        f.sentence
+    );
     assert!(f
         .sentence
         .contains("higher (worse) than the baseline at alpha 0.01"));
@@ -128,8 +137,8 @@ fn the_baseline_is_the_first_policy_of_the_spec_axis_or_the_one_asked_for() {
 }
 
 #[test]
-fn three_trials_per_policy_are_too_few_and_the_finding_says_from_how_many_p_below_005_is_possible()
-{
+fn three_trials_per_policy_are_too_few_and_the_comparison_says_from_how_many_p_below_005_is_possible(
+) {
     let dir = tempfile::tempdir().unwrap();
     let db = synthetic_db(dir.path(), "a.db", 1.0);
     keep_trials(&db, 3);
@@ -138,19 +147,19 @@ fn three_trials_per_policy_are_too_few_and_the_finding_says_from_how_many_p_belo
         .findings
         .iter()
         .find(|f| f.metric == Metric::Makespan && r.groups[f.group].tasks == 2)
-        .expect("a makespan finding");
+        .expect("a makespan comparison");
     // Separated, but 3 vs 3: the exact p cannot go below 2 / C(6, 3) = 0.1.
-    assert!((f.p_adjusted.expect("p") - 0.1).abs() < 1e-12, "{f:?}");
+    assert!((f.p.expect("p") - 0.1).abs() < 1e-12, "{f:?}");
     assert!(f.too_few_trials && !f.significant_at_05);
     assert_eq!(f.trials_needed, Some(4));
     // By hand: other 22.46, 22.86, 23.26 ms (var 0.16), fifo 20.16, 20.31, 20.46 ms
     // (var 0.0225): pooled sd sqrt(0.09125) = 0.30208; (t(.975, 4) + t(.8, 4)) = 3.71741;
     // MDD = 3.71741 * 0.30208 * sqrt(2/3) = 0.91689 ms.
-    // Computed for the csv only: the t-test it belongs to is not the test the finding runs.
+    // Computed for the csv only: the t-test it belongs to is not the test the comparison runs.
     let mdd = f.min_detectable.expect("mdd");
     assert!((mdd - 0.91689).abs() < 1e-4, "{mdd}");
     assert!(
-        f.sentence.contains("too few trials: 3 vs 3 cannot reach p < 0.05, p < 0.05 becomes possible (not likely) from 4 per policy (Holm-adjusted p = 0.100; exact Mann-Whitney on 3 vs 3 trials)."),
+        f.sentence.contains("too few trials: 3 vs 3 cannot reach p < 0.05, p < 0.05 becomes possible (not likely) from 4 per policy (p (unadjusted) = 0.100; exact Mann-Whitney on 3 vs 3 trials)."),
         "{}",
         f.sentence
     );
@@ -166,16 +175,19 @@ fn the_methods_section_names_the_test_its_unit_and_why() {
     for needle in [
         "Tests run on the trial, the unit of replication",
         "the median of its tasks for per-task metrics",
-        "two-sided Mann-Whitney U test with Holm's adjustment over the group's comparisons with the baseline",
+        "two-sided Mann-Whitney U test, its p unadjusted for the other comparisons",
+        "Hodges-Lehmann ratio",
+        "order-statistic interval",
+        "Student t interval: 95% for normal values only",
         "exact null distribution of U",
         "rather than a permutation test stratified by round",
-        "Findings state no power",
+        "The exploratory comparisons state no power",
         "pool every task of every trial instead (n = tasks)",
         "They are over the trial values (n = trials)",
     ] {
         assert!(notes.contains(needle), "{needle} missing from:\n{notes}");
     }
-    // Which p-value method each finding used is counted: with ties (the counts) a
+    // Which p-value method each comparison used is counted: with ties (the counts) a
     // permutation p, without them the exact distribution.
     let exact = r
         .findings
@@ -184,7 +196,7 @@ fn the_methods_section_names_the_test_its_unit_and_why() {
         .count();
     assert!(exact > 0);
     assert!(
-        notes.contains(&format!("exact null distribution for {exact} findings")),
+        notes.contains(&format!("exact null distribution for {exact} comparisons")),
         "{notes}"
     );
     assert!(r.methods.p_methods.contains(&(PValueMethod::Exact, exact)));
@@ -246,7 +258,7 @@ fn compare_refuses_cells_whose_units_of_work_differ_unless_allowed() {
 }
 
 #[test]
-fn compare_says_when_a_single_trial_leaves_the_ci_to_the_other_side() {
+fn compare_states_the_coverage_of_an_interval_a_single_trial_leaves() {
     let dir = tempfile::tempdir().unwrap();
     let a = synthetic_db(dir.path(), "a.db", 1.0);
     let b = synthetic_db(dir.path(), "b.db", 1.0);
@@ -262,14 +274,15 @@ fn compare_says_when_a_single_trial_leaves_the_ci_to_the_other_side() {
         .find(|r| r.metric == Metric::Makespan)
         .expect("a makespan row");
     assert_eq!((row.n_a, row.n_b), (6, 1));
-    assert!(row.one_sided_ci());
-    let text = schedlab_report::render::compare::render(&c);
+    // 6 vs 1: U takes 0..6 with probability 1/7 each, so the widest interval [min, max] of
+    // the 6 ratios covers 1 - 2/7 = 71.4%, and says so.
+    let e = row.effect.expect("effect");
     assert!(
-        text.contains(
-            "† One side has a single trial: the CI reflects only the other side's spread."
-        ),
-        "{text}"
+        e.below_level && (e.coverage - 5.0 / 7.0).abs() < 1e-12,
+        "{e:?}"
     );
+    let text = schedlab_report::render::compare::render(&c);
+    assert!(text.contains("(71.4% CI)"), "{text}");
 }
 
 /// The widest line of `text`, in characters.

@@ -133,7 +133,7 @@ pub fn power_alpha(alpha: f64, m: usize) -> f64 {
     alpha / m.max(1) as f64
 }
 
-/// A comparison nobody declared: its unadjusted p, never a finding.
+/// A comparison nobody declared: its unadjusted p, no verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Exploratory {
     /// Always [`EXPLORATORY`].
@@ -163,7 +163,7 @@ pub fn claims_methods_text(alpha: f64, family_size: usize) -> String {
 Each is tested on trial values (one per trial) with exact rank tests: Mann-Whitney U, or with rounds the Wilcoxon signed-rank test on per-round differences (labels swapped within rounds); equality by two one-sided tests at the margins (TOST); trends by Jonckheere-Terpstra on per-trial distances of the ratio to its target. \
 A direction's p-value is two-sided (twice the smaller one-sided p), so supported and contradicted together keep the family's error at alpha; supported, contradicted, equivalent and not equivalent need a Holm-adjusted p <= alpha, else the verdict is inconclusive. \
 Several compared treatments must each hold (the largest p). Effects are Hodges-Lehmann ratios (differences when a side has a value <= 0) with the interval of the same rank test and its achieved coverage. \
-Power and trials needed are for the test run, at alpha / {family_size}, by seeded simulation of a normal shift model with the observed spread. Everything else is exploratory: unadjusted p, never a finding."
+Power and trials needed are for the test run, at alpha / {family_size}, by seeded simulation of a normal shift model with the observed spread. Everything else is exploratory: unadjusted p, no verdict."
     )
 }
 

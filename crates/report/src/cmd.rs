@@ -18,7 +18,7 @@ pub enum ReportFormat {
     Html,
     /// report.tex: booktabs tables, ready to paste.
     Latex,
-    /// report.md: summary with findings, key tables and figure links.
+    /// report.md: summary with claims, exploratory comparisons, key tables and figure links.
     Markdown,
     /// csv/*.csv: every table, full precision.
     Csv,

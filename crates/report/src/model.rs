@@ -1,4 +1,4 @@
-//! The computed report of one run: per-cell summaries, per-group tests, findings and the data
+//! The computed report of one run: per-cell summaries, per-group tests, the exploratory comparisons and the data
 //! behind every figure, as pure functions from stored rows to a serialisable [`Report`].
 //!
 //! Times are reported in milliseconds (stored rows are nanoseconds), counts as counts.
@@ -30,7 +30,8 @@ use serde::Serialize;
 
 pub use findings::Finding;
 pub use fmt::{
-    fmt_ci, fmt_median_ci, fmt_num, fmt_opt_p, fmt_p, fmt_value, fmt_with_unit, median_ci_coverage,
+    fmt_ci, fmt_effect, fmt_median_ci, fmt_num, fmt_opt_p, fmt_p, fmt_value, fmt_with_unit,
+    median_ci_coverage,
 };
 use layout::{Layout, Varying};
 pub use schedlab_core::metric::Metric;
@@ -212,7 +213,7 @@ pub struct Methods {
     pub ci_level: f64,
     /// The baseline named with `--baseline`; `None`: the first policy of the policy axis.
     pub baseline: Option<String>,
-    /// How the findings' p-values were computed, with how many findings used each.
+    /// How the exploratory comparisons' p-values were computed, with how many used each.
     pub p_methods: Vec<(schedlab_analyze::PValueMethod, usize)>,
     /// The methods as sentences.
     pub notes: Vec<String>,
@@ -376,7 +377,7 @@ pub fn build(input: &ReportInput) -> Report {
     for g in &mut groups {
         g.baseline = baseline::pick(input, &keys, &g.cells, &order, input.baseline.as_deref());
     }
-    let findings = test_groups(input, &keys, &trial_values, &mut groups);
+    let findings = test_groups(&keys, &trial_values, &mut groups);
     let quality = quality::build(input, &cells, &groups);
     let mut warnings = notes::warnings(input, &cells, &groups);
     // Before the stored warnings, which are many and shown only in part.
@@ -465,14 +466,8 @@ fn summarize(
 type TrialValues = Vec<Vec<Vec<(i64, f64)>>>;
 
 /// The tests on one value per trial: every group's pairwise tests per tested metric (stored
-/// in the groups), and the findings against each group's baseline.
-fn test_groups(
-    input: &ReportInput,
-    keys: &[CellKey],
-    trial_values: &TrialValues,
-    groups: &mut [Group],
-) -> Vec<Finding> {
-    let seed = input.run.seed;
+/// in the groups), and the exploratory comparisons with each group's baseline.
+fn test_groups(keys: &[CellKey], trial_values: &TrialValues, groups: &mut [Group]) -> Vec<Finding> {
     let policies: Vec<String> = keys.iter().map(|k| k.policy.clone()).collect();
     let jobs: Vec<(usize, Metric)> = (0..groups.len())
         .flat_map(|g| {
@@ -491,7 +486,7 @@ fn test_groups(
         }
     }
     par_map(&jobs, |&(g, m)| {
-        findings::against_baseline(g, &groups[g], m, &policies, trial_values, seed)
+        findings::against_baseline(g, &groups[g], m, &policies, trial_values)
     })
     .into_iter()
     .flatten()

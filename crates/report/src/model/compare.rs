@@ -1,21 +1,18 @@
 //! A/B comparison of two runs, in the manner of benchstat: the cells present in both (matched
 //! by their axis values) with each side's work, units, kernel and machine, and per metric
-//! the ratio B/A of the medians of the trial values with a seeded 95% bootstrap CI over
-//! trials and a Mann-Whitney significance mark. Cells whose units of work differ are not
+//! the medians of the trial values, the effect B against A (Hodges-Lehmann ratio B/A, or
+//! the difference B - A where a value is <= 0) with its exact Mann-Whitney interval and its
+//! achieved coverage, and an unadjusted Mann-Whitney mark. Cells whose units of work differ are not
 //! comparable: the caller refuses them unless asked to go ahead. `render::compare` prints it.
 
-use super::findings::AllZero;
 use super::fmt::fmt_ns;
 use super::trials::values;
 use super::{describe, trial_values, CellKey, Metric, ReportInput};
 use schedlab_analyze::{
-    mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u, median, median_ratio_ci,
-    PValueMethod, ALPHAS,
+    effect_two_sample, mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u, median,
+    Effect, EffectScale, PValueMethod, ALPHAS, CI_LEVEL,
 };
 use std::collections::HashMap;
-
-/// Bootstrap resamples per ratio CI.
-pub const RESAMPLES: usize = 2000;
 
 /// One metric of one cell in both runs.
 #[derive(Debug, Clone)]
@@ -32,13 +29,10 @@ pub struct CompareRow {
     pub median_a: f64,
     /// Median of B's trial values, in the metric's unit.
     pub median_b: f64,
-    /// Median B / median A; `None` when A's median is 0 or a side is all zeros.
-    pub ratio: Option<f64>,
-    /// 95% bootstrap CI of the ratio, resampling each run's trials.
-    pub ratio_ci: Option<(f64, f64)>,
-    /// Which side's trial values are all zero (A is the baseline): then no ratio, and the
-    /// difference B - A is shown instead.
-    pub all_zero: AllZero,
+    /// B against A: the Hodges-Lehmann ratio B/A, or the difference B - A where a trial
+    /// value is <= 0 (no ratio of a side that is 0), with the interval of the exact
+    /// Mann-Whitney distribution and the coverage it has ([`effect`]).
+    pub effect: Option<Effect>,
     /// Mann-Whitney U two-sided p-value of A vs B on the trial values (not adjusted).
     pub p: Option<f64>,
     /// How `p` was computed.
@@ -59,9 +53,11 @@ impl CompareRow {
         }
     }
 
-    /// One side has a single trial: the CI reflects only the other side's spread.
-    pub fn one_sided_ci(&self) -> bool {
-        self.ratio_ci.is_some() && (self.n_a == 1) != (self.n_b == 1)
+    /// The effect as a ratio B/A, if it is one.
+    pub fn ratio(&self) -> Option<f64> {
+        self.effect
+            .filter(|e| e.scale == EffectScale::Ratio)
+            .map(|e| e.estimate)
     }
 }
 
@@ -154,8 +150,6 @@ pub struct CompareReport {
     pub side_a: Side,
     /// Where B ran.
     pub side_b: Side,
-    /// Seed of every bootstrap (run A's seed).
-    pub seed: u64,
     /// Every cell in both runs, in A's cell order.
     pub cells: Vec<CellMatch>,
     /// One row per matched cell and metric with data in both runs, by metric then cell.
@@ -205,11 +199,12 @@ impl CompareReport {
     }
 }
 
-/// 95% percentile-bootstrap CI of median(b) / median(a), resampling each run's values
-/// ([`median_ratio_ci`] with [`RESAMPLES`] resamples). `None` when A's median is 0 or a
-/// side is all zeros.
-pub fn ratio_ci(a: &[f64], b: &[f64], seed: u64) -> Option<(f64, f64)> {
-    median_ratio_ci(a, b, seed, RESAMPLES).map(|r| (r.lo, r.hi))
+/// The effect of B against A on their trial values at 95%: Hodges-Lehmann ratio B/A with
+/// Moses' interval from the exact Mann-Whitney distribution (its achieved coverage below
+/// 95% where these trials allow no 95% interval), or the difference B - A where a value is
+/// <= 0. `None` when a side has no value.
+pub fn effect(a: &[f64], b: &[f64]) -> Option<Effect> {
+    effect_two_sample(b, a, CI_LEVEL)
 }
 
 /// Units of work per task, or "unknown".
@@ -225,7 +220,6 @@ pub fn work(w: Option<i64>) -> String {
 /// Matches the cells of two runs by axis values and compares every tested metric on the
 /// trial values.
 pub fn compare(a: &ReportInput, b: &ReportInput) -> CompareReport {
-    let seed = a.run.seed;
     let keys_a = CellKey::all_of(&a.cells);
     let keys_b = CellKey::all_of(&b.cells);
     let all: Vec<CellKey> = keys_a.iter().chain(&keys_b).cloned().collect();
@@ -266,7 +260,6 @@ pub fn compare(a: &ReportInput, b: &ReportInput) -> CompareReport {
                 continue;
             };
             let test = mann_whitney_u(&xa, &xb);
-            let all_zero = AllZero::of(&xa, &xb);
             rows.push(CompareRow {
                 cell: label.clone(),
                 metric: m,
@@ -274,10 +267,7 @@ pub fn compare(a: &ReportInput, b: &ReportInput) -> CompareReport {
                 n_b: xb.len(),
                 median_a,
                 median_b,
-                ratio: (median_a != 0.0 && all_zero == AllZero::Neither)
-                    .then(|| median_b / median_a),
-                all_zero,
-                ratio_ci: ratio_ci(&xa, &xb, seed),
+                effect: effect(&xa, &xb),
                 p: test.map(|t| t.p_value),
                 method: test.map(|t| t.method),
                 min_p: mann_whitney_min_p(xa.len(), xb.len()),
@@ -297,7 +287,6 @@ pub fn compare(a: &ReportInput, b: &ReportInput) -> CompareReport {
         b: side_b.label.clone(),
         side_a,
         side_b,
-        seed,
         cells,
         rows,
         only_a: only(&keys_a, &in_b),
@@ -324,7 +313,7 @@ impl CompareReport {
     /// row (`Some(None)`: no positive ratio).
     pub fn geomean(&self, m: Metric) -> Option<Option<f64>> {
         let rows = self.rows_of(m);
-        (rows.len() > 1).then(|| geomean(rows.iter().filter_map(|r| r.ratio)))
+        (rows.len() > 1).then(|| geomean(rows.iter().filter_map(|r| r.ratio())))
     }
 
     /// Trials per run with which exact Mann-Whitney can reach p < 0.05.
@@ -359,26 +348,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_ratio_ci_brackets_the_true_ratio_of_two_shifted_samples() {
+    fn the_effect_brackets_the_true_ratio_of_two_scaled_samples() {
         let a: Vec<f64> = (0..50).map(|i| 100.0 + i as f64).collect();
         let b: Vec<f64> = a.iter().map(|x| x * 1.5).collect();
-        let (lo, hi) = ratio_ci(&a, &b, 7).expect("ci");
-        assert!(lo < 1.5 && 1.5 < hi, "[{lo}, {hi}]");
-        assert!(hi - lo < 0.4, "[{lo}, {hi}]");
-        assert_eq!(ratio_ci(&a, &b, 7), Some((lo, hi)), "seeded: repeatable");
+        let e = effect(&a, &b).expect("effect");
+        assert_eq!(e.scale, EffectScale::Ratio);
+        assert!(e.lo < 1.5 && 1.5 < e.hi, "{e:?}");
+        assert!(e.hi - e.lo < 0.4, "{e:?}");
+        // A side of zeros: the difference B - A, not a ratio of 0.
+        let d = effect(&[2.0, 3.0], &[0.0, 0.0]).expect("effect");
+        assert_eq!((d.scale, d.estimate), (EffectScale::Difference, -2.5));
     }
 
-    fn row(p: Option<f64>, n_a: usize, n_b: usize) -> CompareRow {
+    fn row(p: Option<f64>, ratio: Option<f64>) -> CompareRow {
         CompareRow {
             cell: String::new(),
             metric: Metric::Makespan,
-            n_a,
-            n_b,
+            n_a: 6,
+            n_b: 6,
             median_a: 1.0,
             median_b: 1.0,
-            ratio: None,
-            ratio_ci: Some((0.9, 1.1)),
-            all_zero: AllZero::Neither,
+            effect: ratio.and_then(|r| effect(&[1.0, 1.1], &[r, r * 1.1])),
             p,
             method: None,
             min_p: None,
@@ -388,23 +378,14 @@ mod tests {
 
     #[test]
     fn marks_follow_the_p_value_and_geomean_ignores_undefined_ratios() {
-        assert_eq!(row(Some(0.004), 6, 6).mark(), "**");
-        assert_eq!(row(Some(0.03), 6, 6).mark(), "*");
-        assert_eq!(row(Some(0.2), 6, 6).mark(), "");
-        assert_eq!(row(None, 6, 6).mark(), "");
+        assert_eq!(row(Some(0.004), None).mark(), "**");
+        assert_eq!(row(Some(0.03), None).mark(), "*");
+        assert_eq!(row(Some(0.2), None).mark(), "");
+        assert_eq!(row(None, None).mark(), "");
+        let r = row(None, Some(2.0)).ratio().expect("a ratio");
+        assert!((r - 2.0).abs() < 1e-12, "{r}");
         let g = geomean([2.0, 0.5, f64::NAN, 0.0].into_iter()).expect("two usable ratios");
         assert!((g - 1.0).abs() < 1e-12);
-    }
-
-    #[test]
-    fn a_single_trial_on_one_side_makes_the_ci_one_sided() {
-        assert!(row(None, 1, 5).one_sided_ci());
-        assert!(row(None, 5, 1).one_sided_ci());
-        assert!(!row(None, 1, 1).one_sided_ci(), "no spread on either side");
-        assert!(!row(None, 5, 5).one_sided_ci());
-        // The CI of a ratio with one baseline trial is the other side's spread alone.
-        let (lo, hi) = ratio_ci(&[10.0], &[9.0, 10.0, 11.0, 12.0], 3).expect("ci");
-        assert!(lo >= 0.9 && hi <= 1.2 && lo < hi, "[{lo}, {hi}]");
     }
 
     #[test]

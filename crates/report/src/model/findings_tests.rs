@@ -1,4 +1,5 @@
-//! Tests of the findings: exact p-values, Holm, too few trials, sentences.
+//! Tests of the exploratory comparisons: unadjusted exact p-values, effects with their
+//! intervals, too few trials, sentences.
 use super::*;
 use crate::model::Group;
 
@@ -23,21 +24,18 @@ fn findings(policies: &[&str], makespans: &[Vec<f64>]) -> Vec<Finding> {
         baseline: Some(0),
         tests: Vec::new(),
     };
-    against_baseline(0, &g, Metric::Makespan, &names, &tv, 7)
+    against_baseline(0, &g, Metric::Makespan, &names, &tv)
 }
 
 #[test]
-fn three_trials_per_policy_are_too_few_and_the_finding_names_the_smallest_detectable_difference() {
+fn three_trials_per_policy_are_too_few_and_the_sentence_says_from_how_many() {
     // Completely separated, yet 3 vs 3 trials: the exact two-sided p is 2 / C(6, 3) = 0.1.
     let f = &findings(
         &["other", "fifo"],
         &[vec![28.0, 30.0, 32.0], vec![10.0, 11.0, 12.0]],
     )[0];
     assert_eq!((f.baseline.as_str(), f.policy.as_str()), ("other", "fifo"));
-    assert!(
-        (f.p_adjusted.expect("test ran") - 0.1).abs() < 1e-12,
-        "{f:?}"
-    );
+    assert!((f.p.expect("test ran") - 0.1).abs() < 1e-12, "{f:?}");
     assert_eq!(f.method, Some(PValueMethod::Exact));
     assert!(f.too_few_trials && !f.significant_at_05);
     assert_eq!(f.trials_needed, Some(4));
@@ -45,35 +43,64 @@ fn three_trials_per_policy_are_too_few_and_the_finding_names_the_smallest_detect
     // times 1.5811 * sqrt(2/3) = 4.7991 ms.
     let mdd = f.min_detectable.expect("mdd");
     assert!((mdd - 4.7991).abs() < 1e-3, "{mdd}");
-    assert!((f.ratio.expect("ratio") - 11.0 / 30.0).abs() < 1e-12);
+    // By hand: the 9 ratios fifo / other have median 11 / 30; 3 vs 3 allows no 95%
+    // interval, the widest is [10 / 32, 12 / 28] and covers 1 - 2 / C(6, 3) = 90%.
+    let e = f.effect.expect("effect");
+    assert_eq!(e.scale, EffectScale::Ratio);
+    assert!((e.estimate - 11.0 / 30.0).abs() < 1e-12);
+    assert!((e.lo - 10.0 / 32.0).abs() < 1e-12 && (e.hi - 12.0 / 28.0).abs() < 1e-12);
+    assert!(e.below_level && (e.coverage - 0.9).abs() < 1e-12);
     assert_eq!(
         f.sentence,
-        "For cpu:pi with 2 tasks, fifo vs other (baseline): fifo's makespan is 63% lower than other's (11.0 ms vs 30.0 ms) [95% CI 57–69% lower]; too few trials: 3 vs 3 cannot reach p < 0.05, p < 0.05 becomes possible (not likely) from 4 per policy (Holm-adjusted p = 0.100; exact Mann-Whitney on 3 vs 3 trials)."
+        "For cpu:pi with 2 tasks, fifo vs other (baseline): fifo's makespan is 63% lower than other's (medians 11.0 ms vs 30.0 ms) [90.0% CI 57–69% lower]; too few trials: 3 vs 3 cannot reach p < 0.05, p < 0.05 becomes possible (not likely) from 4 per policy (p (unadjusted) = 0.100; exact Mann-Whitney on 3 vs 3 trials)."
     );
     assert_eq!(f.verdict(), "too few");
 }
 
 #[test]
-fn six_separated_trials_are_significant_and_holm_counts_every_other_policy() {
+fn the_p_is_the_unadjusted_exact_mann_whitney_p_whatever_the_number_of_comparisons() {
+    // Two policies, each 3 trials fully separated from the baseline's 3: scipy's
+    // mannwhitneyu(method="exact") gives 0.1 for each; Holm over the two would give 0.2.
+    let base = vec![20.0, 21.0, 22.0];
+    let fs = findings(
+        &["other", "fifo", "rr"],
+        &[base, vec![10.0, 11.0, 12.0], vec![30.0, 31.0, 32.0]],
+    );
+    assert_eq!(fs.len(), 2);
+    for f in &fs {
+        assert!((f.p.expect("p") - 0.1).abs() < 1e-12, "{f:?}");
+        assert_eq!(f.method, Some(PValueMethod::Exact));
+        assert_eq!(f.min_p, Some(0.1));
+        assert!(
+            f.sentence.contains("p (unadjusted) = 0.100"),
+            "{}",
+            f.sentence
+        );
+    }
+}
+
+#[test]
+fn six_separated_trials_are_below_001_unadjusted() {
     let base = vec![23.0, 23.2, 23.4, 23.6, 23.8, 24.0];
     let fast: Vec<f64> = base.iter().map(|x| x - 3.0).collect();
     let slow: Vec<f64> = base.iter().map(|x| x + 0.1).collect();
     let fs = findings(&["other", "fifo", "rr"], &[base, fast, slow]);
     assert_eq!(fs.len(), 2);
     let (fifo, rr) = (&fs[0], &fs[1]);
-    // Exact p of 6 vs 6 separated: 2 / C(12, 6) = 2 / 924; Holm with 2 comparisons
-    // doubles the smallest.
+    // Exact p of 6 vs 6 separated: 2 / C(12, 6) = 2 / 924, not adjusted for rr.
     assert!((fifo.p.expect("p") - 2.0 / 924.0).abs() < 1e-12);
-    assert!((fifo.p_adjusted.expect("p") - 4.0 / 924.0).abs() < 1e-12);
     assert!(fifo.significant_at_01 && !fifo.too_few_trials);
     assert_eq!(fifo.verdict(), "lower **");
     assert!(fifo.sentence.contains(
-        "lower (better) than the baseline at alpha 0.01 (Holm-adjusted p = 0.004; exact Mann-Whitney on 6 vs 6 trials)"
+        "lower (better) than the baseline at alpha 0.01 (p (unadjusted) = 0.002; exact Mann-Whitney on 6 vs 6 trials)"
     ), "{}", fifo.sentence);
-    let (lo, hi) = fifo.ratio_ci.expect("ci");
-    let r = fifo.ratio.expect("ratio");
-    assert!(lo <= r && r <= hi && hi < 1.0, "{lo} {r} {hi}");
-    assert!(!rr.significant_at_05 && rr.p_adjusted.expect("p") > 0.05);
+    let e = fifo.effect.expect("effect");
+    assert!(
+        e.lo <= e.estimate && e.estimate <= e.hi && e.hi < 1.0,
+        "{e:?}"
+    );
+    assert!(!e.below_level && fifo.sentence.contains("[95% CI "));
+    assert!(!rr.significant_at_05 && rr.p.expect("p") > 0.05);
     assert_eq!(rr.verdict(), "n.s.");
     assert!(rr
         .sentence
@@ -81,45 +108,38 @@ fn six_separated_trials_are_significant_and_holm_counts_every_other_policy() {
     // No detectable-difference claim: the t-test it came from is not the test run.
     assert!(!rr.sentence.contains("detect"), "{}", rr.sentence);
     assert!(rr.min_detectable.is_some(), "still computed for the csv");
-    assert_eq!((rr.comparisons, rr.policies), (2, 3));
+    assert_eq!(rr.policies, 3);
 }
 
 #[test]
 fn the_sentence_states_the_effect_with_its_interval_in_words() {
-    // Three times the baseline: "times", the interval as ratios.
+    // Three times the baseline: "times", the interval as ratios. By hand: the 9 ratios run
+    // from 3 / 1.2 = 2.5 to 3.6 / 1 = 3.6 with median 3.
     let f = &findings(
         &["other", "fifo"],
         &[vec![1.0, 1.1, 1.2], vec![3.0, 3.3, 3.6]],
     )[0];
-    let (lo, hi) = f.ratio_ci.expect("ci");
     assert!(
-        f.sentence.contains(&format!(
-            "fifo's makespan is 3.00 times other's (3.30 ms vs 1.10 ms) [95% CI {}–{} times]",
-            fmt_ratio_bare(lo),
-            fmt_ratio_bare(hi)
-        )),
+        f.sentence.contains(
+            "fifo's makespan is 3.00 times other's (medians 3.30 ms vs 1.10 ms) [90.0% CI 2.50–3.60 times]"
+        ),
         "{}",
         f.sentence
     );
-    // Overlapping trials: an interval from lower to higher around the estimate.
+    // Overlapping trials, 4 vs 4: the Hodges-Lehmann ratio is the median of the 16 ratios,
+    // 1.0436 (by hand in Python), the interval [10.5 / 13, 13.5 / 10], which covers
+    // 1 - 2 / C(8, 4) = 97.1%, so it is a 95% interval.
     let f = &findings(
         &["other", "fifo"],
         &[vec![10.0, 11.0, 12.0, 13.0], vec![10.5, 11.5, 12.5, 13.5]],
     )[0];
-    let (lo, hi) = f.ratio_ci.expect("ci");
-    assert!(lo < 1.0 && 1.0 < hi, "[{lo}, {hi}]");
-    let want = format!(
-        "[95% CI {}% lower to {}% higher]",
-        fmt_pct((1.0 - lo) * 100.0),
-        fmt_pct((hi - 1.0) * 100.0)
-    );
     assert!(
-        f.sentence
-            .contains("fifo's makespan is 4.3% higher than other's (12.0 ms vs 11.5 ms)"),
+        f.sentence.contains(
+            "fifo's makespan is 4.4% higher than other's (medians 12.0 ms vs 11.5 ms) [95% CI 19% lower to 35% higher]"
+        ),
         "{}",
         f.sentence
     );
-    assert!(f.sentence.contains(&want), "{want} in {}", f.sentence);
     assert_eq!(change(0.88), "12% lower");
     assert_eq!(change(1.045), "4.5% higher");
     assert_eq!(change(0.99996), "0.0040% lower");
@@ -129,7 +149,7 @@ fn the_sentence_states_the_effect_with_its_interval_in_words() {
 #[test]
 fn one_trial_or_identical_values_give_no_test_and_say_why() {
     let f = &findings(&["other", "fifo"], &[vec![5.0], vec![4.0, 4.5]])[0];
-    assert_eq!(f.p_adjusted, None);
+    assert_eq!(f.p, None);
     assert!(f
         .sentence
         .ends_with("no test: a test needs at least 2 trials per policy."));
@@ -147,32 +167,35 @@ fn one_trial_or_identical_values_give_no_test_and_say_why() {
 }
 
 #[test]
-fn a_side_of_all_zeros_gets_the_difference_not_a_ratio() {
+fn a_value_of_zero_gives_the_difference_not_a_ratio() {
     // The case: a numerator that is always 0 printed "ratio 0.00 [0.00, 0.00]".
+    // By hand: the 9 differences 0 - other are -40, -45, -50 (three times each).
     let f = &findings(
         &["other", "fifo"],
         &[vec![40.0, 45.0, 50.0], vec![0.0, 0.0, 0.0]],
     )[0];
-    assert_eq!(f.all_zero, AllZero::Policy);
-    assert_eq!((f.ratio, f.ratio_ci), (None, None));
-    // By hand: 0 - 45 = -45 ms.
+    let e = f.effect.expect("effect");
+    assert_eq!(
+        (e.scale, e.estimate, e.lo, e.hi),
+        (EffectScale::Difference, -45.0, -50.0, -40.0)
+    );
     assert!(
         f.sentence.contains(
-            "makespan 0 ms vs 45.0 ms, difference -45.0 ms (no ratio: every trial of fifo is 0);"
+            "fifo's makespan is 45.0 ms lower than other's (medians 0 ms vs 45.0 ms) [90.0% CI 40.0–50.0 ms lower];"
         ),
         "{}",
         f.sentence
     );
+    // 2 vs 2: differences 0, 0, 2, 2, median 1; [min, max] covers 1 - 2 / C(4, 2) = 66.7%.
     let f = &findings(&["other", "fifo"], &[vec![0.0, 0.0], vec![2.0, 0.0]])[0];
-    assert_eq!(f.all_zero, AllZero::Baseline);
     assert!(
-        f.sentence
-            .contains("difference +1.00 ms (no ratio: every trial of other is 0)"),
+        f.sentence.contains(
+            "fifo's makespan is 1.00 ms higher than other's (medians 1.00 ms vs 0 ms) [66.7% CI 0 ms to +2.00 ms]"
+        ),
         "{}",
         f.sentence
     );
-    // One zero among other values is no reason to drop the ratio.
+    // One zero among other values: still no ratio (log 0), the difference.
     let f = &findings(&["other", "fifo"], &[vec![10.0, 12.0], vec![0.0, 11.0]])[0];
-    assert_eq!(f.all_zero, AllZero::Neither);
-    assert!(f.ratio.is_some());
+    assert_eq!(f.effect.expect("effect").scale, EffectScale::Difference);
 }

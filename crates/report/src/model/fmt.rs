@@ -1,7 +1,8 @@
 //! Number formatting shared by every text output: values with units, p-values, CIs.
 
+use super::findings::fmt_ratio_bare;
 use super::Metric;
-use schedlab_analyze::Summary;
+use schedlab_analyze::{Effect, EffectScale, Summary};
 
 /// A value with 3-4 significant digits and no exponent: 201, 28.5, 2.85, 0.285.
 pub fn fmt_num(v: f64) -> String {
@@ -78,6 +79,25 @@ pub fn median_ci_coverage(s: &Summary) -> Option<String> {
     } else {
         format!("{c}%")
     })
+}
+
+/// "0.52 [0.49, 0.55]", "-3.1 ms [-4.0, -2.2]", with the achieved coverage where the interval
+/// is not a 95 % one.
+pub fn fmt_effect(e: &Effect, metric: Option<Metric>) -> String {
+    let (num, unit): (fn(f64) -> String, &str) = match e.scale {
+        EffectScale::Ratio => (fmt_ratio_bare, "x"),
+        EffectScale::Difference => (fmt_num, metric.map_or("", Metric::unit)),
+    };
+    let unit = if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {unit}")
+    };
+    let mut out = format!("{}{unit} [{}, {}]", num(e.estimate), num(e.lo), num(e.hi));
+    if e.below_level || (e.level - 0.95).abs() > 1e-9 {
+        out += &format!(" ({:.1}% CI)", e.coverage * 100.0);
+    }
+    out
 }
 
 /// A duration in ns, printed with a unit that keeps 3-4 significant digits.

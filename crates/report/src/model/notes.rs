@@ -1,19 +1,19 @@
 //! The report's prose about the run: the methods section and the warnings.
 
 use super::{CellReport, Finding, Group, Methods, ReportInput, StoredWarning};
-use schedlab_analyze::{PValueMethod, CI_LEVEL, DEFAULT_RESAMPLES, MEAN_CI_LABEL};
+use schedlab_analyze::{PValueMethod, CI_LEVEL, MEAN_CI_LABEL};
 use serde::Serialize;
 
-/// The heading of the comparisons nobody declared: exploratory, never findings to rely on.
+/// The heading of the comparisons nobody declared: exploratory, no verdicts.
 pub const EXPLORATORY_HEADING: &str = "Exploratory comparisons (not declared as claims)";
 
 /// What the exploratory section is, in one line under its heading.
 pub const EXPLORATORY_NOTE: &str = "Exploratory, not confirmatory: every policy against its group's baseline, screened after the data; only claims declared in the spec before the run ([[claims]]) get verdicts.";
 
-/// What the methods section depends on besides the findings.
+/// What the methods section depends on besides the exploratory comparisons.
 #[derive(Debug, Clone, Default)]
 pub struct MethodsInput {
-    /// The run's seed (its trial order, and the exploratory ratios' bootstrap).
+    /// The run's seed (its trial order).
     pub seed: u64,
     /// Whether warm-up trials were included.
     pub include_warmup: bool,
@@ -21,7 +21,7 @@ pub struct MethodsInput {
     pub baseline: Option<String>,
 }
 
-/// How many findings used each p-value method, in a fixed order.
+/// How many exploratory comparisons used each p-value method, in a fixed order.
 fn count_methods(findings: &[Finding]) -> Vec<(PValueMethod, usize)> {
     [
         PValueMethod::Exact,
@@ -44,13 +44,13 @@ pub fn methods(m: &MethodsInput, findings: &[Finding]) -> Methods {
     };
     let p_methods = count_methods(findings);
     let used = if p_methods.is_empty() {
-        "No finding had a test.".to_string()
+        "No comparison had a test.".to_string()
     } else {
         let parts: Vec<String> = p_methods
             .iter()
             .map(|(method, n)| {
                 format!(
-                    "{} for {n} finding{}",
+                    "{} for {n} comparison{}",
                     method.label(),
                     if *n == 1 { "" } else { "s" }
                 )
@@ -66,14 +66,13 @@ pub fn methods(m: &MethodsInput, findings: &[Finding]) -> Methods {
         "Per-trial metrics have one value per trial; per-task metrics one value per task of every trial. Times are in ms. Run span = turnaround - response. \"/ tasks\" metrics divide a trial's total by its task count (study 002's per-process view). Jain's index of CPU share is computed within each trial (1 = equal CPU times).".into(),
         "Tests run on the trial, the unit of replication: one value per trial, the trial's own for per-trial metrics and the median of its tasks for per-task metrics. Tasks of one trial share its conditions (machine state, co-runners, start), so pooling them across trials would count dependent values as independent and overstate significance.".into(),
         format!(
-            "The exploratory comparisons (everything not declared as a claim; the report calls them findings in its files, e.g. findings.csv) compare every other policy of a group (the cells that share every axis but the policy) with the group's baseline, {baseline}: the medians of their trial values, the ratio policy / baseline with a {:.0}% percentile-bootstrap CI that resamples trials within each policy ({} resamples, seed {seed}), and the two-sided Mann-Whitney U test with Holm's adjustment over the group's comparisons with the baseline (per metric). A policy is lower or higher than the baseline at alpha when its adjusted p is below alpha; Cliff's delta gives the direction. They are exploratory: the comparisons were not declared before the data, so they are no verdicts; Holm's adjustment within the group (not across the report) keeps them from overstating significance within a group. Declared claims are the confirmatory family.",
+            "The exploratory comparisons (everything not declared as a claim) compare every other policy of a group (the cells that share every axis but the policy) with the group's baseline, {baseline}: the medians of their trial values; the effect policy / baseline as the Hodges-Lehmann ratio (the median of the pairwise ratios of trial values), or where a trial value is 0 or below the difference policy - baseline (no ratio of a side that is 0), with its {:.0}% interval from the exact Mann-Whitney distribution (Moses), whose achieved coverage is shown where no such interval reaches 95% (90% at 3 vs 3 trials); and the two-sided Mann-Whitney U test, its p unadjusted for the other comparisons (shown as p (unadjusted)). A policy is called lower or higher than the baseline at alpha when that p is below alpha; Cliff's delta gives the direction. They are exploratory: screened after the data and not adjusted for their number, so some are below 0.05 by chance; they give no verdicts. Declared claims are the confirmatory family, adjusted together.",
             CI_LEVEL * 100.0,
-            DEFAULT_RESAMPLES
         ),
         format!("Mann-Whitney p-values are exact (the exact null distribution of U, as scipy's default) with at most 8 trials a side and no ties; with ties, an exact permutation p (Monte Carlo when counting every relabeling is too costly); beyond 8 trials a side, the normal approximation with tie and continuity corrections. {used}"),
         "Why Mann-Whitney on trials rather than a permutation test stratified by round: every round runs each cell once in a shuffled order, so drift between rounds falls on all policies alike and adds noise, not bias; and with one trial per policy and round the stratified test's smallest p is 2 / 2^rounds, so it needs 6 rounds to go below 0.05 where Mann-Whitney needs 4 trials per policy (2 / C(8, 4) = 0.029).".into(),
-        "Too few trials: with n trials per policy the smallest two-sided Mann-Whitney p is 2 / C(2n, n) (0.1 for 3 vs 3), times the number of comparisons after Holm's adjustment; a finding whose trials cannot go below 0.05 says so and from how many trials it becomes possible (possible, not likely: that is no power statement). Findings state no power: power and trials needed are given for declared claims, for the test they run. csv/findings.csv keeps min_detectable, the difference of means a two-sided t-test at unadjusted alpha 0.05 would detect with 80% power ((t(0.975, df) + t(0.8, df)) * s_p * sqrt(1/n1 + 1/n2)); it is not the power of the Mann-Whitney test with Holm's adjustment that the findings use.".into(),
-        "The pairwise table tests every pair of policies on the same trial values: Welch's t and Mann-Whitney U with Holm's adjustment over all pairs of a group, Cohen's d and Cliff's delta as effect sizes; ANOVA and Kruskal-Wallis test all policies of a group at once (in the CSV tables). Their p-values come from the F distribution (exact only for normal data) and the chi-squared approximation, which with few trials is too small for two groups (Kruskal-Wallis gives 0.0495 for 3 vs 3 trials that do not overlap, where the exact Mann-Whitney p is 0.1) but too large, i.e. conservative, for three or more groups (0.027 for three groups of 3 that do not overlap, where the exact permutation p is 0.0036), so no finding rests on them.".into(),
+        "Too few trials: with n trials per policy the smallest two-sided Mann-Whitney p is 2 / C(2n, n) (0.1 for 3 vs 3); a comparison whose trials cannot go below 0.05 says so and from how many trials it becomes possible (possible, not likely: that is no power statement). The exploratory comparisons state no power: power and trials needed are given for declared claims, for the test they run. csv/exploratory.csv keeps min_detectable, the difference of means a two-sided t-test at unadjusted alpha 0.05 would detect with 80% power ((t(0.975, df) + t(0.8, df)) * s_p * sqrt(1/n1 + 1/n2)); it is not the power of the Mann-Whitney test the comparisons use.".into(),
+        "The pairwise table tests every pair of policies on the same trial values: Welch's t and Mann-Whitney U with Holm's adjustment over all pairs of a group, Cohen's d and Cliff's delta as effect sizes; ANOVA and Kruskal-Wallis test all policies of a group at once (in the CSV tables). Their p-values come from the F distribution (exact only for normal data) and the chi-squared approximation, which with few trials is too small for two groups (Kruskal-Wallis gives 0.0495 for 3 vs 3 trials that do not overlap, where the exact Mann-Whitney p is 0.1) but too large, i.e. conservative, for three or more groups (0.027 for three groups of 3 that do not overlap, where the exact permutation p is 0.0036), so no comparison or verdict rests on them.".into(),
     ];
     notes.push(if m.include_warmup {
         "Warm-up trials are included (--include-warmup).".into()

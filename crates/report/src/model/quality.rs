@@ -322,7 +322,7 @@ pub fn notes(q: &Quality) -> Vec<String> {
     }
     if q.exclude_noisy {
         out.push(format!(
-            "Noisy trials are left out (--exclude-noisy): {} flagged noisy {} in no summary, test or finding (the latency histograms and traces still include them).",
+            "Noisy trials are left out (--exclude-noisy): {} flagged noisy {} in no summary, test or comparison (the latency histograms and traces still include them).",
             match q.excluded {
                 1 => "1 trial".to_string(),
                 n => format!("{n} trials"),

@@ -1,10 +1,10 @@
 //! The report's tables as rows of formatted text, shared by the terminal, Markdown and HTML
 //! outputs (CSV writes the same tables with full-precision numbers; LaTeX has its own layout).
 
-use super::findings::{fmt_ratio_bare, Finding};
+use super::findings::Finding;
 use super::{
-    fmt_ci, fmt_median_ci, fmt_num, fmt_opt_p, fmt_value, fmt_with_unit, tasks_phrase, Metric,
-    Report,
+    fmt_ci, fmt_effect, fmt_median_ci, fmt_num, fmt_opt_p, fmt_value, fmt_with_unit, tasks_phrase,
+    Metric, Report,
 };
 use serde::Serialize;
 
@@ -40,28 +40,19 @@ impl Table {
     }
 }
 
-/// "0.87 [0.86, 0.89]", "diff -45.0 ms" where a side is all zeros, or "-".
-fn ratio_with_ci(f: &Finding) -> String {
-    if f.all_zero != super::findings::AllZero::Neither {
-        return format!("diff {}", super::findings::signed_difference(f));
-    }
-    match (f.ratio, f.ratio_ci) {
-        (Some(r), Some((lo, hi))) => format!(
-            "{} [{}, {}]",
-            fmt_ratio_bare(r),
-            fmt_ratio_bare(lo),
-            fmt_ratio_bare(hi)
-        ),
-        _ => "-".into(),
-    }
+/// "0.87x [0.86, 0.89]", "-45.0 ms [-50.0, -40.0] (90.0% CI)" where a value is <= 0, or "-".
+fn effect_with_ci(f: &Finding) -> String {
+    f.effect
+        .as_ref()
+        .map_or_else(|| "-".into(), |e| fmt_effect(e, Some(f.metric)))
 }
 
-/// What the findings' result column says.
-pub const VERDICT_LEGEND: &str = "result: lower or higher than the baseline at alpha 0.05 (*) or 0.01 (**) by the Holm-adjusted p; n.s. not significant; too few: these trials cannot reach p < 0.05; no test: fewer than 2 trials a side, or all values equal";
+/// What the exploratory comparisons' result column says.
+pub const VERDICT_LEGEND: &str = "result: lower or higher than the baseline at alpha 0.05 (*) or 0.01 (**) by the unadjusted p; n.s. not significant; too few: these trials cannot reach p < 0.05; no test: fewer than 2 trials a side, or all values equal";
 
 /// Every policy against its group's baseline, per group and tested metric, with every
-/// number behind the finding.
-pub fn findings_table(r: &Report) -> Table {
+/// number behind the exploratory comparison.
+pub fn exploratory_table(r: &Report) -> Table {
     let rows = r
         .findings
         .iter()
@@ -73,8 +64,8 @@ pub fn findings_table(r: &Report) -> Table {
                 f.baseline.clone(),
                 fmt_with_unit(f.median, f.metric),
                 fmt_with_unit(f.baseline_median, f.metric),
-                ratio_with_ci(f),
-                fmt_opt_p(f.p_adjusted),
+                effect_with_ci(f),
+                fmt_opt_p(f.p),
                 format!("{} vs {} {}", f.n_policy, f.n_baseline, f.unit.plural()),
                 f.method.map_or("-".into(), |m| m.label().to_string()),
                 f.verdict(),
@@ -83,7 +74,7 @@ pub fn findings_table(r: &Report) -> Table {
         })
         .collect();
     Table {
-        title: format!("Every policy against its group's baseline (medians of the trial values; ratio = policy / baseline with its 95% CI; p: Mann-Whitney, Holm-adjusted over the group's comparisons with the baseline; {VERDICT_LEGEND})"),
+        title: format!("Exploratory: every policy against its group's baseline (medians of the trial values; effect = Hodges-Lehmann ratio policy / baseline, or the difference where a value is <= 0, with its 95% CI or the coverage it has; p: two-sided Mann-Whitney, unadjusted; {VERDICT_LEGEND})"),
         header: strings(&[
             "group",
             "metric",
@@ -91,8 +82,8 @@ pub fn findings_table(r: &Report) -> Table {
             "baseline",
             "median",
             "baseline median",
-            "ratio [95% CI]",
-            "p (Holm)",
+            "effect [95% CI]",
+            "p (unadjusted)",
             "n",
             "p method",
             "result",
@@ -104,7 +95,8 @@ pub fn findings_table(r: &Report) -> Table {
 
 /// One line per group: the primary metric's ([`Report::primary_metric`]) median of the
 /// trial values for each policy of the run (a column each, in the run's order) and, for every
-/// policy but the group's baseline, its ratio to the baseline with the 95% CI and the result;
+/// policy but the group's baseline, its effect against the baseline with the CI and the
+/// exploratory result;
 /// `None` without a group.
 pub fn primary_table(r: &Report) -> Option<Table> {
     let m = r.primary_metric;
@@ -126,7 +118,7 @@ pub fn primary_table(r: &Report) -> Option<Table> {
     }
     Some(Table {
         title: format!(
-            "{} per group: median of the {} per policy (ratio to the group's baseline [95% CI], result)",
+            "{} per group: median of the {} per policy (effect against the group's baseline [95% CI], exploratory result by the unadjusted p)",
             m.with_unit(),
             super::TestUnit::of(m).plural()
         ),
@@ -138,7 +130,7 @@ pub fn primary_table(r: &Report) -> Option<Table> {
     })
 }
 
-/// One policy's entry in [`primary_table`]: "59.7 (0.53 [0.50, 0.62], too few)", "112
+/// One policy's entry in [`primary_table`]: "59.7 (0.53x [0.50, 0.62] (90.0% CI), too few)", "112
 /// (baseline)", or "-" where the group has no such cell or no value.
 fn primary_cell(r: &Report, g: usize, policy: &str, m: Metric) -> String {
     let Some(s) = r.cell_of(g, policy).and_then(|c| c.summary(m)) else {
@@ -154,7 +146,7 @@ fn primary_cell(r: &Report, g: usize, policy: &str, m: Metric) -> String {
         .iter()
         .find(|f| f.group == g && f.metric == m && f.policy == policy)
     {
-        Some(f) => format!("{median} ({}, {})", ratio_with_ci(f), f.verdict()),
+        Some(f) => format!("{median} ({}, {})", effect_with_ci(f), f.verdict()),
         None => median,
     }
 }

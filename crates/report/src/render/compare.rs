@@ -1,12 +1,13 @@
 //! `schedlab compare` as terminal tables: the sides, the matched cells with their work, then
-//! per metric the medians of both runs, the ratio B/A with its CI and mark (all computed in
-//! [`crate::model::compare`]).
+//! per metric the medians of both runs, the effect B against A with its CI, the unadjusted p
+//! and its mark (all computed in [`crate::model::compare`]).
 
 use super::terminal::terminal_table;
-use crate::model::compare::{units, work, CompareReport, CompareRow, SameWork, RESAMPLES};
-use crate::model::findings::{fmt_ratio, AllZero};
+use crate::model::compare::{units, work, CompareReport, CompareRow, SameWork};
+use crate::model::findings::fmt_ratio;
 use crate::model::tables::Table;
 use crate::model::{fmt_p, fmt_value, fmt_with_unit, Metric, TestUnit};
+use schedlab_analyze::{Effect, EffectScale};
 
 /// The matched cells with each side's work and units.
 fn cells_table(c: &CompareReport) -> Table {
@@ -49,10 +50,9 @@ fn cells_table(c: &CompareReport) -> Table {
 /// The comparison as terminal tables: the sides, the matched cells, then one table per metric.
 pub fn render(c: &CompareReport) -> String {
     let mut out = format!(
-        "A: {}\nB: {}\nB/A: ratio of the medians of the trial values (per-task metrics: trial medians) with its 95% bootstrap CI resampling each run's trials ({RESAMPLES} resamples, seed {}), or, where a side's trial values are all 0, no ratio but the difference B - A; marks: Mann-Whitney p on the trial values < 0.05 *, < 0.01 ** (not adjusted for the number of rows).\n",
+        "A: {}\nB: {}\nB/A: Hodges-Lehmann ratio of the trial values (per-task metrics: trial medians), B over A, with its 95% CI from the exact Mann-Whitney distribution (where these trials allow no 95% interval, the coverage it has instead), or, where a trial value is 0 or below, the difference B - A; p (unadjusted): two-sided Mann-Whitney on the trial values, marked < 0.05 *, < 0.01 ** (not adjusted for the number of rows).\n",
         c.side_a.describe(),
         c.side_b.describe(),
-        c.seed
     );
     for (what, x, y) in c.differences() {
         out += &format!("The runs differ in {what} ({x} vs {y}).\n");
@@ -88,16 +88,20 @@ pub fn render(c: &CompareReport) -> String {
     out
 }
 
-/// The ratio B/A; where a side's trial values are all 0, the difference B - A instead
-/// ("B - A = +3.00 ms (A all 0)"): 0 / x = 0 with a CI of [0, 0] says nothing.
-fn ratio_or_difference(r: &CompareRow) -> String {
-    let who = match r.all_zero {
-        AllZero::Neither => return r.ratio.map_or("-".into(), fmt_ratio),
-        AllZero::Baseline => "A all 0",
-        AllZero::Policy => "B all 0",
-        AllZero::Both => "both all 0",
+/// The effect B against A: "1.50x", or as a difference where a value is <= 0, "B - A = +3.00
+/// ms" (0 / x = 0 with a CI of [0, 0] would say nothing).
+fn effect_cell(r: &CompareRow) -> String {
+    let Some(e) = &r.effect else {
+        return "-".into();
     };
-    let d = r.median_b - r.median_a;
+    match e.scale {
+        EffectScale::Ratio => fmt_ratio(e.estimate),
+        EffectScale::Difference => format!("B - A = {}", signed(e.estimate, r.metric)),
+    }
+}
+
+/// "+3.00 ms", "-2.00 ms", "0 ms".
+fn signed(d: f64, m: Metric) -> String {
     let sign = if d > 0.0 {
         "+"
     } else if d < 0.0 {
@@ -105,10 +109,24 @@ fn ratio_or_difference(r: &CompareRow) -> String {
     } else {
         ""
     };
-    format!("B - A = {sign}{} ({who})", fmt_with_unit(d.abs(), r.metric))
+    format!("{sign}{}", fmt_with_unit(d.abs(), m))
 }
 
-/// One row of a metric's table: cell, trials, medians, ratio with its CI, p and mark.
+/// The effect's interval, "[1.40x, 1.60x]" or "[-3.00 ms, -1.00 ms]", with the coverage it
+/// has where it is no 95% interval: "[0.90x, 1.20x] (71.4% CI)".
+fn ci_cell(e: &Effect, m: Metric) -> String {
+    let end = |v: f64| match e.scale {
+        EffectScale::Ratio => fmt_ratio(v),
+        EffectScale::Difference => fmt_with_unit(v, m),
+    };
+    let mut out = format!("[{}, {}]", end(e.lo), end(e.hi));
+    if e.below_level {
+        out += &format!(" ({:.1}% CI)", e.coverage * 100.0);
+    }
+    out
+}
+
+/// One row of a metric's table: cell, trials, medians, effect with its CI, p and mark.
 fn metric_row(r: &CompareRow) -> Vec<String> {
     let m = r.metric;
     vec![
@@ -120,15 +138,8 @@ fn metric_row(r: &CompareRow) -> Vec<String> {
         format!("{}/{}", r.n_a, r.n_b),
         fmt_value(r.median_a, m),
         fmt_value(r.median_b, m),
-        ratio_or_difference(r),
-        r.ratio_ci.map_or("-".into(), |(lo, hi)| {
-            format!(
-                "[{}, {}]{}",
-                fmt_ratio(lo),
-                fmt_ratio(hi),
-                if r.one_sided_ci() { " †" } else { "" }
-            )
-        }),
+        effect_cell(r),
+        r.effect.as_ref().map_or("-".into(), |e| ci_cell(e, m)),
         r.p.map_or("-".into(), fmt_p),
         r.mark().into(),
     ]
@@ -145,7 +156,14 @@ fn metric_section(c: &CompareReport, m: Metric) -> String {
     let mut t = Table {
         title: format!("\n{}, {} (n: {unit})", m.with_unit(), m.level()),
         header: [
-            "cell", "n A/B", "median A", "median B", "B/A", "95% CI", "p", "",
+            "cell",
+            "n A/B",
+            "median A",
+            "median B",
+            "B/A",
+            "95% CI",
+            "p (unadjusted)",
+            "",
         ]
         .map(String::from)
         .to_vec(),
@@ -157,28 +175,22 @@ fn metric_section(c: &CompareReport, m: Metric) -> String {
         row[4] = g.map_or("-".into(), fmt_ratio);
         t.rows.push(row);
     }
-    let mut out = terminal_table(&t);
-    if rows.iter().any(|r| r.one_sided_ci()) {
-        out += "† One side has a single trial: the CI reflects only the other side's spread.\n";
-    }
-    out
+    terminal_table(&t)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn row(median_a: f64, median_b: f64, all_zero: AllZero) -> CompareRow {
+    fn row(a: &[f64], b: &[f64]) -> CompareRow {
         CompareRow {
             cell: "cpu".into(),
             metric: Metric::Makespan,
-            n_a: 3,
-            n_b: 3,
-            median_a,
-            median_b,
-            ratio: (all_zero == AllZero::Neither).then(|| median_b / median_a),
-            ratio_ci: None,
-            all_zero,
+            n_a: a.len(),
+            n_b: b.len(),
+            median_a: schedlab_analyze::median(a).unwrap(),
+            median_b: schedlab_analyze::median(b).unwrap(),
+            effect: crate::model::compare::effect(a, b),
             p: None,
             method: None,
             min_p: None,
@@ -187,27 +199,16 @@ mod tests {
     }
 
     #[test]
-    fn a_side_of_all_zeros_shows_the_difference_not_a_ratio() {
-        let b_zero = ratio_or_difference(&row(2.0, 0.0, AllZero::Policy));
-        assert_eq!(b_zero, "B - A = -2.00 ms (B all 0)");
-        let a_zero = ratio_or_difference(&row(0.0, 3.0, AllZero::Baseline));
-        assert!(a_zero.starts_with("B - A = +3.00 ms (A all 0)"));
-        assert_eq!(
-            ratio_or_difference(&row(0.0, 0.0, AllZero::Both)),
-            "B - A = 0 ms (both all 0)"
-        );
-        assert_eq!(
-            ratio_or_difference(&row(2.0, 3.0, AllZero::Neither)),
-            fmt_ratio(1.5)
-        );
-        assert!(!metric_row(&row(2.0, 0.0, AllZero::Policy))[4].contains("0.00x"));
-    }
-
-    #[test]
-    fn compare_gives_no_ratio_where_a_side_is_all_zeros() {
-        assert_eq!(
-            crate::model::compare::ratio_ci(&[2.0, 3.0], &[0.0, 0.0], 1),
-            None
-        );
+    fn a_side_of_zeros_shows_the_difference_not_a_ratio() {
+        // B all 0: the 9 differences 0 - a are -1, -2, -3 (three times each); median -2.
+        let b_zero = metric_row(&row(&[1.0, 2.0, 3.0], &[0.0, 0.0, 0.0]));
+        assert_eq!(b_zero[4], "B - A = -2.00 ms");
+        // 3 vs 3: the widest interval [min, max] of the differences covers 90% (scipy:
+        // 1 - 2 / C(6, 3)).
+        assert_eq!(b_zero[5], "[-3.00 ms, -1.00 ms] (90.0% CI)");
+        assert!(!b_zero[4].contains("0.00x"));
+        let ratio = metric_row(&row(&[2.0, 2.0, 2.0], &[3.0, 3.0, 3.0]));
+        assert_eq!(ratio[4], fmt_ratio(1.5));
+        assert_eq!(ratio[5], "[1.50x, 1.50x] (90.0% CI)");
     }
 }

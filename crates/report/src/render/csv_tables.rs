@@ -130,7 +130,7 @@ fn summaries(r: &Report) -> Result<String> {
     document(&header, rows)
 }
 
-fn findings(r: &Report) -> Result<String> {
+fn exploratory(r: &Report) -> Result<String> {
     let header = with_axes(&[
         "metric",
         "policies",
@@ -141,12 +141,12 @@ fn findings(r: &Report) -> Result<String> {
         "n_baseline",
         "n_policy",
         "unit",
-        "ratio",
+        "effect_scale",
+        "effect",
         "ci_lo",
         "ci_hi",
-        "p",
-        "p_adjusted",
-        "comparisons",
+        "ci_coverage",
+        "p_unadjusted",
         "method",
         "cliff_delta",
         "significant_at_0.05",
@@ -172,12 +172,14 @@ fn findings(r: &Report) -> Result<String> {
             f.n_baseline.to_string(),
             f.n_policy.to_string(),
             label(serde_json::to_value(f.unit).unwrap_or_default()),
-            opt(f.ratio),
-            opt(f.ratio_ci.map(|c| c.0)),
-            opt(f.ratio_ci.map(|c| c.1)),
+            f.effect
+                .map(|e| label(serde_json::to_value(e.scale).unwrap_or_default()))
+                .unwrap_or_default(),
+            opt(f.effect.map(|e| e.estimate)),
+            opt(f.effect.map(|e| e.lo)),
+            opt(f.effect.map(|e| e.hi)),
+            opt(f.effect.map(|e| e.coverage)),
             opt(f.p),
-            opt(f.p_adjusted),
-            f.comparisons.to_string(),
             f.method
                 .map(|m| label(serde_json::to_value(m).unwrap_or_default()))
                 .unwrap_or_default(),
@@ -400,7 +402,7 @@ fn quality(q: &crate::model::quality::Quality) -> Result<Vec<(&'static str, Stri
 pub fn tables(r: &Report) -> Result<Vec<(&'static str, String)>> {
     let mut out = vec![
         ("summaries.csv", summaries(r)?),
-        ("findings.csv", findings(r)?),
+        ("exploratory.csv", exploratory(r)?),
         ("tests.csv", tests(r)?),
         ("pairs.csv", pairs(r)?),
         ("cells.csv", cells(r)?),

@@ -1,5 +1,5 @@
 //! The HTML report (index.html): one self-contained page with the run and its environment
-//! record, warnings, findings, figures inline as SVG, and every table. No scripts, no
+//! record, warnings, exploratory comparisons, figures inline as SVG, and every table. No scripts, no
 //! external requests: it works offline and from a copied directory.
 
 use crate::model::figures::Figure;
@@ -31,7 +31,7 @@ caption { caption-side: top; text-align: left; font-weight: bold; padding: 4px 0
 .meta { display: grid; grid-template-columns: max-content auto; gap: 2px 1.2em; margin: 0; }
 .meta dt { color: #666; }
 .meta dd { margin: 0; }
-ul.findings li { margin-bottom: .35em; }
+ul.sentences li { margin-bottom: .35em; }
 figure { margin: 1em 0 2.2em; }
 figure svg { max-width: 100%; height: auto; display: block; }
 figcaption { font-size: 13px; color: #444; max-width: 800px; }
@@ -58,13 +58,13 @@ code { background: #f3f3f3; padding: 0 .2em; }
 {%- endmacro %}
 <h1>schedlab report: run {{ run.run_id }} “{{ run.name }}”</h1>
 {{ claims_html|safe }}
-<h2 id="findings">{{ exploratory_heading }}</h2>
+<h2 id="exploratory">{{ exploratory_heading }}</h2>
 <p>{{ exploratory_note }}</p>
 {%- if primary %}
 {{ table(primary) }}
 {%- endif %}
 {%- if sentences %}
-<ul class="findings">
+<ul class="sentences">
 {%- for g in sentences %}
 <li><strong>{{ g.label }}</strong><ul>
 {%- for s in g.sentences %}
@@ -76,12 +76,12 @@ code { background: #f3f3f3; padding: 0 .2em; }
 {%- else %}
 <p>No group has two policies with data to compare.</p>
 {%- endif %}
-{%- if findings.rows %}
-<details><summary>Every tested metric ({{ findings.rows|length }} findings)</summary>
-{{ table(findings) }}
+{%- if exploratory.rows %}
+<details><summary>Every tested metric ({{ exploratory.rows|length }} comparisons)</summary>
+{{ table(exploratory) }}
 </details>
 {%- endif %}
-<nav><p>{% if warnings %}<a href="#warnings">Warnings ({{ warnings|length }})</a>{% endif %}<a href="#findings">Exploratory comparisons</a><a href="#figures">Figures</a><a href="#tables">Tables</a><a href="#methods">Methods</a><a href="#environment">Environment</a></p></nav>
+<nav><p>{% if warnings %}<a href="#warnings">Warnings ({{ warnings|length }})</a>{% endif %}<a href="#exploratory">Exploratory comparisons</a><a href="#figures">Figures</a><a href="#tables">Tables</a><a href="#methods">Methods</a><a href="#environment">Environment</a></p></nav>
 {%- if warnings %}
 <section class="warn" id="warnings"><h2>Warnings</h2><ul>
 {%- for w in warning_kinds %}
@@ -101,7 +101,7 @@ code { background: #f3f3f3; padding: 0 .2em; }
 <dt>started</dt><dd>{{ run.started_at }}</dd>
 <dt>finished</dt><dd>{{ run.finished_at or "-" }} ({{ run.status }})</dd>
 <dt>trials</dt><dd>{{ stored }} stored of {{ run.trials_planned }} planned, {{ cells }} cells; warm-up trials {{ "included" if include_warmup else "excluded" }}</dd>
-<dt>seed</dt><dd>{{ run.seed }} (trial order and every bootstrap)</dd>
+<dt>seed</dt><dd>{{ run.seed }} (trial order and the simulations behind power statements)</dd>
 <dt>schedlab</dt><dd>{{ run.version }}</dd>
 <dt>command</dt><dd><code>{{ run.argv }}</code></dd>
 </dl>
@@ -250,7 +250,7 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String> {
         warnings => to_value(&r.warnings),
         warning_kinds => to_value(r.warning_kinds.iter().map(|k| k.line()).collect::<Vec<_>>()),
         sentences => sentences,
-        findings => to_value(tables::findings_table(r)),
+        exploratory => to_value(tables::exploratory_table(r)),
         primary => to_value(tables::primary_table(r)),
         panels => panels,
         key_tables => to_value(&key_tables),

@@ -1,8 +1,7 @@
 //! LaTeX tables (booktabs) ready to paste into a paper (report.tex): study 001's execution,
 //! response and turnaround time per policy and load for each panel, and the headline findings.
 
-use crate::model::findings::fmt_ratio_bare;
-use crate::model::{fmt_num, fmt_with_unit, median_ci_coverage, Metric, Report};
+use crate::model::{fmt_effect, fmt_num, fmt_with_unit, median_ci_coverage, Metric, Report};
 
 /// Text with LaTeX's special characters escaped.
 pub fn escape(s: &str) -> String {
@@ -133,29 +132,27 @@ fn panel_table(r: &Report, panel: usize) -> Option<String> {
     ))
 }
 
-/// The headline findings as one table: every policy against its group's baseline, with the
-/// ratio, its CI and the adjusted p; significance marked with stars.
-fn findings_table(r: &Report) -> Option<String> {
+/// The headline exploratory comparisons as one table: every policy against its group's
+/// baseline, with the effect, its CI and the unadjusted p; p below alpha marked with stars.
+fn exploratory_table(r: &Report) -> Option<String> {
     let mut body = String::new();
     for f in r.findings.iter().filter(|f| f.metric.headline()) {
         let stars = if f.significant_at_01 {
             "$^{**}$"
         } else if f.significant_at_05 {
             "$^{*}$"
-        } else if f.too_few_trials && f.p_adjusted.is_some() {
+        } else if f.too_few_trials && f.p.is_some() {
             "$^{\\dagger}$"
         } else {
             ""
         };
-        let ratio = match (f.ratio, f.ratio_ci) {
-            (Some(x), Some((lo, hi))) => format!(
-                "{} {{\\footnotesize [{}, {}]}}",
-                fmt_ratio_bare(x),
-                fmt_ratio_bare(lo),
-                fmt_ratio_bare(hi)
-            ),
-            _ => "--".into(),
-        };
+        let effect = f.effect.as_ref().map_or("--".into(), |e| {
+            let (est, rest) = match fmt_effect(e, Some(f.metric)).split_once(" [") {
+                Some((est, rest)) => (est.to_string(), format!("[{rest}")),
+                None => (String::new(), String::new()),
+            };
+            format!("{} {{\\footnotesize {}}}", escape(&est), escape(&rest))
+        });
         body += &format!(
             "    {} & {} & {} & {} & {} & {} & {}{stars} & {} \\\\\n",
             escape(&r.groups[f.group].label),
@@ -164,8 +161,8 @@ fn findings_table(r: &Report) -> Option<String> {
             escape(&f.baseline),
             escape(&fmt_with_unit(f.median, f.metric)),
             escape(&fmt_with_unit(f.baseline_median, f.metric)),
-            ratio,
-            tex_p(f.p_adjusted),
+            effect,
+            tex_p(f.p),
         );
     }
     if body.is_empty() {
@@ -174,11 +171,11 @@ fn findings_table(r: &Report) -> Option<String> {
     Some(format!(
         "\\begin{{table}}[htbp]
   \\centering
-  \\caption{{Every policy against its group's baseline: medians of the trial values (per-task metrics: of the trial medians), ratio policy / baseline with its 95\\% bootstrap CI over trials, and $p$ of the two-sided Mann-Whitney test on the trial values, Holm-adjusted over the group's comparisons with the baseline; $^{{*}}$ different from the baseline at $\\alpha = 0.05$, $^{{**}}$ at $\\alpha = 0.01$, $^{{\\dagger}}$ too few trials to reach $p < 0.05$; schedlab run {}.}}
-  \\label{{tab:schedlab-run{}-findings}}
+  \\caption{{Exploratory comparisons (not declared as claims): every policy against its group's baseline, medians of the trial values (per-task metrics: of the trial medians), the effect policy / baseline (Hodges-Lehmann ratio, or the difference where a value is $\\le 0$) with its 95\\% CI from the exact Mann-Whitney distribution (its coverage where lower), and the unadjusted $p$ of the two-sided Mann-Whitney test on the trial values; $^{{*}}$ $p < 0.05$, $^{{**}}$ $p < 0.01$, $^{{\\dagger}}$ too few trials to reach $p < 0.05$; schedlab run {}.}}
+  \\label{{tab:schedlab-run{}-exploratory}}
   \\begin{{tabular}}{{llllrrrr}}
     \\toprule
-    Group & Metric & Policy & Baseline & Median & Baseline & Ratio [95\\% CI] & $p$ \\\\
+    Group & Metric & Policy & Baseline & Median & Baseline & Effect [95\\% CI] & $p$ (unadjusted) \\\\
     \\midrule
 {body}    \\bottomrule
   \\end{{tabular}}
@@ -188,7 +185,7 @@ fn findings_table(r: &Report) -> Option<String> {
     ))
 }
 
-/// The whole file: a comment header, one table per panel, then the findings table.
+/// The whole file: a comment header, one table per panel, then the exploratory comparisons.
 pub fn render(r: &Report) -> String {
     let mut out = format!(
         "% schedlab report of run {} \"{}\" (seed {}), schedlab {}.\n% Tables use booktabs: \\usepackage{{booktabs}} in the preamble.\n\n",
@@ -204,7 +201,7 @@ pub fn render(r: &Report) -> String {
             out += "\n";
         }
     }
-    if let Some(t) = findings_table(r) {
+    if let Some(t) = exploratory_table(r) {
         out += &t;
     }
     out

@@ -1,4 +1,4 @@
-//! The Markdown summary of a report (report.md): run, warnings, findings, study 001's key
+//! The Markdown summary of a report (report.md): run, warnings, exploratory comparisons, study 001's key
 //! tables per panel, links to the PNG figures, and the methods.
 
 use crate::model::figures::Figure;
@@ -85,7 +85,7 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
     }
     out += "\n";
     if !r.findings.is_empty() {
-        out += &md_table(&tables::findings_table(r));
+        out += &md_table(&tables::exploratory_table(r));
         out += "\n";
     }
     out += "## Key tables\n\n";

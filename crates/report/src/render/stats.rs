@@ -12,7 +12,7 @@ use crate::model::{self, Metric, Report, EXPLORATORY_HEADING, EXPLORATORY_NOTE};
 const REASON_CHARS: usize = 48;
 
 /// The text printed by `schedlab stats`; `all` (`--all`): every column, every tested metric's
-/// findings and the pooled per-task tables, else the key columns, which fit 120 columns for
+/// exploratory comparisons and the pooled per-task tables, else the key columns, which fit 120 columns for
 /// typical runs.
 pub fn render_stats(r: &Report, all: bool) -> String {
     let mut out = format!(
@@ -26,7 +26,7 @@ pub fn render_stats(r: &Report, all: bool) -> String {
         .map(|c| format!("\n{c}"))
         .unwrap_or_default();
     out += &warnings_section(r);
-    out += &findings_section(r, all);
+    out += &exploratory_section(r, all);
     for t in kernel_tables(r, all) {
         out += &terminal_table(&t);
         out += "\n";
@@ -66,9 +66,9 @@ fn warnings_section(r: &Report) -> String {
     out
 }
 
-/// The headline findings as sentences, then the findings' table (narrow: one line per group
+/// The headline exploratory comparisons as sentences, then their table (narrow: one line per group
 /// for the primary metric, with the legend in two lines).
-fn findings_section(r: &Report, all: bool) -> String {
+fn exploratory_section(r: &Report, all: bool) -> String {
     let mut out = format!("\n{EXPLORATORY_HEADING}\n{EXPLORATORY_NOTE}\n");
     // Without `all`, the primary metric's sentences only (its table follows).
     let headline: Vec<&str> = r
@@ -89,7 +89,7 @@ fn findings_section(r: &Report, all: bool) -> String {
         return out;
     }
     if all {
-        out += &terminal_table(&tables::findings_table(r));
+        out += &terminal_table(&tables::exploratory_table(r));
     } else {
         if let Some(t) = tables::primary_table(r) {
             out += &terminal_table(&t);

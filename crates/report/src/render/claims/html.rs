@@ -16,7 +16,8 @@ fn esc(s: &str) -> String {
 /// The section, or "" without claims.
 pub fn render(o: Option<&ClaimsOutcome>) -> String {
     let Some(o) = o else { return String::new() };
-    let mut out = String::from("<section id=\"claims\"><h2>Claims</h2>\n<ul class=\"findings\">\n");
+    let mut out =
+        String::from("<section id=\"claims\"><h2>Claims</h2>\n<ul class=\"sentences\">\n");
     for c in &o.claims {
         out += &format!("<li>{}</li>\n", esc(&summary_line(c)));
     }

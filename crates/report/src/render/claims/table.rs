@@ -2,10 +2,10 @@
 //! the one-line summary of each claim, as text cells every renderer shares.
 
 use crate::claims::{CellOutcome, ClaimOutcome, ClaimsOutcome};
-use crate::model::findings::fmt_ratio_bare;
+pub use crate::model::fmt_effect;
 use crate::model::tables::Table;
 use crate::model::{fmt_num, fmt_p, Metric};
-use schedlab_analyze::{Effect, EffectScale, Power, TrialsNeeded, Verdict};
+use schedlab_analyze::{Power, TrialsNeeded, Verdict};
 use schedlab_spec::claims::{Claim, Declared};
 
 pub use schedlab_core::records::DISTURBED_PCT;
@@ -20,25 +20,6 @@ pub const HEADER: [&str; 7] = [
     "n A/B",
     "test",
 ];
-
-/// "0.52 [0.49, 0.55]", "-3.1 ms [-4.0, -2.2]", with the achieved coverage where the interval
-/// is not a 95 % one.
-pub fn fmt_effect(e: &Effect, metric: Option<Metric>) -> String {
-    let (num, unit): (fn(f64) -> String, &str) = match e.scale {
-        EffectScale::Ratio => (fmt_ratio_bare, "x"),
-        EffectScale::Difference => (fmt_num, metric.map_or("", Metric::unit)),
-    };
-    let unit = if unit.is_empty() {
-        String::new()
-    } else {
-        format!(" {unit}")
-    };
-    let mut out = format!("{}{unit} [{}, {}]", num(e.estimate), num(e.lo), num(e.hi));
-    if e.below_level || (e.level - 0.95).abs() > 1e-9 {
-        out += &format!(" ({:.1}% CI)", e.coverage * 100.0);
-    }
-    out
-}
 
 /// The verdict cell: the word, with the trials 80 % power needs when inconclusive; post-hoc
 /// claims read "exploratory, p = ...".
