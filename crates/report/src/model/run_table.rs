@@ -1,6 +1,10 @@
 //! The per-cell medians printed after a run (`schedlab run`): one [`CellLine`] per cell,
-//! computed from its stored rows; `terminal::render` only formats them.
+//! computed from its stored rows; `terminal::render` only formats them. The medians are those
+//! of the trial values, as everywhere in the report (per-task metrics: the median over trials
+//! of each trial's median over its tasks), so a cell and metric has one median in every output.
 
+use super::trials::{trial_values, values};
+use super::Metric;
 use schedlab_store::query::CellView;
 
 /// Median of integers (mean of the two middle values for even counts); None when empty.
@@ -33,21 +37,21 @@ pub struct CellLine {
     pub trials: i64,
     /// Median makespan over trials, ns.
     pub makespan_p50_ns: Option<f64>,
-    /// Median response over every task of every trial, ns.
+    /// Median over trials of each trial's median response, ns.
     pub response_p50_ns: Option<f64>,
-    /// Largest response, ns.
+    /// Largest response of any task, ns.
     pub response_max_ns: Option<f64>,
-    /// Median turnaround over every task, ns.
+    /// Median over trials of each trial's median turnaround, ns.
     pub turnaround_p50_ns: Option<f64>,
-    /// Largest turnaround (the slowest task), ns.
+    /// Largest turnaround (the slowest task of any trial), ns.
     pub turnaround_max_ns: Option<f64>,
-    /// Median CPU time per task, ns.
+    /// Median over trials of each trial's median CPU time per task, ns.
     pub cpu_p50_ns: Option<f64>,
-    /// Median voluntary switches per task (count).
+    /// Median over trials of each trial's median voluntary switches per task (count).
     pub vcsw_p50: Option<f64>,
-    /// Median involuntary switches per task (count).
+    /// Median over trials of each trial's median involuntary switches per task (count).
     pub ivcsw_p50: Option<f64>,
-    /// Median run-queue wait per task, ns.
+    /// Median over trials of each trial's median run-queue wait per task, ns.
     pub rq_wait_p50_ns: Option<f64>,
     /// Why trials were not ok, as "policy workload xN: 2 skipped: REASON", if any.
     pub note: Option<String>,
@@ -59,6 +63,10 @@ impl CellLine {
         let resp: Vec<i64> = c.task_rows.iter().filter_map(|r| r.response_ns).collect();
         let turn: Vec<i64> = c.task_rows.iter().filter_map(|r| r.turnaround_ns).collect();
         let max = |v: &[i64]| v.iter().max().map(|&v| v as f64);
+        // The report's trial values, in the metrics' units (ms for times).
+        let per_trial = trial_values(c);
+        let p50 = |m: Metric| schedlab_analyze::median(&values(&per_trial[m.index()]));
+        let p50_ns = |m: Metric| p50(m).map(|ms| ms * 1e6);
         CellLine {
             policy: c.policy.clone(),
             priorities: c.priorities.clone(),
@@ -70,14 +78,14 @@ impl CellLine {
             ok: c.count("ok"),
             trials: c.statuses.iter().map(|(_, n)| n).sum(),
             makespan_p50_ns: median(c.makespans_ns.iter().copied()),
-            response_p50_ns: median(resp.iter().copied()),
+            response_p50_ns: p50_ns(Metric::Response),
             response_max_ns: max(&resp),
-            turnaround_p50_ns: median(turn.iter().copied()),
+            turnaround_p50_ns: p50_ns(Metric::Turnaround),
             turnaround_max_ns: max(&turn),
-            cpu_p50_ns: median(c.task_rows.iter().map(|r| r.cpu_ns)),
-            vcsw_p50: median(c.task_rows.iter().map(|r| r.nvcsw)),
-            ivcsw_p50: median(c.task_rows.iter().map(|r| r.nivcsw)),
-            rq_wait_p50_ns: median(c.task_rows.iter().map(|r| r.run_delay_ns)),
+            cpu_p50_ns: p50_ns(Metric::Cpu),
+            vcsw_p50: p50(Metric::Vcsw),
+            ivcsw_p50: p50(Metric::Ivcsw),
+            rq_wait_p50_ns: p50_ns(Metric::RqWait),
             note: note(c),
         }
     }
@@ -122,6 +130,48 @@ fn workload_cell(c: &CellView) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn task(trial_id: i64, response_ms: i64, nivcsw: i64) -> schedlab_store::query::TaskRow {
+        schedlab_store::query::TaskRow {
+            trial_id,
+            round: trial_id,
+            response_ns: Some(response_ms * 1_000_000),
+            turnaround_ns: Some(20_000_000),
+            nivcsw,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn per_task_medians_are_medians_of_trial_medians_as_in_the_report() {
+        // Trial 1's responses 1, 2, 9 ms (median 2), trial 2's 3, 4, 5 ms (median 4): the
+        // median of the trial medians is 3 ms; every task pooled would give 3.5 ms.
+        let c = CellView {
+            tasks: 3,
+            makespans_ns: vec![30_000_000, 40_000_000],
+            trial_rounds: vec![1, 2],
+            task_rows: vec![
+                task(1, 1, 1),
+                task(1, 2, 1),
+                task(1, 9, 2),
+                task(2, 3, 4),
+                task(2, 4, 4),
+                task(2, 5, 6),
+            ],
+            ..Default::default()
+        };
+        let line = CellLine::of(&c);
+        assert_eq!(line.response_p50_ns, Some(3_000_000.0));
+        assert_eq!(line.response_max_ns, Some(9_000_000.0));
+        // Involuntary switches: trial medians 1 and 4, their median 2.5 (pooled: 3).
+        assert_eq!(line.ivcsw_p50, Some(2.5));
+        assert_eq!(line.makespan_p50_ns, Some(35_000_000.0));
+        // The report's summary of the same cell and metric (stats, HTML, claims): one median.
+        let report =
+            schedlab_analyze::summarize(&values(&trial_values(&c)[Metric::Response.index()]))
+                .expect("summary");
+        assert_eq!(line.response_p50_ns, Some(report.median * 1e6));
+    }
 
     #[test]
     fn medians_of_even_and_odd_counts() {

@@ -11,9 +11,11 @@ fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map_or_else(|| "-".into(), f)
 }
 
-/// A count's median, whole.
+/// A count's median: whole, or with two decimals between whole counts ("2.50").
 fn count(v: Option<f64>) -> String {
-    opt(v, |v| format!("{v:.0}"))
+    opt(v, |v| {
+        crate::model::fmt_value(v, crate::model::Metric::Ivcsw)
+    })
 }
 
 /// A column of the table after a run: heading (`--wide`), short heading (without it),
@@ -80,7 +82,8 @@ const COLUMNS: [Column; 17] = [
     }),
 ];
 
-/// Renders one row per cell: medians over trials (makespan) and over tasks (the rest).
+/// Renders one row per cell: medians of the trial values, as in `schedlab stats` (makespan
+/// over trials; per-task metrics over trials of each trial's median over its tasks).
 /// `wide`: every column; else the key ones (the axes that vary in the run, makespan,
 /// response, turnaround and its maximum, run-queue wait, involuntary switches), which fit
 /// 120 columns for typical runs.
@@ -103,7 +106,7 @@ pub fn render(cells: &[CellView], wide: bool) -> String {
     let mut out = b.build().with(Style::sharp()).to_string();
     out.push('\n');
     if !wide {
-        out.push_str("medians over trials (makespan) or over every task of every trial (response, turnaround, ivcsw: involuntary\nswitches per task, rq wait: run-queue wait per task); max turnaround: the slowest task; --wide shows every column\n");
+        out.push_str("medians over trials, per-task metrics of each trial's median over its tasks, as in `schedlab stats` (ivcsw:\ninvoluntary switches per task, rq wait: run-queue wait per task); max turnaround: the slowest task; --wide: every column\n");
     }
     for n in lines.iter().filter_map(|l| l.note.as_ref()) {
         out.push_str(n);
