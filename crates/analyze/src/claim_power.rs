@@ -21,9 +21,9 @@
 
 use serde::Serialize;
 
-use super::bootstrap::standard_normal;
 use super::claim_types::{Amount, Arm, ClaimError, ClaimKind, Design, Leaning, Relation};
 use super::claims::{boundaries, combine, pair_data, sides, Boundary, PairData};
+use super::draws::standard_normal;
 use super::effect::EffectScale;
 use super::exact::{self, Counts};
 

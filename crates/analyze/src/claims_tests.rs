@@ -1,5 +1,5 @@
 use super::*;
-use crate::bootstrap::standard_normal;
+use crate::draws::standard_normal;
 use crate::family::{decide_family, Verdict};
 
 /// `n` positive values around `level` with a relative spread `sd` (log-normal).

@@ -147,7 +147,7 @@ pub fn mean_ci(values: &[f64], level: f64) -> Option<MeanCi> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::bootstrap::standard_normal;
+    use super::super::draws::standard_normal;
     use super::*;
     use crate::fixtures::{assert_close, floats, items, num, reference};
     use crate::sim::Shape;

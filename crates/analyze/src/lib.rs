@@ -11,10 +11,10 @@
 //!   ties, the method named in [`TestResult::method`];
 //! - [`mann_whitney_min_p`], [`mann_whitney_trials_needed`] and
 //!   [`min_detectable_difference`]: what too few trials could have found;
-//! - [`median_ratio_ci`]: ratio to a baseline with a bootstrap CI over trials;
+//! - [`effect_two_sample`]: the Hodges-Lehmann effect with its exact interval;
 //! - [`precision()`] and [`StoppingRule`]: adaptive trial counts.
 //!
-//! These serve today's findings; the claims engine below replaces them for verdicts.
+//! These serve the exploratory comparisons; the claims engine below gives verdicts.
 //!
 //! # Claims engine: declared claims, verdicts, power, adaptive stopping
 //!
@@ -51,10 +51,10 @@
 
 #![forbid(unsafe_code)]
 
-mod bootstrap;
 pub mod claim_power;
 pub mod claim_types;
 pub mod claims;
+mod draws;
 pub mod effect;
 mod exact;
 pub mod family;
@@ -66,7 +66,6 @@ pub mod mann_whitney;
 pub mod power;
 pub mod precision;
 pub mod rank_tests;
-pub mod ratio;
 pub mod sequential;
 #[cfg(test)]
 mod sim;
@@ -103,7 +102,6 @@ pub use precision::{precision, Decision, Precision, StoppingRule};
 pub use rank_tests::{
     jonckheere_one_sided, mann_whitney_one_sided, signed_rank_one_sided, OneSided,
 };
-pub use ratio::{median_ratio_ci, RatioCi, DEFAULT_RESAMPLES};
 pub use sequential::{
     look_alpha, sequence_boundary, sequential_precision, AnytimeStoppingRule, MedianSequence,
     SequentialPrecision, UntilDecided, UntilDecidedStep, SEQUENCE_ALPHA, SEQUENCE_RHO,

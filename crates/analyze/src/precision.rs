@@ -130,7 +130,7 @@ impl StoppingRule {
 
 #[cfg(test)]
 mod tests {
-    use super::super::bootstrap::standard_normal;
+    use super::super::draws::standard_normal;
     use super::*;
     use crate::fixtures::{assert_close, floats, items, num, reference};
 

@@ -1,6 +1,6 @@
 use super::*;
-use crate::bootstrap::standard_normal;
 use crate::claims::{test_claim, Arm, Relation};
+use crate::draws::standard_normal;
 use crate::family::decide_family;
 use crate::fixtures::{assert_close, items, num, reference};
 use crate::intervals::median_ci;

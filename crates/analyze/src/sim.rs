@@ -1,6 +1,6 @@
 //! Test support: the data shapes and draws the simulation tests share.
 
-use super::bootstrap::standard_normal;
+use super::draws::standard_normal;
 
 /// The three shapes of the coverage tests, each with a known median.
 #[derive(Debug, Clone, Copy)]

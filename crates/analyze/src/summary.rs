@@ -200,7 +200,7 @@ pub fn jain_index(values: &[f64]) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::bootstrap::standard_normal;
+    use super::super::draws::standard_normal;
     use super::*;
     use crate::sim::Shape;
     use serde_json::Value;
