@@ -32,7 +32,10 @@ pub fn verdict_text(c: &CellOutcome) -> String {
             schedlab_analyze::Leaning::Support => "leans for",
             schedlab_analyze::Leaning::Against => "leans against",
         };
-        return format!("exploratory: {lean}, p = {}", fmt_p(e.p_unadjusted));
+        return format!(
+            "exploratory: {lean}, p (unadjusted) = {}",
+            fmt_p(e.p_unadjusted)
+        );
     }
     let Some(v) = c.verdict else {
         return "-".into();
