@@ -154,7 +154,12 @@ fn main() {
     schedlab_sys::become_child_subreaper().unwrap();
     let n = 1000;
     println!("launch cost, {n} trivial tasks, median of {REPEATS} (interleaved side by side)");
+    // SCHEDLAB_BENCH_ONLY=process|thread runs that kind's launch measure alone (for perf).
+    let only = std::env::var("SCHEDLAB_BENCH_ONLY").ok();
     for kind in [TaskKind::Process, TaskKind::Thread] {
+        if only.as_deref().is_some_and(|o| o != kind.name()) {
+            continue;
+        }
         let (mut ours, mut base, mut rel) = (vec![], vec![], vec![]);
         for _ in 0..REPEATS {
             ours.push(schedlab_spawn_ns(kind, n) as f64 / 1e6);
@@ -174,6 +179,9 @@ fn main() {
             o / b,
             median(rel)
         );
+    }
+    if only.is_some() {
+        return;
     }
     // A spin unit is ~0.2 ns in release builds: 200M units ~ 40 ms, 100M ~ 20 ms of CPU per task.
     println!("harness CPU (launcher + host) as a share of the tasks' CPU, median of 3");

@@ -226,6 +226,28 @@ enum Way {
     Old,
     /// A thread on the sampler's timed wait that reads nothing: the cost of waking up.
     WakeOnly,
+    /// A thread on the sampler's timed wait that only re-reads /proc/stat (kept open, pread):
+    /// the least a sample with CPU ticks can cost.
+    StatOnly,
+    /// A thread that sleeps (`clock_nanosleep`, relative) between readings of nothing: the
+    /// cost of waking up from a plain sleep instead of a timed wait.
+    SleepOnly,
+}
+
+/// /proc/stat, opened once for [`stat_only`].
+static STAT: std::sync::OnceLock<std::fs::File> = std::sync::OnceLock::new();
+
+/// Re-reads /proc/stat from offset 0 into a buffer, nothing parsed.
+fn stat_only() {
+    use std::os::unix::fs::FileExt;
+    let file = STAT.get_or_init(|| std::fs::File::open("/proc/stat").expect("/proc/stat"));
+    let mut buf = [0u8; 65536];
+    let (mut off, mut n) = (0, 1);
+    while n > 0 && off < buf.len() {
+        n = file.read_at(&mut buf[off..], off as u64).unwrap_or(0);
+        off += n;
+    }
+    black_box(&buf[..off]);
 }
 
 /// A thread calling `f` every `interval` on a timed condition-variable wait, as the sampler
@@ -273,6 +295,22 @@ fn window(way: Way, interval: Duration, duration: Duration) -> Window {
             black_box(old::take());
         }),
         Way::WakeOnly => timed_loop(interval, duration, || {}),
+        Way::StatOnly => timed_loop(interval, duration, stat_only),
+        Way::SleepOnly => {
+            let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let flag = stop.clone();
+            let handle = std::thread::spawn(move || {
+                let mut calls = 0;
+                while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::thread::sleep(interval);
+                    calls += 1;
+                }
+                calls
+            });
+            std::thread::sleep(duration);
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            handle.join().unwrap()
+        }
     };
     Window {
         cpu_ns: process_cpu_ns() - cpu0,
@@ -323,11 +361,18 @@ fn main() {
         WINDOW_100MS.as_secs()
     );
     let ten_ms = Duration::from_millis(10);
-    let (mut thread_us, mut samples) = ([vec![], vec![], vec![], vec![]], [0; 4]);
+    let (mut thread_us, mut samples) = ([vec![], vec![], vec![], vec![], vec![], vec![]], [0; 6]);
     let (mut pct_100ms, mut samples_100ms) = (vec![], 0);
     for _ in 0..ROUNDS {
         let base = window(Way::Nothing, ten_ms, WINDOW);
-        let ways = [Way::Sampler, Way::Floor, Way::Old, Way::WakeOnly];
+        let ways = [
+            Way::Sampler,
+            Way::Floor,
+            Way::Old,
+            Way::WakeOnly,
+            Way::StatOnly,
+            Way::SleepOnly,
+        ];
         for (i, way) in ways.into_iter().enumerate() {
             let w = window(way, ten_ms, WINDOW);
             thread_us[i].push(per_sample_us(&w, &base));
@@ -357,6 +402,14 @@ fn main() {
     println!(
         "| wake-up only: the same timed wait, nothing read | | {} | {:.1} | |",
         samples[3], thread_us[3]
+    );
+    println!(
+        "| /proc/stat only (pread, nothing parsed), on the same timed wait | | {} | {:.1} | |",
+        samples[4], thread_us[4]
+    );
+    println!(
+        "| wake-up only, from a plain sleep instead of the timed wait | | {} | {:.1} | |",
+        samples[5], thread_us[5]
     );
     println!(
         "\nthe sampler at 100 ms: {samples_100ms} samples per {} s, {:.4} % of one CPU",

@@ -139,8 +139,9 @@ pub struct Remote {
     last_attempt: Option<Instant>,
     /// Trials written to the spool since the last successful push of it.
     pub spooled: usize,
-    /// Whether "server unreachable" was said already (said once per outage).
-    told: bool,
+    /// Why the server was last said to be lost (each reason is said once, not once per
+    /// retry); `None` while it is reachable.
+    told: Option<String>,
 }
 
 /// Shortest time between two attempts to reach a lost server.
@@ -171,7 +172,7 @@ impl Remote {
             spool: None,
             last_attempt: None,
             spooled: 0,
-            told: false,
+            told: None,
         }
     }
 
@@ -181,11 +182,19 @@ impl Remote {
         if self.server.is_none() && self.last_attempt.is_none_or(|t| t.elapsed() >= RETRY) {
             self.last_attempt = Some(Instant::now());
             if let Ok(s) = Store::open_existing(&self.location) {
-                eprintln!("schedlab: the server at {} is back", self.location);
-                self.told = false;
                 self.server = Some(s);
-                if let Err(e) = self.flush() {
-                    self.lost(&e);
+                // "Back" only once the spool went through: a server that accepts the
+                // connection but refuses the trials (read-only, full) is still lost, and is
+                // said so once per reason, not once per retry.
+                match self.flush() {
+                    Ok(()) => {
+                        if self.told.take().is_some() {
+                            eprintln!("schedlab: the server at {} is back", self.location);
+                        }
+                    }
+                    Err(e) => {
+                        self.lost(&e);
+                    }
                 }
             }
         }
@@ -209,18 +218,22 @@ impl Remote {
         self.server.as_ref()
     }
 
-    /// Notes that the server was lost (`e` said so).
-    pub fn lost(&mut self, e: &dyn std::fmt::Display) {
+    /// Notes that the server was lost (`e` said so), and says so unless this reason was the
+    /// last one said; returns whether it was said.
+    pub fn lost(&mut self, e: &dyn std::fmt::Display) -> bool {
         self.server = None;
         self.last_attempt = Some(Instant::now());
-        if !self.told {
-            self.told = true;
-            eprintln!(
-                "schedlab: cannot reach the server at {} ({e}); finished trials go to the spool {} until it is back",
-                self.location,
-                self.spool_path.display()
-            );
+        let reason = e.to_string();
+        if self.told.as_deref() == Some(reason.as_str()) {
+            return false;
         }
+        eprintln!(
+            "schedlab: cannot reach the server at {} ({reason}); finished trials go to the spool {} until it is back",
+            self.location,
+            self.spool_path.display()
+        );
+        self.told = Some(reason);
+        true
     }
 
     /// The spool, opened (created) on first use.

@@ -54,6 +54,24 @@ fn a_failed_push_of_the_spool_keeps_its_trials_and_says_how_to_send_them() {
 }
 
 #[test]
+fn a_lost_server_is_said_once_per_reason_not_once_per_retry() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, spool) = (dir.path().join("server.db"), dir.path().join("spool.db"));
+    let mut remote = Remote::connect(&Location::File(db), &spool, false).unwrap();
+    assert!(remote.lost(&"connection refused"), "the first loss is said");
+    assert!(
+        !remote.lost(&"connection refused"),
+        "a retry failing the same way is not"
+    );
+    assert!(
+        remote.lost(&"read-only transaction"),
+        "a new reason is said"
+    );
+    assert!(!remote.lost(&"read-only transaction"));
+    assert!(remote.current().is_none());
+}
+
+#[test]
 fn a_local_store_is_never_out_of_reach_and_has_no_spool() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("local.db");
