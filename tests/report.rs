@@ -120,7 +120,11 @@ fn the_default_stats_fit_one_screen_per_ten_cells() {
         short.lines().count(),
         r.cells.len()
     );
-    for gone in ["\nMethods\n", "Pairwise tests", "response (ms), per trial"] {
+    for gone in [
+        "\nMethods\n",
+        "pairwise tests on the trial values",
+        "response (ms), per trial",
+    ] {
         assert!(!short.contains(gone) && all.contains(gone), "{gone}");
     }
 }
@@ -752,4 +756,49 @@ fn the_spec_s_primary_metric_leads_the_compact_stats_and_the_html_first_screen()
     write_report(&r, &[ReportFormat::Html], &out).expect("report");
     let page = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(page.contains(title), "the HTML report's first screen");
+}
+
+#[test]
+fn the_pairwise_table_shows_each_pairs_unadjusted_p_as_the_comparisons_do() {
+    // Issue 18: one p per comparison across the output. The pairwise table used to show
+    // Holm over the pairs of a group, so the same pair had an unadjusted p in the
+    // comparisons with the baseline and another, adjusted, in the pairwise table (this
+    // data has one tested pair per group, where the two agree: the header tells them apart).
+    let dir = tempfile::tempdir().unwrap();
+    let r = report_of(&synthetic_db(dir.path(), "p.db", 1.0), false);
+    let table = model::tables::pairs_table(&r);
+    let col = |name: &str| table.header.iter().position(|h| h == name).expect(name);
+    let (pair_col, mw_col) = (col("pair"), col("Mann-Whitney p (unadjusted)"));
+    let mut checked = 0;
+    for f in &r.findings {
+        let Some(p) = f.p else { continue };
+        let g = &r.groups[f.group];
+        let comparison = &g
+            .tests
+            .iter()
+            .find(|(m, _)| *m == f.metric)
+            .expect("tested")
+            .1;
+        let pair = comparison
+            .pairs
+            .iter()
+            .find(|q| {
+                (q.a == f.baseline && q.b == f.policy) || (q.a == f.policy && q.b == f.baseline)
+            })
+            .expect("the pair is tested");
+        let label = format!("{} vs {}", pair.a, pair.b);
+        let row = table
+            .rows
+            .iter()
+            .find(|row| row[0] == g.label && row[1] == f.metric.label() && row[pair_col] == label)
+            .expect("a row for the pair");
+        assert_eq!(
+            row[mw_col],
+            model::fmt::fmt_p(p),
+            "{label}, {}",
+            f.metric.label()
+        );
+        checked += 1;
+    }
+    assert!(checked > 0, "no comparison was checked");
 }
