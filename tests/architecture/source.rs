@@ -151,7 +151,7 @@ pub fn forbids_unsafe(root: &syn::File) -> bool {
 
 /// The lines of a file's `unsafe` keywords: blocks, functions, impls, traits, extern blocks,
 /// and those inside macro calls, which syn's tree keeps as unparsed tokens
-/// (`assert_eq!(unsafe { .. }, 0)`), so the tokens are read, not the tree. Comments, doc
+/// (an unsafe block as an argument of `assert_eq!`), so the tokens are read, not the tree. Comments, doc
 /// comments, string literals, `r#unsafe` and names such as `unsafe_code` are not the keyword.
 pub fn unsafe_lines(name: &str, text: &str) -> Vec<usize> {
     parse(name, text);
