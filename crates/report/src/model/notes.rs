@@ -110,12 +110,7 @@ pub fn warnings(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> 
     }
     out.extend(spec_warning(input));
     for c in cells {
-        let bad: Vec<String> = c
-            .statuses
-            .iter()
-            .filter(|(s, _)| s != "ok")
-            .map(|(s, n)| format!("{n} {s}"))
-            .collect();
+        let bad = not_ok_counts(&c.statuses);
         if !bad.is_empty() {
             out.push(format!(
                 "{}: {} of {} trials not ok ({}){}",
@@ -230,6 +225,16 @@ pub fn warning_kinds(made: &[String], stored: &[StoredWarning]) -> Vec<WarningKi
         }
     }
     out
+}
+
+/// A cell's trial statuses other than ok, as "N status" (e.g. "2 timeout"), from its
+/// (status, count) pairs.
+pub(super) fn not_ok_counts(statuses: &[(String, i64)]) -> Vec<String> {
+    statuses
+        .iter()
+        .filter(|(s, _)| s != "ok")
+        .map(|(s, n)| format!("{n} {s}"))
+        .collect()
 }
 
 #[cfg(test)]

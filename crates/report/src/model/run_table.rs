@@ -94,12 +94,7 @@ impl CellLine {
 /// Why some of a cell's trials were not ok, if it says.
 fn note(c: &CellView) -> Option<String> {
     let r = c.reason.as_ref()?;
-    let bad: Vec<String> = c
-        .statuses
-        .iter()
-        .filter(|(s, _)| s != "ok")
-        .map(|(s, n)| format!("{n} {s}"))
-        .collect();
+    let bad = super::notes::not_ok_counts(&c.statuses);
     Some(format!(
         "{} {} x{}: {}: {}",
         c.policy,
