@@ -51,12 +51,18 @@ pub fn median_ci(values: &[f64], level: f64) -> Option<MedianCi> {
     }
     let mut sorted = values.to_vec();
     sorted.sort_unstable_by(f64::total_cmp);
+    median_ci_sorted(&sorted, level)
+}
+
+/// [`median_ci`] of values already sorted ascending, finite and non-empty, with `level` in
+/// (0, 1) (the caller checked): for a caller that sorted them anyway.
+pub(crate) fn median_ci_sorted(sorted: &[f64], level: f64) -> Option<MedianCi> {
     let n = sorted.len();
     let rank = median_rank(n, (1.0 - level) / 2.0);
     let coverage = 1.0 - 2.0 * binomial_half_cdf(n, rank - 1);
     Some(MedianCi {
         n,
-        median: percentile_sorted(&sorted, 50.0)?,
+        median: percentile_sorted(sorted, 50.0)?,
         lo: sorted[rank - 1],
         hi: sorted[n - rank],
         rank,

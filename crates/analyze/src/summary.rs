@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::intervals::{mean_ci, median_ci};
+use super::intervals::{mean_ci, median_ci_sorted};
 
 /// Coverage asked of the confidence intervals in [`Summary`].
 pub const CI_LEVEL: f64 = 0.95;
@@ -75,7 +75,7 @@ pub fn summarize(samples: &[f64]) -> Option<Summary> {
     let sd = sample_variance(&sorted).map_or(0.0, f64::sqrt);
     let median = percentile_sorted(&sorted, 50.0)?;
     let (min, max) = (sorted[0], sorted[n - 1]);
-    let m = median_ci(&sorted, CI_LEVEL)?;
+    let m = median_ci_sorted(&sorted, CI_LEVEL)?;
     let mean_ci = mean_ci(&sorted, CI_LEVEL).map_or((mean, mean), |c| (c.lo, c.hi));
     Some(Summary {
         n,
