@@ -204,16 +204,6 @@ pub fn fmt_ratio_bare(r: f64) -> String {
     }
 }
 
-/// What an effect's interval is called: "95% CI", or where no interval of this kind reaches
-/// 95% with these trials, the coverage it has: "90.0% CI" (3 vs 3 trials).
-pub fn ci_name(e: &Effect) -> String {
-    if e.below_level {
-        format!("{:.1}% CI", e.coverage * 100.0)
-    } else {
-        format!("{:.0}% CI", e.level * 100.0)
-    }
-}
-
 /// A signed value with the metric's unit: "+12", "-3.00 ms".
 fn signed(d: f64, metric: Metric) -> String {
     let sign = if d > 0.0 {
@@ -290,7 +280,7 @@ pub fn interval_statement(f: &Finding) -> Option<String> {
         fmt_with_unit(f.median, f.metric),
         fmt_with_unit(f.baseline_median, f.metric)
     );
-    let ci = ci_name(e);
+    let ci = super::fmt::ci_name(e);
     let effect = match e.scale {
         EffectScale::Ratio => ratio_words(e, b, &medians, &ci),
         EffectScale::Difference => difference_words(e, f.metric, b, &medians, &ci),

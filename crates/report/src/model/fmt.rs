@@ -94,10 +94,23 @@ pub fn fmt_effect(e: &Effect, metric: Option<Metric>) -> String {
         format!(" {unit}")
     };
     let mut out = format!("{}{unit} [{}, {}]", num(e.estimate), num(e.lo), num(e.hi));
-    if e.below_level || (e.level - 0.95).abs() > 1e-9 {
-        out += &format!(" ({:.1}% CI)", e.coverage * 100.0);
+    if let Some(name) = ci_shortfall(e) {
+        out += &format!(" ({name})");
     }
     out
+}
+
+/// Where an effect's interval is no 95% interval (no interval of its kind reaches 95% with
+/// these trials, or another level was asked), its name by the coverage it has: "90.0% CI"
+/// (3 vs 3 trials); `None` for a 95% interval.
+pub fn ci_shortfall(e: &Effect) -> Option<String> {
+    (e.below_level || (e.level - 0.95).abs() > 1e-9)
+        .then(|| format!("{:.1}% CI", e.coverage * 100.0))
+}
+
+/// What an effect's interval is called: "95% CI", or its [`ci_shortfall`] name.
+pub fn ci_name(e: &Effect) -> String {
+    ci_shortfall(e).unwrap_or_else(|| format!("{:.0}% CI", e.level * 100.0))
 }
 
 /// A duration in ns, printed with a unit that keeps 3-4 significant digits.

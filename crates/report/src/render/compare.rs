@@ -120,8 +120,8 @@ fn ci_cell(e: &Effect, m: Metric) -> String {
         EffectScale::Difference => fmt_with_unit(v, m),
     };
     let mut out = format!("[{}, {}]", end(e.lo), end(e.hi));
-    if e.below_level {
-        out += &format!(" ({:.1}% CI)", e.coverage * 100.0);
+    if let Some(name) = crate::model::fmt::ci_shortfall(e) {
+        out += &format!(" ({name})");
     }
     out
 }
