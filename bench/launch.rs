@@ -11,7 +11,7 @@ use schedlab_run::trial::{run_trial, TrialSetup};
 use schedlab_sys::SharedSlice;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 
-const REPEATS: usize = 7;
+const REPEATS: usize = 11;
 
 fn plan(n: usize, units: u64, barrier: bool) -> TaskPlan {
     TaskPlan {
@@ -45,8 +45,9 @@ fn plan(n: usize, units: u64, barrier: bool) -> TaskPlan {
 }
 
 /// schedlab, staggered: first creation to the last task's first timestamp (its release plus
-/// its response; its setup comes after it), ns.
-fn schedlab_spawn_ns(kind: TaskKind, n: usize) -> u64 {
+/// its response; its setup comes after it), and the host's creation loop alone (first to last
+/// release), ns.
+fn schedlab_spawn_ns(kind: TaskKind, n: usize) -> (u64, u64) {
     let stop = AtomicBool::new(false);
     let p = plan(n, 1, false);
     let out = run_trial(&TrialSetup {
@@ -67,7 +68,8 @@ fn schedlab_spawn_ns(kind: TaskKind, n: usize) -> u64 {
         .map(|t| t.t_release_ns + t.response_ns.unwrap() as u64)
         .max()
         .unwrap();
-    last - first
+    let last_release = out.tasks.iter().map(|t| t.t_release_ns).max().unwrap();
+    (last - first, last_release - first)
 }
 
 /// schedlab, barrier: release to the last task's start, ns.
@@ -87,6 +89,31 @@ fn schedlab_release_ns(kind: TaskKind, n: usize) -> u64 {
     assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);
     let release = out.tasks[0].t_release_ns;
     out.tasks.iter().map(|t| t.t_start_ns).max().unwrap() - release
+}
+
+/// Runs `f` in a fresh fork of this process and returns its result. The bare loops run so,
+/// like schedlab's host (a fork of the launcher): a loop run here would leave its traces in
+/// this process's image (glibc keeps the stacks of ended threads mapped for reuse), which every
+/// later host would inherit and copy at each fork.
+fn in_child(f: impl FnOnce() -> u64) -> u64 {
+    let result: SharedSlice<AtomicU64> = SharedSlice::new(1).unwrap();
+    // The bench is single-threaded here.
+    let pid = schedlab_sys::fork().unwrap();
+    if pid == 0 {
+        result.as_slice()[0].store(f(), SeqCst);
+        schedlab_sys::exit_now(0);
+    }
+    schedlab_sys::wait4(pid, false).unwrap();
+    let v = result.as_slice()[0].load(SeqCst);
+    assert!(v > 0, "the bare loop's process failed");
+    v
+}
+
+/// Memory mappings of this process (what a fork copies one by one).
+fn mappings() -> usize {
+    std::fs::read_to_string("/proc/self/maps")
+        .map(|m| m.lines().count())
+        .unwrap_or(0)
 }
 
 /// Minimal fork loop: each child stores a timestamp and exits; first fork to last timestamp, ns.
@@ -153,38 +180,48 @@ fn main() {
     // Orphans come back to us, as in `schedlab run`.
     schedlab_sys::become_child_subreaper().unwrap();
     let n = 1000;
-    println!("launch cost, {n} trivial tasks, median of {REPEATS} (interleaved side by side)");
-    // SCHEDLAB_BENCH_ONLY=process|thread runs that kind's launch measure alone (for perf).
+    println!(
+        "launch cost, {n} trivial tasks, median of {REPEATS} (interleaved side by side); this process has {} mappings",
+        mappings()
+    );
+    // SCHEDLAB_BENCH_ONLY=process|thread runs that kind's launch measure alone, =harness the
+    // harness shares alone (for perf).
     let only = std::env::var("SCHEDLAB_BENCH_ONLY").ok();
     for kind in [TaskKind::Process, TaskKind::Thread] {
         if only.as_deref().is_some_and(|o| o != kind.name()) {
             continue;
         }
-        let (mut ours, mut base, mut rel) = (vec![], vec![], vec![]);
+        let (mut ours, mut base, mut rel, mut looped) = (vec![], vec![], vec![], vec![]);
         for _ in 0..REPEATS {
-            ours.push(schedlab_spawn_ns(kind, n) as f64 / 1e6);
+            let (spawn_ns, loop_ns) = schedlab_spawn_ns(kind, n);
+            ours.push(spawn_ns as f64 / 1e6);
+            looped.push(loop_ns as f64 / 1e6);
             base.push(
-                match kind {
+                in_child(|| match kind {
                     TaskKind::Process => minimal_fork_ns(n),
                     TaskKind::Thread => minimal_thread_ns(n),
-                } as f64
+                }) as f64
                     / 1e6,
             );
             rel.push(schedlab_release_ns(kind, n) as f64 / 1e6);
         }
         let (o, b) = (median(ours), median(base));
         println!(
-            "  {:<8} staggered creation->last start: schedlab {o:8.2} ms, minimal loop {b:8.2} ms, ratio {:.2}; barrier release->last start {:.2} ms",
+            "  {:<8} staggered creation->last start: schedlab {o:8.2} ms (its creation loop {:.2} ms), minimal loop {b:8.2} ms, ratio {:.2}; barrier release->last start {:.2} ms",
             kind.name(),
+            median(looped),
             o / b,
             median(rel)
         );
     }
-    if only.is_some() {
+    if only.as_deref().is_some_and(|o| o != "harness") {
         return;
     }
     // A spin unit is ~0.2 ns in release builds: 200M units ~ 40 ms, 100M ~ 20 ms of CPU per task.
-    println!("harness CPU (launcher + host) as a share of the tasks' CPU, median of 3");
+    println!(
+        "harness CPU (launcher + host) as a share of the tasks' CPU, median of 3; this process has {} mappings",
+        mappings()
+    );
     for (n, units) in [(10usize, 200_000_000u64), (500, 100_000_000)] {
         for kind in [TaskKind::Process, TaskKind::Thread] {
             let v: Vec<f64> = (0..3).map(|_| harness_pct(kind, n, units)).collect();

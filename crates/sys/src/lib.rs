@@ -11,6 +11,7 @@
 //! - [`process`]: fork, exec, process groups, signals, ids, privileges.
 //! - [`wait`]: reaping children with their rusage, the calling thread's rusage.
 //! - [`shm`]: zeroed shared memory for forked children, futex waits.
+//! - [`threads`]: many threads on stacks mapped before the first one starts.
 //! - [`host`]: uname, rlimits, filesystem type, allocation-free small file reads.
 //! - [`error`]: the refusals that are schedlab's own ([`SysError`]), inside `io::Error`.
 //! - [`dir`]: directories held open (private ones in shared directories, the state directory)
@@ -23,6 +24,7 @@ pub mod host;
 pub mod process;
 pub mod sched;
 pub mod shm;
+pub mod threads;
 pub mod wait;
 
 pub use clock::{now_ns, process_cpu_ns, sleep_until_ns, thread_cpu_ns};
@@ -42,6 +44,7 @@ pub use sched::{
     SchedAttr, CPU_SET_CAPACITY, FLAG_RESET_ON_FORK,
 };
 pub use shm::{futex_wait, futex_wake, PrivatePages, SharedSlice};
+pub use threads::{with_threads, Spawner};
 pub use wait::{
     exited_in_group_nowait, is_running_child, rusage_thread, wait4, wait_exited_nowait, Reaped,
 };

@@ -36,6 +36,12 @@ impl<T: Zeroable + Sync> SharedSlice<T> {
         if std::mem::align_of::<T>() > 4096 {
             return Err(super::SysError::OverAligned.into());
         }
+        if len == 0 {
+            return Ok(SharedSlice {
+                ptr: NonNull::dangling(),
+                len,
+            });
+        }
         let bytes = Self::bytes(len)?;
         // SAFETY: a new anonymous mapping at an address of the kernel's choice: it aliases
         // nothing, and the kernel fills it with zeros.
@@ -62,13 +68,17 @@ impl<T: Zeroable + Sync> SharedSlice<T> {
     pub fn as_slice(&self) -> &[T] {
         // SAFETY: the mapping holds `len` zero-filled `T`s, valid because T: Zeroable; it is
         // aligned (page-aligned, checked in `new`) and lives as long as `self`; only shared
-        // references are handed out, and T: Sync makes sharing them sound.
+        // references are handed out, and T: Sync makes sharing them sound. An empty slice's
+        // pointer is dangling but aligned and non-null, as an empty slice needs.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 }
 
 impl<T: Zeroable + Sync> Drop for SharedSlice<T> {
     fn drop(&mut self) {
+        if self.len == 0 {
+            return;
+        }
         if let Ok(bytes) = Self::bytes(self.len) {
             // SAFETY: unmapping exactly what `new` mapped; no reference into it outlives `self`.
             let _ = unsafe { munmap(self.ptr.cast(), bytes.get()) };
@@ -192,7 +202,7 @@ pub fn futex_wake(word: &AtomicU32, n: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::SeqCst};
+    use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 
     /// The permissions column of this process's mapping that starts at `addr`, from the
     /// kernel's own list (/proc/self/maps), e.g. `rw-s` (the `s`: shared).
@@ -239,9 +249,18 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_slice_is_empty() {
-        let region: SharedSlice<AtomicU8> = SharedSlice::new(0).unwrap();
+    fn an_empty_slice_is_empty_and_maps_nothing() {
+        let region: SharedSlice<AtomicU64> = SharedSlice::new(0).unwrap();
         assert!(region.as_slice().is_empty());
+        let addr = region.ptr.as_ptr() as usize;
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let mapped = maps.lines().any(|l| {
+            let mut ends = l.split_whitespace().next().unwrap().split('-');
+            let mut bound = || usize::from_str_radix(ends.next().unwrap(), 16).unwrap();
+            let (start, end) = (bound(), bound());
+            (start..end).contains(&addr)
+        });
+        assert!(!mapped, "an empty slice has a mapping at {addr:#x}");
     }
 
     #[test]

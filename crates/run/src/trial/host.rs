@@ -149,7 +149,16 @@ fn fork_tasks(
     }
 }
 
-/// Starts one thread per task and waits for them all.
+/// Bytes of a task thread's stack (a task's frames need a few KiB; command tasks are processes).
+const TASK_STACK_BYTES: usize = 256 * 1024;
+
+/// Bytes at the top of each task thread's stack put in memory before the first task starts:
+/// what every thread writes at once (its thread control block, thread-locals and first
+/// frames), so that staggered tasks do not fault them in while others are measured.
+const TASK_STACK_TOUCH_BYTES: usize = 16 * 1024;
+
+/// Starts one thread per task and waits for them all. Their stacks are mapped before the first
+/// one starts (`schedlab_sys::with_threads`), so creating a thread maps nothing.
 fn spawn_threads(
     setup: &TrialSetup,
     mem: &TrialMemory,
@@ -161,28 +170,29 @@ fn spawn_threads(
         schedlab_sys::exit_now(EXIT_CHANNELS);
     }
     let channels = &channels;
-    std::thread::scope(|s| {
-        for (i, slot) in slots.iter().enumerate() {
-            if !groups::place(placer.as_mut(), h, slot, plan, i) {
-                continue;
-            }
-            if !plan.barrier {
-                slot.t_release_ns.store(schedlab_sys::now_ns(), SeqCst);
-            }
-            let links = channels.links(i, mem.words, mem.cpu_locks);
-            if std::thread::Builder::new()
-                .stack_size(256 * 1024)
-                .spawn_scoped(s, move || {
+    let made =
+        schedlab_sys::with_threads(slots.len(), TASK_STACK_BYTES, TASK_STACK_TOUCH_BYTES, |s| {
+            for (i, slot) in slots.iter().enumerate() {
+                if !groups::place(placer.as_mut(), h, slot, plan, i) {
+                    continue;
+                }
+                if !plan.barrier {
+                    slot.t_release_ns.store(schedlab_sys::now_ns(), SeqCst);
+                }
+                let links = channels.links(i, mem.words, mem.cpu_locks);
+                let run = move || {
                     let hist = hist_chunk(hists, i);
                     task::task_main(h, slot, hist, plan, setup.dir, i, links)
-                })
-                .is_err()
-            {
-                schedlab_sys::exit_now(3);
+                };
+                if s.spawn(run).is_err() {
+                    schedlab_sys::exit_now(3);
+                }
             }
-        }
-        if let Some(p) = placer {
-            p.finish();
-        }
-    });
+            if let Some(p) = placer {
+                p.finish();
+            }
+        });
+    if made.is_err() {
+        schedlab_sys::exit_now(3);
+    }
 }
