@@ -152,8 +152,9 @@ fn minimal_thread_ns(n: usize) -> u64 {
     stamps.iter().map(|s| s.load(SeqCst)).max().unwrap() - t0
 }
 
-/// Harness CPU share: (launcher + host CPU) / tasks' CPU, percent.
-fn harness_pct(kind: TaskKind, n: usize, units: u64) -> f64 {
+/// Harness CPU share: (launcher + host CPU) / tasks' CPU, percent; the tasks' median CPU
+/// time, ms; and the harness CPU per task, us.
+fn harness_pct(kind: TaskKind, n: usize, units: u64) -> (f64, f64, f64) {
     let stop = AtomicBool::new(false);
     let p = plan(n, units, true);
     let out = run_trial(&TrialSetup {
@@ -167,8 +168,24 @@ fn harness_pct(kind: TaskKind, n: usize, units: u64) -> f64 {
     })
     .unwrap();
     assert_eq!(out.status, TrialStatus::Ok, "{:?}", out.reason);
-    let tasks: u64 = out.tasks.iter().map(|t| t.utime_ns + t.stime_ns).sum();
-    100.0 * out.harness_cpu_ns as f64 / tasks as f64
+    let cpu: Vec<f64> = out
+        .tasks
+        .iter()
+        .map(|t| (t.utime_ns + t.stime_ns) as f64)
+        .collect();
+    let share = 100.0 * out.harness_cpu_ns as f64 / cpu.iter().sum::<f64>();
+    let per_task_us = out.harness_cpu_ns as f64 / n as f64 / 1e3;
+    (share, median(cpu) / 1e6, per_task_us)
+}
+
+/// Spin units that take `ms` of CPU in a task here and now (the speed of this VM drifts by
+/// tens of per cent, so a fixed count is not a fixed time): measured on one task.
+fn spin_units_for_ms(ms: f64) -> u64 {
+    let probe = 50_000_000u64;
+    let v: Vec<f64> = (0..3)
+        .map(|_| harness_pct(TaskKind::Thread, 1, probe).1)
+        .collect();
+    (probe as f64 * ms / median(v)) as u64
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -217,15 +234,23 @@ fn main() {
     if only.as_deref().is_some_and(|o| o != "harness") {
         return;
     }
-    // A spin unit is ~0.2 ns in release builds: 200M units ~ 40 ms, 100M ~ 20 ms of CPU per task.
     println!(
         "harness CPU (launcher + host) as a share of the tasks' CPU, median of 3; this process has {} mappings",
         mappings()
     );
-    for (n, units) in [(10usize, 200_000_000u64), (500, 100_000_000)] {
+    for (n, ms) in [(10usize, 40.0), (500, 20.0)] {
+        let units = spin_units_for_ms(ms);
         for kind in [TaskKind::Process, TaskKind::Thread] {
-            let v: Vec<f64> = (0..3).map(|_| harness_pct(kind, n, units)).collect();
-            println!("  {n:>3} {:<8} tasks: {:.3} %", kind.name(), median(v));
+            let runs: Vec<(f64, f64, f64)> = (0..3).map(|_| harness_pct(kind, n, units)).collect();
+            let pick = |f: fn(&(f64, f64, f64)) -> f64| median(runs.iter().map(f).collect());
+            let per_task_us = pick(|r| r.2);
+            println!(
+                "  {n:>3} {:<8} tasks of ~{ms} ms: {:.3} % of the tasks' CPU (their median {:.1} ms); {per_task_us:.0} us per task, i.e. {:.3} % of {ms} ms",
+                kind.name(),
+                pick(|r| r.0),
+                pick(|r| r.1),
+                per_task_us / (ms * 10.0)
+            );
         }
     }
 }

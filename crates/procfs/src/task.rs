@@ -52,8 +52,10 @@ pub fn parse_sched(text: &str) -> SchedInfo {
         let Some((key, value)) = line.split_once(':') else {
             continue;
         };
-        let value = value.trim();
-        match key.trim() {
+        // ASCII trims: the keys are padded with dozens of spaces, which `str::trim` checks
+        // one Unicode char at a time (it showed in profiles of tasks reading this file).
+        let value = value.trim_ascii();
+        match key.trim_ascii() {
             "se.nr_migrations" => info.nr_migrations = value.parse().ok(),
             "nr_voluntary_switches" => info.nr_voluntary_switches = value.parse().ok(),
             "nr_involuntary_switches" => info.nr_involuntary_switches = value.parse().ok(),
