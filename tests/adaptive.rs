@@ -230,9 +230,12 @@ fn until_decided_stops_once_every_claim_is_decided() {
         return;
     }
     let _turn = rt_turn();
-    // 4 tasks of 120 ms on CPU 0: FIFO runs them one after another (turnarounds 120, 240,
-    // 360, 480 ms: median 300), RR rotates them every 100 ms quantum (420..480: median 450).
-    // Both are RT classes, so outside work hardly disturbs them. With the signed-rank test on
+    // 4 tasks of 200 ms on CPU 0: FIFO runs them one after another (turnarounds 200, 400,
+    // 600, 800 ms: median 500), RR rotates them every 100 ms quantum (500..800: median 650).
+    // Both are RT classes, so outside work hardly disturbs them. The work is twice the
+    // quantum so that RR still rotates when this VM runs faster than it was calibrated (with
+    // 120 ms tasks, a moment at 125 % speed made them fit one quantum, RR ran them like FIFO,
+    // and the claim could not be decided). With the signed-rank test on
     // rounds and look k spending 0.05 * 6 / (pi^2 k^2), the first look that can decide is
     // after 13 rounds (2/2^13 <= 0.0304/11^2), far below the maximum of 24.
     let s = Scratch::new();
@@ -246,7 +249,7 @@ fn until_decided_stops_once_every_claim_is_decided() {
             "--cpus",
             "0",
             "--work",
-            "120ms",
+            "200ms",
             "--claim",
             "turnaround: fifo < rr",
             "--until-decided",
