@@ -170,7 +170,7 @@ fn the_default_stats_show_one_line_per_group_for_the_primary_metric() {
         assert_eq!(line.len(), 1, "{}", group.label);
         assert!(line[0].contains("(baseline)"), "{}", line[0]);
         for f in r
-            .findings
+            .exploratory
             .iter()
             .filter(|f| f.group == g && f.metric == Metric::Makespan)
         {
@@ -432,7 +432,7 @@ fn a_run_whose_every_cell_was_skipped_still_gets_a_report_that_says_why() {
         )
         .unwrap();
     let r = report_of(&db, false);
-    assert!(r.findings.is_empty());
+    assert!(r.exploratory.is_empty());
     assert!(r.cells.iter().all(|c| c.summaries.is_empty()));
     assert!(figures::figures(&r).is_empty());
     let out = dir.path().join("out");
@@ -520,7 +520,7 @@ fn runs_of_one_spec_on_two_hosts_compare_the_hosts_like_policies() {
         .position(|g| g.tasks == 2)
         .expect("group of 2 tasks");
     let f = rb
-        .findings
+        .exploratory
         .iter()
         .find(|f| f.group == g && f.metric == Metric::Turnaround && f.policy == "fifo @ web2")
         .expect("a turnaround comparison for web2's FIFO");
@@ -682,7 +682,7 @@ fn a_cells_response_is_one_number_in_stats_the_key_table_and_the_exploratory_com
     let median = cell.summary(Metric::Response).unwrap().summary.median;
     assert!((median - expected).abs() < 1e-9, "{median} vs {expected}");
     let comparison = r
-        .findings
+        .exploratory
         .iter()
         .find(|f| f.group == g && f.metric == Metric::Response && f.policy == "fifo")
         .unwrap();
@@ -770,7 +770,7 @@ fn the_pairwise_table_shows_each_pairs_unadjusted_p_as_the_comparisons_do() {
     let col = |name: &str| table.header.iter().position(|h| h == name).expect(name);
     let (pair_col, mw_col) = (col("pair"), col("Mann-Whitney p (unadjusted)"));
     let mut checked = 0;
-    for f in &r.findings {
+    for f in &r.exploratory {
         let Some(p) = f.p else { continue };
         let g = &r.groups[f.group];
         let comparison = &g

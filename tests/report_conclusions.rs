@@ -21,7 +21,7 @@ fn fifo_is_compared_with_the_baseline_other_and_found_significantly_faster() {
     let dir = tempfile::tempdir().unwrap();
     let r = report_of(&synthetic_db(dir.path(), "a.db", 1.0), false);
     let f = r
-        .findings
+        .exploratory
         .iter()
         .find(|f| f.metric == Metric::Makespan && r.groups[f.group].tasks == 2)
         .expect("a makespan comparison for 2 tasks");
@@ -61,14 +61,14 @@ fn fifo_is_compared_with_the_baseline_other_and_found_significantly_faster() {
     );
     // Per-task metrics are tested on the trial medians, 6 per policy, not on the 12 tasks.
     let turnaround = r
-        .findings
+        .exploratory
         .iter()
         .find(|f| f.metric == Metric::Turnaround && r.groups[f.group].tasks == 2)
         .expect("a turnaround comparison");
     assert_eq!((turnaround.n_policy, turnaround.n_baseline), (6, 6));
     assert!(turnaround.sentence.contains("on 6 vs 6 trial medians"));
     // rr has no ok trial: no comparison for it.
-    assert!(r.findings.iter().all(|f| f.policy != "rr"));
+    assert!(r.exploratory.iter().all(|f| f.policy != "rr"));
 }
 
 #[test]
@@ -77,7 +77,7 @@ fn the_baseline_is_the_first_policy_of_the_spec_axis_or_the_one_asked_for() {
     let db = synthetic_db(dir.path(), "a.db", 1.0);
     let store = Store::open(&db).unwrap();
     let makespan = |r: &Report| {
-        r.findings
+        r.exploratory
             .iter()
             .find(|f| f.metric == Metric::Makespan && r.groups[f.group].tasks == 2)
             .cloned()
@@ -144,7 +144,7 @@ fn three_trials_per_policy_are_too_few_and_the_comparison_says_from_how_many_p_b
     keep_trials(&db, 3);
     let r = report_of(&db, false);
     let f = r
-        .findings
+        .exploratory
         .iter()
         .find(|f| f.metric == Metric::Makespan && r.groups[f.group].tasks == 2)
         .expect("a makespan comparison");
@@ -190,7 +190,7 @@ fn the_methods_section_names_the_test_its_unit_and_why() {
     // Which p-value method each comparison used is counted: with ties (the counts) a
     // permutation p, without them the exact distribution.
     let exact = r
-        .findings
+        .exploratory
         .iter()
         .filter(|f| f.method == Some(PValueMethod::Exact))
         .count();

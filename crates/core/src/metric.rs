@@ -124,9 +124,9 @@ pub struct MetricInfo {
     /// Whether policies are tested on it. The per-task views of trial totals are not: within
     /// a group they are the totals divided by one constant, so the tests would repeat; so
     /// are the p90 and p99.9 of latencies, which are tabled beside p50 and p99 (tested); end
-    /// groups are a claim's metric (study 003), not a finding's.
+    /// groups are a claim's metric (study 003), not an exploratory comparison's.
     pub tested: bool,
-    /// Whether findings on it are written out as sentences (all tested ones are tabled).
+    /// Whether exploratory comparisons on it are written out as sentences (all tested ones are tabled).
     pub headline: bool,
 }
 
@@ -291,7 +291,7 @@ impl Metric {
         self.info().tested
     }
 
-    /// Whether findings on it are written out as sentences (all tested ones are tabled).
+    /// Whether exploratory comparisons on it are written out as sentences (all tested ones are tabled).
     pub fn headline(self) -> bool {
         self.info().headline
     }

@@ -92,7 +92,7 @@ pub struct StatsOptions {
     /// The runs and trials summarised.
     pub selection: Selection,
     /// Everything the compact view leaves out (`--all`): every column of every table, the
-    /// findings of every tested metric, the pooled per-task tables.
+    /// exploratory comparisons of every tested metric, the pooled per-task tables.
     pub all: bool,
 }
 
@@ -279,7 +279,7 @@ fn render_one(fig: &Figure, plot_dir: &Path) -> Result<String> {
     Ok(svg)
 }
 
-/// `schedlab stats`: the report's findings and summaries as terminal tables.
+/// `schedlab stats`: the report's exploratory comparisons and summaries as terminal tables.
 pub fn stats(args: &StatsOptions) -> Result<()> {
     let (_, input) = args.selection.load()?;
     print!(

@@ -1,5 +1,5 @@
 //! What a run showed and its outputs: [`model`] computes the report from stored rows (the
-//! analysis: summaries, tests, findings, claims in [`claims`], comparisons, figures' data),
+//! analysis: summaries, tests, exploratory comparisons, claims in [`claims`], comparisons, figures' data),
 //! [`render`] only formats it (terminal, HTML, LaTeX, Markdown, CSV, plots); [`cmd`] and
 //! [`pool`] read the store and connect the two for `report`, `stats` and `compare`.
 

@@ -8,8 +8,8 @@ pub mod baseline;
 pub mod cgroups;
 pub mod compare;
 mod end_groups;
+pub mod exploratory;
 pub mod figures;
-pub mod findings;
 pub mod fmt;
 pub mod iosched;
 pub mod kernel;
@@ -28,7 +28,7 @@ use schedlab_analyze::{jain_index, Comparison, Summary};
 use schedlab_store::query::CellView;
 use serde::Serialize;
 
-pub use findings::Finding;
+pub use exploratory::ExploratoryComparison;
 pub use fmt::{
     fmt_ci, fmt_effect, fmt_median_ci, fmt_num, fmt_opt_p, fmt_p, fmt_value, fmt_with_unit,
     median_ci_coverage,
@@ -243,7 +243,7 @@ pub struct Report {
     /// Panels in order of first appearance.
     pub panels: Vec<Panel>,
     /// Every policy against its group's baseline, per group and tested metric.
-    pub findings: Vec<Finding>,
+    pub exploratory: Vec<ExploratoryComparison>,
     /// Precision reached, the machine's drift, noisy and throttled trials.
     pub quality: quality::Quality,
     /// The declared claims, decided (None: the run declares none).
@@ -377,7 +377,7 @@ pub fn build(input: &ReportInput) -> Report {
     for g in &mut groups {
         g.baseline = baseline::pick(input, &keys, &g.cells, &order, input.baseline.as_deref());
     }
-    let findings = test_groups(&keys, &trial_values, &mut groups);
+    let exploratory = test_groups(&keys, &trial_values, &mut groups);
     let quality = quality::build(input, &cells, &groups);
     let mut warnings = notes::warnings(input, &cells, &groups);
     // Before the stored warnings, which are many and shown only in part.
@@ -393,7 +393,7 @@ pub fn build(input: &ReportInput) -> Report {
             include_warmup: input.include_warmup,
             baseline: input.baseline.clone(),
         },
-        &findings,
+        &exploratory,
     );
     methods.notes.extend(quality::notes(&quality));
     let claims = crate::claims::build(input);
@@ -413,7 +413,7 @@ pub fn build(input: &ReportInput) -> Report {
         cells,
         groups,
         panels,
-        findings,
+        exploratory,
         quality,
         claims,
         samples,
@@ -467,7 +467,11 @@ type TrialValues = Vec<Vec<Vec<(i64, f64)>>>;
 
 /// The tests on one value per trial: every group's pairwise tests per tested metric (stored
 /// in the groups), and the exploratory comparisons with each group's baseline.
-fn test_groups(keys: &[CellKey], trial_values: &TrialValues, groups: &mut [Group]) -> Vec<Finding> {
+fn test_groups(
+    keys: &[CellKey],
+    trial_values: &TrialValues,
+    groups: &mut [Group],
+) -> Vec<ExploratoryComparison> {
     let policies: Vec<String> = keys.iter().map(|k| k.policy.clone()).collect();
     let jobs: Vec<(usize, Metric)> = (0..groups.len())
         .flat_map(|g| {
@@ -478,7 +482,7 @@ fn test_groups(keys: &[CellKey], trial_values: &TrialValues, groups: &mut [Group
         })
         .collect();
     let tests = par_map(&jobs, |&(g, m)| {
-        findings::compare_metric(&groups[g], m, &policies, trial_values)
+        exploratory::compare_metric(&groups[g], m, &policies, trial_values)
     });
     for (&(g, m), t) in jobs.iter().zip(tests) {
         if let Some(c) = t {
@@ -486,7 +490,7 @@ fn test_groups(keys: &[CellKey], trial_values: &TrialValues, groups: &mut [Group
         }
     }
     par_map(&jobs, |&(g, m)| {
-        findings::against_baseline(g, &groups[g], m, &policies, trial_values)
+        exploratory::against_baseline(g, &groups[g], m, &policies, trial_values)
     })
     .into_iter()
     .flatten()

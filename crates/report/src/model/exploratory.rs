@@ -15,7 +15,7 @@ use serde::Serialize;
 
 /// One policy against the baseline of its group, on one metric.
 #[derive(Debug, Clone, Serialize)]
-pub struct Finding {
+pub struct ExploratoryComparison {
     /// Index of the group in [`super::Report::groups`].
     pub group: usize,
     /// Which metric.
@@ -70,7 +70,7 @@ pub struct Finding {
     pub sentence: String,
 }
 
-impl Finding {
+impl ExploratoryComparison {
     /// -1 if the policy tends to be lower than the baseline, 1 if higher, 0 if neither.
     pub fn direction(&self) -> i8 {
         match self.cliff_delta {
@@ -133,7 +133,7 @@ pub fn against_baseline(
     metric: Metric,
     policies: &[String],
     trial_values: &[Vec<Vec<(i64, f64)>>],
-) -> Vec<Finding> {
+) -> Vec<ExploratoryComparison> {
     let Some(base_cell) = g.baseline else {
         return Vec::new();
     };
@@ -156,7 +156,7 @@ pub fn against_baseline(
             let t = mann_whitney_u(v, &base);
             let p = t.map(|t| t.p_value);
             let min_p = mann_whitney_min_p(base.len(), v.len());
-            let mut f = Finding {
+            let mut f = ExploratoryComparison {
                 group: gi,
                 metric,
                 policies: others.len() + 1,
@@ -225,7 +225,7 @@ fn p_clause(p: f64) -> String {
 }
 
 /// The test as a phrase: "exact Mann-Whitney on 6 vs 6 trials".
-pub fn test_phrase(f: &Finding) -> String {
+pub fn test_phrase(f: &ExploratoryComparison) -> String {
     let kind = match f.method {
         Some(PValueMethod::Exact) => "exact Mann-Whitney",
         Some(PValueMethod::Permutation) => "Mann-Whitney with an exact permutation p (ties)",
@@ -272,7 +272,7 @@ fn change(r: f64) -> String {
 /// 6.38–53 times]" from a ratio of 2 on, or as a difference where a value is <= 0: "fifo's
 /// makespan is 45.0 ms lower than other's (medians ...) [90.0% CI 40.0–50.0 ms lower]".
 /// `None` without an effect.
-pub fn interval_statement(f: &Finding) -> Option<String> {
+pub fn interval_statement(f: &ExploratoryComparison) -> Option<String> {
     let e = f.effect.as_ref()?;
     let b = &f.baseline;
     let medians = format!(
@@ -345,7 +345,7 @@ fn fmt_value_bare(v: f64, m: Metric) -> String {
 /// fifo's makespan is 13% lower than other's (medians 20.5 ms vs 23.5 ms) [95% CI 11–14%
 /// lower]; lower (better) than the baseline at alpha 0.01 (p (unadjusted) = 0.002; exact
 /// Mann-Whitney on 6 vs 6 trials)."
-fn sentence(label: &str, f: &Finding) -> String {
+fn sentence(label: &str, f: &ExploratoryComparison) -> String {
     let what = interval_statement(f).unwrap_or_else(|| {
         format!(
             "{} {} vs {}",
@@ -396,5 +396,5 @@ fn sentence(label: &str, f: &Finding) -> String {
 }
 
 #[cfg(test)]
-#[path = "findings_tests.rs"]
+#[path = "exploratory_tests.rs"]
 mod tests;

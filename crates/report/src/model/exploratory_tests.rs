@@ -5,7 +5,7 @@ use crate::model::Group;
 
 /// A group of cells 0..policies.len(), baseline cell 0, with `makespans[c]` as the
 /// trial values of cell c.
-fn findings(policies: &[&str], makespans: &[Vec<f64>]) -> Vec<Finding> {
+fn compared(policies: &[&str], makespans: &[Vec<f64>]) -> Vec<ExploratoryComparison> {
     let names: Vec<String> = policies.iter().map(|s| s.to_string()).collect();
     let tv: Vec<Vec<Vec<(i64, f64)>>> = makespans
         .iter()
@@ -30,7 +30,7 @@ fn findings(policies: &[&str], makespans: &[Vec<f64>]) -> Vec<Finding> {
 #[test]
 fn three_trials_per_policy_are_too_few_and_the_sentence_says_from_how_many() {
     // Completely separated, yet 3 vs 3 trials: the exact two-sided p is 2 / C(6, 3) = 0.1.
-    let f = &findings(
+    let f = &compared(
         &["other", "fifo"],
         &[vec![28.0, 30.0, 32.0], vec![10.0, 11.0, 12.0]],
     )[0];
@@ -62,7 +62,7 @@ fn the_p_is_the_unadjusted_exact_mann_whitney_p_whatever_the_number_of_compariso
     // Two policies, each 3 trials fully separated from the baseline's 3: scipy's
     // mannwhitneyu(method="exact") gives 0.1 for each; Holm over the two would give 0.2.
     let base = vec![20.0, 21.0, 22.0];
-    let fs = findings(
+    let fs = compared(
         &["other", "fifo", "rr"],
         &[base, vec![10.0, 11.0, 12.0], vec![30.0, 31.0, 32.0]],
     );
@@ -84,7 +84,7 @@ fn six_separated_trials_are_below_001_unadjusted() {
     let base = vec![23.0, 23.2, 23.4, 23.6, 23.8, 24.0];
     let fast: Vec<f64> = base.iter().map(|x| x - 3.0).collect();
     let slow: Vec<f64> = base.iter().map(|x| x + 0.1).collect();
-    let fs = findings(&["other", "fifo", "rr"], &[base, fast, slow]);
+    let fs = compared(&["other", "fifo", "rr"], &[base, fast, slow]);
     assert_eq!(fs.len(), 2);
     let (fifo, rr) = (&fs[0], &fs[1]);
     // Exact p of 6 vs 6 separated: 2 / C(12, 6) = 2 / 924, not adjusted for rr.
@@ -115,7 +115,7 @@ fn six_separated_trials_are_below_001_unadjusted() {
 fn the_sentence_states_the_effect_with_its_interval_in_words() {
     // Three times the baseline: "times", the interval as ratios. By hand: the 9 ratios run
     // from 3 / 1.2 = 2.5 to 3.6 / 1 = 3.6 with median 3.
-    let f = &findings(
+    let f = &compared(
         &["other", "fifo"],
         &[vec![1.0, 1.1, 1.2], vec![3.0, 3.3, 3.6]],
     )[0];
@@ -129,7 +129,7 @@ fn the_sentence_states_the_effect_with_its_interval_in_words() {
     // Overlapping trials, 4 vs 4: the Hodges-Lehmann ratio is the median of the 16 ratios,
     // 1.0436 (by hand in Python), the interval [10.5 / 13, 13.5 / 10], which covers
     // 1 - 2 / C(8, 4) = 97.1%, so it is a 95% interval.
-    let f = &findings(
+    let f = &compared(
         &["other", "fifo"],
         &[vec![10.0, 11.0, 12.0, 13.0], vec![10.5, 11.5, 12.5, 13.5]],
     )[0];
@@ -148,20 +148,20 @@ fn the_sentence_states_the_effect_with_its_interval_in_words() {
 
 #[test]
 fn one_trial_or_identical_values_give_no_test_and_say_why() {
-    let f = &findings(&["other", "fifo"], &[vec![5.0], vec![4.0, 4.5]])[0];
+    let f = &compared(&["other", "fifo"], &[vec![5.0], vec![4.0, 4.5]])[0];
     assert_eq!(f.p, None);
     assert!(f
         .sentence
         .ends_with("no test: a test needs at least 2 trials per policy."));
     assert_eq!(f.verdict(), "no test");
-    let f = &findings(&["other", "fifo"], &[vec![1.0, 1.0], vec![1.0, 1.0]])[0];
+    let f = &compared(&["other", "fifo"], &[vec![1.0, 1.0], vec![1.0, 1.0]])[0];
     assert!(
         f.sentence
             .ends_with("no test: every trial value is the same."),
         "{}",
         f.sentence
     );
-    assert!(findings(&["other", "fifo"], &[vec![], vec![1.0, 2.0]]).is_empty());
+    assert!(compared(&["other", "fifo"], &[vec![], vec![1.0, 2.0]]).is_empty());
     assert_eq!(fmt_ratio(133.3), "133x");
     assert_eq!(fmt_ratio(0.0123), "0.012x");
 }
@@ -170,7 +170,7 @@ fn one_trial_or_identical_values_give_no_test_and_say_why() {
 fn a_value_of_zero_gives_the_difference_not_a_ratio() {
     // The case: a numerator that is always 0 printed "ratio 0.00 [0.00, 0.00]".
     // By hand: the 9 differences 0 - other are -40, -45, -50 (three times each).
-    let f = &findings(
+    let f = &compared(
         &["other", "fifo"],
         &[vec![40.0, 45.0, 50.0], vec![0.0, 0.0, 0.0]],
     )[0];
@@ -187,7 +187,7 @@ fn a_value_of_zero_gives_the_difference_not_a_ratio() {
         f.sentence
     );
     // 2 vs 2: differences 0, 0, 2, 2, median 1; [min, max] covers 1 - 2 / C(4, 2) = 66.7%.
-    let f = &findings(&["other", "fifo"], &[vec![0.0, 0.0], vec![2.0, 0.0]])[0];
+    let f = &compared(&["other", "fifo"], &[vec![0.0, 0.0], vec![2.0, 0.0]])[0];
     assert!(
         f.sentence.contains(
             "fifo's makespan is 1.00 ms higher than other's (medians 1.00 ms vs 0 ms) [66.7% CI 0 ms to +2.00 ms]"
@@ -196,6 +196,6 @@ fn a_value_of_zero_gives_the_difference_not_a_ratio() {
         f.sentence
     );
     // One zero among other values: still no ratio (log 0), the difference.
-    let f = &findings(&["other", "fifo"], &[vec![10.0, 12.0], vec![0.0, 11.0]])[0];
+    let f = &compared(&["other", "fifo"], &[vec![10.0, 12.0], vec![0.0, 11.0]])[0];
     assert_eq!(f.effect.expect("effect").scale, EffectScale::Difference);
 }

@@ -1,6 +1,6 @@
 //! Number formatting shared by every text output: values with units, p-values, CIs.
 
-use super::findings::fmt_ratio_bare;
+use super::exploratory::fmt_ratio_bare;
 use super::Metric;
 use schedlab_analyze::{Effect, EffectScale, Summary};
 

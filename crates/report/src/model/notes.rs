@@ -1,6 +1,6 @@
 //! The report's prose about the run: the methods section and the warnings.
 
-use super::{CellReport, Finding, Group, Methods, ReportInput, StoredWarning};
+use super::{CellReport, ExploratoryComparison, Group, Methods, ReportInput, StoredWarning};
 use schedlab_analyze::{PValueMethod, CI_LEVEL, MEAN_CI_LABEL};
 use serde::Serialize;
 
@@ -22,7 +22,7 @@ pub struct MethodsInput {
 }
 
 /// How many exploratory comparisons used each p-value method, in a fixed order.
-fn count_methods(findings: &[Finding]) -> Vec<(PValueMethod, usize)> {
+fn count_methods(exploratory: &[ExploratoryComparison]) -> Vec<(PValueMethod, usize)> {
     [
         PValueMethod::Exact,
         PValueMethod::Permutation,
@@ -30,19 +30,24 @@ fn count_methods(findings: &[Finding]) -> Vec<(PValueMethod, usize)> {
         PValueMethod::Asymptotic,
     ]
     .into_iter()
-    .map(|m| (m, findings.iter().filter(|f| f.method == Some(m)).count()))
+    .map(|m| {
+        (
+            m,
+            exploratory.iter().filter(|f| f.method == Some(m)).count(),
+        )
+    })
     .filter(|&(_, n)| n > 0)
     .collect()
 }
 
 /// The methods section: what was computed, on which unit, how and why, with the seed.
-pub fn methods(m: &MethodsInput, findings: &[Finding]) -> Methods {
+pub fn methods(m: &MethodsInput, exploratory: &[ExploratoryComparison]) -> Methods {
     let seed = m.seed;
     let baseline = match &m.baseline {
         Some(b) => format!("{b}, chosen with --baseline"),
         None => "the first policy of the run's policy axis (passed over in a group where it has no ok trial)".into(),
     };
-    let p_methods = count_methods(findings);
+    let p_methods = count_methods(exploratory);
     let used = if p_methods.is_empty() {
         "No comparison had a test.".to_string()
     } else {

@@ -1,7 +1,7 @@
 //! The report's tables as rows of formatted text, shared by the terminal, Markdown and HTML
 //! outputs (CSV writes the same tables with full-precision numbers; LaTeX has its own layout).
 
-use super::findings::Finding;
+use super::exploratory::ExploratoryComparison;
 use super::{
     fmt_ci, fmt_effect, fmt_median_ci, fmt_num, fmt_opt_p, fmt_value, fmt_with_unit, tasks_phrase,
     Metric, Report,
@@ -41,7 +41,7 @@ impl Table {
 }
 
 /// "0.87x [0.86, 0.89]", "-45.0 ms [-50.0, -40.0] (90.0% CI)" where a value is <= 0, or "-".
-fn effect_with_ci(f: &Finding) -> String {
+fn effect_with_ci(f: &ExploratoryComparison) -> String {
     f.effect
         .as_ref()
         .map_or_else(|| "-".into(), |e| fmt_effect(e, Some(f.metric)))
@@ -54,7 +54,7 @@ pub const VERDICT_LEGEND: &str = "result: lower or higher than the baseline at a
 /// number behind the exploratory comparison.
 pub fn exploratory_table(r: &Report) -> Table {
     let rows = r
-        .findings
+        .exploratory
         .iter()
         .map(|f| {
             vec![
@@ -142,7 +142,7 @@ fn primary_cell(r: &Report, g: usize, policy: &str, m: Metric) -> String {
         return format!("{median} (baseline)");
     }
     match r
-        .findings
+        .exploratory
         .iter()
         .find(|f| f.group == g && f.metric == m && f.policy == policy)
     {

@@ -160,7 +160,7 @@ fn exploratory(r: &Report) -> Result<String> {
         "sentence",
     ]);
     let label = |v: serde_json::Value| v.as_str().unwrap_or_default().to_string();
-    let rows = r.findings.iter().map(|f| {
+    let rows = r.exploratory.iter().map(|f| {
         let mut row = group_axes(r, f.group);
         row.extend([
             f.metric.key().into(),

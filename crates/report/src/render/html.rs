@@ -225,7 +225,7 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String> {
         .enumerate()
         .filter_map(|(gi, g)| {
             let list: Vec<&str> = r
-                .findings
+                .exploratory
                 .iter()
                 .filter(|f| f.group == gi && f.metric.headline())
                 .map(|f| f.sentence.as_str())

@@ -1,5 +1,5 @@
 //! LaTeX tables (booktabs) ready to paste into a paper (report.tex): study 001's execution,
-//! response and turnaround time per policy and load for each panel, and the headline findings.
+//! response and turnaround time per policy and load for each panel, and the headline exploratory comparisons.
 
 use crate::model::{fmt_effect, fmt_num, fmt_with_unit, median_ci_coverage, Metric, Report};
 
@@ -136,7 +136,7 @@ fn panel_table(r: &Report, panel: usize) -> Option<String> {
 /// baseline, with the effect, its CI and the unadjusted p; p below alpha marked with stars.
 fn exploratory_table(r: &Report) -> Option<String> {
     let mut body = String::new();
-    for f in r.findings.iter().filter(|f| f.metric.headline()) {
+    for f in r.exploratory.iter().filter(|f| f.metric.headline()) {
         let stars = if f.significant_at_01 {
             "$^{**}$"
         } else if f.significant_at_05 {

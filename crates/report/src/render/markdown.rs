@@ -76,7 +76,7 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
     out += &warnings_section(r);
     out += &format!("## {EXPLORATORY_HEADING}\n\n{EXPLORATORY_NOTE}\n\n");
     let mut any = false;
-    for f in r.findings.iter().filter(|f| f.metric.headline()) {
+    for f in r.exploratory.iter().filter(|f| f.metric.headline()) {
         out += &format!("- {}\n", f.sentence);
         any = true;
     }
@@ -84,7 +84,7 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
         out += "- No group has two policies with data to compare.\n";
     }
     out += "\n";
-    if !r.findings.is_empty() {
+    if !r.exploratory.is_empty() {
         out += &md_table(&tables::exploratory_table(r));
         out += "\n";
     }

@@ -72,7 +72,7 @@ fn exploratory_section(r: &Report, all: bool) -> String {
     let mut out = format!("\n{EXPLORATORY_HEADING}\n{EXPLORATORY_NOTE}\n");
     // Without `all`, the primary metric's sentences only (its table follows).
     let headline: Vec<&str> = r
-        .findings
+        .exploratory
         .iter()
         .filter(|f| f.metric.headline())
         .filter(|f| all || f.metric == r.primary_metric)
@@ -85,7 +85,7 @@ fn exploratory_section(r: &Report, all: bool) -> String {
         out += &format!("- {s}\n");
     }
     out += "\n";
-    if r.findings.is_empty() {
+    if r.exploratory.is_empty() {
         return out;
     }
     if all {
