@@ -217,3 +217,47 @@ trials = 1
         "{reason}"
     );
 }
+
+#[test]
+fn a_programs_children_cut_off_by_the_window_count_as_the_trials_own_cpu_not_outside_work() {
+    if !root("SCHED_FIFO") {
+        return;
+    }
+    let _turn = rt_turn();
+    // The program starts a child that spins and waits for it; the 1 s window stops both. The
+    // spinner is never reaped by the program, so its CPU time is not in the program's rusage:
+    // the launcher reaps it and counts it as the trial's. FIFO on CPU 0, so that work outside
+    // the trial hardly gets that CPU (the fair server's 5 % at most): before, the spinner's
+    // second counted as outside work and every such trial was flagged disturbed.
+    let s = Scratch::new();
+    let spec = write_spec(
+        &s,
+        r#"
+name = "window-children"
+[axes]
+policies = ["fifo"]
+cpus = ["0"]
+[[axes.workloads]]
+kind = "command"
+commands = [{ argv = ["sh", "-c", "sh -c 'while :; do :; done' & wait"] }]
+duration = "1s"
+[settings]
+trials = 2
+"#,
+    );
+    run_ok(&s, &[&spec]);
+    let c = s.conn();
+    let rows: Vec<(String, f64, i64)> = c
+        .prepare("SELECT status, outside_share, disturbed FROM trials ORDER BY trial_id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for (status, share, disturbed) in &rows {
+        assert_eq!(status, "ok", "{rows:?}");
+        assert!(*share < 0.25, "outside share {share}: {rows:?}");
+        assert_eq!(*disturbed, 0, "{rows:?}");
+    }
+}

@@ -148,6 +148,12 @@ pub struct TrialOutcome {
     /// The task groups (CPU cgroups) of the trial with their figures; empty without groups.
     #[serde(default)]
     pub groups: Vec<super::GroupRecord>,
+    /// CPU time (user + system) of the trial's other processes, ns: what the tasks started
+    /// and had not reaped when the trial ended (a program's children still running when its
+    /// window closed), reaped by the launcher. The tasks' own rusage already holds the
+    /// children they reaped. Part of the trial's own CPU time when interference is measured.
+    #[serde(default)]
+    pub descendants_cpu_ns: u64,
 }
 
 impl TrialOutcome {
@@ -168,6 +174,7 @@ impl TrialOutcome {
             t_stop_ns: 0,
             figures: None,
             groups: Vec::new(),
+            descendants_cpu_ns: 0,
         }
     }
 }

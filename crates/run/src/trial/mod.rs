@@ -138,7 +138,10 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
     h.stop.store(1, SeqCst);
     schedlab_sys::futex_wake(&h.stop, i32::MAX);
     let slots = shared.slots.as_slice();
-    let host_usage = end_host(host, waited.status, slots)?;
+    // Programs still running when their window closed are stopped at once, not given the
+    // host's grace.
+    let orderly = waited.status == TrialStatus::Ok && !waited.window_hit;
+    let (host_usage, descendants_cpu_ns) = end_host(host, orderly, slots)?;
     if let (true, Some(end)) = (waited.window_hit, waited.window_end) {
         // The programs still running when the window closed were stopped by it.
         for s in slots {
@@ -187,6 +190,7 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
         t_stop_ns,
         figures: None,
         groups: group_records,
+        descendants_cpu_ns,
     })
 }
 
@@ -255,16 +259,17 @@ fn wait_for_tasks(
     }
 }
 
-/// Gives the host a moment to reap its tasks and exit (if the trial went well), then kills
-/// its whole group and reaps what is left: the host's usage, if it was reaped.
+/// Gives the host a moment to reap its tasks and exit (if the trial ended in order: `orderly`),
+/// then kills its whole group and reaps what is left: the host's usage, if it was reaped, and
+/// the CPU time of the processes reaped that were not tasks, ns (see [`reap_group`]).
 fn end_host(
     host: i32,
-    status: TrialStatus,
+    orderly: bool,
     slots: &[Slot],
-) -> std::io::Result<Option<schedlab_sys::Reaped>> {
+) -> std::io::Result<(Option<schedlab_sys::Reaped>, u64)> {
     let mut host_usage = None;
     let grace = schedlab_sys::now_ns() + 2_000_000_000;
-    while status == TrialStatus::Ok && schedlab_sys::now_ns() < grace {
+    while orderly && schedlab_sys::now_ns() < grace {
         if let Some(r) = schedlab_sys::wait4(host, true)? {
             host_usage = Some(r);
             break;
@@ -275,8 +280,8 @@ fn end_host(
     if host_usage.is_none() {
         host_usage = schedlab_sys::wait4(host, false).ok().flatten();
     }
-    reap_group(host, slots);
-    Ok(host_usage)
+    let descendants_cpu_ns = reap_group(host, slots);
+    Ok((host_usage, descendants_cpu_ns))
 }
 
 enum Wait {

@@ -34,21 +34,28 @@ pub(super) fn store_reaped(slots: &[Slot], r: &schedlab_sys::Reaped) {
 /// Reaps every process left in group `pgid` (the launcher is a child subreaper, so orphaned
 /// tasks come back to it) until the group is empty. Tasks reaped here (their host died first,
 /// e.g. programs stopped by a window) get their scheduler counters read from the zombie, then
-/// their rusage and wait status recorded.
-pub(super) fn reap_group(pgid: i32, slots: &[Slot]) {
+/// their rusage and wait status recorded. Returns the CPU time (user + system, ns) of the other
+/// processes reaped here: the tasks' descendants that no task had reaped.
+pub(super) fn reap_group(pgid: i32, slots: &[Slot]) -> u64 {
     let give_up = schedlab_sys::now_ns() + 5_000_000_000;
+    let mut descendants_ns = 0;
     while schedlab_sys::group_alive(pgid) && schedlab_sys::now_ns() < give_up {
         schedlab_sys::kill_group(pgid, libc::SIGKILL);
         match schedlab_sys::exited_in_group_nowait(pgid) {
             Ok(Some(pid)) => {
-                if let Some(slot) = slots.iter().find(|s| s.pid.load(SeqCst) == pid) {
+                let slot = slots.iter().find(|s| s.pid.load(SeqCst) == pid);
+                if let Some(slot) = slot {
                     read_zombie_counters(pid, slot);
                 }
                 if let Ok(Some(r)) = schedlab_sys::wait4(pid, false) {
-                    store_reaped(slots, &r);
+                    match slot {
+                        Some(_) => store_reaped(slots, &r),
+                        None => descendants_ns += r.utime_ns + r.stime_ns,
+                    }
                 }
             }
             _ => std::thread::sleep(Duration::from_millis(1)),
         }
     }
+    descendants_ns
 }
