@@ -3,9 +3,11 @@
 //!
 //! outside = busy time of the trial's CPUs over the trial − the CPU time of the trial's own
 //! tasks (measured and antagonists, whole lives from rusage or their exact clock, whichever is
-//! larger) − the harness (launcher, host, and this process, wherever they ran: an upper bound
-//! of their share on the trial's CPUs, so outside is never overstated by them). Negative
-//! remainders (counter granularity) count as 0.
+//! larger; a task's rusage holds the children it reaped) − the tasks' other descendants (a
+//! program's children still running when its window closed, reaped by the launcher:
+//! `TrialOutcome::descendants_cpu_ns`) − the harness (launcher, host, and this process,
+//! wherever they ran: an upper bound of their share on the trial's CPUs, so outside is never
+//! overstated by them). Negative remainders (counter granularity) count as 0.
 //!
 //! The busy time comes from the most exact counter the kernel has, in this order:
 //! 1. `/proc/schedstat` per-CPU run time, ns (CONFIG_SCHEDSTATS);
