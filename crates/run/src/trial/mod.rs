@@ -143,14 +143,7 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
     let orderly = waited.status == TrialStatus::Ok && !waited.window_hit;
     let (host_usage, descendants_cpu_ns) = end_host(host, orderly, slots)?;
     if let (true, Some(end)) = (waited.window_hit, waited.window_end) {
-        // The programs still running when the window closed were stopped by it.
-        for s in slots {
-            let st = s.state.load(SeqCst);
-            if (st == task::STATE_NEW || st == task::STATE_READY) && s.pid.load(SeqCst) > 0 {
-                s.t_end_ns.store(end, SeqCst);
-                s.state.store(task::STATE_DONE, SeqCst);
-            }
-        }
+        stopped_by_window(slots, end);
     }
     let harness_cpu_ns = schedlab_sys::thread_cpu_ns() - cpu0;
     let mut tasks: Vec<TaskRecord> = slots
@@ -192,6 +185,18 @@ pub fn run_trial(setup: &TrialSetup) -> std::io::Result<TrialOutcome> {
         groups: group_records,
         descendants_cpu_ns,
     })
+}
+
+/// Marks the programs still running when their window closed (at `end`, CLOCK_MONOTONIC ns)
+/// as ended by it.
+fn stopped_by_window(slots: &[Slot], end: u64) {
+    for s in slots {
+        let st = s.state.load(SeqCst);
+        if (st == task::STATE_NEW || st == task::STATE_READY) && s.pid.load(SeqCst) > 0 {
+            s.t_end_ns.store(end, SeqCst);
+            s.state.store(task::STATE_DONE, SeqCst);
+        }
+    }
 }
 
 /// The span from the first measured task's release to the last one's end, ns.
