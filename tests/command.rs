@@ -165,7 +165,7 @@ name = "dirs"
 [[axes.workloads]]
 kind = "command"
 commands = [
-  {{ argv = ["sh", "-c", "[ \"$(pwd)\" = \"$SCHEDLAB_TRIAL_DIR\" ] && [ \"$SCHEDLAB_TASK_INDEX\" = 0 ] && echo x > written || exit 3"] }},
+  {{ argv = ["sh", "-c", "[ \"$(pwd)\" = \"$SCHEDLAB_TRIAL_DIR\" ] && [ \"$SCHEDLAB_TASK_INDEX\" = 0 ] && [ \"$TMPDIR\" = \"$SCHEDLAB_TRIAL_DIR\" ] && echo x > written || exit 3"] }},
   {{ argv = ["sh", "-c", "[ \"$(pwd)\" = \"{elsewhere}\" ] && [ \"$GREETING\" = hi ] || exit 4"], cwd = {elsewhere:?}, env = {{ GREETING = "hi" }} }},
 ]
 [settings]

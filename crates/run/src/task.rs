@@ -412,9 +412,12 @@ fn linger(hdr: &Header) {
 /// Sets the working directory, standard streams and environment of a command and prepares its
 /// argv. Without a `cwd` the program starts in the trial directory (`fchdir` to the fd the
 /// launcher holds, not a path lookup), so what it writes is removed with it; it finds that
-/// directory's path in `SCHEDLAB_TRIAL_DIR` and its task index in `SCHEDLAB_TASK_INDEX`. Its
-/// stdin is /dev/null and its stdout and stderr go to [`command_log`] files there (created
-/// exclusively, no link followed), so programs do not write over schedlab's progress.
+/// directory's path in `SCHEDLAB_TRIAL_DIR` and its task index in `SCHEDLAB_TASK_INDEX`, and
+/// `TMPDIR` points there too (unless the spec's `env` sets it), so that what a program stopped
+/// by its window leaves in its temporary directory (chromium's singleton files) goes with the
+/// trial directory. Its stdin is /dev/null and its stdout and stderr go to [`command_log`]
+/// files there (created exclusively, no link followed), so programs do not write over
+/// schedlab's progress.
 fn prepare_exec(
     c: &schedlab_core::workload::Command,
     trial_dir: Option<(&std::path::Path, BorrowedFd)>,
@@ -436,6 +439,7 @@ fn prepare_exec(
         schedlab_sys::dir::chdir_fd(dir).map_err(errno)?;
         // SAFETY of set_var: this process is a freshly forked, single-threaded task.
         std::env::set_var("SCHEDLAB_TRIAL_DIR", path);
+        std::env::set_var("TMPDIR", path);
     }
     if let Some(dir) = &c.cwd {
         std::env::set_current_dir(dir).map_err(errno)?;
