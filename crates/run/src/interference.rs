@@ -22,7 +22,7 @@
 //! (frequency, steal, a slower machine) and by design ignores preemption.
 
 pub use schedlab_core::records::DISTURBED_PCT;
-use schedlab_core::records::{TaskRecord, TrialMeta};
+use schedlab_core::records::{TrialMeta, TrialOutcome};
 
 /// Where a trial's busy time was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,13 +128,15 @@ fn mount_of(fstype: &str, option: &str) -> Option<String> {
     })
 }
 
-/// What the trial's own tasks used: for each, the larger of its exact CPU clock (measured
-/// region) and rusage (its whole life), ns.
-pub fn tasks_cpu_ns(tasks: &[TaskRecord]) -> u64 {
-    tasks
+/// What the trial itself used, ns: each task's larger of its exact CPU clock (measured region)
+/// and rusage (its whole life), the tasks' descendants that no task reaped, and the harness.
+pub fn own_cpu_ns(outcome: &TrialOutcome) -> u64 {
+    let tasks: u64 = outcome
+        .tasks
         .iter()
         .map(|t| t.cpu_ns.unwrap_or(0).max(t.utime_ns + t.stime_ns))
-        .sum()
+        .sum();
+    tasks + outcome.descendants_cpu_ns + outcome.harness_cpu_ns
 }
 
 /// The outside CPU time between `before` and `after` given the trial's own CPU time

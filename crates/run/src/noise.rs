@@ -172,9 +172,7 @@ impl Around {
         (trial, cell): (usize, &str),
     ) -> Option<Warning> {
         let busy = super::interference::Busy::read(cpus);
-        let own = super::interference::tasks_cpu_ns(&outcome.tasks)
-            + outcome.descendants_cpu_ns
-            + outcome.harness_cpu_ns;
+        let own = super::interference::own_cpu_ns(outcome);
         super::interference::record(self.busy.as_ref(), busy.as_ref(), own, meta);
         meta.trial_steal_pct = steal_pct(&self.ticks, &cpu_ticks(), cpus);
         meta.speed_before = self.speed_before;

@@ -201,10 +201,7 @@ pub fn with_threads<'env, R>(
     stack_bytes: usize,
     touch_bytes: usize,
     body: impl FnOnce(&mut Spawner<'env>) -> R,
-) -> io::Result<R>
-where
-    R: 'env,
-{
+) -> io::Result<R> {
     let panicked = Arc::new(AtomicBool::new(false));
     let r = {
         let mut spawner = Spawner {

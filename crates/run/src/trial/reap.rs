@@ -23,12 +23,17 @@ pub(super) fn read_zombie_counters(pid: i32, slot: &Slot) {
 /// Stores a reaped task's rusage (with the children it waited for) and wait status in its slot.
 pub(super) fn store_reaped(slots: &[Slot], r: &schedlab_sys::Reaped) {
     if let Some(slot) = slots.iter().find(|s| s.pid.load(SeqCst) == r.pid) {
-        slot.utime_ns.store(r.utime_ns, SeqCst);
-        slot.stime_ns.store(r.stime_ns, SeqCst);
-        slot.nvcsw.store(r.nvcsw, SeqCst);
-        slot.nivcsw.store(r.nivcsw, SeqCst);
-        slot.exit_status.store(r.status, SeqCst);
+        store_in(slot, r);
     }
+}
+
+/// Stores `r` in `slot` (see [`store_reaped`]).
+fn store_in(slot: &Slot, r: &schedlab_sys::Reaped) {
+    slot.utime_ns.store(r.utime_ns, SeqCst);
+    slot.stime_ns.store(r.stime_ns, SeqCst);
+    slot.nvcsw.store(r.nvcsw, SeqCst);
+    slot.nivcsw.store(r.nivcsw, SeqCst);
+    slot.exit_status.store(r.status, SeqCst);
 }
 
 /// Reaps every process left in group `pgid` (the launcher is a child subreaper, so orphaned
@@ -49,7 +54,7 @@ pub(super) fn reap_group(pgid: i32, slots: &[Slot]) -> u64 {
                 }
                 if let Ok(Some(r)) = schedlab_sys::wait4(pid, false) {
                     match slot {
-                        Some(_) => store_reaped(slots, &r),
+                        Some(slot) => store_in(slot, &r),
                         None => descendants_ns += r.utime_ns + r.stime_ns,
                     }
                 }
