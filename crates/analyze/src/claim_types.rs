@@ -199,6 +199,11 @@ pub enum RankTest {
     MannWhitney,
     /// Wilcoxon signed-rank on per-round differences (stratified by round).
     SignedRank,
+    /// One rank test over several cells, each cell a stratum (`stratified.rs`).
+    Stratified {
+        /// Cells (strata).
+        strata: usize,
+    },
 }
 
 impl RankTest {
@@ -207,6 +212,7 @@ impl RankTest {
         match self {
             RankTest::MannWhitney => "Mann-Whitney U",
             RankTest::SignedRank => "Wilcoxon signed-rank on rounds",
+            RankTest::Stratified { .. } => "stratified rank test over cells",
         }
     }
 }
@@ -230,8 +236,6 @@ pub enum Design {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Fallback {
-    /// Some round has different numbers of trials of A and B.
-    RoundsUnbalanced,
     /// No round has trials of both.
     NoCommonRound,
 }

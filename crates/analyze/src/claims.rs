@@ -19,12 +19,12 @@
 //! `RatioAtLeast` / `RatioAtMost`.
 //!
 //! The test at a boundary θ0 compares A with θ0·B (or B + θ0) by rank:
-//! - trials without round ids, or rounds whose trial counts differ between A and B: exact
-//!   Mann-Whitney U of A against the moved B;
+//! - trials without round ids: exact Mann-Whitney U of A against the moved B;
 //! - trials with round ids: the Wilcoxon signed-rank test on the per-round differences
 //!   (log ratios when every value is positive) against θ0, the exact permutation test that
 //!   swaps A's and B's labels within each round (so round-to-round drift cancels). A round
-//!   with several trials of each side uses their medians; rounds lacking a side are dropped.
+//!   with several trials of each side uses their medians; a round lacking a side, or with
+//!   more trials of one side than of the other, is dropped alone (and counted as dropped).
 //!
 //! Both give exact one-sided p-values (conditional on ties) for the shift model. TOST uses
 //! the same tests at the two margins, so it needs no normality and works from n = 3 (where
@@ -178,7 +178,7 @@ pub(super) fn combine(kind: ClaimKind, sides: &[(f64, f64)]) -> (f64, f64, f64, 
 }
 
 /// The trials of A and B as the test will use them: paired by round when both have round
-/// ids and every round with both has as many trials of each, else unpaired.
+/// ids (rounds with unequal sides dropped), else unpaired.
 pub(super) fn pair_data(a: Arm, b: Arm, index: usize) -> Result<PairData, ClaimError> {
     a.check(None)?;
     b.check(Some(index))?;
@@ -200,10 +200,10 @@ pub(super) fn pair_data(a: Arm, b: Arm, index: usize) -> Result<PairData, ClaimE
     let mut pairs = Vec::new();
     let mut dropped = 0;
     for (xa, xb) in by_round.values() {
-        if xa.is_empty() || xb.is_empty() {
+        // A round lacking a side, or with more trials of one side than of the other, is
+        // left out alone: the other rounds stay paired.
+        if xa.is_empty() || xb.is_empty() || xa.len() != xb.len() {
             dropped += 1;
-        } else if xa.len() != xb.len() {
-            return Ok(unpaired(Some(Fallback::RoundsUnbalanced)));
         } else {
             pairs.push((median(xa).unwrap_or(0.0), median(xb).unwrap_or(0.0)));
         }

@@ -177,7 +177,8 @@ fn rounds_pair_the_trials_and_cancel_drift_that_hides_the_effect_unpaired() {
     assert_eq!(unpaired.pairs[0].test, RankTest::MannWhitney);
     assert_eq!(alone(unpaired), Verdict::Inconclusive);
 
-    // A round missing B is dropped; a round with 2 of A and 1 of B makes the pair unpaired.
+    // A round missing B is dropped; a round with 2 of A and 1 of B is dropped alone, and the
+    // other rounds stay paired (it used to switch the whole pair to Mann-Whitney).
     let rb: Vec<u64> = (0..9).collect();
     let short = test_claim(
         Arm::with_rounds(&a, &rounds),
@@ -202,8 +203,16 @@ fn rounds_pair_the_trials_and_cancel_drift_that_hides_the_effect_unpaired() {
         0.95,
     )
     .expect("ok");
-    assert_eq!(uneven.pairs[0].fallback, Some(Fallback::RoundsUnbalanced));
-    assert_eq!(uneven.pairs[0].test, RankTest::MannWhitney);
+    assert_eq!(uneven.pairs[0].fallback, None);
+    assert_eq!(uneven.pairs[0].test, RankTest::SignedRank);
+    assert_eq!(
+        uneven.pairs[0].design,
+        Design::Rounds {
+            used: 8,
+            dropped: 1
+        }
+    );
+    assert_eq!((uneven.pairs[0].n_a, uneven.pairs[0].n_b), (8, 8));
 }
 
 #[test]

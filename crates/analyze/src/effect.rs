@@ -90,6 +90,9 @@ pub enum EffectMethod {
     /// As either, with the interval's ranks from the normal approximation (samples too
     /// large to count the exact distribution).
     HodgesLehmannApproximate,
+    /// Over several cells: the effect and interval that invert the stratified rank test
+    /// (`stratified.rs`).
+    Stratified,
 }
 
 impl EffectMethod {
@@ -103,6 +106,7 @@ impl EffectMethod {
             EffectMethod::HodgesLehmannApproximate => {
                 "Hodges-Lehmann, normal-approximation interval"
             }
+            EffectMethod::Stratified => "inverted stratified rank test over cells",
         }
     }
 }

@@ -81,6 +81,17 @@ impl Counts {
         (self.above[first] / self.total).min(1.0)
     }
 
+    /// The distribution as probabilities on the step-1 half-unit lattice: (first point,
+    /// P(statistic = first + i) for each i). Points between a step-2 lattice's get 0.
+    pub(super) fn probabilities(&self) -> (i64, Vec<f64>) {
+        let step = self.step.max(1) as usize;
+        let mut out = vec![0.0; (self.counts.len() - 1) * step + 1];
+        for (i, c) in self.counts.iter().enumerate() {
+            out[i * step] = c / self.total;
+        }
+        (self.start, out)
+    }
+
     /// Number of arrangements counted (e.g. C(m + n, m) for Mann-Whitney).
     #[cfg(test)]
     pub(super) fn total(&self) -> f64 {
@@ -274,7 +285,7 @@ pub(super) fn jonckheere_tie_free(sizes: &[usize]) -> Option<Counts> {
     Some(Counts::new(0, 2, dist))
 }
 
-fn convolve(a: &[f64], b: &[f64]) -> Vec<f64> {
+pub(super) fn convolve(a: &[f64], b: &[f64]) -> Vec<f64> {
     let mut out = vec![0.0; a.len() + b.len() - 1];
     for (i, x) in a.iter().enumerate() {
         if *x == 0.0 {

@@ -51,6 +51,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod claim_level;
 pub mod claim_power;
 pub mod claim_types;
 pub mod claims;
@@ -69,10 +70,12 @@ pub mod rank_tests;
 pub mod sequential;
 #[cfg(test)]
 mod sim;
+pub mod stratified;
 pub mod summary;
 pub mod trend;
 pub mod trials;
 
+pub use claim_level::{every_of, negligible, test_claim_over_cells, CellArms, Scope};
 pub use claim_power::{
     claim_power, Power, PowerQuery, TrialsNeeded, POWER_CAP, POWER_REPLICATIONS, POWER_TARGET,
 };
