@@ -52,10 +52,19 @@ pub fn test_claim_over_cells(
     relation: &Relation,
     level: f64,
 ) -> Result<ClaimTest, ClaimError> {
-    relation.check()?;
     if !(level > 0.0 && level < 1.0) {
         return Err(ClaimError::BadLevel(level));
     }
+    over_cells(cells, relation, Some(level))
+}
+
+/// As [`test_claim_over_cells`], without the effect when `level` is None (simulations).
+pub(crate) fn over_cells(
+    cells: &[CellArms],
+    relation: &Relation,
+    level: Option<f64>,
+) -> Result<ClaimTest, ClaimError> {
+    relation.check()?;
     let k = cells.first().map_or(0, |c| c.others.len());
     if k == 0 || cells.iter().any(|c| c.others.len() != k) {
         return Err(ClaimError::NoComparison);
@@ -86,7 +95,7 @@ pub fn test_claim_over_cells(
 fn stratified_pair(
     strata: &[PairData],
     relation: &Relation,
-    level: f64,
+    level: Option<f64>,
 ) -> Result<PairTest, ClaimError> {
     let mut at = Vec::with_capacity(2);
     let mut method = PValueMethod::Exact;
@@ -125,19 +134,21 @@ fn stratified_pair(
             }
         }
     }
-    let effect = stratified_effect(strata, scale, level).map(|e| Effect {
-        scale: e.scale,
-        estimate: e.estimate,
-        lo: e.lo,
-        hi: e.hi,
-        level,
-        coverage: level,
-        below_level: !match e.scale {
-            EffectScale::Ratio => e.lo > 0.0 && e.hi.is_finite(),
-            EffectScale::Difference => e.lo.is_finite() && e.hi.is_finite(),
-        },
-        method: EffectMethod::Stratified,
-    });
+    let effect = level
+        .and_then(|level| stratified_effect(strata, scale, level))
+        .map(|e| Effect {
+            scale: e.scale,
+            estimate: e.estimate,
+            lo: e.lo,
+            hi: e.hi,
+            level: e.level,
+            coverage: e.level,
+            below_level: !match e.scale {
+                EffectScale::Ratio => e.lo > 0.0 && e.hi.is_finite(),
+                EffectScale::Difference => e.lo.is_finite() && e.hi.is_finite(),
+            },
+            method: EffectMethod::Stratified,
+        });
     Ok(PairTest {
         n_a,
         n_b,

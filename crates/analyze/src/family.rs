@@ -49,6 +49,10 @@ pub enum Verdict {
     /// Significantly outside the margin.
     #[serde(rename = "not equivalent")]
     NotEquivalent,
+    /// The simultaneous interval lies within ± `smallest_effect` of the claim's boundary:
+    /// whatever its p, the effect is too small to matter (`claim_level::negligible`).
+    #[serde(rename = "negligible")]
+    Negligible,
     /// Neither.
     #[serde(rename = "inconclusive")]
     Inconclusive,
@@ -62,6 +66,7 @@ impl Verdict {
             Verdict::Contradicted => "contradicted",
             Verdict::Equivalent => "equivalent",
             Verdict::NotEquivalent => "not equivalent",
+            Verdict::Negligible => "negligible",
             Verdict::Inconclusive => "inconclusive",
         }
     }

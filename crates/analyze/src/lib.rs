@@ -61,6 +61,7 @@ mod exact;
 pub mod family;
 #[cfg(test)]
 mod fixtures;
+pub mod gatekeeping;
 pub mod hypothesis;
 pub mod intervals;
 pub mod mann_whitney;
@@ -91,6 +92,7 @@ pub use family::{
     claims_methods_text, decide_family, exploratory, power_alpha, untested, Exploratory,
     FamilyVerdict, Verdict, EXPLORATORY,
 };
+pub use gatekeeping::{adjusted, decide_claims, interval_levels, ClaimDecision, ClaimMember};
 pub use hypothesis::{
     anova_oneway, cliff_delta, cohen_d, holm, kruskal_wallis, welch_t, PValueMethod, TestResult,
 };
