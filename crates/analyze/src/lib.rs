@@ -55,6 +55,7 @@ pub mod claim_level;
 pub mod claim_power;
 pub mod claim_types;
 pub mod claims;
+pub mod design;
 mod draws;
 pub mod effect;
 mod exact;
@@ -84,6 +85,7 @@ pub use claims::{
     test_claim, Amount, Arm, ClaimError, ClaimKind, ClaimTest, Design, Fallback, Leaning, PairTest,
     RankTest, Relation,
 };
+pub use design::{earliest, look_schedule, ClaimDesign, Earliest};
 pub use effect::{
     effect_paired, effect_paired_on, effect_two_sample, effect_two_sample_on, Effect, EffectMethod,
     EffectScale,
@@ -108,8 +110,8 @@ pub use rank_tests::{
     jonckheere_one_sided, mann_whitney_one_sided, signed_rank_one_sided, OneSided,
 };
 pub use sequential::{
-    look_alpha, sequence_boundary, sequential_precision, AnytimeStoppingRule, MedianSequence,
-    SequentialPrecision, UntilDecided, UntilDecidedStep, SEQUENCE_ALPHA, SEQUENCE_RHO,
+    sequence_boundary, sequential_precision, AnytimeStoppingRule, Look, LookSchedule,
+    MedianSequence, SequentialPrecision, SEQUENCE_ALPHA, SEQUENCE_RHO,
 };
 pub use summary::{
     jain_index, mean, median, percentile, percentile_sorted, quantile_sorted, sample_variance,
