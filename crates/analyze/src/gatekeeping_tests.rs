@@ -176,10 +176,10 @@ fn one_run(
         _ => false,
     };
     let mut any_false = false;
-    for k in 0..claims {
+    for (k, dk) in d.iter().enumerate() {
         let all_null = (0..cells).all(|c| ratio(k, c) == 1.0);
-        any_false |= all_null && d[k].gate_open();
-        any_false |= d[k]
+        any_false |= all_null && dk.gate_open();
+        any_false |= dk
             .cells
             .iter()
             .enumerate()

@@ -166,9 +166,9 @@ fn until_decided_run(
 /// The audit's case (issue "Decisions you can reach"): ratio 0.9, per-round log-SD 0.1, one
 /// claim, at most 30 rounds. The rule before (alpha · 6 / (π² k²) from round 2, every
 /// round a look) decided 81 % of runs in 22.3 rounds on average; looks only where the test
-/// can decide, weighted k^-1/2, must decide >= 85 % in fewer rounds. Under the null (ratio
-/// 1) the rate of false verdicts stays <= 5 % + 1 point, where 0.05 at every look would
-/// not; the interval reported at the stop covers the truth.
+/// can decide, weighted k^-1/2, must decide at least 85 % in fewer rounds. Under the null
+/// (ratio 1) the rate of false verdicts stays at most 5 % + 1 point, where 0.05 at every
+/// look would not; the interval reported at the stop covers the truth.
 #[test]
 fn until_decided_spends_alpha_only_where_it_can_decide() {
     let one = [crate::design::ClaimDesign {
