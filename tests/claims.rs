@@ -82,7 +82,7 @@ fn each_verdict_word_is_reached_on_a_real_run_and_every_output_opens_with_the_cl
         "{all}"
     );
     assert!(
-        all.contains("3 declared claim cells decided together (Holm"),
+        all.contains("3 declared claims decided together (Holm"),
         "{all}"
     );
     let claims_at = all.find("Claims").unwrap();
@@ -133,8 +133,11 @@ fn each_verdict_word_is_reached_on_a_real_run_and_every_output_opens_with_the_cl
     assert!(read("report.tex").contains("\\label{tab:claims}"));
     let csv = read("csv/claims.csv");
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines.len(), 4, "{csv}");
-    assert!(lines[0].starts_with("claim,text,metric,a,relation,others,declared,where,verdict"));
+    // A row per claim and one per claim cell (each claim here has one cell).
+    assert_eq!(lines.len(), 7, "{csv}");
+    assert!(
+        lines[0].starts_with("claim,level,text,metric,a,relation,others,declared,where,verdict")
+    );
     assert!(lines.iter().any(|l| l.contains(",equivalent,")), "{csv}");
 }
 
@@ -170,8 +173,12 @@ smallest_effect = "20%"
     run_ok(&s, &[spec.to_str().unwrap()]);
     let text = stats(&s, &["--include-disturbed"]);
     let r = row(&text, "threads-start-sooner");
-    assert!(r.contains("inconclusive (80% power needs "), "{text}");
-    assert!(text.contains("threads-start-sooner (response: thread < process): inconclusive in 1 of 1 cell; inconclusive cells: 80% power needs"), "{text}");
+    assert!(r.contains("│ inconclusive [1] "), "{text}");
+    assert!(
+        text.contains("[1] 80% power at smallest_effect needs "),
+        "{text}"
+    );
+    assert!(text.contains("threads-start-sooner (response: thread < process): inconclusive (every cell); these rounds cannot decide it: it can be decided from round 6"), "{text}");
     // A claim given to stats is post hoc: exploratory, outside the family, no verdict word.
     let post = stats(
         &s,
@@ -181,7 +188,7 @@ smallest_effect = "20%"
         row(&post, "cpu: thread < process").contains("exploratory"),
         "{post}"
     );
-    assert!(post.contains("1 declared claim cells"), "{post}");
+    assert!(post.contains("1 declared claims"), "{post}");
     let bad = schedlab()
         .args([
             "stats",

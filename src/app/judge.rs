@@ -1,8 +1,9 @@
 //! The adaptive run's judge: the analyze layer's anytime-valid rules applied to what the store
 //! reads back after each round. `--precision`: [`AnytimeStoppingRule`], a confidence sequence
 //! per cell (valid however often it is looked at; finite from 10 trials). `--until-decided`:
-//! every claim decided at the look's alpha ([`schedlab_analyze::UntilDecided`]; the sink
-//! decides the claims at `look_alpha`, this judge counts what is left undecided).
+//! every claim and claim cell decided (the sink replays the run's planned looks,
+//! [`schedlab_analyze::LookSchedule`], as the report does; this judge counts what is left
+//! undecided).
 
 use schedlab_analyze::{AnytimeStoppingRule, SEQUENCE_ALPHA};
 use schedlab_run::adaptive::{Decision, Evidence, Judge};

@@ -44,6 +44,7 @@ fn run(
                         })
                         .collect(),
                     undecided: Some(undecided(measured)),
+                    finished_cells: Vec::new(),
                 })
             })
             .unwrap();

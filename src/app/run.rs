@@ -92,6 +92,9 @@ pub fn cmd_plan(args: &RunArgs) -> Result<Outcome> {
     if let Some(a) = &plan.settings.adaptive {
         println!("{}", adaptive_bounds(a));
     }
+    for line in design_lines(&plan) {
+        println!("{line}");
+    }
     for w in &estimate.warnings {
         println!("warning: {w}");
     }
@@ -197,7 +200,12 @@ fn plan_length(plan: &Plan, total_ns: u64) -> String {
     )
 }
 
-/// The table of a run's cells printed after it.
+/// What the plan's design can decide, as lines (none without claims).
+fn design_lines(plan: &Plan) -> Vec<String> {
+    schedlab_report::claims::design::statement(plan).map_or_else(Vec::new, |s| s.lines())
+}
+
+/// The table of a run's cells printed after it, then its claims' verdicts.
 fn print_cells(store: &Store, run_id: i64, name: &str, wide: bool) -> Result<()> {
     let cells = schedlab_store::query::cells(store, run_id, false)?;
     println!("run {run_id} ({name})");
@@ -205,6 +213,14 @@ fn print_cells(store: &Store, run_id: i64, name: &str, wide: bool) -> Result<()>
         "{}",
         schedlab_report::render::terminal::render(&cells, wide)
     );
+    let input = schedlab_report::cmd::load_input(store, run_id, false)?;
+    if let Some(claims) = schedlab_report::claims::build(&input) {
+        println!();
+        print!(
+            "{}",
+            schedlab_report::render::claims::terminal::render(&claims)
+        );
+    }
     Ok(())
 }
 
@@ -316,6 +332,9 @@ pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
         );
         if let Some(a) = &plan.settings.adaptive {
             eprintln!("{}", adaptive_bounds(a));
+        }
+        for line in design_lines(&plan) {
+            eprintln!("{line}");
         }
     }
     let (run_id, summary) = if args.db.is_server() {

@@ -261,9 +261,9 @@ impl Sink for StoreSink {
         Ok(key_values(store, run_id, metric, through_round)?)
     }
 
-    fn undecided_claims(&self, run_id: i64, look: usize) -> SinkResult<usize> {
+    fn claims_progress(&self, run_id: i64) -> SinkResult<schedlab_run::adaptive::ClaimsProgress> {
         let store = self.judged_on("an --until-decided run decides its claims")?;
-        Ok(undecided_claims(store, run_id, look)?)
+        Ok(claims_progress(store, run_id)?)
     }
 
     fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> SinkResult<Option<f64>> {
@@ -311,22 +311,24 @@ pub fn key_values(
     Ok(out)
 }
 
-/// The claim cells of run `run_id` still inconclusive at look `look` of an `--until-decided`
-/// run: every stored trial, decided at that look's alpha (`schedlab_analyze::look_alpha`),
-/// exactly as the report will decide them; power is not computed here.
-pub fn undecided_claims(store: &Store, run_id: i64, look: usize) -> Result<usize> {
-    use schedlab_report::claims::{build, verdicts, ClaimsRequest, CLAIMS_ALPHA};
+/// Where the claims of `--until-decided` run `run_id` stand after its stored trials: its
+/// looks replayed exactly as the report will replay them (power is not computed here).
+pub fn claims_progress(
+    store: &Store,
+    run_id: i64,
+) -> Result<schedlab_run::adaptive::ClaimsProgress> {
+    use schedlab_report::claims::{build, progress, ClaimsRequest};
     let mut input = schedlab_report::cmd::load_input(store, run_id, false)?;
     input.claims = ClaimsRequest {
-        alpha: Some(schedlab_analyze::look_alpha(CLAIMS_ALPHA, look)),
         no_power: true,
         ..ClaimsRequest::default()
     };
-    Ok(build(&input).map_or(0, |o| {
-        verdicts(&o)
-            .iter()
-            .filter(|v| **v == schedlab_analyze::Verdict::Inconclusive)
-            .count()
+    Ok(build(&input).map_or_else(Default::default, |o| {
+        let p = progress(&input, &o);
+        schedlab_run::adaptive::ClaimsProgress {
+            undecided: p.undecided,
+            finished_cells: p.finished_cells,
+        }
     }))
 }
 

@@ -52,8 +52,11 @@ impl RunArgs {
             None => Spec::default_quick(),
         };
         if self.spec.is_none() && self.has_axis_flags() {
-            // Flags describe the experiment from scratch, with the quick experiment's settings.
+            // Flags describe the experiment from scratch, with the default settings (3 trials
+            // of 50 ms tasks) and without the quick experiment's claims, which name its cells.
             spec.axes = schedlab_spec::Axes::default();
+            spec.settings = schedlab_spec::Settings::default();
+            spec.claims.clear();
             spec.description = "experiment from command-line flags".into();
         }
         Ok(spec)

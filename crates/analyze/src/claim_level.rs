@@ -45,25 +45,16 @@ pub struct CellArms<'a> {
 }
 
 /// The overall (stratified) test of `relation` over `cells`, with the effect of the binding
-/// compared treatment at `level`. A single cell gives the same p-values as
-/// [`super::test_claim`] on it.
+/// compared treatment at `level` (None: no effect, e.g. at a look that only decides). A
+/// single cell gives the same p-values as [`super::test_claim`] on it.
 pub fn test_claim_over_cells(
-    cells: &[CellArms],
-    relation: &Relation,
-    level: f64,
-) -> Result<ClaimTest, ClaimError> {
-    if !(level > 0.0 && level < 1.0) {
-        return Err(ClaimError::BadLevel(level));
-    }
-    over_cells(cells, relation, Some(level))
-}
-
-/// As [`test_claim_over_cells`], without the effect when `level` is None (simulations).
-pub(crate) fn over_cells(
     cells: &[CellArms],
     relation: &Relation,
     level: Option<f64>,
 ) -> Result<ClaimTest, ClaimError> {
+    if let Some(level) = level.filter(|l| !(*l > 0.0 && *l < 1.0)) {
+        return Err(ClaimError::BadLevel(level));
+    }
     relation.check()?;
     let k = cells.first().map_or(0, |c| c.others.len());
     if k == 0 || cells.iter().any(|c| c.others.len() != k) {

@@ -39,7 +39,7 @@ fn one_cell_gives_the_cells_own_p_values() {
             others: vec![Arm::with_rounds(&b, &r)],
         }],
         &LOWER,
-        0.95,
+        Some(0.95),
     )
     .expect("ok");
     assert!((one.p_family - over.p_family).abs() < 1e-12);
@@ -60,7 +60,7 @@ fn four_cells_of_three_rounds_decide_what_no_cell_can() {
             others: vec![Arm::with_rounds(b, &r)],
         })
         .collect();
-    let t = test_claim_over_cells(&cells, &LOWER, 0.95).expect("ok");
+    let t = test_claim_over_cells(&cells, &LOWER, Some(0.95)).expect("ok");
     assert_eq!(t.leaning, Leaning::Support);
     assert!((t.p_family - 2.0 / 4096.0).abs() < 1e-15, "{}", t.p_family);
     let pair = &t.pairs[0];

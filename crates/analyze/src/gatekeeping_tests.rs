@@ -1,5 +1,5 @@
 use super::*;
-use crate::claim_level::{over_cells, CellArms};
+use crate::claim_level::{test_claim_over_cells, CellArms};
 use crate::claim_types::{Arm, Relation};
 use crate::claims::test_claim;
 use crate::draws::standard_normal;
@@ -155,7 +155,7 @@ fn one_run(
                 others: vec![Arm::with_rounds(b, &r)],
             })
             .collect();
-        claim_tests.push(over_cells(&arms, &lower, None).expect("ok"));
+        claim_tests.push(test_claim_over_cells(&arms, &lower, None).expect("ok"));
         cell_tests.push(
             arms.iter()
                 .map(|c| test_claim(c.a, &c.others, &lower, 0.95).expect("ok"))

@@ -23,8 +23,19 @@ pub struct Evidence {
     pub rounds: u32,
     /// Every judged cell's key-metric values, one per ok measured trial (with a precision).
     pub cells: Vec<Vec<f64>>,
-    /// Claim cells still inconclusive at this look (with `until_decided`).
+    /// Claims and claim cells still inconclusive (with `until_decided`).
     pub undecided: Option<usize>,
+    /// Cells (by index) that no undecided claim needs any more: they leave later rounds.
+    pub finished_cells: Vec<usize>,
+}
+
+/// Where an `--until-decided` run's claims stand (see [`crate::sink::Sink::claims_progress`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClaimsProgress {
+    /// Claims and claim cells still inconclusive.
+    pub undecided: usize,
+    /// Cells whose every claim is decided, with all its cells.
+    pub finished_cells: Vec<usize>,
 }
 
 /// Decides from the evidence whether an adaptive run needs another round.
@@ -54,6 +65,8 @@ pub struct Schedule<'a> {
     rounds: u32,
     /// Rounds that have trials stored already (a resumed run completes them first).
     stored_rounds: HashSet<u32>,
+    /// Cells whose claims are all decided: later rounds leave them out.
+    finished: HashSet<usize>,
     started: Instant,
     /// Why rounds stopped being added (adaptive runs, once they stop).
     pub stop: Option<Stop>,
@@ -68,6 +81,7 @@ impl<'a> Schedule<'a> {
             next: 0,
             rounds: plan.trials.iter().map(|t| t.round + 1).max().unwrap_or(0),
             stored_rounds: stored.iter().map(|&(_, t)| t).collect(),
+            finished: HashSet::new(),
             started: Instant::now(),
             stop: None,
         }
@@ -103,9 +117,18 @@ impl<'a> Schedule<'a> {
             if !self.another_round(adaptive, judge, evidence)? {
                 return Ok(None);
             }
-            self.trials
-                .extend(schedlab_spec::plan::round(self.plan, self.rounds));
+            let finished = &self.finished;
+            self.trials.extend(
+                schedlab_spec::plan::round(self.plan, self.rounds)
+                    .into_iter()
+                    .filter(|t| !finished.contains(&t.cell)),
+            );
             self.rounds += 1;
+            if self.next == self.trials.len() {
+                // Every cell of the round has left: every claim is decided.
+                self.stop = Some(Stop::Precise);
+                return Ok(None);
+            }
         }
         let t = self.trials[self.next];
         self.next += 1;
@@ -130,6 +153,7 @@ impl<'a> Schedule<'a> {
         let measured = self.measured_rounds();
         let mut e = evidence(self.rounds.saturating_sub(1), measured)?;
         e.rounds = measured;
+        self.finished.extend(e.finished_cells.iter().copied());
         match judge.decide(adaptive, &e) {
             Decision::Precise => {
                 self.stop = Some(Stop::Precise);

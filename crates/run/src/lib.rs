@@ -318,15 +318,14 @@ pub(crate) fn catch_signals(flag: &Arc<AtomicBool>) -> Result<Caught> {
     Ok(Caught { ids, hung_up })
 }
 
-/// What an adaptive run's judge sees after the rounds through `through` (`measured` of them
-/// measured): the key metric of every judged cell, and the claims still undecided.
+/// What an adaptive run's judge sees after the rounds through `through`: the key metric of
+/// every judged cell, and where the claims stand.
 fn evidence(
     store: &dyn Sink,
     run_id: i64,
     plan: &Plan,
     state: &RunState,
     through: u32,
-    measured: u32,
 ) -> Result<adaptive::Evidence> {
     let Some(a) = &plan.settings.adaptive else {
         return Ok(adaptive::Evidence::default());
@@ -345,9 +344,12 @@ fn evidence(
             .collect();
     }
     if a.until_decided {
-        // Look k after min_trials + k - 1 measured rounds.
-        let look = measured.saturating_sub(a.min_trials) as usize + 1;
-        e.undecided = Some(store.undecided_claims(run_id, look)?);
+        let progress = store.claims_progress(run_id)?;
+        e.undecided = Some(progress.undecided);
+        // Cells leave only when the run decides claims alone (a precision still needs them).
+        if a.precision.is_none() {
+            e.finished_cells = progress.finished_cells;
+        }
     }
     Ok(e)
 }
@@ -379,8 +381,8 @@ fn run_trials(
         (&mut *store, &plan.settings.io_dir),
     )?;
     let mut schedule = adaptive::Schedule::new(plan, &stored.trials);
-    while let Some((n, planned)) = schedule.next(opts.judge.as_deref(), |through, measured| {
-        evidence(&*store, run_id, plan, &state, through, measured)
+    while let Some((n, planned)) = schedule.next(opts.judge.as_deref(), |through, _| {
+        evidence(&*store, run_id, plan, &state, through)
     })? {
         progress.set_total(schedule.len());
         if interrupted.load(SeqCst) {

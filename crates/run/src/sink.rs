@@ -48,9 +48,10 @@ pub trait Sink {
     /// measured trial of rounds up to `through_round`, as the report computes it: what an
     /// adaptive run judges its precision by.
     fn key_values(&self, run_id: i64, metric: Metric, through_round: u32) -> Result<Vec<Vec<f64>>>;
-    /// How many claim cells of run `run_id` are still inconclusive at look `look` of an
-    /// `--until-decided` run (every stored trial, decided at that look's alpha).
-    fn undecided_claims(&self, run_id: i64, look: usize) -> Result<usize>;
+    /// Where the claims of an `--until-decided` run `run_id` stand after its stored trials
+    /// (its looks replayed as the report does): how many claims and claim cells are still
+    /// inconclusive, and which cells no undecided claim needs any more.
+    fn claims_progress(&self, run_id: i64) -> Result<crate::adaptive::ClaimsProgress>;
     /// Stores a measured speed, replacing an older one.
     fn save_calibration(
         &mut self,

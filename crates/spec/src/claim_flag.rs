@@ -59,6 +59,7 @@ pub fn parse_claim_flag(text: &str) -> Result<ClaimSpec, String> {
         trend: None,
         scope: None,
         smallest_effect: None,
+        reading: None,
     };
     let list = |v: Vec<toml::Value>| match <[toml::Value; 1]>::try_from(v) {
         Ok([one]) => one,

@@ -11,6 +11,7 @@
 //! than = "other"                            # a treatment, or a list (each must hold)
 //! where = { workload = "cpu", tasks = [10, 50] }   # scope; default: every cell
 //! smallest_effect = "5%"                    # or a number in the metric's unit (ms, count)
+//! scope = "overall"                         # or "every": it must hold in every cell
 //!
 //! [[claims]]
 //! name = "makespan-conserved"
@@ -85,6 +86,10 @@ pub struct ClaimSpec {
     /// The smallest difference that matters: "5%" or a number in the metric's unit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub smallest_effect: Option<toml::Value>,
+    /// How the claim reads over its cells: "overall" (default: on balance, one stratified
+    /// test) or "every" (it must hold in every cell).
+    #[serde(rename = "scope", default, skip_serializing_if = "Option::is_none")]
+    pub reading: Option<String>,
 }
 
 /// `trend = { along = "tasks", toward = 1.0 }`.
@@ -195,6 +200,27 @@ impl Treatment {
     }
 }
 
+/// How a claim reads over its cells (`scope = "overall"` or `"every"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimScope {
+    /// On balance across its cells: one stratified test, then its cells behind it.
+    #[default]
+    Overall,
+    /// In every one of its cells (intersection-union).
+    Every,
+}
+
+impl ClaimScope {
+    /// The key's value as written.
+    pub fn key(self) -> &'static str {
+        match self {
+            ClaimScope::Overall => "overall",
+            ClaimScope::Every => "every",
+        }
+    }
+}
+
 /// Whether a claim was declared before the data (in the experiment) or after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -222,6 +248,9 @@ pub struct Claim {
     pub relation: ClaimRelation,
     /// Scope: each axis with the values the claim is about (empty: every cell).
     pub scope: Vec<(ClaimAxis, Vec<String>)>,
+    /// Overall or in every cell.
+    #[serde(default)]
+    pub reading: ClaimScope,
     /// Confirmatory or post hoc.
     pub declared: Declared,
 }
@@ -283,6 +312,23 @@ fn check_one(
     }
     let r = Resolver { axes, key };
     let (a, others, relation) = r.relation(c)?;
+    let reading = match c.reading.as_deref().map(str::trim) {
+        None | Some("overall") => ClaimScope::Overall,
+        Some("every") => ClaimScope::Every,
+        Some(other) => {
+            return Err(Problem::new(
+                k("scope"),
+                format!("'{other}' is not a way to read a claim over its cells"),
+            )
+            .accepting("\"overall\" (on balance across its cells, the default) or \"every\" (it must hold in every cell)"))
+        }
+    };
+    if reading == ClaimScope::Every && matches!(relation, ClaimRelation::Trend { .. }) {
+        return Err(
+            Problem::new(k("scope"), "a trend is one test along its axis")
+                .accepting("\"overall\", or leave scope out"),
+        );
+    }
     let scope = r.scope(c.scope.as_ref())?;
     let named = a.axes();
     if let Some((i, t)) = others.iter().enumerate().find(|(_, t)| t.axes() != named) {
@@ -315,6 +361,7 @@ fn check_one(
         others,
         relation,
         scope,
+        reading,
         declared,
     })
 }

@@ -179,3 +179,22 @@ fn claims_round_trip_through_the_spec_as_run_and_post_hoc_ones_are_labelled() {
         "--claim 1.than"
     );
 }
+
+#[test]
+fn a_claim_reads_overall_by_default_or_in_every_cell() {
+    let base =
+        "[[claims]]\nname = \"x\"\nmetric = \"makespan\"\nlower = \"fifo\"\nthan = \"other\"\n";
+    let s = spec(base);
+    assert_eq!(
+        check_claims(&s).expect("valid")[0].reading,
+        ClaimScope::Overall
+    );
+    let every = spec(&format!("{base}scope = \"every\"\n"));
+    assert_eq!(
+        check_claims(&every).expect("valid")[0].reading,
+        ClaimScope::Every
+    );
+    let p = problem(&format!("{base}scope = \"most\"\n"));
+    assert_eq!(p.key, "claims[0].scope");
+    assert!(p.accepted.expect("accepted").contains("\"every\""));
+}

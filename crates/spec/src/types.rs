@@ -378,11 +378,57 @@ impl Spec {
                 ..Axes::default()
             },
             settings: Settings {
-                trials: 3,
+                trials: 8,
                 work: "50ms".into(),
                 ..Settings::default()
             },
-            claims: Vec::new(),
+            claims: quick_claims(),
         }
     }
+}
+
+/// The quick experiment's two claims, which scheduling theory settles: FIFO runs the four
+/// tasks one after another, so their turnaround is about 125 ms against about 200 ms for
+/// OTHER's fair sharing, while the same work on one CPU ends at the same time (makespan).
+fn quick_claims() -> Vec<super::ClaimSpec> {
+    let s = |v: &str| Some(toml::Value::String(v.into()));
+    let blank = super::ClaimSpec {
+        name: String::new(),
+        text: String::new(),
+        metric: String::new(),
+        lower: None,
+        higher: None,
+        than: None,
+        equal: None,
+        margin: None,
+        ratio: None,
+        ratio_at_least: None,
+        ratio_at_most: None,
+        trend: None,
+        scope: None,
+        smallest_effect: None,
+        reading: None,
+    };
+    vec![
+        super::ClaimSpec {
+            name: "fifo-turnaround-lower".into(),
+            text: "FIFO finishes tasks sooner than OTHER on a shared CPU (turnaround)".into(),
+            metric: "turnaround".into(),
+            lower: s("fifo"),
+            than: s("other"),
+            ..blank.clone()
+        },
+        super::ClaimSpec {
+            name: "same-makespan".into(),
+            text: "FIFO and OTHER finish the same work at the same time (makespan within 10 %)"
+                .into(),
+            metric: "makespan".into(),
+            equal: Some(toml::Value::Array(vec![
+                toml::Value::String("fifo".into()),
+                toml::Value::String("other".into()),
+            ])),
+            margin: s("10%"),
+            ..blank
+        },
+    ]
 }

@@ -142,6 +142,37 @@ pub struct CellView {
 }
 
 impl CellView {
+    /// The axis values cell `index` of a plan will be stored with, before any trial: what
+    /// `plan` and the start of `run` read claims' cells from.
+    pub fn planned(index: usize, c: &schedlab_spec::plan::Cell) -> CellView {
+        let knobs = (!c.knobs.is_empty()).then(|| {
+            c.knobs
+                .iter()
+                .map(schedlab_core::records::KnobSetting::label)
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
+        CellView {
+            cell_index: index as i64,
+            policy: c.policy.name().to_string(),
+            priorities: c.priorities.name().to_string(),
+            workload: c.workload.label(),
+            kind: c.kind.name().to_string(),
+            start: c.start.name().to_string(),
+            tasks: i64::from(c.tasks),
+            cpus: c.cpus.as_deref().map(schedlab_procfs::format_cpu_list),
+            antagonists: i64::from(c.antagonists),
+            io_scheduler: c.io_scheduler.clone(),
+            settings: settings_label(
+                c.slice_ns.map(|ns| ns as i64),
+                knobs,
+                c.scx.as_ref().map(|x| x.command_line()),
+                c.groups_label(),
+            ),
+            ..CellView::default()
+        }
+    }
+
     /// Number of stored trials with `status`.
     pub fn count(&self, status: &str) -> i64 {
         self.statuses

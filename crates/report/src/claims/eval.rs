@@ -1,29 +1,21 @@
-//! The claims' tests on stored trials: per claim cell the arms (one value per undisturbed
-//! trial, with its round), the test, the family decided together by Holm, and power with
-//! trials needed for the inconclusive ones.
+//! The claims' tests on stored trials: per claim its cells' arms (one value per kept trial,
+//! with its round, up to a look's last round), each cell's test, the claim-level test over
+//! them, and the outcome of the family decided by `looks.rs`.
 
 use super::cells::{claim_cells, ClaimCell};
-use super::{CellOutcome, ClaimOutcome, ClaimsOutcome, CLAIMS_ALPHA};
+use super::looks::{decide, Decided};
+use super::{ClaimOutcome, ClaimsOutcome, Progress};
 use crate::model::{par_map, trial_values, Metric, ReportInput};
 use schedlab_analyze::{
-    claim_power, claims_methods_text, decide_family, exploratory, power_alpha, test_claim,
-    test_trend, untested, Amount, Arm, ClaimKind, ClaimTest, PowerQuery, Relation, UntilDecided,
-    Verdict,
+    claims_methods_text, every_of, test_claim, test_claim_over_cells, test_trend, untested, Amount,
+    Arm, CellArms, ClaimDesign, ClaimKind, ClaimTest, Relation, Scope,
 };
-use schedlab_spec::claims::{Claim, ClaimAmount, ClaimRelation, Declared};
-use schedlab_store::query::{CellView, RunInfo};
+use schedlab_spec::claims::{Claim, ClaimAmount, ClaimRelation, ClaimScope, Declared};
+use schedlab_store::query::CellView;
 use std::collections::HashSet;
 
 /// One cell's trials of every metric: (round, value) per kept ok trial.
-type CellValues = Vec<Vec<(i64, f64)>>;
-
-/// A claim cell tested: the test the family adjusts (untested: p = 1) and what it rests on.
-struct Tested {
-    claim: usize,
-    cell: ClaimCell,
-    test: ClaimTest,
-    untested: Option<String>,
-}
+pub(super) type CellValues = Vec<Vec<(i64, f64)>>;
 
 /// Decides `claims` on `input`'s stored trials (see the module doc of `claims`).
 pub(super) fn evaluate(input: &ReportInput, claims: &[Claim]) -> ClaimsOutcome {
@@ -50,97 +42,49 @@ pub(super) fn evaluate(input: &ReportInput, claims: &[Claim]) -> ClaimsOutcome {
         .cells
         .iter()
         .any(|c| c.host.is_some() || c.kernel.is_some());
-    let (alpha, look) = alpha_of(input);
     let data = Data {
         values: &values,
         pooled,
-        level: 1.0 - alpha,
         seed: input.run.seed,
+        through: None,
     };
-    let tested = test_all(claims, &input.cells, &data);
-    let (outcomes, m) = decide(&tested, claims, alpha, &data, req.no_power);
-    let claims_out: Vec<ClaimOutcome> = claims
+    let cells: Vec<Vec<ClaimCell>> = claims
         .iter()
-        .zip(outcomes)
-        .map(|(c, cells)| ClaimOutcome {
-            claim: c.clone(),
-            cells,
-        })
+        .map(|c| claim_cells(c, &input.cells))
         .collect();
-    let mut methods = vec![claims_methods_text(alpha, m)];
-    methods.extend(look.map(|(rule, k)| rule.methods_text(k)));
+    let decided = decide(input, claims, &cells, &data);
+    let mut methods = vec![claims_methods_text(decided.alpha, decided.family_size)];
+    methods.extend(decided.looks_text.clone());
     methods.push(disturbed_note(req.include_disturbed, left_out, all_ok));
     if claims.iter().any(|c| c.declared == Declared::PostHoc) {
         methods.push("Claims given with `--claim` to stats or report were declared after the data were seen: they are exploratory (post hoc), shown with unadjusted p and no verdict, and are not part of the family.".into());
     }
+    let Decided {
+        alpha,
+        family_size,
+        outcomes,
+        looks,
+        ..
+    } = decided;
     ClaimsOutcome {
         alpha,
-        family_size: m,
-        claims: claims_out,
+        family_size,
+        claims: claims
+            .iter()
+            .zip(outcomes)
+            .map(|(c, (overall, cells))| ClaimOutcome {
+                claim: c.clone(),
+                overall,
+                cells,
+            })
+            .collect(),
         disturbed_left_out: left_out,
         trials: all_ok - left_out,
         include_disturbed: req.include_disturbed,
+        looks,
         methods,
         problem: None,
     }
-}
-
-/// Every claim in every claim cell, tested (untested where it cannot be: p = 1).
-fn test_all(claims: &[Claim], cells: &[CellView], data: &Data) -> Vec<Tested> {
-    let mut tested: Vec<Tested> = Vec::new();
-    for (k, claim) in claims.iter().enumerate() {
-        for cell in claim_cells(claim, cells) {
-            let (test, why) = match data.test(claim, &cell) {
-                Ok(t) => (t, None),
-                Err(why) => (untested(kind(&claim.relation)), Some(why)),
-            };
-            tested.push(Tested {
-                claim: k,
-                cell,
-                test,
-                untested: why,
-            });
-        }
-    }
-    tested
-}
-
-/// The confirmatory cells decided together at `alpha` (Holm), power for the inconclusive
-/// ones, the post-hoc ones read as exploratory: per claim its cells, and the family's size.
-fn decide(
-    tested: &[Tested],
-    claims: &[Claim],
-    alpha: f64,
-    data: &Data,
-    no_power: bool,
-) -> (Vec<Vec<CellOutcome>>, usize) {
-    let confirmatory: Vec<usize> = (0..tested.len())
-        .filter(|&i| claims[tested[i].claim].declared == Declared::Before)
-        .collect();
-    let tests: Vec<ClaimTest> = confirmatory
-        .iter()
-        .map(|&i| tested[i].test.clone())
-        .collect();
-    let decided = decide_family(&tests, alpha);
-    let m = tests.len();
-    let mut outcomes: Vec<Vec<CellOutcome>> = vec![Vec::new(); claims.len()];
-    for (i, t) in tested.iter().enumerate() {
-        let fv = confirmatory
-            .iter()
-            .position(|&c| c == i)
-            .map(|j| decided[j]);
-        let mut out = cell_outcome(t, &claims[t.claim], data);
-        out.verdict = fv.map(|f| f.verdict);
-        out.p_adjusted = fv.map(|f| f.p_adjusted);
-        if fv.is_none() {
-            out.exploratory = Some(exploratory(&t.test, CLAIMS_ALPHA));
-        }
-        if out.verdict == Some(Verdict::Inconclusive) && !no_power && t.untested.is_none() {
-            out.power = data.power(&claims[t.claim], &t.cell, power_alpha(alpha, m));
-        }
-        outcomes[t.claim].push(out);
-    }
-    (outcomes, m)
 }
 
 fn disturbed_note(include: bool, left_out: usize, all: usize) -> String {
@@ -153,31 +97,6 @@ fn disturbed_note(include: bool, left_out: usize, all: usize) -> String {
     } else {
         format!("{rule}; verdicts use undisturbed trials only: {left_out} of {all} ok trials were left out (--include-disturbed keeps them).")
     }
-}
-
-/// The family's alpha, and for an `--until-decided` run its rule and last look.
-fn alpha_of(input: &ReportInput) -> (f64, Option<(UntilDecided, usize)>) {
-    if let Some(a) = input.claims.alpha {
-        return (a, None);
-    }
-    let Some((min, max)) = until_decided(&input.run) else {
-        return (CLAIMS_ALPHA, None);
-    };
-    let rounds: HashSet<i64> = input.quality.iter().map(|q| q.round).collect();
-    let rule = UntilDecided {
-        min_trials: min,
-        max_trials: max,
-        alpha: CLAIMS_ALPHA,
-    };
-    let look = rule.look(rounds.len()).unwrap_or(1);
-    (rule.alpha_at(look), Some((rule, look)))
-}
-
-/// `(min_trials, max_trials)` of a run whose spec as run says `until_decided = true`.
-pub(super) fn until_decided(run: &RunInfo) -> Option<(usize, usize)> {
-    let a = run.spec().ok()?.adaptive().filter(|a| a.until_decided)?;
-    let min = (a.min_trials as usize).max(2);
-    Some((min, (a.max_trials as usize).max(min)))
 }
 
 /// `c` without the ok trials in `drop` (their makespans and tasks).
@@ -202,7 +121,8 @@ fn without(c: &CellView, drop: &HashSet<i64>) -> CellView {
     }
 }
 
-fn kind(r: &ClaimRelation) -> ClaimKind {
+/// The verdict words a claim's relation gets.
+pub(super) fn kind(r: &ClaimRelation) -> ClaimKind {
     match r {
         ClaimRelation::Equal { .. } => ClaimKind::Equivalence,
         ClaimRelation::Trend { .. } => ClaimKind::Trend,
@@ -244,22 +164,42 @@ pub(super) fn relation(r: &ClaimRelation) -> Option<Relation> {
     })
 }
 
-/// The trials of every cell and how to test them.
-struct Data<'a> {
-    values: &'a [CellValues],
-    pooled: bool,
-    level: f64,
-    seed: u64,
+/// How a claim reads over its cells, for the analysis.
+pub(super) fn scope(c: &Claim) -> Scope {
+    match c.reading {
+        ClaimScope::Overall => Scope::Overall,
+        ClaimScope::Every => Scope::Every,
+    }
+}
+
+/// The design of a claim with `cells` cells, for its smallest p.
+pub(super) fn design(c: &Claim, cells: usize, pooled: bool) -> ClaimDesign {
+    ClaimDesign {
+        kind: kind(&c.relation),
+        scope: scope(c),
+        cells,
+        paired: !pooled,
+    }
+}
+
+/// The trials of every cell and how to test them, up to a look's last round.
+#[derive(Clone, Copy)]
+pub(super) struct Data<'a> {
+    pub values: &'a [CellValues],
+    pub pooled: bool,
+    pub seed: u64,
+    /// The last round a look sees (None: every round).
+    pub through: Option<i64>,
 }
 
 /// One arm's values and rounds.
-struct ArmData {
-    values: Vec<f64>,
-    rounds: Vec<u64>,
+pub(super) struct ArmData {
+    pub values: Vec<f64>,
+    pub rounds: Vec<u64>,
 }
 
 impl ArmData {
-    fn arm(&self, pooled: bool) -> Arm<'_> {
+    pub fn arm(&self, pooled: bool) -> Arm<'_> {
         if pooled {
             Arm::new(&self.values)
         } else {
@@ -270,11 +210,11 @@ impl ArmData {
 
 impl Data<'_> {
     fn arm(&self, cell: usize, metric: Metric) -> ArmData {
-        let v = &self.values[cell][metric.index()];
-        ArmData {
-            values: v.iter().map(|&(_, x)| x).collect(),
-            rounds: v.iter().map(|&(r, _)| r.max(0) as u64).collect(),
-        }
+        let v = self.values[cell][metric.index()]
+            .iter()
+            .filter(|(r, _)| self.through.is_none_or(|t| *r <= t));
+        let (rounds, values) = v.map(|&(r, x)| (r.max(0) as u64, x)).unzip();
+        ArmData { values, rounds }
     }
 
     fn metric(claim: &Claim) -> Result<Metric, String> {
@@ -282,18 +222,21 @@ impl Data<'_> {
             .ok_or_else(|| format!("'{}' is not a metric of this report", claim.metric))
     }
 
-    /// A's arm and each B's, or why a side has no cell or no trials here.
-    fn arms(&self, claim: &Claim, cell: &ClaimCell) -> Result<(ArmData, Vec<ArmData>), String> {
+    /// A's arm and each B's, or why a side has no cell or no trials here (naming the
+    /// treatment and the cell).
+    pub fn arms(&self, claim: &Claim, cell: &ClaimCell) -> Result<(ArmData, Vec<ArmData>), String> {
         let metric = Self::metric(claim)?;
         let empty = |t: &schedlab_spec::claims::Treatment| {
             format!(
-                "no usable trial of {} here (disturbed ones are left out)",
-                t.label()
+                "no usable trial of {} in {} (disturbed ones are left out)",
+                t.label(),
+                cell.label
             )
         };
         let mut others = Vec::new();
         for (t, b) in claim.others.iter().zip(&cell.others) {
-            let b = b.ok_or_else(|| format!("no cell of {} here", t.label()))?;
+            let b =
+                b.ok_or_else(|| format!("the run has no cell of {} in {}", t.label(), cell.label))?;
             let arm = self.arm(b, metric);
             if arm.values.is_empty() {
                 return Err(empty(t));
@@ -307,16 +250,22 @@ impl Data<'_> {
         Ok((a, others))
     }
 
-    fn test(&self, claim: &Claim, cell: &ClaimCell) -> Result<ClaimTest, String> {
+    /// One claim cell's test, effects at `level`.
+    pub fn cell_test(
+        &self,
+        claim: &Claim,
+        cell: &ClaimCell,
+        level: f64,
+    ) -> Result<ClaimTest, String> {
         let Some(relation) = relation(&claim.relation) else {
-            return self.trend(claim, cell);
+            return self.trend(claim, cell, level);
         };
         let (a, others) = self.arms(claim, cell)?;
         let arms: Vec<Arm> = others.iter().map(|o| o.arm(self.pooled)).collect();
-        test_claim(a.arm(self.pooled), &arms, &relation, self.level).map_err(|e| e.to_string())
+        test_claim(a.arm(self.pooled), &arms, &relation, level).map_err(|e| e.to_string())
     }
 
-    fn trend(&self, claim: &Claim, cell: &ClaimCell) -> Result<ClaimTest, String> {
+    fn trend(&self, claim: &Claim, cell: &ClaimCell, level: f64) -> Result<ClaimTest, String> {
         let ClaimRelation::Trend { toward, .. } = claim.relation else {
             unreachable!("trend claims only");
         };
@@ -330,69 +279,110 @@ impl Data<'_> {
             .iter()
             .map(|(a, b)| (a.arm(self.pooled), b.arm(self.pooled)))
             .collect();
-        test_trend(&levels, toward, self.level, self.seed).map_err(|e| e.to_string())
+        test_trend(&levels, toward, level, self.seed).map_err(|e| e.to_string())
     }
 
-    fn power(
+    /// The claim-level test over `cells` (with their tests `tests`, None where untested);
+    /// the effect at `level` when given.
+    pub fn claim_test(
         &self,
         claim: &Claim,
-        cell: &ClaimCell,
-        alpha: f64,
-    ) -> Option<schedlab_analyze::Power> {
-        let relation = relation(&claim.relation)?;
-        let (a, others) = self.arms(claim, cell).ok()?;
-        let arms: Vec<Arm> = others.iter().map(|o| o.arm(self.pooled)).collect();
-        claim_power(
-            a.arm(self.pooled),
-            &arms,
-            &relation,
-            &PowerQuery::new(alpha, self.seed),
-        )
-        .ok()
-        .flatten()
+        cells: &[ClaimCell],
+        tests: &[Option<ClaimTest>],
+        level: Option<f64>,
+    ) -> ClaimTest {
+        let k = kind(&claim.relation);
+        let done: Vec<ClaimTest> = tests.iter().flatten().cloned().collect();
+        if done.is_empty() {
+            return untested(k);
+        }
+        if cells.len() == 1 {
+            return done[0].clone();
+        }
+        match (relation(&claim.relation), scope(claim)) {
+            (None, _) => bonferroni(k, &done, cells.len()),
+            (Some(_), Scope::Every) if done.len() < cells.len() => untested(k),
+            (Some(_), Scope::Every) => every_of(k, &done),
+            (Some(rel), Scope::Overall) => {
+                let arms: Vec<(ArmData, Vec<ArmData>)> = cells
+                    .iter()
+                    .zip(tests)
+                    .filter(|(_, t)| t.is_some())
+                    .filter_map(|(c, _)| self.arms(claim, c).ok())
+                    .collect();
+                let strata: Vec<CellArms> = arms
+                    .iter()
+                    .map(|(a, o)| CellArms {
+                        a: a.arm(self.pooled),
+                        others: o.iter().map(|x| x.arm(self.pooled)).collect(),
+                    })
+                    .collect();
+                test_claim_over_cells(&strata, &rel, level).unwrap_or_else(|_| untested(k))
+            }
+        }
     }
 }
 
-/// A tested cell's numbers; verdict, adjusted p and power are filled in by the caller.
-fn cell_outcome(t: &Tested, claim: &Claim, data: &Data) -> CellOutcome {
-    let binding = t
-        .test
-        .pairs
+/// A trend over several contexts: the smallest context p times their number (Bonferroni).
+fn bonferroni(kind: ClaimKind, tests: &[ClaimTest], contexts: usize) -> ClaimTest {
+    let c = contexts as f64;
+    let best = tests
         .iter()
-        .max_by(|x, y| x.p_support.total_cmp(&y.p_support));
-    let (n, test, effect, concordance) = match (&t.test.trend, binding) {
-        (Some(tr), _) => (
-            (tr.levels.iter().map(|l| l.pairs).sum(), tr.levels.len()),
-            format!(
-                "Jonckheere-Terpstra on distances to {} ({})",
-                tr.toward,
-                tr.method.label()
-            ),
-            None,
-            Some(tr.concordance),
-        ),
-        (None, Some(p)) => ((p.n_a, p.n_b), p.to_string(), p.effect, None),
-        (None, None) => {
-            let (a, b) = data.arms(claim, &t.cell).map_or((0, 0), |(a, o)| {
-                (
-                    a.values.len(),
-                    o.iter().map(|x| x.values.len()).min().unwrap_or(0),
-                )
-            });
-            ((a, b), "not tested".into(), None, None)
+        .min_by(|x, y| x.p_family.total_cmp(&y.p_family))
+        .expect("at least one test");
+    ClaimTest {
+        kind,
+        p_support: (c * best.p_support).min(1.0),
+        p_against: (c * best.p_against).min(1.0),
+        p_family: (c * best.p_family).min(1.0),
+        ..best.clone()
+    }
+}
+
+/// Where the run stands (see [`Progress`]).
+pub(super) fn progress(input: &ReportInput, outcome: &ClaimsOutcome) -> Progress {
+    let mut undecided = 0;
+    let mut open_cells: HashSet<usize> = HashSet::new();
+    let mut claimed: HashSet<usize> = HashSet::new();
+    for o in &outcome.claims {
+        if o.claim.declared != Declared::Before {
+            continue;
         }
-    };
-    CellOutcome {
-        label: t.cell.label.clone(),
-        verdict: None,
-        exploratory: None,
-        p: t.test.p_family,
-        p_adjusted: None,
-        effect,
-        concordance,
-        n,
-        test,
-        power: None,
-        untested: t.untested.clone(),
+        let open = o.overall.verdict == Some(schedlab_analyze::Verdict::Inconclusive)
+            || o.cells
+                .iter()
+                .any(|x| x.verdict == Some(schedlab_analyze::Verdict::Inconclusive));
+        undecided +=
+            usize::from(o.overall.verdict == Some(schedlab_analyze::Verdict::Inconclusive));
+        undecided += o
+            .cells
+            .iter()
+            .filter(|x| x.verdict == Some(schedlab_analyze::Verdict::Inconclusive))
+            .count();
+        for cell in claim_cells(&o.claim, &input.cells) {
+            let used = cell
+                .levels
+                .iter()
+                .flat_map(|(_, a, b)| [Some(*a), *b])
+                .chain(std::iter::once(Some(cell.a)))
+                .chain(cell.others.iter().copied())
+                .flatten();
+            for i in used {
+                claimed.insert(i);
+                if open {
+                    open_cells.insert(i);
+                }
+            }
+        }
+    }
+    let mut finished_cells: Vec<usize> = claimed
+        .into_iter()
+        .filter(|i| !open_cells.contains(i))
+        .map(|i| input.cells[i].cell_index as usize)
+        .collect();
+    finished_cells.sort_unstable();
+    Progress {
+        undecided,
+        finished_cells,
     }
 }

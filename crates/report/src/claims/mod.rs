@@ -1,6 +1,6 @@
 //! Declared claims decided from a run's stored trials: the typed [`ClaimsOutcome`] every
-//! output renders first (terminal, HTML, Markdown, LaTeX, `csv/claims.csv`; the renderers are in
-//! `crate::render::claims`).
+//! output renders first (terminal, HTML, Markdown, LaTeX, `csv/claims.csv`, `stats --format
+//! json`; the renderers are in `crate::render::claims`).
 //!
 //! - Claims come from the run's spec as run (`[[claims]]`, `run --claim`): confirmatory.
 //!   Claims given to `stats`/`report --claim` were declared after the data were seen: they are
@@ -9,13 +9,24 @@
 //!   flagged `disturbed` left out unless `--include-disturbed` (and how many is said); rounds
 //!   pair A's and B's trials (Wilcoxon signed-rank on per-round differences) in a run of one
 //!   machine, Mann-Whitney otherwise (`schedlab_analyze::claims`).
-//! - The family: every confirmatory claim in every claim cell (`cells.rs`), decided together
-//!   by Holm at alpha = 0.05, or at the last look's alpha of an `--until-decided` run.
-//! - Every inconclusive verdict states the trials that 80 % power at `smallest_effect` needs,
-//!   for the test actually run, at alpha / m (`schedlab_analyze::claim_power`).
+//! - The family: one member per confirmatory claim, decided by its claim-level test (one
+//!   stratified test over its cells, or every cell; `schedlab_analyze::claim_level`) under
+//!   Holm at alpha = 0.05, and a decided claim's cells judged behind it
+//!   (`schedlab_analyze::gatekeeping`). An `--until-decided` run replays its looks
+//!   (`schedlab_analyze::LookSchedule`) and keeps what each look decided.
+//! - Intervals are shown at the level of the verdict beside them (1 - alpha / m for a claim,
+//!   that over the first within-claim divisor for a cell; twice the alpha for an equality),
+//!   and a cell's interval only once its claim is decided: no interval excludes the boundary
+//!   beside "inconclusive".
+//! - An inconclusive cell states the trials that 80 % power at `smallest_effect` needs, for
+//!   the test actually run, at its level (`schedlab_analyze::claim_power`); an inconclusive
+//!   claim, the round from which it can be decided at all.
 
 mod cells;
+pub mod design;
 mod eval;
+mod looks;
+mod outcome;
 
 use crate::model::ReportInput;
 use schedlab_analyze::{Effect, Exploratory, Power, Verdict};
@@ -23,7 +34,7 @@ use schedlab_spec::claims::{check_claims, check_post_hoc, Claim, ClaimSpec};
 use schedlab_spec::Spec;
 use serde::Serialize;
 
-/// The family's alpha when the run did not spend it over looks.
+/// The family's alpha.
 pub const CLAIMS_ALPHA: f64 = 0.05;
 
 /// What the caller asks of the claims.
@@ -33,8 +44,6 @@ pub struct ClaimsRequest {
     pub post_hoc: Vec<ClaimSpec>,
     /// Keep trials flagged disturbed.
     pub include_disturbed: bool,
-    /// The family's alpha (an `--until-decided` look's); None: from the run's settings.
-    pub alpha: Option<f64>,
     /// Skip power and trials needed (the adaptive judge looks after every round).
     pub no_power: bool,
 }
@@ -50,37 +59,92 @@ pub struct CellOutcome {
     pub exploratory: Option<Exploratory>,
     /// Family p-value before adjustment.
     pub p: f64,
-    /// Holm-adjusted over the family (confirmatory claims only).
+    /// Adjusted over the family's procedure (confirmatory claims of a fixed design only).
     pub p_adjusted: Option<f64>,
-    /// The effect of A against the B that binds (the largest p for the claim), with its CI.
+    /// The effect of A against the B that binds (the largest p for the claim). Its interval
+    /// is at `interval_level`; None where the claim is not decided (`lo`/`hi` unused).
     pub effect: Option<Effect>,
-    /// A trend's concordance (-1..1: 1, the ratio always closer to its target further along).
-    pub concordance: Option<f64>,
-    /// Trials of A and of the binding B used (rounds when paired; pairs for a trend).
+    /// The level of the effect's interval; None when no interval is shown (the cell's claim
+    /// is not decided, so the cell was not judged).
+    pub interval_level: Option<f64>,
+    /// A trend's change of the ratio per level step (> 1: rising), paired runs.
+    pub step_factor: Option<f64>,
+    /// Trials (rounds when paired) of A and of the binding B used; a trend: rounds, levels.
     pub n: (usize, usize),
+    /// Rounds left out because a side was missing or unbalanced there.
+    pub rounds_dropped: usize,
     /// The test and how its p-value was obtained.
     pub test: String,
-    /// Power and trials needed, for an inconclusive verdict.
+    /// Power and trials needed, for an inconclusive verdict of a judged cell.
     pub power: Option<Power>,
     /// Why the cell could not be tested, if so.
     pub untested: Option<String>,
+    /// The measured rounds after which its verdict was reached (`--until-decided`).
+    pub decided_after: Option<usize>,
 }
 
-/// One claim over its cells.
+/// A claim over all its cells: the family member.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClaimLevel {
+    /// Overall (stratified), every cell, or one cell.
+    pub reading: String,
+    /// The verdict (confirmatory claims only).
+    pub verdict: Option<Verdict>,
+    /// Its p before adjustment (post hoc: unadjusted, exploratory).
+    pub p: f64,
+    /// Adjusted over the family's procedure (fixed designs).
+    pub p_adjusted: Option<f64>,
+    /// The effect over its cells, interval at `interval_level`.
+    pub effect: Option<Effect>,
+    /// The level of the interval.
+    pub interval_level: f64,
+    /// Trials (rounds when paired) of A and B used over its cells.
+    pub n: (usize, usize),
+    /// The most rounds any of its cells has.
+    pub rounds: usize,
+    /// Rounds left out over its cells.
+    pub rounds_dropped: usize,
+    /// The test.
+    pub test: String,
+    /// Where its cells disagree, in words (large heterogeneity only).
+    pub heterogeneity: Option<String>,
+    /// The earliest round it could be decided at, in this design (None: not within its
+    /// rounds).
+    pub earliest_round: Option<usize>,
+    /// The measured rounds after which its verdict was reached (`--until-decided`).
+    pub decided_after: Option<usize>,
+}
+
+/// One claim: the claim-level verdict and its cells.
 #[derive(Debug, Clone, Serialize)]
 pub struct ClaimOutcome {
     /// The claim as checked.
     pub claim: Claim,
+    /// The claim over its cells.
+    pub overall: ClaimLevel,
     /// Its cells, in cell order (`render::claims::table::summary_line` sums them up).
     pub cells: Vec<CellOutcome>,
+}
+
+/// How an `--until-decided` run's looks went.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct LooksTaken {
+    /// Looks taken (the last one's verdicts and intervals are shown).
+    pub taken: usize,
+    /// Looks planned up to max_trials.
+    pub planned: usize,
+    /// The last look's alpha.
+    pub alpha: f64,
+    /// Measured rounds the run has.
+    pub rounds: usize,
 }
 
 /// Every claim of a report, decided.
 #[derive(Debug, Clone, Serialize)]
 pub struct ClaimsOutcome {
-    /// The alpha verdicts were decided at.
+    /// The alpha the family was decided at (the last look's, `--until-decided`).
     pub alpha: f64,
-    /// Confirmatory claim cells adjusted together.
+    /// Confirmatory claims decided together (the family's members).
     pub family_size: usize,
     /// The claims, confirmatory first, in declaration order.
     pub claims: Vec<ClaimOutcome>,
@@ -90,6 +154,8 @@ pub struct ClaimsOutcome {
     pub trials: usize,
     /// Disturbed trials were kept (`--include-disturbed`).
     pub include_disturbed: bool,
+    /// `--until-decided`: the looks.
+    pub looks: Option<LooksTaken>,
     /// How the verdicts were reached, as sentences.
     pub methods: Vec<String>,
     /// A stored spec whose claims could not be read (a schedlab too old or too new).
@@ -116,11 +182,31 @@ pub fn build(input: &ReportInput) -> Option<ClaimsOutcome> {
     Some(eval::evaluate(input, &claims))
 }
 
-/// The verdicts of every confirmatory claim cell (for `--until-decided`).
+/// Where an `--until-decided` run stands: claims and claim cells still inconclusive, and
+/// the cells (run cell indices) no undecided claim needs any more.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Confirmatory claims and claim cells still inconclusive.
+    pub undecided: usize,
+    /// Cells whose every claim is decided with all its cells.
+    pub finished_cells: Vec<usize>,
+}
+
+/// The progress of `outcome` over `input`'s cells.
+pub fn progress(input: &ReportInput, outcome: &ClaimsOutcome) -> Progress {
+    eval::progress(input, outcome)
+}
+
+/// The verdicts of every confirmatory claim and claim cell.
 pub fn verdicts(outcome: &ClaimsOutcome) -> Vec<Verdict> {
     outcome
         .claims
         .iter()
-        .flat_map(|c| c.cells.iter().filter_map(|cell| cell.verdict))
+        .flat_map(|c| {
+            c.overall
+                .verdict
+                .into_iter()
+                .chain(c.cells.iter().filter_map(|cell| cell.verdict))
+        })
         .collect()
 }

@@ -121,6 +121,7 @@ fn a_command_workload_is_one_cell_per_order_with_one_task_per_program() {
         ..WorkloadSpec::default()
     }];
     spec.axes.policies = vec![PolicyKind::Other];
+    spec.claims.clear();
     let cells = build(&spec, 1).unwrap().cells;
     let programs: Vec<Vec<&str>> = cells
         .iter()

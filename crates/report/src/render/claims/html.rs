@@ -22,9 +22,10 @@ pub fn render(o: Option<&ClaimsOutcome>) -> String {
         out += &format!("<li>{}</li>\n", esc(&summary_line(c)));
     }
     out += "</ul>\n";
-    let t = claims_table(o);
+    let ct = claims_table(o);
+    let t = &ct.table;
     out += &format!(
-        "<div class=\"scroll\"><table>\n<caption>{}</caption>\n<thead><tr>",
+        "<div class=\"claims\"><table class=\"claims\">\n<caption>{}</caption>\n<thead><tr>",
         esc(&t.title)
     );
     for h in &t.header {
@@ -39,6 +40,13 @@ pub fn render(o: Option<&ClaimsOutcome>) -> String {
         out += "</tr>\n";
     }
     out += "</tbody></table></div>\n";
+    if !ct.notes.is_empty() {
+        out += "<ol class=\"notes\">\n";
+        for n in &ct.notes {
+            out += &format!("<li>{}</li>\n", esc(n));
+        }
+        out += "</ol>\n";
+    }
     out += &format!(
         "<p>{}</p>\n</section>\n",
         esc(&super::terminal::footnote(o))

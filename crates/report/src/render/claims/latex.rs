@@ -7,7 +7,8 @@ use crate::render::latex::escape;
 /// The table, or "" without claims.
 pub fn render(o: Option<&ClaimsOutcome>) -> String {
     let Some(o) = o else { return String::new() };
-    let t = claims_table(o);
+    let ct = claims_table(o);
+    let t = &ct.table;
     let mut out = String::from("\\begin{table}[ht]\n\\centering\\small\n");
     out += &format!("\\caption{{{}}}\n\\label{{tab:claims}}\n", escape(&t.title));
     out += &format!(
@@ -28,6 +29,9 @@ pub fn render(o: Option<&ClaimsOutcome>) -> String {
         out += &row(r);
     }
     out += "\\bottomrule\n\\end{tabular}\n";
+    for (i, n) in ct.notes.iter().enumerate() {
+        out += &format!("\\par\\footnotesize [{}] {}\n", i + 1, escape(n));
+    }
     for c in &o.claims {
         out += &format!("\\par\\footnotesize {}\n", escape(&summary_line(c)));
     }

@@ -11,7 +11,12 @@ pub fn render(o: &ClaimsOutcome) -> String {
         out += &format!("- {}\n", summary_line(c).replace('|', "\\|"));
     }
     out += "\n";
-    out += &md_table(&claims_table(o));
+    let t = claims_table(o);
+    out += &md_table(&t.table);
+    for (i, n) in t.notes.iter().enumerate() {
+        out += &format!("\n[{}] {}", i + 1, n.replace('|', "\\|"));
+    }
+    out += "\n";
     out += &format!("\n{}\n\n", super::terminal::footnote(o));
     out
 }

@@ -11,7 +11,11 @@ pub fn render(o: &ClaimsOutcome) -> String {
         out += &format!("- {}\n", summary_line(c));
     }
     out += "\n";
-    out += &terminal_table(&claims_table(o));
+    let t = claims_table(o);
+    out += &terminal_table(&t.table);
+    for (i, n) in t.notes.iter().enumerate() {
+        out += &format!("[{}] {n}\n", i + 1);
+    }
     out += &format!("{}\n\n", footnote(o));
     out
 }
