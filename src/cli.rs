@@ -351,6 +351,55 @@ pub struct StatsArgs {
     /// (default: the key columns within 120 columns, one line per group for the primary metric).
     #[arg(long, visible_alias = "wide")]
     pub all: bool,
+    /// Output: text (the tables) or json (the claims with their verdicts, effects, intervals,
+    /// rounds and exclusions, in the stable shape `schedlab.claims/1`).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: StatsFormatArg,
+    /// Exit 1 when any declared claim's verdict is one of these (comma-separated), so a
+    /// kernel or configuration CI can gate on its claims: supported, contradicted,
+    /// equivalent, not-equivalent, negligible, inconclusive.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "VERDICTS")]
+    pub fail_on: Vec<VerdictArg>,
+}
+
+/// What `schedlab stats` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatsFormatArg {
+    /// The tables.
+    Text,
+    /// The claims as JSON.
+    Json,
+}
+
+/// A verdict word, as `--fail-on` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum VerdictArg {
+    /// supported
+    Supported,
+    /// contradicted
+    Contradicted,
+    /// equivalent
+    Equivalent,
+    /// not equivalent
+    NotEquivalent,
+    /// negligible
+    Negligible,
+    /// inconclusive
+    Inconclusive,
+}
+
+impl From<VerdictArg> for schedlab_analyze::Verdict {
+    fn from(v: VerdictArg) -> schedlab_analyze::Verdict {
+        use schedlab_analyze::Verdict as V;
+        match v {
+            VerdictArg::Supported => V::Supported,
+            VerdictArg::Contradicted => V::Contradicted,
+            VerdictArg::Equivalent => V::Equivalent,
+            VerdictArg::NotEquivalent => V::NotEquivalent,
+            VerdictArg::Negligible => V::Negligible,
+            VerdictArg::Inconclusive => V::Inconclusive,
+        }
+    }
 }
 
 /// Flags of `schedlab compare`.
@@ -391,6 +440,8 @@ impl StatsArgs {
         Ok(StatsOptions {
             selection: self.selection.selection()?,
             all: self.all,
+            json: self.format == StatsFormatArg::Json,
+            fail_on: self.fail_on.iter().map(|&v| v.into()).collect(),
         })
     }
 }

@@ -179,6 +179,52 @@ smallest_effect = "20%"
         "{text}"
     );
     assert!(text.contains("threads-start-sooner (response: thread < process): inconclusive (every cell); these rounds cannot decide it: it can be decided from round 6"), "{text}");
+    // The claims as JSON, for pipelines; --fail-on makes the exit status follow them.
+    let json = schedlab()
+        .args([
+            "stats",
+            "--format",
+            "json",
+            "--include-disturbed",
+            "--fail-on",
+            "inconclusive",
+            "--db",
+        ])
+        .arg(s.db())
+        .output()
+        .unwrap();
+    assert_eq!(
+        json.status.code(),
+        Some(1),
+        "an inconclusive claim fails the gate"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(doc["schema"], "schedlab.claims/1");
+    let claim = &doc["claims"][0];
+    assert_eq!(claim["name"], "threads-start-sooner");
+    assert_eq!(claim["verdict"], "inconclusive");
+    assert_eq!(claim["rounds"]["used"], 2);
+    assert_eq!(claim["earliest_round"], 6);
+    assert!(
+        claim["cells"][0]["trials_needed"]["rounds"].is_number(),
+        "{doc}"
+    );
+    assert!(
+        claim["cells"][0]["effect"]["lo"].is_number(),
+        "one cell: its interval is the claim's"
+    );
+    let pass = schedlab()
+        .args([
+            "stats",
+            "--include-disturbed",
+            "--fail-on",
+            "contradicted",
+            "--db",
+        ])
+        .arg(s.db())
+        .output()
+        .unwrap();
+    assert_eq!(pass.status.code(), Some(0));
     // A claim given to stats is post hoc: exploratory, outside the family, no verdict word.
     let post = stats(
         &s,

@@ -49,10 +49,17 @@ pub fn main() -> i32 {
             .options()
             .map_err(|m| Usage(m).into())
             .and_then(|o| done(schedlab_report::cmd::report(&o)).map_err(Into::into)),
-        Command::Stats(args) => args
-            .options()
-            .map_err(|m| Usage(m).into())
-            .and_then(|o| done(schedlab_report::cmd::stats(&o)).map_err(Into::into)),
+        Command::Stats(args) => args.options().map_err(|m| Usage(m).into()).and_then(|o| {
+            let failed = schedlab_report::cmd::stats(&o)?;
+            for f in &failed {
+                eprintln!("--fail-on: claim {f}");
+            }
+            Ok(if failed.is_empty() {
+                Outcome::Done
+            } else {
+                Outcome::Failed
+            })
+        }),
         Command::Compare(args) => {
             done(schedlab_report::cmd::compare(&args.options())).map_err(Into::into)
         }

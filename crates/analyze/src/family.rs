@@ -164,11 +164,10 @@ pub fn exploratory(test: &ClaimTest, alpha: f64) -> Exploratory {
 /// The methods text for the claims table: the tests, the family and the verdict rule.
 pub fn claims_methods_text(alpha: f64, family_size: usize) -> String {
     format!(
-        "Claims are confirmatory: the {family_size} declared claim-cell pairs form one family, adjusted together by Holm's procedure at alpha = {alpha}. \
-Each is tested on trial values (one per trial) with exact rank tests: Mann-Whitney U, or with rounds the Wilcoxon signed-rank test on per-round differences (labels swapped within rounds); equality by two one-sided tests at the margins (TOST); trends by Jonckheere-Terpstra on per-trial distances of the ratio to its target. \
-A direction's p-value is two-sided (twice the smaller one-sided p), so supported and contradicted together keep the family's error at alpha; supported, contradicted, equivalent and not equivalent need a Holm-adjusted p <= alpha, else the verdict is inconclusive. \
-Several compared treatments must each hold (the largest p). Effects are Hodges-Lehmann ratios (differences when a side has a value <= 0) with the interval of the same rank test and its achieved coverage. \
-Power and trials needed are for the test run, at alpha / {family_size}, by seeded simulation of a normal shift model with the observed spread. Everything else is exploratory: unadjusted p, no verdict."
+        "Claims are confirmatory: the {family_size} declared claims form one family. Each claim is one hypothesis across its cells, tested on trial values (one per trial) with exact rank tests: with rounds, the Wilcoxon signed-rank test on per-round differences (labels swapped within rounds), stratified over the claim's cells (each cell ranked alone, the strata's exact null distributions convolved; normal beyond that) for a claim read overall, or every cell at once (the largest p) for a claim that must hold in every cell; Mann-Whitney U without rounds; equality by two one-sided tests at the margins (TOST); trends by the signed-rank test on per-round linear contrasts of the log ratio along the axis (a test of location), oriented toward the target. \
+The claims are decided by Holm's procedure at alpha = {alpha}; a decided claim's cells are then judged behind it, Holm among them at the claim's level (serial gatekeeping, a closed test), so the chance of any false verdict on a claim or a cell stays at alpha. A direction's p-value is two-sided (twice the smaller one-sided p), so supported and contradicted together keep the error at alpha. \
+Several compared treatments must each hold (the largest p). Effects are Hodges-Lehmann ratios (differences when a side has a value <= 0) with the interval that inverts the same test, at the verdict's level (1 - alpha / {family_size} for a claim, that over its cells' first Holm divisor for a cell, twice the alpha for an equality), so no interval excludes the boundary beside an inconclusive verdict; a cell of an undecided claim shows its estimate only. A claim whose interval lies within ± its smallest_effect of the boundary is negligible, whatever its p. \
+Power and trials needed are for the test run, at the cell's level, by seeded simulation of a normal shift model with the observed spread. Everything else is exploratory: unadjusted p, no verdict."
     )
 }
 
@@ -254,7 +253,7 @@ mod tests {
             (e.label, e.p_unadjusted, e.below_alpha),
             ("exploratory", 0.03, true)
         );
-        assert!(claims_methods_text(0.05, 12).contains("alpha / 12"));
+        assert!(claims_methods_text(0.05, 12).contains("1 - alpha / 12"));
         assert_eq!(power_alpha(0.05, 10), 0.005);
         assert_eq!(power_alpha(0.05, 0), 0.05);
     }

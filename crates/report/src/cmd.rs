@@ -94,6 +94,10 @@ pub struct StatsOptions {
     /// Everything the compact view leaves out (`--all`): every column of every table, the
     /// exploratory comparisons of every tested metric, the pooled per-task tables.
     pub all: bool,
+    /// Print the claims as JSON (`render::claims::json`) instead of the tables.
+    pub json: bool,
+    /// Verdicts that make `stats` report a failure when a declared claim has one.
+    pub fail_on: Vec<schedlab_analyze::Verdict>,
 }
 
 /// What `schedlab compare` compares.
@@ -280,13 +284,33 @@ fn render_one(fig: &Figure, plot_dir: &Path) -> Result<String> {
 }
 
 /// `schedlab stats`: the report's exploratory comparisons and summaries as terminal tables.
-pub fn stats(args: &StatsOptions) -> Result<()> {
+/// Prints the tables (or the claims as JSON); returns the declared claims whose verdict is
+/// one of `fail_on`, as "NAME is VERDICT".
+pub fn stats(args: &StatsOptions) -> Result<Vec<String>> {
     let (_, input) = args.selection.load()?;
-    print!(
-        "{}",
-        render::stats::render_stats(&model::build(&input), args.all)
-    );
-    Ok(())
+    let report = model::build(&input);
+    if args.json {
+        let run = &input.run;
+        let doc = render::claims::json::document(
+            (run.run_id, &run.name, run.uuid.as_deref()),
+            report.claims.as_ref(),
+        );
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).map_err(|e| ReportError::Render(e.to_string()))?
+        );
+    } else {
+        print!("{}", render::stats::render_stats(&report, args.all));
+    }
+    Ok(report.claims.as_ref().map_or_else(Vec::new, |o| {
+        o.claims
+            .iter()
+            .filter(|c| c.claim.declared == schedlab_spec::claims::Declared::Before)
+            .filter_map(|c| c.overall.verdict.map(|v| (c, v)))
+            .filter(|(_, v)| args.fail_on.contains(v))
+            .map(|(c, v)| format!("{} is {}", c.claim.name, v.word()))
+            .collect()
+    }))
 }
 
 /// `schedlab compare A B`: the same cells of two runs, B against A.

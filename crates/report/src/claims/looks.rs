@@ -166,6 +166,7 @@ pub(super) fn decide(
         .iter()
         .map(|&k| (None, vec![None; cells[k].len()]))
         .collect();
+    let sequential = schedule.is_some();
     for look in &looks {
         let d = Data {
             through: look.through,
@@ -178,7 +179,7 @@ pub(super) fn decide(
             look.alpha,
             before.as_deref(),
         );
-        for (j, dn) in now.iter().enumerate() {
+        for (j, dn) in now.iter().enumerate().filter(|_| sequential) {
             let at = &mut decided_at[j];
             if dn.gate_open() && at.0.is_none() {
                 at.0 = Some(look.rounds);
@@ -329,7 +330,7 @@ impl Outcomes<'_> {
                 c.verdict = Some(d.cells[i]);
                 c.p_adjusted = adj.map(|a| a.1[i]);
                 c.decided_after = at.1[i];
-                if d.gate_open() {
+                if d.gate_open() || self.cells[k].len() == 1 {
                     c.interval_level = c.effect.map(|_| cell_level);
                     if let (Some(rel), Some(e)) = (relation(&claim.relation), &c.effect) {
                         if negligible(&rel, e) {

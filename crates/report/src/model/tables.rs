@@ -171,10 +171,16 @@ pub fn summary_table(r: &Report, metric: Metric) -> Table {
 /// per-trial metric.
 pub fn pooled_table(r: &Report, metric: Metric) -> Table {
     let title = format!(
-        "{}, pooled: every task of every trial (descriptive; n: tasks)",
+        "{}, pooled: every task of every trial (descriptive; n: tasks, no CI: the tasks of a trial are correlated)",
         metric.with_unit()
     );
-    summaries(r, metric, title, |c| c.pooled(metric))
+    let mut t = summaries(r, metric, title, |c| c.pooled(metric));
+    // Drop the two interval columns (median's and mean's).
+    for row in std::iter::once(&mut t.header).chain(t.rows.iter_mut()) {
+        row.remove(6);
+        row.remove(4);
+    }
+    t
 }
 
 /// A summary table titled `title`, with what `pick` gives for each cell.

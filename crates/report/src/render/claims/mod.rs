@@ -3,6 +3,7 @@
 
 pub mod csv;
 pub mod html;
+pub mod json;
 pub mod latex;
 pub mod markdown;
 pub mod table;

@@ -303,6 +303,9 @@ pub fn summary_line(outcome: &ClaimOutcome) -> String {
 /// Why an undecided claim is so, as "; ..." (empty when nothing useful can be said): the
 /// round from which its design can decide it, or the rounds 80 % power needs.
 fn why_undecided(o: &ClaimOutcome) -> String {
+    if o.cells.iter().all(|c| c.untested.is_some()) {
+        return "; not tested (see the notes under the table)".into();
+    }
     if let Some(n) = o.overall.earliest_round.filter(|n| *n > o.overall.rounds) {
         return format!("; these rounds cannot decide it: it can be decided from round {n}");
     }
