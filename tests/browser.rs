@@ -154,3 +154,119 @@ window.addEventListener('load', () => {
         png.len()
     );
 }
+
+/// The report's first screen at 1280x800: the claims table (with a claim over several cells,
+/// its cell rows and the notes under it) fits the window without sideways scrolling, and
+/// every column, the effect's included, is inside it. A screenshot is kept for people to
+/// look at (target/browser-check/claims-1280x800.png).
+#[test]
+fn the_claims_table_fits_a_1280_pixel_screen() {
+    let Some(bin) = chromium() else {
+        return skip(
+            Need::Program,
+            "Chromium is not installed (apt-get install chromium; .ci/run installs it)",
+        );
+    };
+    let s = Scratch::new();
+    run_ok(
+        &s,
+        &[
+            "--policy",
+            "other,batch",
+            "--tasks",
+            "2,3",
+            "--work",
+            "5ms",
+            "--trials",
+            "3",
+            "--claim",
+            "makespan: batch < other",
+            "--claim",
+            "turnaround: other = batch within 20%",
+        ],
+    );
+    let out_dir = s.path().join("report");
+    let out = schedlab()
+        .args([
+            "report",
+            "--db",
+            s.db().to_str().unwrap(),
+            "--format",
+            "html",
+        ])
+        // Every trial counts, so the effect column holds intervals even on a busy machine.
+        .args(["--include-disturbed", "--out"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let index = out_dir.join("1").join("index.html");
+    let html = std::fs::read_to_string(&index).unwrap();
+    assert!(html.contains("<table class=\"claims\">"), "a claims table");
+    let probe = index.with_file_name("probe-claims.html");
+    let script = r#"<script>
+window.addEventListener('load', () => {
+  const t = document.querySelector('table.claims');
+  const box = t.parentElement;
+  const right = Math.max(...[...t.querySelectorAll('th,td')].map(c => c.getBoundingClientRect().right));
+  document.body.setAttribute('data-probe', 'overflow=' + (box.scrollWidth > box.clientWidth + 1) + ' right=' + Math.ceil(right) + ' window=' + window.innerWidth + ' columns=' + t.querySelectorAll('thead th').length);
+});
+</script>"#;
+    std::fs::write(
+        &probe,
+        html.replacen("</body>", &format!("{script}</body>"), 1),
+    )
+    .unwrap();
+    let profile = s.path().join("chromium-profile");
+    let (dom, _) = headless(
+        &bin,
+        &profile,
+        &format!("file://{}", probe.display()),
+        &["--dump-dom", "--window-size=1280,800"],
+    );
+    let line = dom
+        .split("data-probe=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap_or("")
+        .to_string();
+    let field = |k: &str| -> String {
+        line.split_whitespace()
+            .find_map(|f| f.strip_prefix(&format!("{k}=")))
+            .unwrap_or_else(|| panic!("no {k} in probe {line:?}"))
+            .to_string()
+    };
+    assert_eq!(field("overflow"), "false", "{line}");
+    assert_eq!(field("columns"), "6", "{line}");
+    let (right, window): (u32, u32) = (
+        field("right").parse().unwrap(),
+        field("window").parse().unwrap(),
+    );
+    assert!(
+        right <= window,
+        "the last column ends at {right} px of {window}: {line}"
+    );
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/browser-check");
+    std::fs::create_dir_all(&shots).unwrap();
+    let shot = shots.join("claims-1280x800.png");
+    let _ = std::fs::remove_file(&shot);
+    headless(
+        &bin,
+        &profile,
+        &format!("file://{}", index.display()),
+        &[
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=1280,800",
+        ],
+    );
+    let png = std::fs::read(&shot).expect("screenshot written");
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 20_000,
+        "{} bytes",
+        png.len()
+    );
+}

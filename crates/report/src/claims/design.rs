@@ -116,21 +116,22 @@ impl DesignStatement {
             self.lines.len()
         ));
         for l in &self.lines {
+            let within = if self.until_decided {
+                self.rounds
+            } else {
+                HORIZON
+            };
             let at = |n: Option<usize>| match n {
-                Some(n) if n <= self.rounds => format!("round {n}"),
-                Some(n) => format!("round {n} (beyond this plan)"),
-                None => "not within the rounds considered".into(),
+                Some(n) if n <= self.rounds => format!("from round {n}"),
+                Some(n) => format!("from round {n}, beyond this plan's {}", self.rounds),
+                None => format!("not within {within} rounds"),
             };
             let cells = if l.cells > 1 {
-                format!("; its {} cells from {}", l.cells, at(l.earliest.cells))
+                format!("; its {} cells {}", l.cells, at(l.earliest.cells))
             } else {
                 String::new()
             };
-            out.push(format!(
-                "  {}: from {}{cells}",
-                l.claim,
-                at(l.earliest.claim)
-            ));
+            out.push(format!("  {}: {}{cells}", l.claim, at(l.earliest.claim)));
         }
         if !self.any_decidable() {
             let need = self.lines.iter().filter_map(|l| l.earliest.claim).min();

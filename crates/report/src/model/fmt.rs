@@ -93,6 +93,16 @@ pub fn fmt_effect(e: &Effect, metric: Option<Metric>) -> String {
     } else {
         format!(" {unit}")
     };
+    let unbounded =
+        !e.hi.is_finite() || !e.lo.is_finite() || (e.scale == EffectScale::Ratio && e.lo <= 0.0);
+    if unbounded {
+        // No boundary is rejected at this level on one side: these trials cannot bound it.
+        return format!(
+            "{}{unit} [no {:.1}% bound with these trials]",
+            num(e.estimate),
+            e.level * 100.0
+        );
+    }
     let mut out = format!("{}{unit} [{}, {}]", num(e.estimate), num(e.lo), num(e.hi));
     if let Some(name) = ci_shortfall(e) {
         out += &format!(" ({name})");

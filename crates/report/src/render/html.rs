@@ -41,6 +41,12 @@ pre { background: #f6f6f6; padding: .6em; overflow-x: auto; font-size: 13px; }
 nav { font-size: 14px; }
 nav a { margin-right: 1em; }
 code { background: #f3f3f3; padding: 0 .2em; }
+table.claims { width: 100%; table-layout: auto; }
+table.claims td, table.claims th { white-space: normal; overflow-wrap: anywhere; vertical-align: top; }
+table.claims td:nth-child(1) { min-width: 8em; }
+table.claims td:nth-child(4) { min-width: 12em; }
+table.claims td:nth-child(3) { text-align: left; }
+ol.notes { font-size: 13px; color: #444; margin-top: -.6em; }
 </style>
 </head>
 <body>
