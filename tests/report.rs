@@ -45,7 +45,28 @@ fn the_stats_output_matches_its_snapshot() {
     let dir = tempfile::tempdir().unwrap();
     let r = report_of(&synthetic_db(dir.path(), "a.db", 1.0), false);
     insta::assert_snapshot!("stats", render_stats(&r, false));
-    insta::assert_snapshot!("stats_all", render_stats(&r, true));
+    let all = render_stats(&r, true);
+    insta::assert_snapshot!("stats_all", all);
+    // Pooled per-task tables are descriptive: the tasks of a trial are correlated, so no
+    // interval with n = tasks is given (it covered 56-84 % where it said 95 %).
+    for pooled in all
+        .split("\n\n")
+        .filter(|t| t.contains("pooled: every task"))
+    {
+        assert!(!pooled.contains("95% CI"), "{pooled}");
+    }
+    let summaries = csv_tables::tables(&r).expect("csv");
+    let csv = &summaries
+        .iter()
+        .find(|(n, _)| n.contains("summaries"))
+        .expect("summaries")
+        .1;
+    for line in csv.lines().filter(|l| l.ends_with(",tasks_pooled")) {
+        assert!(
+            line.contains(",,,,,,tasks_pooled"),
+            "no interval in a pooled row: {line}"
+        );
+    }
 }
 
 /// Every file under `dir` but images, as (path, text).

@@ -244,3 +244,102 @@ fn five_claims_over_eighty_cells_keep_the_family_error_and_gain_power() {
     eprintln!("in 100 runs: {claims} of 500 claims and {cells} of 8000 cells decided; per-cell Holm {holm}");
     assert!(claims >= 400, "claims decided in 100 runs of 5: {claims}");
 }
+
+/// An interval never excludes the boundary beside "inconclusive": claim intervals at
+/// `interval_levels`' claim level, cells' at their level once the claim is decided (a cell
+/// of an undecided claim shows no interval). Before, intervals were 1 - alpha (95 %) beside
+/// verdicts at alpha / m, and "0.62x [0.39, 0.68]" stood beside "inconclusive".
+#[test]
+fn an_interval_that_excludes_the_boundary_always_stands_beside_a_decision() {
+    let lower = Relation::Lower {
+        smallest_effect: None,
+    };
+    let mut rng = fastrand::Rng::with_seed(77);
+    let r: Vec<u64> = (0..9).collect();
+    let (claims, cells) = (4, 3);
+    let mut checked = (0, 0);
+    for run in 0..150 {
+        let data: Vec<Vec<(Vec<f64>, Vec<f64>)>> = (0..claims)
+            .map(|k| {
+                (0..cells)
+                    .map(|c| {
+                        let ratio = 1.0 - 0.04 * ((run + k + c) % 4) as f64;
+                        let d: Vec<f64> = (0..9).map(|_| 50.0 + 100.0 * rng.f64()).collect();
+                        let a = d
+                            .iter()
+                            .map(|x| ratio * x * (0.08 * standard_normal(&mut rng)).exp())
+                            .collect();
+                        let b = d
+                            .iter()
+                            .map(|x| x * (0.08 * standard_normal(&mut rng)).exp())
+                            .collect();
+                        (a, b)
+                    })
+                    .collect()
+            })
+            .collect();
+        let (claim_level, cell_level) =
+            interval_levels(0.05, claims, cells, Scope::Overall, ClaimKind::Direction);
+        let arms: Vec<Vec<CellArms>> = data
+            .iter()
+            .map(|k| {
+                k.iter()
+                    .map(|(a, b)| CellArms {
+                        a: Arm::with_rounds(a, &r),
+                        others: vec![Arm::with_rounds(b, &r)],
+                    })
+                    .collect()
+            })
+            .collect();
+        let claim_tests: Vec<ClaimTest> = arms
+            .iter()
+            .map(|k| test_claim_over_cells(k, &lower, Some(claim_level)).expect("ok"))
+            .collect();
+        let cell_tests: Vec<Vec<ClaimTest>> = arms
+            .iter()
+            .map(|k| {
+                k.iter()
+                    .map(|c| test_claim(c.a, &c.others, &lower, cell_level).expect("ok"))
+                    .collect()
+            })
+            .collect();
+        let members: Vec<ClaimMember> = (0..claims)
+            .map(|k| ClaimMember {
+                claim: &claim_tests[k],
+                cells: &cell_tests[k],
+                scope: Scope::Overall,
+            })
+            .collect();
+        let d = decide_claims(&members, 0.05, None);
+        // An interval that cannot reach its level with these rounds bounds nothing there
+        // (claims show it as "no bound"): only one that reaches it can exclude 1.
+        let excludes = |t: &ClaimTest| {
+            let e = t.pairs[0].effect.expect("effect");
+            !e.below_level && (e.lo > 1.0 || e.hi < 1.0)
+        };
+        for k in 0..claims {
+            if excludes(&claim_tests[k]) {
+                checked.0 += 1;
+                assert!(
+                    d[k].gate_open(),
+                    "run {run} claim {k}: {:?}",
+                    claim_tests[k].pairs[0].effect
+                );
+            }
+            for (c, t) in cell_tests[k].iter().enumerate() {
+                if d[k].gate_open() && excludes(t) {
+                    checked.1 += 1;
+                    assert_ne!(
+                        d[k].cells[c],
+                        Verdict::Inconclusive,
+                        "run {run} claim {k} cell {c}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(
+        checked.0 > 50 && checked.1 > 20,
+        "cases checked: {checked:?}"
+    );
+}

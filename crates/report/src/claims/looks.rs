@@ -29,6 +29,9 @@ pub(super) struct Decided {
     pub looks_text: Option<String>,
 }
 
+/// The measured rounds after which a claim, and each of its cells, was decided.
+type DecidedAt = (Option<usize>, Vec<Option<usize>>);
+
 /// One look: the rounds it sees (None: all) and its alpha.
 #[derive(Debug, Clone, Copy)]
 struct Look {
@@ -162,7 +165,7 @@ pub(super) fn decide(
         .collect();
     let (looks, schedule) = looks_of(input, &designs);
     let mut before: Option<Vec<ClaimDecision>> = None;
-    let mut decided_at: Vec<(Option<usize>, Vec<Option<usize>>)> = confirmatory
+    let mut decided_at: Vec<DecidedAt> = confirmatory
         .iter()
         .map(|&k| (None, vec![None; cells[k].len()]))
         .collect();
@@ -297,7 +300,7 @@ impl Outcomes<'_> {
         k: usize,
         d: &ClaimDecision,
         adj: Option<&(f64, Vec<f64>)>,
-        (at, earliest_round): (&(Option<usize>, Vec<Option<usize>>), Option<usize>),
+        (at, earliest_round): (&DecidedAt, Option<usize>),
     ) -> (ClaimLevel, Vec<CellOutcome>) {
         let claim = &self.claims[k];
         let (claim_level, cell_level) = interval_levels(

@@ -4,8 +4,25 @@
 use super::cells::ClaimCell;
 use super::eval::Data;
 use super::{CellOutcome, ClaimLevel};
-use schedlab_analyze::{ClaimTest, Design, PairTest};
+use schedlab_analyze::{ClaimTest, Design, Effect, PairTest};
 use schedlab_spec::claims::{Claim, ClaimRelation, ClaimScope};
+
+/// `e` as a claim shows it: an interval that cannot reach its level with these trials
+/// bounds nothing at that level (its ends become infinite, shown as "no bound"), so that no
+/// interval excludes the boundary beside a verdict that could not be reached.
+fn shown(e: Option<Effect>) -> Option<Effect> {
+    e.map(|e| {
+        if e.below_level {
+            Effect {
+                lo: f64::NEG_INFINITY,
+                hi: f64::INFINITY,
+                ..e
+            }
+        } else {
+            e
+        }
+    })
+}
 
 /// The pair that binds (the largest p for the claim) of a test.
 fn binding(t: &ClaimTest) -> Option<&PairTest> {
@@ -41,7 +58,7 @@ pub(super) fn claim_level(claim: &Claim, t: &ClaimTest, level: f64) -> ClaimLeve
         verdict: None,
         p: t.p_family,
         p_adjusted: None,
-        effect: b.and_then(|p| p.effect),
+        effect: shown(b.and_then(|p| p.effect)),
         interval_level: level,
         n: b.map_or((0, 0), |p| (p.n_a, p.n_b)),
         rounds: 0,
@@ -89,7 +106,7 @@ pub(super) fn cell(
         exploratory: None,
         p: t.map_or(1.0, |t| t.p_family),
         p_adjusted: None,
-        effect: b.and_then(|p| p.effect),
+        effect: shown(b.and_then(|p| p.effect)),
         interval_level: None,
         step_factor,
         n,
