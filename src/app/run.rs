@@ -200,6 +200,25 @@ fn plan_length(plan: &Plan, total_ns: u64) -> String {
     )
 }
 
+/// What a run is about to do, on standard error: its size, its adaptive bounds and what its
+/// design can decide.
+fn announce(plan: &Plan, args: &RunArgs) {
+    eprintln!(
+        "schedlab: {} — {} cells x {} trials = {} trials, results in {}",
+        plan.name,
+        plan.cells.len(),
+        plan.trials.len() / plan.cells.len().max(1),
+        plan.trials.len(),
+        args.db.display()
+    );
+    if let Some(a) = &plan.settings.adaptive {
+        eprintln!("{}", adaptive_bounds(a));
+    }
+    for line in design_lines(plan) {
+        eprintln!("{line}");
+    }
+}
+
 /// What the plan's design can decide, as lines (none without claims).
 fn design_lines(plan: &Plan) -> Vec<String> {
     schedlab_report::claims::design::statement(plan).map_or_else(Vec::new, |s| s.lines())
@@ -322,20 +341,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
         judge: Some(std::sync::Arc::new(super::judge::StoppingJudge)),
     };
     if !args.quiet {
-        eprintln!(
-            "schedlab: {} — {} cells x {} trials = {} trials, results in {}",
-            plan.name,
-            plan.cells.len(),
-            plan.trials.len() / plan.cells.len().max(1),
-            plan.trials.len(),
-            args.db.display()
-        );
-        if let Some(a) = &plan.settings.adaptive {
-            eprintln!("{}", adaptive_bounds(a));
-        }
-        for line in design_lines(&plan) {
-            eprintln!("{line}");
-        }
+        announce(&plan, args);
     }
     let (run_id, summary) = if args.db.is_server() {
         let spool = args

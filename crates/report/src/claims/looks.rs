@@ -148,29 +148,28 @@ fn filled(claims: &[Claim], t: &Tested) -> Vec<Vec<ClaimTest>> {
         .collect()
 }
 
-/// Decides the family over its looks and builds every claim's outcome.
-pub(super) fn decide(
-    input: &ReportInput,
+/// The family's confirmatory claims (indices into the claims) and their designs.
+struct Family {
+    confirmatory: Vec<usize>,
+    designs: Vec<ClaimDesign>,
+}
+
+/// Replays `looks` (what each decided is kept): the decisions of the last look (None before
+/// the first) and the rounds after which each claim and cell was decided (sequential runs).
+fn replay(
+    family: &Family,
     claims: &[Claim],
     cells: &[Vec<ClaimCell>],
     data: &Data,
-) -> Decided {
-    let confirmatory: Vec<usize> = (0..claims.len())
-        .filter(|&k| claims[k].declared == Declared::Before)
-        .collect();
-    let m = confirmatory.len();
-    let designs: Vec<ClaimDesign> = confirmatory
-        .iter()
-        .map(|&k| design(&claims[k], cells[k].len(), data.pooled))
-        .collect();
-    let (looks, schedule) = looks_of(input, &designs);
+    (looks, sequential): (&[Look], bool),
+) -> (Option<Vec<ClaimDecision>>, Vec<DecidedAt>) {
     let mut before: Option<Vec<ClaimDecision>> = None;
-    let mut decided_at: Vec<DecidedAt> = confirmatory
+    let mut decided_at: Vec<DecidedAt> = family
+        .confirmatory
         .iter()
         .map(|&k| (None, vec![None; cells[k].len()]))
         .collect();
-    let sequential = schedule.is_some();
-    for look in &looks {
+    for look in looks {
         let d = Data {
             through: look.through,
             ..*data
@@ -178,7 +177,7 @@ pub(super) fn decide(
         let t = test_all(claims, cells, &d, &|_| (None, 0.95));
         let filled = filled(claims, &t);
         let now = decide_claims(
-            &members(&confirmatory, claims, &t, &filled),
+            &members(&family.confirmatory, claims, &t, &filled),
             look.alpha,
             before.as_deref(),
         );
@@ -195,74 +194,46 @@ pub(super) fn decide(
         }
         before = Some(now);
     }
+    (before, decided_at)
+}
+
+/// Decides the family over its looks and builds every claim's outcome.
+pub(super) fn decide(
+    input: &ReportInput,
+    claims: &[Claim],
+    cells: &[Vec<ClaimCell>],
+    data: &Data,
+) -> Decided {
+    let confirmatory: Vec<usize> = (0..claims.len())
+        .filter(|&k| claims[k].declared == Declared::Before)
+        .collect();
+    let designs: Vec<ClaimDesign> = confirmatory
+        .iter()
+        .map(|&k| design(&claims[k], cells[k].len(), data.pooled))
+        .collect();
+    let family = Family {
+        confirmatory,
+        designs,
+    };
+    let (looks, schedule) = looks_of(input, &family.designs);
+    let (before, decided_at) = replay(&family, claims, cells, data, (&looks, schedule.is_some()));
     let last = looks.last().copied();
+    let first_planned = schedule.as_ref().and_then(|s| s.looks.first());
     let alpha = last.map_or_else(
-        || {
-            schedule
-                .as_ref()
-                .and_then(|s| s.looks.first())
-                .map_or(CLAIMS_ALPHA, |l| l.alpha)
-        },
+        || first_planned.map_or(CLAIMS_ALPHA, |l| l.alpha),
         |l| l.alpha,
     );
     let final_data = Data {
         through: last.and_then(|l| l.through),
         ..*data
     };
-    let levels = |k: usize| -> (Option<f64>, f64) {
-        if claims[k].declared != Declared::Before {
-            return (Some(0.95), 0.95);
-        }
-        let (c, cell) = interval_levels(
-            alpha,
-            m,
-            cells[k].len(),
-            scope(&claims[k]),
-            kind(&claims[k].relation),
-        );
-        (Some(c), cell)
-    };
-    let t = test_all(claims, cells, &final_data, &levels);
-    let filled_cells = filled(claims, &t);
-    let members = members(&confirmatory, claims, &t, &filled_cells);
-    let decisions = before.unwrap_or_else(|| {
-        members
-            .iter()
-            .map(|mb| ClaimDecision {
-                verdict: Verdict::Inconclusive,
-                cells: vec![Verdict::Inconclusive; mb.cells.len()],
-            })
-            .collect()
-    });
-    let adjusted_p = schedule.is_none().then(|| adjusted(&members));
-    let early = earliest(
-        &designs,
-        CLAIMS_ALPHA,
-        schedule
-            .as_ref()
-            .map_or(100, |s| s.looks.last().map_or(0, |l| l.rounds)),
+    let outcomes = final_outcomes(
+        input,
+        (&family, claims, cells),
+        &final_data,
+        (alpha, before, &decided_at),
         schedule.as_ref(),
     );
-    let ctx = Outcomes {
-        claims,
-        cells,
-        data: &final_data,
-        t: &t,
-        alpha,
-        m,
-        no_power: input.claims.no_power,
-    };
-    let outcomes = (0..claims.len())
-        .map(|k| match confirmatory.iter().position(|&c| c == k) {
-            Some(j) => ctx.confirmatory(
-                k,
-                &decisions[j],
-                adjusted_p.as_ref().map(|a| &a[j]),
-                (&decided_at[j], early[j].claim),
-            ),
-            None => ctx.post_hoc(k),
-        })
-        .collect();
     let looks_taken = schedule.as_ref().map(|s| LooksTaken {
         taken: looks.len(),
         planned: s.looks.len(),
@@ -276,11 +247,71 @@ pub(super) fn decide(
     });
     Decided {
         alpha,
-        family_size: m,
+        family_size: family.confirmatory.len(),
         outcomes,
         looks: looks_taken,
         looks_text: schedule.map(|s| s.methods_text((!looks.is_empty()).then_some(looks.len()))),
     }
+}
+
+/// The last look's tests with their intervals at the verdicts' levels, and every claim's
+/// outcome from the decisions (`before`: the last look's; None: nothing decided yet).
+fn final_outcomes(
+    input: &ReportInput,
+    (family, claims, cells): (&Family, &[Claim], &[Vec<ClaimCell>]),
+    data: &Data,
+    (alpha, before, decided_at): (f64, Option<Vec<ClaimDecision>>, &[DecidedAt]),
+    schedule: Option<&LookSchedule>,
+) -> Vec<(ClaimLevel, Vec<CellOutcome>)> {
+    let m = family.confirmatory.len();
+    let levels = |k: usize| -> (Option<f64>, f64) {
+        if claims[k].declared != Declared::Before {
+            return (Some(0.95), 0.95);
+        }
+        let (c, cell) = interval_levels(
+            alpha,
+            m,
+            cells[k].len(),
+            scope(&claims[k]),
+            kind(&claims[k].relation),
+        );
+        (Some(c), cell)
+    };
+    let t = test_all(claims, cells, data, &levels);
+    let filled_cells = filled(claims, &t);
+    let members = members(&family.confirmatory, claims, &t, &filled_cells);
+    let decisions = before.unwrap_or_else(|| {
+        members
+            .iter()
+            .map(|mb| ClaimDecision {
+                verdict: Verdict::Inconclusive,
+                cells: vec![Verdict::Inconclusive; mb.cells.len()],
+            })
+            .collect()
+    });
+    let adjusted_p = schedule.is_none().then(|| adjusted(&members));
+    let horizon = schedule.map_or(100, |s| s.looks.last().map_or(0, |l| l.rounds));
+    let early = earliest(&family.designs, CLAIMS_ALPHA, horizon, schedule);
+    let ctx = Outcomes {
+        claims,
+        cells,
+        data,
+        t: &t,
+        alpha,
+        m,
+        no_power: input.claims.no_power,
+    };
+    (0..claims.len())
+        .map(|k| match family.confirmatory.iter().position(|&c| c == k) {
+            Some(j) => ctx.confirmatory(
+                k,
+                &decisions[j],
+                adjusted_p.as_ref().map(|a| &a[j]),
+                (&decided_at[j], early[j].claim),
+            ),
+            None => ctx.post_hoc(k),
+        })
+        .collect()
 }
 
 /// What building the outcomes needs.
