@@ -379,4 +379,42 @@ mod tests {
         assert_eq!(rounds, vec![0, 0, 1, 1, 2, 2]);
         assert_eq!(s.stop, Some(Stop::Precise));
     }
+
+    /// A judge that never stops before the maximum.
+    #[derive(Debug)]
+    struct Never;
+
+    impl Judge for Never {
+        fn decide(&self, a: &Adaptive, e: &Evidence) -> Decision {
+            if e.rounds >= a.max_trials {
+                Decision::LimitReached
+            } else {
+                Decision::Continue
+            }
+        }
+    }
+
+    #[test]
+    fn cells_whose_claims_are_decided_leave_later_rounds() {
+        let p = plan(3, 6, 0);
+        let mut s = Schedule::new(&p, &HashSet::new());
+        let mut done: Vec<PlannedTrial> = Vec::new();
+        while let Some((_, t)) = s
+            .next(Some(&Never), |through, measured| {
+                Ok(Evidence {
+                    rounds: measured,
+                    // After round 3 (index 3) cell 1's claims are all decided.
+                    finished_cells: if through >= 3 { vec![1] } else { Vec::new() },
+                    ..Evidence::default()
+                })
+            })
+            .unwrap()
+        {
+            done.push(t);
+        }
+        let of = |c: usize| done.iter().filter(|t| t.cell == c).count();
+        // Cell 0 runs all 6 rounds; cell 1 the 3 planned and round 3, then leaves.
+        assert_eq!((of(0), of(1)), (6, 4), "{done:?}");
+        assert_eq!(s.stop, Some(Stop::MaxTrials));
+    }
 }
