@@ -211,6 +211,7 @@ mod tests {
             settings: schedlab_spec::plan::RunSettings {
                 trials: min,
                 warmup,
+                retries: 2,
                 timeout_ns: None,
                 io_dir: "/tmp".into(),
                 sample_interval_ns: None,
