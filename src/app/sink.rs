@@ -182,6 +182,7 @@ impl StoreSink {
         server.mark_running(run_id)?;
         let stored = Stored {
             trials: server.stored_trials(run_id)?,
+            reruns: server.owed_reruns(run_id)?,
             units: server.cell_units(run_id)?,
         };
         let (mut copy, _) = RunCopy::read(server, run_id, HostIdentity::capture())?;
@@ -277,9 +278,10 @@ impl Sink for StoreSink {
         kernel: &str,
         cpu_model: &str,
         units_per_sec: f64,
+        spread: Option<f64>,
     ) -> SinkResult<()> {
         self.remote
-            .try_server(|s| s.save_calibration(key, kernel, cpu_model, units_per_sec))?;
+            .try_server(|s| s.save_calibration(key, kernel, cpu_model, units_per_sec, spread))?;
         Ok(())
     }
 }

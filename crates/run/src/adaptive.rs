@@ -83,6 +83,12 @@ impl<'a> Schedule<'a> {
         self.trials.is_empty()
     }
 
+    /// The round of the next trial, if it is scheduled already (None: the trials scheduled so
+    /// far are used up; an adaptive run may add a round).
+    pub fn peek_round(&self) -> Option<u32> {
+        self.trials.get(self.next).map(|t| t.round)
+    }
+
     /// Measured rounds scheduled so far.
     pub fn measured_rounds(&self) -> u32 {
         self.rounds.saturating_sub(self.plan.settings.warmup)

@@ -14,8 +14,11 @@ use std::collections::HashSet;
 /// What a resumed run already has.
 #[derive(Debug, Clone, Default)]
 pub struct Stored {
-    /// (cell index, trial index) of every trial already stored.
+    /// (cell index, trial index) of every trial already stored (any attempt).
     pub trials: HashSet<(usize, u32)>,
+    /// Re-runs still owed: the planned trial and the number of the re-run, for each (cell,
+    /// trial index) whose latest stored attempt was flagged to be run again.
+    pub reruns: Vec<(PlannedTrial, u32)>,
     /// Units of work per task each cell was given, by cell index (None: not yet calibrated).
     pub units: Vec<(usize, Option<u64>)>,
 }
@@ -51,12 +54,14 @@ pub trait Sink {
     /// How many claim cells of run `run_id` are still inconclusive at look `look` of an
     /// `--until-decided` run (every stored trial, decided at that look's alpha).
     fn undecided_claims(&self, run_id: i64, look: usize) -> Result<usize>;
-    /// Stores a measured speed, replacing an older one.
+    /// Stores a measured speed (and how far its measurements spread, a fraction of it, when
+    /// known), replacing an older one.
     fn save_calibration(
         &mut self,
         key: &str,
         kernel: &str,
         cpu_model: &str,
         units_per_sec: f64,
+        spread: Option<f64>,
     ) -> Result<()>;
 }
