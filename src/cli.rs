@@ -327,6 +327,7 @@ impl SelectionArgs {
             exclude_noisy: self.exclude_noisy,
             post_hoc: self.claim.post_hoc()?,
             include_disturbed: self.claim.include_disturbed,
+            include_slowed: self.claim.include_slowed,
         })
     }
 }

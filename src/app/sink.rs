@@ -286,15 +286,19 @@ impl Sink for StoreSink {
     }
 }
 
-/// Per cell of run `run_id` (by cell index), the `metric` value of each ok, measured trial of
-/// rounds up to `through_round`, as the report computes it (see [`Sink::key_values`]).
+/// Per cell of run `run_id` (by cell index), the `metric` value of each ok, measured, clean
+/// trial of rounds up to `through_round`, as the report computes it (see [`Sink::key_values`]).
 pub fn key_values(
     store: &Store,
     run_id: i64,
     m: Metric,
     through_round: u32,
 ) -> Result<Vec<Vec<f64>>> {
-    let cells = schedlab_store::query::cells(store, run_id, false)?;
+    // The clean trials, as the report summarises them.
+    let (cells, _) = schedlab_report::model::quality::clean_cells(
+        schedlab_store::query::cells(store, run_id, false)?,
+        schedlab_store::quality::trial_quality(store, run_id, false)?,
+    );
     let n = cells
         .iter()
         .map(|c| c.cell_index + 1)

@@ -28,16 +28,9 @@ struct Tested {
 /// Decides `claims` on `input`'s stored trials (see the module doc of `claims`).
 pub(super) fn evaluate(input: &ReportInput, claims: &[Claim]) -> ClaimsOutcome {
     let req = &input.claims;
-    let disturbed: HashSet<i64> = if req.include_disturbed {
-        HashSet::new()
-    } else {
-        input
-            .quality
-            .iter()
-            .filter(|q| q.disturbed)
-            .map(|q| q.trial_id)
-            .collect()
-    };
+    let disturbed: HashSet<i64> =
+        crate::model::quality::excluded_trials(input, req.include_disturbed, req.include_slowed)
+            .ids;
     let all_ok: usize = input.cells.iter().map(|c| c.trial_ids.len()).sum();
     let left_out = input
         .cells

@@ -33,6 +33,8 @@ pub struct ClaimsRequest {
     pub post_hoc: Vec<ClaimSpec>,
     /// Keep trials flagged disturbed.
     pub include_disturbed: bool,
+    /// Keep trials flagged slowed.
+    pub include_slowed: bool,
     /// The family's alpha (an `--until-decided` look's); None: from the run's settings.
     pub alpha: Option<f64>,
     /// Skip power and trials needed (the adaptive judge looks after every round).

@@ -350,7 +350,19 @@ fn quality(q: &crate::model::quality::Quality) -> Result<Vec<(&'static str, Stri
             "outside_share",
             "interference_source",
             "disturbed",
+            "outside_process_ns",
+            "outside_process_share",
+            "outside_kthread_ns",
+            "outside_irq_ns",
+            "kernel_cpu_ns",
+            "speed_steady",
+            "speed_in_trial",
+            "slowed",
+            "retry",
+            "retried",
+            "left_out",
         ];
+        let int = |v: Option<i64>| v.map_or(String::new(), |v| v.to_string());
         let rows = q.trials.iter().map(|t| {
             let b = |v: Option<bool>| v.map_or(String::new(), |b| u8::from(b).to_string());
             vec![
@@ -364,10 +376,23 @@ fn quality(q: &crate::model::quality::Quality) -> Result<Vec<(&'static str, Stri
                 opt(t.steal_pct),
                 b(Some(t.noisy)),
                 b(t.rt_throttled),
-                t.outside_cpu_ns.map_or(String::new(), |v| v.to_string()),
+                int(t.outside_cpu_ns),
                 opt(t.outside_share),
                 t.interference_source.clone().unwrap_or_default(),
-                b(t.outside_share.map(|_| t.disturbed)),
+                b(t.outside_share
+                    .or(t.outside_process_share)
+                    .map(|_| t.disturbed)),
+                int(t.outside_process_ns),
+                opt(t.outside_process_share),
+                int(t.outside_kthread_ns),
+                int(t.outside_irq_ns),
+                int(t.kernel_cpu_ns),
+                opt(t.speed_steady),
+                opt(t.speed_in_trial),
+                b(t.slowed),
+                t.retry.to_string(),
+                b(Some(t.retried)),
+                b(Some(q.left_out.ids.contains(&t.trial_id))),
             ]
         });
         out.push(("trial_conditions.csv", document(&header, rows)?));

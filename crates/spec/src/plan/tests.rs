@@ -300,5 +300,8 @@ fn retries_default_to_two_and_are_bounded() {
     assert_eq!(plan("").unwrap(), crate::DEFAULT_RETRIES);
     assert_eq!(plan("retries = 0\n").unwrap(), 0);
     let e = plan("retries = 11\n").unwrap_err().to_string();
-    assert!(e.contains("settings.retries") && e.contains("0 (never) to 10"), "{e}");
+    assert!(
+        e.contains("settings.retries") && e.contains("0 (never) to 10"),
+        "{e}"
+    );
 }
