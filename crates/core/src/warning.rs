@@ -330,30 +330,14 @@ impl fmt::Display for Warning {
                 noisy(f, (*trial, cell), [*before_pct, *after_pct], *limit_pct, *steady_pct)
             }
             Warning::TrialDisturbed { trial, cell, share_pct, threshold_pct, top, rerun } => {
-                write!(
-                    f,
-                    "trial {trial} ({cell}): other processes used {share_pct:.1} % of its CPUs' time while it ran (threshold {threshold_pct:.0} %)"
-                )?;
-                if !top.is_empty() {
-                    let named: Vec<String> = top
-                        .iter()
-                        .map(|p| format!("{} (pid {}, {:.1} ms)", p.comm, p.pid, p.cpu_ms))
-                        .collect();
-                    write!(f, ", most of all {}", named.join(", "))?;
-                }
-                write!(f, "; it is flagged disturbed and left out of verdicts and summaries (--include-disturbed keeps it)")?;
-                rerun_note(f, *rerun)
+                disturbed(f, (*trial, cell), (*share_pct, *threshold_pct), top, *rerun)
             }
             Warning::TrialKernelWork { trial, cell, kernel_ms, expected_ms } => write!(
                 f,
                 "trial {trial} ({cell}): the kernel worked {kernel_ms:.1} ms on its CPUs (kernel threads and interrupts beyond the rate before it), far more than its own I/O explains ({expected_ms:.1} ms in the cell's other trials): another program's I/O probably ran meanwhile; the trial is not flagged, but check what else ran"
             ),
             Warning::TrialSlowed { trial, cell, speed_pct, limit_pct, rerun } => {
-                write!(
-                    f,
-                    "trial {trial} ({cell}): its tasks did their calibrated work at {speed_pct:.0} % of the run's steady in-trial speed (more than {limit_pct:.0} % slower): the machine slowed down during it in a way no busy-time counter shows (hypervisor, CPU frequency); it is flagged slowed and left out of verdicts and summaries (--include-slowed keeps it)"
-                )?;
-                rerun_note(f, *rerun)
+                slowed(f, (*trial, cell), *speed_pct, *limit_pct, *rerun)
             }
             Warning::AdaptiveMaxTrials { precision, metric, until_decided, rounds, max_trials } => write!(
                 f,
@@ -402,6 +386,44 @@ fn noisy(
         pct(speeds[0]),
         pct(speeds[1])
     )
+}
+
+/// The sentence of a [`Warning::TrialDisturbed`].
+fn disturbed(
+    f: &mut fmt::Formatter,
+    (trial, cell): (usize, &str),
+    (share_pct, threshold_pct): (f64, f64),
+    top: &[OutsideProcess],
+    rerun: bool,
+) -> fmt::Result {
+    write!(
+        f,
+        "trial {trial} ({cell}): other processes used {share_pct:.1} % of its CPUs' time while it ran (threshold {threshold_pct:.0} %)"
+    )?;
+    if !top.is_empty() {
+        let named: Vec<String> = top
+            .iter()
+            .map(|p| format!("{} (pid {}, {:.1} ms)", p.comm, p.pid, p.cpu_ms))
+            .collect();
+        write!(f, ", most of all {}", named.join(", "))?;
+    }
+    write!(f, "; it is flagged disturbed and left out of verdicts and summaries (--include-disturbed keeps it)")?;
+    rerun_note(f, rerun)
+}
+
+/// The sentence of a [`Warning::TrialSlowed`].
+fn slowed(
+    f: &mut fmt::Formatter,
+    (trial, cell): (usize, &str),
+    speed_pct: f64,
+    limit_pct: f64,
+    rerun: bool,
+) -> fmt::Result {
+    write!(
+        f,
+        "trial {trial} ({cell}): its tasks did their calibrated work at {speed_pct:.0} % of the run's steady in-trial speed (more than {limit_pct:.0} % slower): the machine slowed down during it in a way no busy-time counter shows (hypervisor, CPU frequency); it is flagged slowed and left out of verdicts and summaries (--include-slowed keeps it)"
+    )?;
+    rerun_note(f, rerun)
 }
 
 /// What happens next to a contaminated trial, as the end of its warning.

@@ -350,15 +350,14 @@ fn evidence(
     };
     let mut e = adaptive::Evidence::default();
     if a.precision.is_some() {
-        // Skipped cells and cells without an ok trial cannot become precise: not judged.
+        // Skipped cells and cells without an ok trial cannot become precise: not judged. A
+        // cell whose ok trials are all contaminated is judged (not precise yet).
         e.cells = store
             .key_values(run_id, a.metric, through)?
             .into_iter()
             .enumerate()
-            .filter(|(c, v)| {
-                state.cells.get(*c).is_some_and(|s| s.skipped.is_none()) && !v.is_empty()
-            })
-            .map(|(_, v)| v)
+            .filter(|(c, _)| state.cells.get(*c).is_some_and(|s| s.skipped.is_none()))
+            .filter_map(|(_, v)| v)
             .collect();
     }
     if a.until_decided {
@@ -405,45 +404,7 @@ fn run_trials(
         summary: &mut summary,
         reruns: reruns::Reruns::owed(plan, &stored.reruns),
     };
-    // Trials shown so far, and re-runs among them.
-    let (mut shown, mut extra) = (0, 0);
-    'trials: loop {
-        // Before a trial of a later round, or the judge's look at the rounds so far, the
-        // re-runs of the rounds before it.
-        while let Some(mut a) = trials.reruns.due(schedule.peek_round()) {
-            (shown, extra) = (shown + 1, extra + 1);
-            a.shown = shown;
-            progress.set_total(schedule.len() + extra + trials.reruns.len());
-            if interrupted.load(SeqCst) || !trials.attempt(&a, true)? {
-                break 'trials;
-            }
-        }
-        let Some((n, planned)) = schedule.next(opts.judge.as_deref(), |through, measured| {
-            let store = &*trials.keeper.0;
-            evidence(store, run_id, plan, trials.state, through, measured)
-        })?
-        else {
-            break;
-        };
-        progress.set_total(schedule.len() + extra + trials.reruns.len());
-        if interrupted.load(SeqCst) {
-            break;
-        }
-        shown += 1;
-        if stored.trials.contains(&(planned.cell, planned.trial_index)) {
-            continue;
-        }
-        let resumed = stored.trials.iter().any(|&(c, _)| c == planned.cell);
-        let a = Attempt {
-            n,
-            planned,
-            retry: 0,
-            shown,
-        };
-        if !trials.attempt(&a, resumed)? {
-            break;
-        }
-    }
+    trials.run_all(&mut schedule, stored, opts.judge.as_deref(), &progress)?;
     progress.finish();
     if interrupted.load(SeqCst) {
         summary.interrupted = true;
@@ -465,6 +426,58 @@ struct Trials<'s, 'a, 'b> {
 }
 
 impl Trials<'_, '_, '_> {
+    /// Runs every trial of `schedule` not `stored` yet, each round's re-runs at its end,
+    /// until the schedule ends or a signal stops the run; `judge` decides an adaptive run's
+    /// rounds.
+    fn run_all(
+        &mut self,
+        schedule: &mut adaptive::Schedule,
+        stored: &sink::Stored,
+        judge: Option<&dyn adaptive::Judge>,
+        progress: &progress::Progress,
+    ) -> Result<()> {
+        let interrupted = self.session.interrupted.clone();
+        // Trials shown so far, and re-runs among them.
+        let (mut shown, mut extra) = (0, 0);
+        loop {
+            // Before a trial of a later round, or the judge's look at the rounds so far, the
+            // re-runs of the rounds before it.
+            while let Some(mut a) = self.reruns.due(schedule.peek_round()) {
+                (shown, extra) = (shown + 1, extra + 1);
+                a.shown = shown;
+                progress.set_total(schedule.len() + extra + self.reruns.len());
+                if interrupted.load(SeqCst) || !self.attempt(&a, true)? {
+                    return Ok(());
+                }
+            }
+            let (run_id, plan) = (self.run_id, self.plan);
+            let Some((n, planned)) = schedule.next(judge, |through, measured| {
+                evidence(&*self.keeper.0, run_id, plan, self.state, through, measured)
+            })?
+            else {
+                return Ok(());
+            };
+            progress.set_total(schedule.len() + extra + self.reruns.len());
+            if interrupted.load(SeqCst) {
+                return Ok(());
+            }
+            shown += 1;
+            if stored.trials.contains(&(planned.cell, planned.trial_index)) {
+                continue;
+            }
+            let resumed = stored.trials.iter().any(|&(c, _)| c == planned.cell);
+            let a = Attempt {
+                n,
+                planned,
+                retry: 0,
+                shown,
+            };
+            if !self.attempt(&a, resumed)? {
+                return Ok(());
+            }
+        }
+    }
+
     /// Runs attempt `a` (`resumed`: its cell has trials stored from before) and asks for it to
     /// be run again if it was contaminated; false when it was interrupted.
     fn attempt(&mut self, a: &Attempt, resumed: bool) -> Result<bool> {

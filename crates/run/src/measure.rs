@@ -102,8 +102,25 @@ pub(crate) fn one_trial(
     }
     meta.retried = contaminated::rerun(&meta, &outcome, planned.warmup, plan.settings.retries);
     warnings.extend(contaminated::warnings(&meta, top, (n + 1, &cell.label())));
+    keep(s, keeper, (run_id, cell), a, (&outcome, &meta), warnings)?;
+    Ok(Some(Done {
+        status: outcome.status,
+        rerun: meta.retried,
+    }))
+}
+
+/// Hands attempt `a` at a trial of `cell` (its `outcome` and `meta`) and its `warnings` to
+/// `keeper`, and shows it.
+fn keep(
+    s: &Session,
+    keeper: &mut dyn Keeper,
+    (run_id, cell): (i64, &Cell),
+    a: &Attempt,
+    (outcome, meta): (&TrialOutcome, &TrialMeta),
+    warnings: Vec<schedlab_core::Warning>,
+) -> Result<()> {
     let sink = keeper.sink();
-    let trial_id = sink.insert_trial(run_id, planned, &outcome, &meta)?;
+    let trial_id = sink.insert_trial(run_id, &a.planned, outcome, meta)?;
     for w in warnings {
         sink.add_warning(run_id, Some(trial_id), &w)?;
         s.progress.note(&format!("warning: {w}"));
@@ -113,11 +130,8 @@ pub(crate) fn one_trial(
         k => format!("{} (re-run {k})", cell.label()),
     };
     s.progress
-        .trial_done(a.shown, &label, planned.warmup, &outcome);
-    Ok(Some(Done {
-        status: outcome.status,
-        rerun: meta.retried,
-    }))
+        .trial_done(a.shown, &label, a.planned.warmup, outcome);
+    Ok(())
 }
 
 /// Sets the cell's kernel settings and records what they read back in `meta`; a cell whose
@@ -205,17 +219,7 @@ fn measure(
         Ok(g) => g,
         Err(refused) => return Ok(refused.outcome()),
     };
-    // A settle window before each trial, which also tells whether the machine is idle.
-    let settle = whose::Scan::take();
-    let before = SystemSnapshot::capture();
-    std::thread::sleep(std::time::Duration::from_nanos(SETTLE_NS));
-    let after = SystemSnapshot::capture();
-    let idle = after.busy_since(&before);
-    meta.load1 = after.load1;
-    meta.busy_pct = idle.busy_pct;
-    meta.steal_pct = idle.steal_pct;
-    meta.psi_cpu_some_pct = idle.psi_cpu_some_pct;
-    warnings.extend(idle.warning(n + 1));
+    let settle = settle(meta, warnings, n);
     meta.started_at = schedlab_core::records::now_utc();
     let around = noise::Around::before(&s.reference, cell.cpus.as_deref(), &settle);
     let mut outcome = run_one(
@@ -252,12 +256,7 @@ fn measure(
     );
     *top = seen.top;
     if outcome.status == TrialStatus::Ok {
-        meta.speed_in_trial = intrial::speed(&cell.workload, cs.units_per_sec, &outcome);
-        if let Some(v) = meta.speed_in_trial {
-            let (steady, slowed) = history.in_trial.judge(t.planned.cell, v);
-            meta.speed_in_trial_steady = Some(steady);
-            meta.slowed = Some(slowed);
-        }
+        judge_speed(t, (cs, history), &outcome, meta);
         warnings.extend(contaminated::kernel_work(
             meta,
             cs,
@@ -267,4 +266,40 @@ fn measure(
     }
     warnings.extend(limits::judge(cell, n + 1, &outcome, meta));
     Ok(outcome)
+}
+
+/// The settle window before trial `n`, which tells whether the machine is idle (in `meta`, and
+/// a warning in `warnings` if not); returns the process table at its start.
+fn settle(
+    meta: &mut TrialMeta,
+    warnings: &mut Vec<schedlab_core::Warning>,
+    n: usize,
+) -> whose::Scan {
+    let scan = whose::Scan::take();
+    let before = SystemSnapshot::capture();
+    std::thread::sleep(std::time::Duration::from_nanos(SETTLE_NS));
+    let after = SystemSnapshot::capture();
+    let idle = after.busy_since(&before);
+    meta.load1 = after.load1;
+    meta.busy_pct = idle.busy_pct;
+    meta.steal_pct = idle.steal_pct;
+    meta.psi_cpu_some_pct = idle.psi_cpu_some_pct;
+    warnings.extend(idle.warning(n + 1));
+    scan
+}
+
+/// The in-trial speed of trial `t` of the cell `cs` (ok, with `outcome`), judged against the
+/// run's `history`, in `meta`.
+fn judge_speed(
+    t: &Measured,
+    (cs, history): (&CellState, &mut History),
+    outcome: &TrialOutcome,
+    meta: &mut TrialMeta,
+) {
+    meta.speed_in_trial = intrial::speed(&t.cell.workload, cs.units_per_sec, outcome);
+    if let Some(v) = meta.speed_in_trial {
+        let (steady, slowed) = history.in_trial.judge(t.planned.cell, v);
+        meta.speed_in_trial_steady = Some(steady);
+        meta.slowed = Some(slowed);
+    }
 }

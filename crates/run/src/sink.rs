@@ -48,9 +48,15 @@ pub trait Sink {
     /// The stored speed of a workload (units per second) on this kernel and CPU, if any.
     fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>>;
     /// Per cell of run `run_id` (by cell index, every cell), the value of `metric` of each ok,
-    /// measured trial of rounds up to `through_round`, as the report computes it: what an
-    /// adaptive run judges its precision by.
-    fn key_values(&self, run_id: i64, metric: Metric, through_round: u32) -> Result<Vec<Vec<f64>>>;
+    /// measured, clean trial of rounds up to `through_round`, as the report summarises them:
+    /// what an adaptive run judges its precision by; None for a cell without an ok measured
+    /// trial (never precise, so not judged).
+    fn key_values(
+        &self,
+        run_id: i64,
+        metric: Metric,
+        through_round: u32,
+    ) -> Result<Vec<Option<Vec<f64>>>>;
     /// How many claim cells of run `run_id` are still inconclusive at look `look` of an
     /// `--until-decided` run (every stored trial, decided at that look's alpha).
     fn undecided_claims(&self, run_id: i64, look: usize) -> Result<usize>;
