@@ -14,9 +14,16 @@
 //!   run on (a per-CPU kworker wholly on its CPU, an unbound one by share: an estimate).
 //! - Other processes allowed on any of the trial's CPUs count whole: an upper bound of their
 //!   work there, which `interference.rs` bounds again by the CPUs' own busy time.
-//! - Interrupts: hard and soft irq ticks of `/proc/stat` on the trial's CPUs. Without
-//!   CONFIG_IRQ_TIME_ACCOUNTING (this VM) they are samples at the scheduler tick, the time of
-//!   the interrupted task meanwhile charged to that task; with it, exact time cut to 10 ms.
+//! - Interrupts: hard and soft irq ticks of `/proc/stat` on the trial's CPUs, in USER_HZ
+//!   units (10 ms). Without CONFIG_IRQ_TIME_ACCOUNTING (this VM: TICK_CPU_ACCOUNTING, HZ 250)
+//!   they are samples at the scheduler tick (4 ms apart), the interrupt's time meanwhile
+//!   charged to the task it interrupted; with it, exact time cut to 10 ms. No finer per-CPU
+//!   source of interrupt time exists here: `/proc/softirqs` and `/proc/interrupts` count
+//!   events, not time, `/proc/pressure/irq` needs CONFIG_IRQ_TIME_ACCOUNTING (and is
+//!   system-wide), and `/proc/schedstat` (CONFIG_SCHEDSTATS) is absent. Softirq work that
+//!   runs in `ksoftirqd` is a kernel thread's, counted there in ns.
+//! - Kernel threads' time is ns-exact: their `schedstat` (CONFIG_SCHED_INFO, here through
+//!   TASK_DELAY_ACCT). Their `/proc/PID/stat` times are 10 ms ticks.
 
 use schedlab_core::warning::OutsideProcess;
 use schedlab_procfs::{ProcTable, TICK_NS};
