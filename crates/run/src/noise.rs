@@ -40,7 +40,7 @@ pub const SPEED_WARN_PCT: f64 = 10.0;
 /// Measurements of every CPU that make the loop's calibration.
 pub const CAL_ROUNDS: usize = 10;
 /// Pause between two of them, ms.
-pub const CAL_SPACING_MS: u64 = 120;
+pub const CAL_SPACING_MS: u64 = 200;
 /// The quantile of the measurements taken as the calibrated speed (slowdowns only slow).
 pub const CAL_QUANTILE: f64 = 0.9;
 /// Wall time of one chunk of the reference loop at the calibrated speed, ns.
