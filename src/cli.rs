@@ -100,6 +100,11 @@ pub struct RunArgs {
     /// Warm-up trials per cell (stored, flagged, excluded from analysis).
     #[arg(long)]
     pub warmup: Option<u32>,
+    /// Run a contaminated trial (other processes above 10% of its CPUs, or its calibrated work
+    /// over 10% slower than the run's steady speed) again at the end of its round, up to N
+    /// times (default 2; spec key settings.retries); the contaminated one is kept, flagged.
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
     /// Adaptive trial count: add shuffled rounds until every cell's 95% CI of its key metric
     /// is within this share of its median, e.g. 2% (or a limit is reached).
     #[arg(long, value_name = "PERCENT")]
@@ -322,6 +327,7 @@ impl SelectionArgs {
             exclude_noisy: self.exclude_noisy,
             post_hoc: self.claim.post_hoc()?,
             include_disturbed: self.claim.include_disturbed,
+            include_slowed: self.claim.include_slowed,
         })
     }
 }

@@ -101,12 +101,26 @@ fn a_loose_precision_stops_when_the_confidence_sequence_first_closes() {
             "12",
         ],
     );
-    assert_whole_rounds(&rounds(&s), 1, 10);
+    // The rounds that gave its tenth clean trial (contaminated ones, disturbed by other
+    // programs or slowed, are left out as in the report): 10 on a quiet machine.
+    let got = rounds(&s);
+    let n = got.len() as i64;
+    assert_whole_rounds(&got, 1, n);
+    let clean = ints(
+        &s.conn(),
+        "SELECT round FROM trials WHERE COALESCE(disturbed, 0) = 0 AND COALESCE(slowed, 0) = 0 ORDER BY round",
+    );
+    let tenth = clean.get(9).map(|r| r + 1);
+    assert_eq!(
+        Some(n),
+        tenth.or((n == 12).then_some(12)),
+        "stopped at the round of the tenth clean trial (rounds of the clean ones: {clean:?})"
+    );
     let warned = ints(
         &s.conn(),
         "SELECT COUNT(*) FROM warnings WHERE code LIKE 'adaptive_%'",
     );
-    assert_eq!(warned, vec![0]);
+    assert_eq!(warned, vec![i64::from(tenth.is_none())]);
 }
 
 #[test]
@@ -171,6 +185,7 @@ precision = "0.001%"
 min_trials = 2
 max_trials = 5
 sample_interval = "off"
+retries = 0
 "#,
     )
     .unwrap();
@@ -178,6 +193,8 @@ sample_interval = "off"
     let mut child = schedlab()
         .args([
             "run",
+            "--retries",
+            "0",
             spec.to_str().unwrap(),
             "--db",
             db.to_str().unwrap(),

@@ -71,6 +71,10 @@ fn the_html_report_renders_offline_without_console_errors() {
             s.db().to_str().unwrap(),
             "--format",
             "html",
+            // Every trial, whatever other programs on this machine did to them: the plots
+            // are the subject here.
+            "--include-disturbed",
+            "--include-slowed",
             "--out",
             out_dir.to_str().unwrap(),
         ])

@@ -67,8 +67,9 @@ fn each_verdict_word_is_reached_on_a_real_run_and_every_output_opens_with_the_cl
         ],
     );
     // Outside work on this shared machine may disturb the OTHER trials (the RT ones hardly
-    // yield to it): the verdicts are checked on every trial, the default's count below.
-    let all = stats(&s, &["--include-disturbed"]);
+    // yield to it), and slow any: the verdicts are checked on every trial, the default's
+    // count below.
+    let all = stats(&s, &["--include-disturbed", "--include-slowed"]);
     assert!(
         row(&all, "turnaround: fifo < other").contains("│ supported "),
         "{all}"
@@ -91,14 +92,14 @@ fn each_verdict_word_is_reached_on_a_real_run_and_every_output_opens_with_the_cl
             .is_some_and(|f| f > claims_at),
         "claims come first: {all}"
     );
-    // The default leaves the disturbed trials out and says how many.
-    let disturbed = ints(
+    // The default leaves the disturbed and slowed trials out and says how many.
+    let contaminated = ints(
         &s.conn(),
-        "SELECT COUNT(*) FROM trials WHERE status = 'ok' AND disturbed = 1",
+        "SELECT COUNT(*) FROM trials WHERE status = 'ok' AND (disturbed = 1 OR slowed = 1)",
     )[0];
     let default = stats(&s, &[]);
     assert!(
-        default.contains(&format!("{disturbed} disturbed trials left out")),
+        default.contains(&format!("{contaminated} trials left out (disturbed: ")),
         "{default}"
     );
     // Every written format has them, first.
@@ -109,6 +110,7 @@ fn each_verdict_word_is_reached_on_a_real_run_and_every_output_opens_with_the_cl
             "--db",
             s.db().to_str().unwrap(),
             "--include-disturbed",
+            "--include-slowed",
             "--out",
         ])
         .arg(&out)
@@ -171,7 +173,7 @@ smallest_effect = "20%"
     )
     .unwrap();
     run_ok(&s, &[spec.to_str().unwrap()]);
-    let text = stats(&s, &["--include-disturbed"]);
+    let text = stats(&s, &["--include-disturbed", "--include-slowed"]);
     let r = row(&text, "threads-start-sooner");
     assert!(r.contains("│ inconclusive [1] "), "{text}");
     assert!(
@@ -230,7 +232,12 @@ smallest_effect = "20%"
     // A claim given to stats is post hoc: exploratory, outside the family, no verdict word.
     let post = stats(
         &s,
-        &["--include-disturbed", "--claim", "cpu: thread < process"],
+        &[
+            "--include-disturbed",
+            "--include-slowed",
+            "--claim",
+            "cpu: thread < process",
+        ],
     );
     assert!(
         row(&post, "cpu: thread < process").contains("exploratory"),

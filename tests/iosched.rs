@@ -96,6 +96,8 @@ fn the_io_scheduler_is_restored_after_a_normal_run_an_error_and_sigterm() {
         .env("SCHEDLAB_STATE_DIR", s.state_dir())
         .args([
             "run",
+            "--retries",
+            "0",
             "--db",
             s.db().to_str().unwrap(),
             "--quiet",
@@ -127,6 +129,8 @@ fn the_io_scheduler_is_restored_after_a_normal_run_an_error_and_sigterm() {
         .env("SCHEDLAB_STATE_DIR", s.state_dir())
         .args([
             "run",
+            "--retries",
+            "0",
             "--db",
             s.db().to_str().unwrap(),
             "--quiet",

@@ -277,6 +277,7 @@ fn two_names_for_one_file_are_refused_naming_both() {
     let guard = Restore::new(SWAPPINESS);
     let out = schedlab_in(&s.state_dir())
         .args(["run", "--db", s.db().to_str().unwrap(), "--quiet"])
+        .args(NO_RETRIES)
         .args(["--tasks", "1", "--work", "2ms", "--trials", "1"])
         .args([
             "--knob",
@@ -355,6 +356,7 @@ fn denied_knobs_are_refused_with_the_reason_unless_allowed() {
     let guard = Restore::new(FIRMWARE_TIMEOUT);
     let out = schedlab_in(&s.state_dir())
         .args(["run", "--db", s.db().to_str().unwrap(), "--quiet"])
+        .args(NO_RETRIES)
         .args(["--tasks", "1", "--work", "2ms", "--trials", "1", "--knob"])
         .arg(format!("{FIRMWARE_TIMEOUT}=61"))
         .output()

@@ -27,6 +27,7 @@ fn schedlab_in(state: &Path) -> std::process::Command {
 fn run_in(s: &Scratch, state: &Path, args: &[&str]) -> String {
     let out = schedlab_in(state)
         .args(["run", "--db", s.db().to_str().unwrap(), "--quiet"])
+        .args(NO_RETRIES)
         .args(args)
         .output()
         .unwrap();
@@ -155,6 +156,8 @@ fn after_a_sigkill_during_a_knob_cell_the_next_command_restores_the_settings() {
     for next in ["runs", "restore"] {
         let mut args: Vec<String> = [
             "run",
+            "--retries",
+            "0",
             "--db",
             s.db().to_str().unwrap(),
             "--quiet",
@@ -280,7 +283,9 @@ fn the_slice_is_read_back_from_proc_and_sched_getattr_for_each_task() {
     let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
     // The knob columns, then those added after them (issue 11: the exact CPU time; issue 20:
     // the task's group and the cell's groups), then the 11 of the field's workloads (issue
-    // 19), last.
+    // 19), then the trial's attempt (issue 26: retry, retried), last.
+    assert_eq!(header[header.len() - 2..], ["retry", "retried"]);
+    let header = &header[..header.len() - 2];
     assert_eq!(header[header.len() - 11], "workload_role");
     assert_eq!(
         header[header.len() - 11 - 9..header.len() - 11],
@@ -311,6 +316,8 @@ fn absent_refused_and_outside_knobs_are_skipped_or_stopped_with_the_reason() {
     let out = schedlab_in(&state)
         .args([
             "run",
+            "--retries",
+            "0",
             "--db",
             s.db().to_str().unwrap(),
             "--knob",

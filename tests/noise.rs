@@ -1,23 +1,32 @@
 //! Noise you can see: every trial stores its reference speed before and after and the steal
-//! during it; noisy trials are flagged, warned about, and left out on request.
+//! during it, and the run's steady speed; noisy trials (off the steady speed) are flagged,
+//! warned about, and left out on request; a calibration taken at a slow moment flags none.
 
 mod common;
 
 use common::*;
 
-/// A trial's (speed before, speed after, steal %, noisy, trial id).
-type Conditions = (Option<f64>, Option<f64>, Option<f64>, bool, i64);
+/// A trial's (speed before, speed after, steal %, noisy, trial id, the run's steady speed).
+type Conditions = (
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+    bool,
+    i64,
+    Option<f64>,
+);
 
-/// Each trial of run `run_id`: (speed before, speed after, steal %, noisy, trial id).
+/// Each trial of run `run_id`: (speed before, speed after, steal %, noisy, trial id, steady
+/// speed).
 fn conditions(s: &Scratch, run_id: i64) -> Vec<Conditions> {
     s.conn()
         .prepare(
-            "SELECT speed_before, speed_after, trial_steal_pct, noisy, trial_id FROM trials
+            "SELECT speed_before, speed_after, trial_steal_pct, noisy, trial_id, speed_steady FROM trials
              WHERE run_id = ?1 ORDER BY trial_id",
         )
         .unwrap()
         .query_map([run_id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
         })
         .unwrap()
         .map(|r| r.unwrap())
@@ -28,11 +37,17 @@ fn conditions(s: &Scratch, run_id: i64) -> Vec<Conditions> {
 fn check_flags(s: &Scratch, rows: &[Conditions]) -> Vec<f64> {
     let c = s.conn();
     let mut speeds = Vec::new();
-    for &(before, after, steal, noisy, id) in rows {
+    let mut so_far = Vec::new();
+    for &(before, after, steal, noisy, id, steady) in rows {
         let (b, a) = (before.expect("speed before"), after.expect("speed after"));
         let steal = steal.expect("steal over the trial");
         assert!((0.0..=100.0).contains(&steal), "{steal}");
-        let off = (b - 1.0).abs() > 0.10 || (a - 1.0).abs() > 0.10;
+        // The steady speed is the median of the run's speeds so far, this trial's included.
+        so_far.extend([b, a]);
+        let m = median(so_far.clone());
+        let steady = steady.expect("steady speed");
+        assert!((steady - m).abs() < 1e-9, "steady {steady}, median {m}");
+        let off = (b / steady - 1.0).abs() > 0.10 || (a / steady - 1.0).abs() > 0.10;
         assert_eq!(noisy, off, "flag for speeds {b} and {a}");
         let warned = ints(
             &c,
@@ -48,11 +63,16 @@ fn check_flags(s: &Scratch, rows: &[Conditions]) -> Vec<f64> {
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 #[test]
-fn every_trial_stores_its_reference_speed_against_the_stored_calibration() {
+fn a_calibration_taken_at_a_slow_moment_flags_no_trial_of_a_steady_run() {
     let s = Scratch::new();
     // /proc/stat counts in 10 ms ticks: a trial of 10 ms on one CPU can see none (steal then
     // has no denominator and is None, as it should), so each trial is given 80 ms of work.
@@ -64,8 +84,11 @@ fn every_trial_stores_its_reference_speed_against_the_stored_calibration() {
     assert_eq!(first.len(), 3);
     let speeds = check_flags(&s, &first);
     // A speed is the loop's rate over the rate stored as its calibration. Claim that the
-    // machine was 8 times faster when calibrated: the same loop, run the same way a moment
-    // later, must then come out at an eighth of the speed, and every trial noisy.
+    // machine was 8 times faster when calibrated (a calibration taken at a fast moment; a
+    // slow one is the same the other way): the same loop, run the same way a moment later,
+    // must come out at an eighth of the speed, and the run's steady speed with it, but no
+    // trial is noisy, since none is off the run's own steady speed (the old flag, against
+    // the calibration, flagged every one).
     let changed = s
         .conn()
         .execute(
@@ -79,8 +102,8 @@ fn every_trial_stores_its_reference_speed_against_the_stored_calibration() {
     assert_eq!(second.len(), 3);
     let slowed = check_flags(&s, &second);
     assert!(
-        second.iter().all(|r| r.3),
-        "every trial is flagged: {second:?}"
+        second.iter().filter(|r| r.3).count() < second.len(),
+        "a steady run is never all flagged: {second:?}"
     );
     // Medians of 6 speeds each, side by side a few seconds apart: the machine's drift (tens
     // of % at worst here) stays within a factor 1.6 either way; ignoring the stored
@@ -89,6 +112,11 @@ fn every_trial_stores_its_reference_speed_against_the_stored_calibration() {
     assert!(
         (1.0 / 8.0 / 1.6..1.0 / 8.0 * 1.6).contains(&ratio),
         "speeds {slowed:?} against {speeds:?}: ratio {ratio}, expected 1/8"
+    );
+    let steady = second[2].5.unwrap() / first[2].5.unwrap();
+    assert!(
+        (1.0 / 8.0 / 1.6..1.0 / 8.0 * 1.6).contains(&steady),
+        "the steady speed against the calibration shows it: {steady}"
     );
 }
 
@@ -102,8 +130,12 @@ fn exclude_noisy_leaves_flagged_trials_out_and_says_so() {
         ],
     );
     let c = s.conn();
-    c.execute("UPDATE trials SET noisy = (trial_id = 2)", [])
-        .unwrap();
+    // Only the noise flag here: no trial is left out as disturbed or slowed.
+    c.execute(
+        "UPDATE trials SET noisy = (trial_id = 2), disturbed = 0, slowed = 0",
+        [],
+    )
+    .unwrap();
     drop(c);
     let stats = |extra: &[&str]| {
         let out = schedlab()

@@ -101,6 +101,8 @@ fn periodic_parameters_are_checked() {
     let out = schedlab()
         .args([
             "run",
+            "--retries",
+            "0",
             "--db",
             s.db().to_str().unwrap(),
             "--workload",

@@ -24,6 +24,7 @@ workloads = [{{ kind = "mixed", io_every = 5000 }}]
 trials = 6
 work = "60ms"
 seed = 7
+retries = 0
 io_dir = "{}"
 "#,
             io_dir.display()

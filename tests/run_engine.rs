@@ -161,6 +161,8 @@ fn sigint_keeps_finished_trials_and_leaves_no_process_or_file() {
         .mark(&mut schedlab())
         .args([
             "run",
+            "--retries",
+            "0",
             "--db",
             s.db().to_str().unwrap(),
             "--policy",
@@ -242,6 +244,7 @@ fn a_sigkilled_run_takes_its_trial_in_flight_with_it_at_once() {
         .mark(&mut schedlab())
         .env("SCHEDLAB_STATE_DIR", s.state_dir())
         .args(["run", "--db", s.db().to_str().unwrap(), "--quiet"])
+        .args(NO_RETRIES)
         .args(["--policy", "other", "--tasks", "2", "--work", "20s"])
         .args(["--trials", "1"])
         .stdout(std::process::Stdio::null())
@@ -288,6 +291,8 @@ fn an_unprivileged_run_skips_rt_policies_with_the_reason_and_runs_other() {
     let mut cmd = schedlab_without_rtprio();
     cmd.args([
         "run",
+        "--retries",
+        "0",
         "--db",
         s.db().to_str().unwrap(),
         "--quiet",
@@ -342,6 +347,8 @@ fn an_unprivileged_run_skips_rt_policies_with_the_reason_and_runs_other() {
     strict
         .args([
             "run",
+            "--retries",
+            "0",
             "--db",
             s.db().to_str().unwrap(),
             "--quiet",
@@ -472,12 +479,14 @@ fn bad_flags_exit_2_and_name_the_problem() {
     let s = Scratch::new();
     let out = schedlab()
         .args(["run", "--db", s.db().to_str().unwrap(), "--tasks", "0"])
+        .args(NO_RETRIES)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("axes.tasks"));
     let out = schedlab()
         .args(["run", "--db", s.db().to_str().unwrap(), "--work", "fast"])
+        .args(NO_RETRIES)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

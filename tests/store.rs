@@ -93,6 +93,7 @@ fn a_file_that_is_not_a_schedlab_database_is_refused_and_left_as_it_was() {
     let before = std::fs::read(&other).unwrap();
     let o = schedlab()
         .args(["run", "--db", other.to_str().unwrap(), "--quiet"])
+        .args(NO_RETRIES)
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
@@ -108,14 +109,25 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
     // Make it a schema-2 file: the runs table without the runner and identity columns, trials
     // without their host, warnings without their id, no queue; without the knob columns and
     // table, the tasks' exact CPU time, the trials' conditions and interference, and the
-    // workloads' figures (trials and tasks).
+    // workloads' figures (trials and tasks); trials unique by (cell, trial index) alone and
+    // calibrations without their spread.
     let c = s.conn();
     c.execute_batch(
-        "ALTER TABLE runs DROP COLUMN runner_pid; ALTER TABLE runs DROP COLUMN runner_boot_id;
+        "PRAGMA foreign_keys = OFF;
+         ALTER TABLE runs DROP COLUMN runner_pid; ALTER TABLE runs DROP COLUMN runner_boot_id;
          ALTER TABLE runs DROP COLUMN runner_start_ticks; DROP INDEX runs_by_uuid;
          ALTER TABLE runs DROP COLUMN uuid; ALTER TABLE runs DROP COLUMN host; ALTER TABLE runs DROP COLUMN machine_id;
          ALTER TABLE runs DROP COLUMN kernel; ALTER TABLE runs DROP COLUMN cpu_model; ALTER TABLE runs DROP COLUMN git_commit;
-         ALTER TABLE trials DROP COLUMN host; DROP TABLE queue;
+         CREATE TABLE trials_2 (trial_id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(run_id),
+             cell_id INTEGER NOT NULL REFERENCES cells(cell_id), trial_index INTEGER NOT NULL, round INTEGER NOT NULL,
+             warmup INTEGER NOT NULL, status TEXT NOT NULL, reason TEXT, makespan_ns INTEGER, timeout_ns INTEGER NOT NULL,
+             harness_cpu_ns INTEGER, pgid INTEGER, load1 REAL, busy_pct REAL, steal_pct REAL, psi_cpu_some_pct REAL,
+             io_scheduler TEXT, trace_lost_events INTEGER, started_at TEXT NOT NULL, UNIQUE (cell_id, trial_index));
+         INSERT INTO trials_2 SELECT trial_id, run_id, cell_id, trial_index, round, warmup, status, reason, makespan_ns,
+             timeout_ns, harness_cpu_ns, pgid, load1, busy_pct, steal_pct, psi_cpu_some_pct, io_scheduler,
+             trace_lost_events, started_at FROM trials;
+         DROP TABLE trials; ALTER TABLE trials_2 RENAME TO trials; CREATE INDEX trials_by_run ON trials(run_id);
+         ALTER TABLE calibrations DROP COLUMN spread; DROP TABLE queue;
          DROP INDEX samples_by_trial; DROP INDEX slices_by_trial;
          CREATE TABLE w2 (run_id INTEGER NOT NULL REFERENCES runs(run_id), trial_id INTEGER, message TEXT NOT NULL);
          INSERT INTO w2 VALUES (1, NULL, 'second'); INSERT INTO w2 VALUES (1, NULL, 'first');
@@ -124,19 +136,6 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
          ALTER TABLE cells DROP COLUMN scx; ALTER TABLE tasks DROP COLUMN slice_getattr_ns;
          ALTER TABLE tasks DROP COLUMN slice_proc_ns; DROP TABLE knob_readings;
          ALTER TABLE tasks DROP COLUMN cpu_ns;
-         ALTER TABLE trials DROP COLUMN speed_before; ALTER TABLE trials DROP COLUMN speed_after;
-         ALTER TABLE trials DROP COLUMN trial_steal_pct; ALTER TABLE trials DROP COLUMN noisy;
-         ALTER TABLE trials DROP COLUMN rt_throttled;
-         ALTER TABLE trials DROP COLUMN outside_cpu_ns; ALTER TABLE trials DROP COLUMN outside_share;
-         ALTER TABLE trials DROP COLUMN interference_source; ALTER TABLE trials DROP COLUMN disturbed;
-         ALTER TABLE trials DROP COLUMN ops; ALTER TABLE trials DROP COLUMN ops_per_s;
-         ALTER TABLE trials DROP COLUMN wake_p50_ns; ALTER TABLE trials DROP COLUMN wake_p90_ns;
-         ALTER TABLE trials DROP COLUMN wake_p99_ns; ALTER TABLE trials DROP COLUMN wake_p999_ns;
-         ALTER TABLE trials DROP COLUMN op_p50_ns; ALTER TABLE trials DROP COLUMN op_p90_ns;
-         ALTER TABLE trials DROP COLUMN op_p99_ns; ALTER TABLE trials DROP COLUMN op_p999_ns;
-         ALTER TABLE trials DROP COLUMN misses; ALTER TABLE trials DROP COLUMN miss_pct;
-         ALTER TABLE trials DROP COLUMN slack_p1_ns; ALTER TABLE trials DROP COLUMN slack_p50_ns;
-         ALTER TABLE trials DROP COLUMN slack_p99_ns; ALTER TABLE trials DROP COLUMN late_max_ns;
          ALTER TABLE tasks DROP COLUMN workload_role; ALTER TABLE tasks DROP COLUMN bytes;
          ALTER TABLE tasks DROP COLUMN misses; ALTER TABLE tasks DROP COLUMN op_count;
          ALTER TABLE tasks DROP COLUMN op_p50_ns; ALTER TABLE tasks DROP COLUMN op_p99_ns;
@@ -172,7 +171,18 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
     // A run upgrades it in place and adds its run; the old run gets a UUID, its host and kernel.
     tiny_run(&s);
     let c = s.conn();
-    assert_eq!(ints(&c, "PRAGMA user_version")[0], 7);
+    assert_eq!(ints(&c, "PRAGMA user_version")[0], 8);
+    // The old trial is its trial's planned attempt; another attempt at it can be stored now,
+    // the same attempt twice still cannot.
+    assert_eq!(
+        ints(&c, "SELECT retry + retried FROM trials WHERE trial_id = 1"),
+        vec![0]
+    );
+    let copy = "INSERT INTO trials (run_id, cell_id, trial_index, round, warmup, status, timeout_ns, started_at, retry)
+                SELECT run_id, cell_id, trial_index, round, warmup, status, timeout_ns, started_at, ?1 FROM trials WHERE trial_id = 1";
+    c.execute(copy, [1]).expect("a re-run of trial 1");
+    assert!(c.execute(copy, [1]).is_err(), "unique with its retry");
+    c.execute("DELETE FROM trials WHERE retry = 1", []).unwrap();
     assert_eq!(ints(&c, "SELECT COUNT(*) FROM task_groups")[0], 0);
     assert_eq!(
         ints(&c, "SELECT COUNT(*) FROM tasks WHERE group_name IS NULL")[0],
@@ -350,6 +360,7 @@ fn a_push_from_a_file_whose_column_names_are_sql_is_refused_and_changes_nothing(
     let o = schedlab()
         .env("SCHEDLAB_STATE_DIR", s.state_dir())
         .args(["run", "--quiet", "--db", source.to_str().unwrap()])
+        .args(NO_RETRIES)
         .args(["--policy", "other", "--tasks", "1", "--work", "2ms"])
         .args(["--trials", "1"])
         .output()
@@ -386,4 +397,68 @@ fn a_push_from_a_file_whose_column_names_are_sql_is_refused_and_changes_nothing(
         ints(&s.conn(), "SELECT COUNT(*) FROM trials"),
         before_trials
     );
+}
+
+#[test]
+fn the_trials_export_carries_every_column_of_the_trials_table() {
+    let s = Scratch::new();
+    tiny_run(&s);
+    let o = schedlab()
+        .args([
+            "export",
+            "--table",
+            "trials",
+            "--db",
+            s.db().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let c = s.conn();
+    let mut st = c
+        .prepare("SELECT name FROM pragma_table_info('trials')")
+        .unwrap();
+    let columns: Vec<String> = st
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert!(columns.len() > 50, "{columns:?}");
+    // The trial's io_scheduler (read back) is exported beside the cell's, under its own name.
+    fn exported(col: &str) -> &str {
+        match col {
+            "io_scheduler" => "io_scheduler_read",
+            other => other,
+        }
+    }
+    let missing: Vec<&String> = columns
+        .iter()
+        .filter(|c| !header.contains(&exported(c)))
+        .collect();
+    assert!(missing.is_empty(), "not exported: {missing:?}");
+    // The row holds the values stored, e.g. the split of the outside time and the attempt.
+    let row: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
+    let at = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+    let stored: (i64, i64, i64) = c
+        .query_row(
+            "SELECT outside_kthread_ns, retry, descendants_cpu_ns FROM trials",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (
+            at("outside_kthread_ns"),
+            at("retry"),
+            at("descendants_cpu_ns")
+        ),
+        (
+            stored.0.to_string().as_str(),
+            stored.1.to_string().as_str(),
+            stored.2.to_string().as_str()
+        )
+    );
+    assert!(!at("kernel_cpu_ns").is_empty(), "kernel_cpu_ns is stored");
 }

@@ -87,6 +87,7 @@ trials = 2
         .args(["-c", "read go; exec \"$@\"", "sh"])
         .arg(assert_cmd::cargo::cargo_bin("schedlab"))
         .arg("run")
+        .args(common::NO_RETRIES)
         .arg(&spec)
         .arg("--db")
         .arg(s.db())

@@ -348,6 +348,7 @@ fn refused(ulimit: Option<u32>, args: &[&str], key: &str) {
     };
     let out = cmd
         .args(["run", "--db", db.to_str().unwrap()])
+        .args(NO_RETRIES)
         .args(args)
         .output()
         .unwrap();

@@ -226,12 +226,18 @@ fn design_lines(plan: &Plan) -> Vec<String> {
 
 /// The table of a run's cells printed after it, then its claims' verdicts.
 fn print_cells(store: &Store, run_id: i64, name: &str, wide: bool) -> Result<()> {
-    let cells = schedlab_store::query::cells(store, run_id, false)?;
+    let (cells, left_out) = schedlab_report::model::quality::clean_cells(
+        schedlab_store::query::cells(store, run_id, false)?,
+        schedlab_store::quality::trial_quality(store, run_id, false)?,
+    );
     println!("run {run_id} ({name})");
     print!(
         "{}",
         schedlab_report::render::terminal::render(&cells, wide)
     );
+    if let Some(line) = schedlab_report::model::quality::left_out_line(&left_out) {
+        println!("{line}");
+    }
     let input = schedlab_report::cmd::load_input(store, run_id, false)?;
     if let Some(claims) = schedlab_report::claims::build(&input) {
         println!();

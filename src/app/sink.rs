@@ -182,6 +182,7 @@ impl StoreSink {
         server.mark_running(run_id)?;
         let stored = Stored {
             trials: server.stored_trials(run_id)?,
+            reruns: server.owed_reruns(run_id)?,
             units: server.cell_units(run_id)?,
         };
         let (mut copy, _) = RunCopy::read(server, run_id, HostIdentity::capture())?;
@@ -256,7 +257,7 @@ impl Sink for StoreSink {
         run_id: i64,
         metric: Metric,
         through_round: u32,
-    ) -> SinkResult<Vec<Vec<f64>>> {
+    ) -> SinkResult<Vec<Option<Vec<f64>>>> {
         let store = self.judged_on("an adaptive run judges its precision")?;
         Ok(key_values(store, run_id, metric, through_round)?)
     }
@@ -277,36 +278,55 @@ impl Sink for StoreSink {
         kernel: &str,
         cpu_model: &str,
         units_per_sec: f64,
+        spread: Option<f64>,
     ) -> SinkResult<()> {
         self.remote
-            .try_server(|s| s.save_calibration(key, kernel, cpu_model, units_per_sec))?;
+            .try_server(|s| s.save_calibration(key, kernel, cpu_model, units_per_sec, spread))?;
         Ok(())
     }
 }
 
-/// Per cell of run `run_id` (by cell index), the `metric` value of each ok, measured trial of
-/// rounds up to `through_round`, as the report computes it (see [`Sink::key_values`]).
+/// Per cell of run `run_id` (by cell index), the `metric` value of each ok, measured, clean
+/// trial of rounds up to `through_round`, as the report computes it; None for a cell without
+/// an ok measured trial (see [`Sink::key_values`]).
 pub fn key_values(
     store: &Store,
     run_id: i64,
     m: Metric,
     through_round: u32,
-) -> Result<Vec<Vec<f64>>> {
-    let cells = schedlab_store::query::cells(store, run_id, false)?;
+) -> Result<Vec<Option<Vec<f64>>>> {
+    let all = schedlab_store::query::cells(store, run_id, false)?;
+    // Cells with an ok trial of those rounds are judged, on their clean trials, as the report
+    // summarises them (none clean yet: not precise).
+    let judged: Vec<i64> = all
+        .iter()
+        .filter(|c| {
+            c.trial_rounds
+                .iter()
+                .any(|&r| r <= i64::from(through_round))
+        })
+        .map(|c| c.cell_index)
+        .collect();
+    let (cells, _) = schedlab_report::model::quality::clean_cells(
+        all,
+        schedlab_store::quality::trial_quality(store, run_id, false)?,
+    );
     let n = cells
         .iter()
         .map(|c| c.cell_index + 1)
         .max()
         .unwrap_or(0)
         .max(0) as usize;
-    let mut out = vec![Vec::new(); n];
-    for c in &cells {
+    let mut out = vec![None; n];
+    for c in cells.iter().filter(|c| judged.contains(&c.cell_index)) {
         let per_trial = &schedlab_report::model::trial_values(c)[m.index()];
-        out[c.cell_index as usize] = per_trial
-            .iter()
-            .filter(|&&(round, _)| round <= i64::from(through_round))
-            .map(|&(_, v)| v)
-            .collect();
+        out[c.cell_index as usize] = Some(
+            per_trial
+                .iter()
+                .filter(|&&(round, _)| round <= i64::from(through_round))
+                .map(|&(_, v)| v)
+                .collect(),
+        );
     }
     Ok(out)
 }

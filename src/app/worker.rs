@@ -90,20 +90,26 @@ impl Worker {
             // Lost between the claim and its run: the claim lapses and comes back.
             return Ok(Next::Wait(Duration::from_secs(1)));
         };
-        let found = plan
-            .trials
-            .get(claim.position)
-            .is_some_and(|t| t.cell == claim.cell_index && t.trial_index == claim.trial_index);
-        if !found {
+        // A planned trial's row has its place in the plan; a re-run's, its round's end.
+        let same = |t: &schedlab_spec::plan::PlannedTrial| {
+            t.cell == claim.cell_index && t.trial_index == claim.trial_index
+        };
+        let position = match plan.trials.get(claim.position) {
+            Some(t) if same(t) => Some(claim.position),
+            _ if claim.retry > 0 => plan.trials.iter().position(same),
+            _ => None,
+        };
+        let Some(position) = position else {
             return Err(RemoteError::PlanMismatch {
                 queue_id: claim.queue_id,
                 run_id: claim.run_id,
             });
-        }
+        };
         let claimed = Claimed {
             run_id: claim.run_id,
             plan,
-            position: claim.position,
+            position,
+            retry: claim.retry,
             units,
         };
         self.sink.claim = Some(claim);

@@ -39,10 +39,15 @@ pub struct ReportClaimArgs {
     /// Declared after the data: shown as exploratory (unadjusted p, no verdict).
     #[arg(long = "claim", value_name = "CLAIM")]
     pub claims: Vec<String>,
-    /// Verdicts keep the trials flagged disturbed (outside work above 10% of their CPUs);
-    /// by default they are left out and counted.
+    /// Summaries and verdicts keep the trials flagged disturbed (other processes above 10% of
+    /// their CPUs' time) and not their re-runs; by default they are left out and counted.
     #[arg(long)]
     pub include_disturbed: bool,
+    /// Summaries and verdicts keep the trials flagged slowed (calibrated work over 10% slower
+    /// than the run's steady in-trial speed) and not their re-runs; by default they are left
+    /// out and counted.
+    #[arg(long)]
+    pub include_slowed: bool,
 }
 
 impl ReportClaimArgs {

@@ -150,6 +150,7 @@ impl RunArgs {
     fn apply_adaptive(&self, s: &mut schedlab_spec::Settings) {
         s.trials = self.trials.unwrap_or(s.trials);
         s.warmup = self.warmup.unwrap_or(s.warmup);
+        s.retries = self.retries.or(s.retries);
         s.precision = self.precision.clone().or(s.precision.take());
         s.min_trials = self.min_trials.or(s.min_trials);
         s.max_trials = self.max_trials.or(s.max_trials);

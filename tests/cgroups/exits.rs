@@ -82,6 +82,7 @@ fn a_trial_killed_at_its_deadline_has_its_cgroups_removed_before_the_next() {
     let s = Scratch::new();
     let mut child = schedlab_in(&s)
         .arg("run")
+        .args(NO_RETRIES)
         .args(["--db", s.db().to_str().unwrap(), "--quiet"])
         .args([
             "--tasks",

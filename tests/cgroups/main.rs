@@ -95,6 +95,7 @@ fn text(o: &Output) -> String {
 fn run(s: &Scratch, args: &[&str]) -> Output {
     schedlab_in(s)
         .arg("run")
+        .args(NO_RETRIES)
         .args(["--db", s.db().to_str().unwrap(), "--quiet"])
         .args(args)
         .output()
@@ -159,6 +160,7 @@ fn trial_dirs(pid: u32) -> Vec<PathBuf> {
 fn spawn_until_trial(s: &Scratch, args: &[&str]) -> Child {
     let child = schedlab_in(s)
         .arg("run")
+        .args(NO_RETRIES)
         .args(["--db", s.db().to_str().unwrap(), "--quiet"])
         .args(args)
         .process_group(0)
@@ -480,6 +482,7 @@ fn without_the_controller_the_cells_are_skipped_with_the_reason() {
     let o = schedlab_in(&s)
         .env("SCHEDLAB_CGROUP_HIDE", "cpu")
         .arg("run")
+        .args(NO_RETRIES)
         .args(["--db", s.db().to_str().unwrap(), "--quiet"])
         .args(args)
         .output()
@@ -508,6 +511,7 @@ fn without_the_controller_the_cells_are_skipped_with_the_reason() {
     let o = schedlab_in(&strict)
         .env("SCHEDLAB_CGROUP_HIDE", "cpu")
         .arg("run")
+        .args(NO_RETRIES)
         .args(["--db", strict.db().to_str().unwrap(), "--quiet", "--strict"])
         .args(args)
         .output()

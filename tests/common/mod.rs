@@ -8,6 +8,11 @@ use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// What [`run_ok`] adds unless a test asks for re-runs itself: the tests of a binary run side
+/// by side and disturb each other's trials, which would make the number of trials stored
+/// depend on the machine's load (re-runs are tested on their own, `tests/retries.rs`).
+pub const NO_RETRIES: [&str; 2] = ["--retries", "0"];
+
 /// The schedlab binary under test.
 pub fn schedlab() -> Command {
     Command::cargo_bin("schedlab").expect("binary built")
@@ -97,6 +102,7 @@ pub fn run_ok(s: &Scratch, args: &[&str]) -> String {
         .arg("run")
         .args(["--db", s.db().to_str().unwrap(), "--quiet"])
         .args(args)
+        .args(NO_RETRIES.iter().filter(|_| !args.contains(&"--retries")))
         .output()
         .unwrap();
     let text = format!(

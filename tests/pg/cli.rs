@@ -47,7 +47,7 @@ fn cli_runs_and_reads_on_postgres() {
     let file = dir.path().join("local.db");
     let file = file.to_str().unwrap();
     let run = |db: &str| {
-        let mut a = vec!["run", "--db", db];
+        let mut a = vec!["run", "--db", db, "--retries", "0"];
         a.extend_from_slice(TINY);
         ok(&a)
     };

@@ -56,6 +56,8 @@ fn bad_urls_wrong_passwords_and_missing_schemas_are_clear_and_write_nothing() {
     let local = dir.path().join("offline.db");
     ok(&[
         "run",
+        "--retries",
+        "0",
         "--db",
         local.to_str().unwrap(),
         "--policy",
@@ -69,7 +71,7 @@ fn bad_urls_wrong_passwords_and_missing_schemas_are_clear_and_write_nothing() {
     .collect::<Vec<_>>());
     let local_bytes = std::fs::read(&local).unwrap();
     let spec = dir.path().join("s.toml");
-    std::fs::write(&spec, "name = \"s\"\n[axes]\npolicies = [\"other\"]\ntasks = [1]\n[settings]\ntrials = 1\nwork = \"2ms\"\n").unwrap();
+    std::fs::write(&spec, "name = \"s\"\n[axes]\npolicies = [\"other\"]\ntasks = [1]\n[settings]\ntrials = 1\nwork = \"2ms\"\nretries = 0\n").unwrap();
     let spec = spec.to_str().unwrap();
     let port = s.port;
     let wrong_password = format!("postgres://{USER}:not-the-password@127.0.0.1:{port}/{empty}");

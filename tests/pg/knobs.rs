@@ -27,7 +27,7 @@ fn spec(dir: &Path, name: &str, knob: Option<&str>, trials: u32, work: &str) -> 
         format!(
             "name = \"{name}\"\n[axes]\npolicies = [\"other\"]\ntasks = [1]\n\
              [[axes.workloads]]\nkind = \"cpu\"\ncpu_kernel = \"spin\"\n{knobs}\
-             [settings]\ntrials = {trials}\nwarmup = 0\nwork = \"{work}\"\ntimeout = \"30s\"\nsample_interval = \"off\"\n"
+             [settings]\ntrials = {trials}\nwarmup = 0\nwork = \"{work}\"\ntimeout = \"30s\"\nsample_interval = \"off\"\nretries = 0\n"
         ),
     )
     .unwrap();

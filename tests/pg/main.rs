@@ -14,6 +14,7 @@ mod errors;
 mod knobs;
 mod push;
 mod queue;
+mod retries;
 mod secrets;
 mod server;
 mod spool;

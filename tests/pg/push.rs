@@ -13,7 +13,7 @@ fn a_push_from_a_file_whose_column_names_are_sql_changes_nothing_on_the_server()
     let url = s.url(&db);
     let dir = tempfile::tempdir().unwrap();
     let tiny = ["--policy", "other", "--tasks", "1", "--work", "2ms"];
-    let tiny = [&tiny[..], &["--trials", "1", "--quiet"]].concat();
+    let tiny = [&tiny[..], &["--trials", "1", "--quiet", "--retries", "0"]].concat();
     ok(&[&["run", "--db", &url][..], &tiny].concat());
     let source = dir.path().join("crafted.db");
     ok(&[&["run", "--db", source.to_str().unwrap()][..], &tiny].concat());

@@ -13,7 +13,7 @@ fn spec(dir: &std::path::Path, trials: u32, work: &str, timeout: &str) -> String
         format!(
             "name = \"queued\"\ndescription = \"queue test\"\n[axes]\npolicies = [\"other\"]\ntasks = [1]\n\
              [[axes.workloads]]\nkind = \"cpu\"\ncpu_kernel = \"spin\"\n\
-             [settings]\ntrials = {trials}\nwarmup = 0\nwork = \"{work}\"\ntimeout = \"{timeout}\"\nsample_interval = \"off\"\n"
+             [settings]\ntrials = {trials}\nwarmup = 0\nwork = \"{work}\"\ntimeout = \"{timeout}\"\nsample_interval = \"off\"\nretries = 0\n"
         ),
     )
     .unwrap();
@@ -408,7 +408,7 @@ fn a_queued_command_runs_only_on_a_worker_started_with_allow_commands() {
         format!(
             "name = \"cmd\"\n[axes]\npolicies = [\"other\"]\n[[axes.workloads]]\nkind = \"command\"\n\
              commands = [{{ argv = [\"/bin/sh\", \"-c\", \"id > {}\"] }}]\n\
-             [settings]\ntrials = 1\nwarmup = 0\nsample_interval = \"off\"\n",
+             [settings]\ntrials = 1\nwarmup = 0\nsample_interval = \"off\"\nretries = 0\n",
             written.display()
         ),
     )
@@ -478,7 +478,7 @@ fn a_refused_run_is_said_once_and_each_of_its_trials_is_stored_skipped() {
         &spec,
         "name = \"cmd\"\n[axes]\npolicies = [\"other\"]\n[[axes.workloads]]\nkind = \"command\"\n\
          commands = [{ argv = [\"/bin/true\"] }]\n\
-         [settings]\ntrials = 3\nwarmup = 0\nsample_interval = \"off\"\n",
+         [settings]\ntrials = 3\nwarmup = 0\nsample_interval = \"off\"\nretries = 0\n",
     )
     .unwrap();
     ok(&["submit", spec.to_str().unwrap(), "--db", &url]);
@@ -534,7 +534,7 @@ fn a_queued_runs_files_go_only_under_the_workers_io_dir_and_stale_trial_dirs_go(
             &p,
             format!(
                 "name = \"{name}\"\n[axes]\npolicies = [\"other\"]\ntasks = [1]\nworkloads = [{{ kind = \"io\", io_bytes = 65536 }}]\n\
-                 [settings]\ntrials = 1\nwarmup = 0\nwork = \"5ms\"\nsample_interval = \"off\"\nio_dir = \"{}\"\n",
+                 [settings]\ntrials = 1\nwarmup = 0\nwork = \"5ms\"\nsample_interval = \"off\"\nio_dir = \"{}\"\nretries = 0\n",
                 io_dir.display()
             ),
         )

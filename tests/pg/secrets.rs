@@ -84,7 +84,12 @@ fn no_output_file_or_stored_row_holds_the_database_password() {
     let tiny = ["--policy", "other,batch", "--tasks", "1", "--work", "2ms"];
     fn run(db: &str) -> Vec<&str> {
         let tiny = ["--policy", "other,batch", "--tasks", "1", "--work", "2ms"];
-        [&["run", "--db", db][..], &tiny, &["--trials", "2"]].concat()
+        [
+            &["run", "--db", db][..],
+            &tiny,
+            &["--trials", "2", "--retries", "0"],
+        ]
+        .concat()
     }
     // Runs 1 and 2: the password in the user part and in the query.
     for db in [&url, &query_url] {
@@ -94,7 +99,8 @@ fn no_output_file_or_stored_row_holds_the_database_password() {
     // Run 3 from SCHEDLAB_DB, varying a kernel setting (kept at its value), so that a restore
     // journal is written; it is read while the run goes on.
     let mut journals: Vec<(PathBuf, Vec<u8>)> = Vec::new();
-    let mut knob_run = command(&[&["run"][..], &tiny, &["--trials", "6"]].concat());
+    let mut knob_run =
+        command(&[&["run"][..], &tiny, &["--trials", "6", "--retries", "0"]].concat());
     knob_run.env("SCHEDLAB_DB", &url);
     if nix::unistd::geteuid().is_root() {
         let interval = std::fs::read_to_string("/proc/sys/vm/stat_interval").unwrap();
@@ -135,7 +141,7 @@ fn no_output_file_or_stored_row_holds_the_database_password() {
     }
     // A queued run, a worker, a pushed file.
     let spec = dir.path().join("queued.toml");
-    std::fs::write(&spec, "name = \"q\"\n[axes]\npolicies = [\"other\"]\ntasks = [1]\n[settings]\ntrials = 1\nwork = \"2ms\"\nsample_interval = \"off\"\n").unwrap();
+    std::fs::write(&spec, "name = \"q\"\n[axes]\npolicies = [\"other\"]\ntasks = [1]\n[settings]\ntrials = 1\nwork = \"2ms\"\nsample_interval = \"off\"\nretries = 0\n").unwrap();
     let local = dir.path().join("local.db");
     let local_run = run(local.to_str().unwrap());
     ok(&local_run);

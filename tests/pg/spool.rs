@@ -25,6 +25,7 @@ fn server_stopped_mid_run_loses_no_trial_and_stores_none_twice() {
     let spool = dir.path().join("spool.db");
     let child = schedlab()
         .args(["run", "--db", &url, "--spool-file", spool.to_str().unwrap()])
+        .args(["--retries", "0"])
         .args([
             "--policy", "other", "--tasks", "1", "--work", "20ms", "--trials", "16",
         ])
@@ -98,6 +99,8 @@ fn pushing_twice_stores_each_run_once_with_the_same_rows() {
     for seed in ["1", "2"] {
         ok(&[
             "run",
+            "--retries",
+            "0",
             "--db",
             file,
             "--policy",

@@ -32,6 +32,17 @@ pub enum CgroupEnd {
     Outlived,
 }
 
+/// An outside process named in a [`Warning::TrialDisturbed`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutsideProcess {
+    /// Its command name.
+    pub comm: String,
+    /// Its process id.
+    pub pid: i32,
+    /// CPU time it (and the children it reaped) used during the trial, ms.
+    pub cpu_ms: f64,
+}
+
 /// A warning about a run or one of its trials. The serde tag `code` is [`Warning::code`]; the
 /// other fields are its parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -113,18 +124,64 @@ pub enum Warning {
         /// PSI `cpu some`, when over the threshold.
         psi_cpu_some: Option<Over>,
     },
-    /// The reference loop ran off its calibrated speed around a trial (flagged noisy).
+    /// The reference loop ran off the run's steady speed around a trial (flagged noisy).
     TrialNoisy {
         /// The trial's number in the run, from 1.
         trial: usize,
         /// The cell's label.
         cell: String,
-        /// Speed before the trial, % of the calibrated speed.
+        /// Speed before the trial, % of the run's steady speed (of the calibrated speed in
+        /// warnings stored before schema 8, which have no `steady_pct`).
         before_pct: Option<f64>,
-        /// Speed after the trial, % of the calibrated speed.
+        /// Speed after the trial, % of the run's steady speed.
         after_pct: Option<f64>,
         /// How far off is noisy, %.
         limit_pct: f64,
+        /// The run's steady speed (the median of its reference speeds so far), % of the
+        /// stored calibration; None in warnings stored before schema 8.
+        #[serde(default)]
+        steady_pct: Option<f64>,
+    },
+    /// Other processes used more than the threshold of a trial's CPUs while it ran.
+    TrialDisturbed {
+        /// The trial's number in the run, from 1.
+        trial: usize,
+        /// The cell's label.
+        cell: String,
+        /// Other processes' share of the trial's CPUs' time, %.
+        share_pct: f64,
+        /// The threshold, %.
+        threshold_pct: f64,
+        /// The outside processes that used the most CPU time, most first.
+        top: Vec<OutsideProcess>,
+        /// The trial is run again at the end of its round.
+        rerun: bool,
+    },
+    /// The kernel worked far more on a trial's CPUs than the cell's own I/O explains.
+    TrialKernelWork {
+        /// The trial's number in the run, from 1.
+        trial: usize,
+        /// The cell's label.
+        cell: String,
+        /// Kernel threads' and interrupts' time during the trial beyond the settle window's
+        /// rate, ms.
+        kernel_ms: f64,
+        /// What the cell's own I/O explains: the median of its earlier trials, ms (0 for work
+        /// without files).
+        expected_ms: f64,
+    },
+    /// A trial's calibrated CPU work ran slower than the run's steady in-trial speed.
+    TrialSlowed {
+        /// The trial's number in the run, from 1.
+        trial: usize,
+        /// The cell's label.
+        cell: String,
+        /// Its tasks' speed (calibrated units per CPU second), % of the steady in-trial speed.
+        speed_pct: f64,
+        /// How much slower is slowed, %.
+        limit_pct: f64,
+        /// The trial is run again at the end of its round.
+        rerun: bool,
     },
     /// An adaptive run reached `--max-trials` short of its targets (precision, decided
     /// claims).
@@ -185,7 +242,7 @@ pub enum Warning {
 }
 
 /// Every code, in the order of the README's table.
-pub const CODES: [&str; 12] = [
+pub const CODES: [&str; 15] = [
     "io_dir_tmpfs",
     "io_dir_shared",
     "rt_budget_demand",
@@ -193,6 +250,9 @@ pub const CODES: [&str; 12] = [
     "rt_throttled",
     "machine_busy",
     "trial_noisy",
+    "trial_disturbed",
+    "trial_kernel_work",
+    "trial_slowed",
     "adaptive_max_trials",
     "adaptive_max_time",
     "knob_varied",
@@ -211,6 +271,9 @@ impl Warning {
             Warning::RtThrottled { .. } => "rt_throttled",
             Warning::MachineBusy { .. } => "machine_busy",
             Warning::TrialNoisy { .. } => "trial_noisy",
+            Warning::TrialDisturbed { .. } => "trial_disturbed",
+            Warning::TrialKernelWork { .. } => "trial_kernel_work",
+            Warning::TrialSlowed { .. } => "trial_slowed",
             Warning::AdaptiveMaxTrials { .. } => "adaptive_max_trials",
             Warning::AdaptiveMaxTime { .. } => "adaptive_max_time",
             Warning::KnobVaried { .. } => "knob_varied",
@@ -263,14 +326,18 @@ impl fmt::Display for Warning {
                     busy_problems(*busy, *steal, *psi_cpu_some)
                 )
             }
-            Warning::TrialNoisy { trial, cell, before_pct, after_pct, limit_pct } => {
-                let pct = |s: &Option<f64>| s.map_or("-".into(), |s| format!("{s:.0} %"));
-                write!(
-                    f,
-                    "trial {trial} ({cell}): the reference loop ran at {} of the calibrated speed before the trial and {} after it (more than {limit_pct:.0} % off): the machine was slower or faster than when it was calibrated (other load, steal, CPU frequency), so this trial's times are off too; it is flagged noisy, and `schedlab stats --exclude-noisy` leaves such trials out",
-                    pct(before_pct),
-                    pct(after_pct)
-                )
+            Warning::TrialNoisy { trial, cell, before_pct, after_pct, limit_pct, steady_pct } => {
+                noisy(f, (*trial, cell), [*before_pct, *after_pct], *limit_pct, *steady_pct)
+            }
+            Warning::TrialDisturbed { trial, cell, share_pct, threshold_pct, top, rerun } => {
+                disturbed(f, (*trial, cell), (*share_pct, *threshold_pct), top, *rerun)
+            }
+            Warning::TrialKernelWork { trial, cell, kernel_ms, expected_ms } => write!(
+                f,
+                "trial {trial} ({cell}): the kernel worked {kernel_ms:.1} ms on its CPUs (kernel threads and interrupts beyond the rate before it), far more than its own I/O explains ({expected_ms:.1} ms in the cell's other trials): another program's I/O probably ran meanwhile; the trial is not flagged, but check what else ran"
+            ),
+            Warning::TrialSlowed { trial, cell, speed_pct, limit_pct, rerun } => {
+                slowed(f, (*trial, cell), *speed_pct, *limit_pct, *rerun)
             }
             Warning::AdaptiveMaxTrials { precision, metric, until_decided, rounds, max_trials } => write!(
                 f,
@@ -296,6 +363,78 @@ impl fmt::Display for Warning {
                 "I/O scheduler of {device} varied; it was {original} and is restored after the run"
             ),
         }
+    }
+}
+
+/// The sentence of a [`Warning::TrialNoisy`]: speeds `[before, after]` of trial `trial` of
+/// `cell`, `limit_pct` and the run's steady speed.
+fn noisy(
+    f: &mut fmt::Formatter,
+    (trial, cell): (usize, &str),
+    speeds: [Option<f64>; 2],
+    limit_pct: f64,
+    steady_pct: Option<f64>,
+) -> fmt::Result {
+    let pct = |s: Option<f64>| s.map_or("-".into(), |s| format!("{s:.0} %"));
+    let of = match steady_pct {
+        Some(s) => format!("the run's steady speed ({s:.0} % of its stored calibration)"),
+        None => "the calibrated speed".into(),
+    };
+    write!(
+        f,
+        "trial {trial} ({cell}): the reference loop ran at {} of {of} before the trial and {} after it (more than {limit_pct:.0} % off): the machine was slower or faster around this trial than in the rest of the run (other load, steal, CPU frequency), so this trial's times are off too; it is flagged noisy, and `schedlab stats --exclude-noisy` leaves such trials out",
+        pct(speeds[0]),
+        pct(speeds[1])
+    )
+}
+
+/// The sentence of a [`Warning::TrialDisturbed`].
+fn disturbed(
+    f: &mut fmt::Formatter,
+    (trial, cell): (usize, &str),
+    (share_pct, threshold_pct): (f64, f64),
+    top: &[OutsideProcess],
+    rerun: bool,
+) -> fmt::Result {
+    write!(
+        f,
+        "trial {trial} ({cell}): other processes used {share_pct:.1} % of its CPUs' time while it ran (threshold {threshold_pct:.0} %)"
+    )?;
+    if !top.is_empty() {
+        let named: Vec<String> = top
+            .iter()
+            .map(|p| format!("{} (pid {}, {:.1} ms)", p.comm, p.pid, p.cpu_ms))
+            .collect();
+        write!(f, ", most of all {}", named.join(", "))?;
+    }
+    write!(f, "; it is flagged disturbed and left out of verdicts and summaries (--include-disturbed keeps it)")?;
+    rerun_note(f, rerun)
+}
+
+/// The sentence of a [`Warning::TrialSlowed`].
+fn slowed(
+    f: &mut fmt::Formatter,
+    (trial, cell): (usize, &str),
+    speed_pct: f64,
+    limit_pct: f64,
+    rerun: bool,
+) -> fmt::Result {
+    write!(
+        f,
+        "trial {trial} ({cell}): its tasks did their calibrated work at {speed_pct:.0} % of the run's steady in-trial speed (more than {limit_pct:.0} % slower): the machine slowed down during it in a way no busy-time counter shows (hypervisor, CPU frequency); it is flagged slowed and left out of verdicts and summaries (--include-slowed keeps it)"
+    )?;
+    rerun_note(f, rerun)
+}
+
+/// What happens next to a contaminated trial, as the end of its warning.
+fn rerun_note(f: &mut fmt::Formatter, rerun: bool) -> fmt::Result {
+    if rerun {
+        write!(f, "; it is run again at the end of its round")
+    } else {
+        write!(
+            f,
+            "; no retry is left for it (--retries), so its round lacks a clean trial of this cell"
+        )
     }
 }
 
@@ -377,169 +516,5 @@ fn adaptive_target(precision: Option<f64>, metric: &str, until_decided: bool) ->
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// One warning of every kind.
-    fn every_kind() -> Vec<Warning> {
-        let over = Some(Over {
-            pct: 50.0,
-            threshold_pct: 10.0,
-        });
-        vec![
-            Warning::IoDirTmpfs { dir: "/tmp".into() },
-            Warning::IoDirShared {
-                dir: "/x".into(),
-                owner_uid: None,
-                mode: 0o40777,
-            },
-            Warning::RtBudgetDemand {
-                cell: "fifo".into(),
-                tasks: 2,
-                policy: None,
-                cpus: 1,
-                busy_ms: 1200.0,
-                budget: "950 ms per 1000 ms".into(),
-                throttle_ms: 50.0,
-                runtime_ms: 950.0,
-            },
-            Warning::RtBudgetPeriodic {
-                cell: "rr".into(),
-                policy: "rr".into(),
-                want_pct: 120.0,
-                budget: "950 ms per 1000 ms".into(),
-                allowed_pct: 95.0,
-            },
-            Warning::RtThrottled {
-                trial: 3,
-                cell: "fifo".into(),
-                rt_cpu_ms: 900.0,
-                capacity_ms: 1000.0,
-                missing_ms: 100.0,
-                demand_ms: 1000.0,
-                budget: "950 ms per 1000 ms".into(),
-            },
-            Warning::MachineBusy {
-                trial: 1,
-                window_ms: 200,
-                busy: over,
-                steal: None,
-                psi_cpu_some: None,
-            },
-            Warning::TrialNoisy {
-                trial: 2,
-                cell: "other".into(),
-                before_pct: Some(85.0),
-                after_pct: None,
-                limit_pct: 10.0,
-            },
-            Warning::AdaptiveMaxTrials {
-                precision: Some(0.05),
-                metric: "turnaround".into(),
-                until_decided: true,
-                rounds: 4,
-                max_trials: 4,
-            },
-            Warning::AdaptiveMaxTime {
-                precision: None,
-                metric: "turnaround".into(),
-                until_decided: true,
-                rounds: 2,
-            },
-            Warning::KnobVaried {
-                name: "vm.swappiness".into(),
-                file: "/proc/sys/vm/swappiness".into(),
-                original: "60".into(),
-                journal: None,
-            },
-            Warning::IoSchedulerVaried {
-                device: "sda".into(),
-                original: "mq-deadline".into(),
-            },
-            Warning::CgroupTrial {
-                trial: 1,
-                cell: "other".into(),
-                problem: CgroupEnd::NotRemoved,
-                groups: vec!["/sys/fs/cgroup/schedlab-1/t1/a".into()],
-                error: "Device or resource busy".into(),
-            },
-        ]
-    }
-
-    #[test]
-    fn a_cgroup_trial_warning_keeps_its_code_and_says_what_happened_to_which_groups() {
-        let w = |problem| Warning::CgroupTrial {
-            trial: 3,
-            cell: "other x2".into(),
-            problem,
-            groups: vec!["/g/t3/a".into(), "/g/t3/b".into()],
-            error: "EBUSY".into(),
-        };
-        let v = serde_json::to_value(w(CgroupEnd::JournalNotUpdated)).unwrap();
-        assert_eq!(v["code"], "cgroup_trial");
-        assert_eq!(v["problem"], "journal_not_updated");
-        assert_eq!(v["groups"][1], "/g/t3/b");
-        for (problem, says) in [
-            (CgroupEnd::RootsNotReset, "could not be put back"),
-            (CgroupEnd::NotRemoved, "could not be removed"),
-            (CgroupEnd::JournalNotUpdated, "restore journal"),
-            (CgroupEnd::Outlived, "internal error"),
-        ] {
-            let text = w(problem).to_string();
-            let named = problem == CgroupEnd::Outlived || text.contains("/g/t3/a, /g/t3/b");
-            assert!(
-                text.starts_with("trial 3 (other x2): ")
-                    && named
-                    && text.contains("EBUSY")
-                    && text.contains(says),
-                "{text}"
-            );
-        }
-    }
-
-    #[test]
-    fn every_kind_has_its_own_listed_code() {
-        let codes: Vec<&str> = every_kind().iter().map(Warning::code).collect();
-        assert_eq!(codes, CODES, "CODES lists every kind once, in order");
-    }
-
-    #[test]
-    fn the_serde_tag_is_the_code_and_code_and_parameters_give_the_warning_back() {
-        for w in every_kind() {
-            let v = serde_json::to_value(&w).unwrap();
-            assert_eq!(v["code"], w.code(), "{v}");
-            let back: Warning = serde_json::from_value(v).unwrap();
-            assert_eq!(back, w);
-        }
-    }
-
-    #[test]
-    fn the_sentences_carry_their_parameters() {
-        let w = every_kind();
-        assert!(w[1]
-            .to_string()
-            .contains("without the sticky bit (mode 0777)"));
-        assert!(w[2].to_string().starts_with(
-            "fifo: its 2 RT antagonists keep each of its 1 CPU(s) busy for about 1200 ms"
-        ));
-        assert!(w[2]
-            .to_string()
-            .contains("(certain beyond 1900 ms back to back"));
-        assert!(w[4]
-            .to_string()
-            .starts_with("trial 3 (fifo): RT throttling:"));
-        assert!(w[5].to_string().starts_with(
-            "before trial 1: the machine was not idle in the 200 ms before this trial: the CPUs were 50.0% busy (threshold 10%)."
-        ));
-        assert!(w[6]
-            .to_string()
-            .contains("ran at 85 % of the calibrated speed before the trial and - after it"));
-        assert!(w[7].to_string().contains(
-            "not yet every cell's 95% confidence sequence within ±5% of the median turnaround and every claim decided after 4 rounds (--max-trials 4)"
-        ));
-        assert!(w[8]
-            .to_string()
-            .contains("--max-time, not yet every claim decided ("));
-        assert!(w[9].to_string().contains("(restore journal -)"));
-    }
-}
+#[path = "warning_tests.rs"]
+mod tests;

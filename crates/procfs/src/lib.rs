@@ -8,6 +8,7 @@
 //! - [`task`]: a task's `schedstat`, `sched` and `status`.
 //! - [`system`]: the system-wide counters (`/proc/stat`, `/proc/vmstat`, `/proc/loadavg`,
 //!   `/proc/pressure/*`) and [`SystemReader`], which keeps those files open and re-reads them.
+//! - [`procs`]: the process table (each process's CPU time, parent, kernel thread or not).
 //! - [`busy`]: how busy each CPU was (`/proc/schedstat`, cgroup CPU accounting).
 //! - [`machine`]: what describes the machine (`/proc/cpuinfo`, kernel configuration,
 //!   preemption mode, kernel command line, CPU lists); these may allocate.
@@ -18,6 +19,7 @@
 
 pub mod busy;
 pub mod machine;
+pub mod procs;
 pub mod system;
 pub mod task;
 
@@ -26,6 +28,7 @@ pub use machine::{
     cmdline_value, format_cpu_list, parse_cpu_list, parse_cpuinfo, parse_kernel_config,
     parse_preempt_mode, sched_config, CpuInfo, CpuListError, SchedConfig, MAX_CPU,
 };
+pub use procs::{parse_pid_stat, PidStat, Proc, ProcTable, PF_KTHREAD, TICK_NS};
 pub use system::{
     parse_loadavg, parse_per_cpu_ticks, parse_pressure, parse_stat, vmstat_values, CpuTicks,
     LoadAvg, Pressure, ProcStat, PsiLine, SystemCounters, SystemReader, SYSTEM_FILES,

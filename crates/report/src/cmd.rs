@@ -43,8 +43,10 @@ pub struct Selection {
     pub exclude_noisy: bool,
     /// Claims declared now (`--claim`), after the data: exploratory.
     pub post_hoc: Vec<schedlab_spec::ClaimSpec>,
-    /// Verdicts keep the trials flagged disturbed.
+    /// Summaries and verdicts keep the trials flagged disturbed.
     pub include_disturbed: bool,
+    /// Summaries and verdicts keep the trials flagged slowed.
+    pub include_slowed: bool,
 }
 
 type Result<T, E = ReportError> = std::result::Result<T, E>;
@@ -67,6 +69,7 @@ impl Selection {
         input.claims = super::claims::ClaimsRequest {
             post_hoc: self.post_hoc.clone(),
             include_disturbed: self.include_disturbed,
+            include_slowed: self.include_slowed,
             ..Default::default()
         };
         super::claims::claims_of(&input.run.spec_toml, &input.claims)

@@ -362,8 +362,11 @@ pub fn describe(keys: &[CellKey]) -> Vec<String> {
         .collect()
 }
 
-/// Computes the whole report from the stored rows of a run.
-pub fn build(input: &ReportInput) -> Report {
+/// Computes the whole report from the stored rows of a run: its summaries, tests and figures
+/// from the clean trials ([`quality::clean`]), its claims from every stored trial (they leave
+/// out the same ones, [`quality::excluded_trials`]).
+pub fn build(all: &ReportInput) -> Report {
+    let input = &quality::clean(all);
     let seed = input.run.seed;
     let keys = CellKey::all_of(&input.cells);
     let Layout {
@@ -396,7 +399,7 @@ pub fn build(input: &ReportInput) -> Report {
         &exploratory,
     );
     methods.notes.extend(quality::notes(&quality));
-    let claims = crate::claims::build(input);
+    let claims = crate::claims::build(all);
     methods
         .notes
         .extend(claims.iter().flat_map(|c| c.methods.clone()));

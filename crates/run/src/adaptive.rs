@@ -97,6 +97,12 @@ impl<'a> Schedule<'a> {
         self.trials.is_empty()
     }
 
+    /// The round of the next trial, if it is scheduled already (None: the trials scheduled so
+    /// far are used up; an adaptive run may add a round).
+    pub fn peek_round(&self) -> Option<u32> {
+        self.trials.get(self.next).map(|t| t.round)
+    }
+
     /// Measured rounds scheduled so far.
     pub fn measured_rounds(&self) -> u32 {
         self.rounds.saturating_sub(self.plan.settings.warmup)
@@ -235,6 +241,7 @@ mod tests {
             settings: schedlab_spec::plan::RunSettings {
                 trials: min,
                 warmup,
+                retries: 2,
                 timeout_ns: None,
                 io_dir: "/tmp".into(),
                 sample_interval_ns: None,

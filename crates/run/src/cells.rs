@@ -58,7 +58,7 @@ impl<'a> Calibrator<'a> {
             source,
         })?;
         if let Some(sink) = self.sink.as_deref_mut() {
-            sink.save_calibration(&key, &self.kernel, &self.cpu_model, r.units_per_sec)?;
+            sink.save_calibration(&key, &self.kernel, &self.cpu_model, r.units_per_sec, None)?;
         }
         Ok(r)
     }
@@ -94,6 +94,10 @@ pub struct CellState {
     pub alone_ns: u64,
     /// Why the cell is skipped, once it is.
     pub skipped: Option<String>,
+    /// Calibrated units per second of its work (CPU seconds for CPU work; 0: not prepared).
+    pub units_per_sec: f64,
+    /// Kernel work each of its trials caused so far in this run, ns (`kernel_cpu_ns`).
+    pub kernel_ns: Vec<u64>,
 }
 
 impl CellState {
@@ -111,6 +115,7 @@ impl CellState {
         self.run_units = cal.run_units(&cell.workload)?;
         let units = self.units.unwrap_or_else(|| units_per_task(cell, rate));
         self.units = Some(units);
+        self.units_per_sec = rate.units_per_sec;
         self.alone_ns = rate.ns_for(units).max(1);
         super::capacity::check_trial_length(cell, self.alone_ns)?;
         Ok(())

@@ -1,5 +1,5 @@
 //! Interference measured, not guessed: the CPU time that anything outside a trial used on the
-//! trial's CPUs while it ran.
+//! trial's CPUs while it ran, and whose it was.
 //!
 //! outside = busy time of the trial's CPUs over the trial − the CPU time of the trial's own
 //! tasks (measured and antagonists, whole lives from rusage or their exact clock, whichever is
@@ -16,11 +16,21 @@
 //! 4. `/proc/stat` busy ticks per CPU (user, nice, system, irq, softirq), USER_HZ ticks
 //!    (10 ms at 100 Hz): the last resort, its resolution stated with every trial.
 //!
-//! A trial whose outside share of its CPUs' time (CPUs × wall time) exceeds
-//! [`DISTURBED_PCT`] is flagged `disturbed`; verdicts leave such trials out by default.
-//! This is apart from the reference loop's speed flag (`noise.rs`), which measures speed drift
-//! (frequency, steal, a slower machine) and by design ignores preemption.
+//! Sources 1-3 count tasks' run time: interrupts only where the kernel charges them to the
+//! task they interrupted (without CONFIG_IRQ_TIME_ACCOUNTING, as on this VM).
+//!
+//! The outside time is split by whose it was (`whose.rs`): kernel threads and interrupts are
+//! the kernel's work, most of it done for the trial itself (an I/O trial's writes are flushed
+//! by kernel workers, its completions are softirqs), so beyond the settle window's rate it is
+//! stored as the trial's own kernel cost (`kernel_cpu_ns`), not as disturbance. Other
+//! processes' time on the trial's CPUs is the smaller of the busy time left after the kernel's
+//! and those processes' own CPU time (each an upper bound of it); a trial whose other
+//! processes took more than [`DISTURBED_PCT`] of its CPUs' time (CPUs × wall time) is flagged
+//! `disturbed`, and verdicts and summaries leave it out by default. This is apart from the
+//! reference loop's speed flag (`noise.rs`), which measures speed drift (frequency, steal, a
+//! slower machine) and by design ignores preemption.
 
+use super::whose::{KernelRate, Split};
 pub use schedlab_core::records::DISTURBED_PCT;
 use schedlab_core::records::{TrialMeta, TrialOutcome};
 
@@ -153,17 +163,49 @@ pub fn outside(before: &Busy, after: &Busy, own_ns: u64) -> Option<(i64, f64)> {
     Some((outside as i64, outside as f64 / capacity))
 }
 
-/// Records the interference of a trial measured between `before` and `after` in `meta`.
-pub fn record(before: Option<&Busy>, after: Option<&Busy>, own_ns: u64, meta: &mut TrialMeta) {
-    let (Some(b), Some(a)) = (before, after) else {
-        return;
-    };
-    if let Some((ns, share)) = outside(b, a, own_ns) {
-        meta.outside_cpu_ns = Some(ns);
-        meta.outside_share = Some(share);
-        meta.interference_source = Some(a.source.name().to_string());
-        meta.disturbed = share * 100.0 > DISTURBED_PCT;
+/// What is known of a trial's outside work.
+pub struct Seen<'a> {
+    /// The busy counters just before and just after it.
+    pub busy: (Option<&'a Busy>, Option<&'a Busy>),
+    /// The trial's own CPU time outside this process ([`own_cpu_ns`]).
+    pub own_ns: u64,
+    /// Whose the outside work was, over the same interval.
+    pub whose: &'a Split,
+    /// The kernel's work per ns in the settle window.
+    pub rate: KernelRate,
+    /// The trial's CPUs' time over the interval, ns (CPUs × wall time).
+    pub capacity_ns: f64,
+    /// The interval, ns.
+    pub wall_ns: u64,
+}
+
+/// Records the interference of a trial in `meta`: the outside CPU time (when the busy
+/// counters fit together), its split, the kernel work the trial caused, and the disturbed flag.
+pub fn record(seen: &Seen, meta: &mut TrialMeta) {
+    let whose = seen.whose;
+    let mut process_ns = whose.process_ns;
+    if let (Some(b), Some(a)) = seen.busy {
+        if let Some((ns, share)) = outside(b, a, seen.own_ns) {
+            meta.outside_cpu_ns = Some(ns);
+            meta.outside_share = Some(share);
+            meta.interference_source = Some(a.source.name().to_string());
+            // Only /proc/stat's busy ticks hold interrupts apart from tasks' time.
+            let kernel = whose.kthread_ns
+                + if a.source == Source::ProcStat {
+                    whose.irq_ns
+                } else {
+                    0
+                };
+            process_ns = process_ns.min((ns.max(0) as u64).saturating_sub(kernel));
+        }
     }
+    let share = process_ns as f64 / seen.capacity_ns.max(1.0);
+    meta.outside_process_ns = Some(process_ns as i64);
+    meta.outside_process_share = Some(share);
+    meta.outside_kthread_ns = Some(whose.kthread_ns as i64);
+    meta.outside_irq_ns = Some(whose.irq_ns as i64);
+    meta.kernel_cpu_ns = Some(seen.rate.induced_ns(whose, seen.wall_ns) as i64);
+    meta.disturbed = share * 100.0 > DISTURBED_PCT;
 }
 
 #[cfg(test)]
@@ -191,15 +233,47 @@ mod tests {
         let (ns, share) = outside(&b, &a, 900_000_000).expect("fits");
         assert_eq!(ns, 500_000_000);
         assert!((share - 0.25).abs() < 1e-12);
+        // Of the 0.5 s, kernel threads 0.3 s and a process 0.35 s (an upper bound: it may
+        // also have run elsewhere): other processes get the 0.2 s the kernel left, 10 %.
+        let whose = Split {
+            process_ns: 350_000_000,
+            kthread_ns: 300_000_000,
+            irq_ns: 40_000_000,
+            top: Vec::new(),
+        };
+        let seen = |own_ns, whose| Seen {
+            busy: (Some(&b), Some(&a)),
+            own_ns,
+            whose,
+            rate: KernelRate { per_ns: 0.01 },
+            capacity_ns: 2e9,
+            wall_ns: 1_000_000_000,
+        };
         let mut meta = TrialMeta::default();
-        record(Some(&b), Some(&a), 900_000_000, &mut meta);
-        assert!(meta.disturbed);
+        record(&seen(900_000_000, &whose), &mut meta);
+        assert_eq!(meta.outside_cpu_ns, Some(500_000_000));
+        assert_eq!(meta.outside_process_ns, Some(200_000_000));
+        assert_eq!(meta.outside_process_share, Some(0.1));
+        assert!(!meta.disturbed, "10 % is not above the threshold");
+        // Kernel work 0.34 s, less 1 % of a CPU for 1 s at the settle window's rate.
+        assert_eq!(meta.kernel_cpu_ns, Some(330_000_000));
         assert_eq!(meta.interference_source.as_deref(), Some("cpuacct"));
+        // Without kernel work the process's 0.35 s stand: 17.5 %, disturbed.
+        let busy_process = Split {
+            kthread_ns: 0,
+            irq_ns: 0,
+            ..whose.clone()
+        };
+        let mut hogged = TrialMeta::default();
+        record(&seen(900_000_000, &busy_process), &mut hogged);
+        assert_eq!(hogged.outside_process_ns, Some(350_000_000));
+        assert!(hogged.disturbed);
         // More of our own than was busy (counter granularity): nothing outside.
         assert_eq!(outside(&b, &a, 2_000_000_000).map(|o| o.0), Some(0));
         let mut quiet = TrialMeta::default();
-        record(Some(&b), Some(&a), 1_350_000_000, &mut quiet);
-        assert!(!quiet.disturbed, "{:?}", quiet.outside_share);
+        record(&seen(2_000_000_000, &busy_process), &mut quiet);
+        assert_eq!(quiet.outside_process_ns, Some(0));
+        assert!(!quiet.disturbed, "{:?}", quiet.outside_process_share);
         assert_eq!(
             outside(
                 &b,

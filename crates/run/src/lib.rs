@@ -6,8 +6,10 @@ pub mod adaptive;
 pub mod capacity;
 mod cells;
 pub mod cgroups;
+mod contaminated;
 pub mod error;
 pub mod interference;
+pub mod intrial;
 pub mod iosched;
 pub mod journal;
 pub mod knobfile;
@@ -20,6 +22,7 @@ pub mod noise;
 mod one;
 mod owner;
 pub mod progress;
+mod reruns;
 pub mod sampler;
 pub mod scx;
 pub mod settle;
@@ -28,6 +31,7 @@ pub mod statedir;
 pub mod task;
 pub mod trace;
 pub mod trial;
+pub mod whose;
 pub mod work;
 
 pub use cells::{default_timeout_ns, estimate_trial_ns, units_per_task, Calibrator, CellState};
@@ -36,6 +40,7 @@ pub use error::{KernelError, RunError, SinkError, SinkResult, TraceError};
 use error::Result;
 use launcher::Launcher;
 use measure::one_trial;
+pub use measure::{Attempt, Done};
 use one::Observe;
 use schedlab_core::records::TrialStatus;
 use schedlab_spec::plan::Plan;
@@ -223,11 +228,22 @@ impl Keeper for Local<'_> {
     }
 }
 
-/// A run's state across its trials: its cells and what its trials record. (Its kernel
-/// settings belong to the process: [`Session::settings`].)
+/// A run's state across its trials: its cells, what its trials record, and the speeds its
+/// trials are judged against. (Its kernel settings belong to the process:
+/// [`Session::settings`].)
 pub(crate) struct RunState {
     pub cells: Vec<CellState>,
     pub observe: Observe,
+    pub history: History,
+}
+
+/// The speeds of a run's trials so far, whose medians are its steady speeds.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct History {
+    /// The reference loop's, around each trial.
+    pub reference: noise::Steady,
+    /// The calibrated CPU work's, in each trial.
+    pub in_trial: intrial::Steady,
 }
 
 impl RunState {
@@ -270,6 +286,7 @@ impl RunState {
                     .map(std::time::Duration::from_nanos),
                 trace: plan.settings.trace,
             },
+            history: History::default(),
         })
     }
 }
@@ -332,15 +349,14 @@ fn evidence(
     };
     let mut e = adaptive::Evidence::default();
     if a.precision.is_some() {
-        // Skipped cells and cells without an ok trial cannot become precise: not judged.
+        // Skipped cells and cells without an ok trial cannot become precise: not judged. A
+        // cell whose ok trials are all contaminated is judged (not precise yet).
         e.cells = store
             .key_values(run_id, a.metric, through)?
             .into_iter()
             .enumerate()
-            .filter(|(c, v)| {
-                state.cells.get(*c).is_some_and(|s| s.skipped.is_none()) && !v.is_empty()
-            })
-            .map(|(_, v)| v)
+            .filter(|(c, _)| state.cells.get(*c).is_some_and(|s| s.skipped.is_none()))
+            .filter_map(|(_, v)| v)
             .collect();
     }
     if a.until_decided {
@@ -381,44 +397,104 @@ fn run_trials(
         (&mut *store, &plan.settings.io_dir),
     )?;
     let mut schedule = adaptive::Schedule::new(plan, &stored.trials);
-    while let Some((n, planned)) = schedule.next(opts.judge.as_deref(), |through, _| {
-        evidence(&*store, run_id, plan, &state, through)
-    })? {
-        progress.set_total(schedule.len());
-        if interrupted.load(SeqCst) {
-            summary.interrupted = true;
-            break;
-        }
-        if stored.trials.contains(&(planned.cell, planned.trial_index)) {
-            continue;
-        }
-        let resumed = stored.trials.iter().any(|&(c, _)| c == planned.cell);
-        let mut keeper = Local(&mut *store);
-        let status = one_trial(
-            &mut session,
-            &mut keeper,
-            run_id,
-            plan,
-            &mut state,
-            n,
-            &planned,
-            resumed,
-        )?;
-        match status {
-            None => {
-                summary.interrupted = true;
-                break;
-            }
-            Some(status) => summary.count(status),
-        }
-    }
+    let mut trials = Trials {
+        session: &mut session,
+        keeper: Local(&mut *store),
+        state: &mut state,
+        plan,
+        run_id,
+        summary: &mut summary,
+        reruns: reruns::Reruns::owed(plan, &stored.reruns),
+    };
+    trials.run_all(&mut schedule, stored, opts.judge.as_deref(), &progress)?;
     progress.finish();
-    warn_adaptive_stop(store, run_id, plan, &schedule)?;
     if interrupted.load(SeqCst) {
         summary.interrupted = true;
     }
+    warn_adaptive_stop(store, run_id, plan, &schedule)?;
     summary.hung_up = caught.hung_up();
     Ok(summary)
+}
+
+/// What runs the attempts of a local run.
+struct Trials<'s, 'a, 'b> {
+    session: &'s mut Session<'a>,
+    keeper: Local<'b>,
+    state: &'s mut RunState,
+    plan: &'s Plan,
+    run_id: i64,
+    summary: &'s mut Summary,
+    reruns: reruns::Reruns,
+}
+
+impl Trials<'_, '_, '_> {
+    /// Runs every trial of `schedule` not `stored` yet, each round's re-runs at its end,
+    /// until the schedule ends or a signal stops the run; `judge` decides an adaptive run's
+    /// rounds.
+    fn run_all(
+        &mut self,
+        schedule: &mut adaptive::Schedule,
+        stored: &sink::Stored,
+        judge: Option<&dyn adaptive::Judge>,
+        progress: &progress::Progress,
+    ) -> Result<()> {
+        let interrupted = self.session.interrupted.clone();
+        // Trials shown so far, and re-runs among them.
+        let (mut shown, mut extra) = (0, 0);
+        loop {
+            // Before a trial of a later round, or the judge's look at the rounds so far, the
+            // re-runs of the rounds before it.
+            while let Some(mut a) = self.reruns.due(schedule.peek_round()) {
+                (shown, extra) = (shown + 1, extra + 1);
+                a.shown = shown;
+                progress.set_total(schedule.len() + extra + self.reruns.len());
+                if interrupted.load(SeqCst) || !self.attempt(&a, true)? {
+                    return Ok(());
+                }
+            }
+            let (run_id, plan) = (self.run_id, self.plan);
+            let Some((n, planned)) = schedule.next(judge, |through, _| {
+                evidence(&*self.keeper.0, run_id, plan, self.state, through)
+            })?
+            else {
+                return Ok(());
+            };
+            progress.set_total(schedule.len() + extra + self.reruns.len());
+            if interrupted.load(SeqCst) {
+                return Ok(());
+            }
+            shown += 1;
+            if stored.trials.contains(&(planned.cell, planned.trial_index)) {
+                continue;
+            }
+            let resumed = stored.trials.iter().any(|&(c, _)| c == planned.cell);
+            let a = Attempt {
+                n,
+                planned,
+                retry: 0,
+                shown,
+            };
+            if !self.attempt(&a, resumed)? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Runs attempt `a` (`resumed`: its cell has trials stored from before) and asks for it to
+    /// be run again if it was contaminated; false when it was interrupted.
+    fn attempt(&mut self, a: &Attempt, resumed: bool) -> Result<bool> {
+        let run = (self.run_id, self.plan);
+        let done = one_trial(self.session, &mut self.keeper, run, self.state, a, resumed)?;
+        let Some(done) = done else {
+            self.summary.interrupted = true;
+            return Ok(false);
+        };
+        self.summary.count(done.status);
+        if done.rerun {
+            self.reruns.push(a);
+        }
+        Ok(true)
+    }
 }
 
 /// Warns (stored with the run) when an adaptive run stopped before its precision was reached.

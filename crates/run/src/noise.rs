@@ -1,5 +1,6 @@
-//! Noise you can see: a short reference loop before and after every trial, whose speed
-//! relative to the calibration is stored with the trial, and the steal time over the trial.
+//! Noise you can see: a short reference loop before and after every trial, whose speed is
+//! stored with the trial relative to the loop's calibration, and judged against the run's own
+//! steady speed; and the steal time over the trial.
 //!
 //! The loop runs in the main process, outside the measured region (before the launcher is
 //! asked to run the trial, after its tasks ended), at SCHED_OTHER, on the trial's CPUs: a
@@ -8,21 +9,40 @@
 //! wall time, a CPU's speed the median of its chunks (so one preemption of one chunk does not
 //! count, a CPU that is slower throughout does), and the trial's speed that of its slowest CPU.
 //!
-//! The loop has a calibration of its own, measured the same way (chunk medians over every
-//! CPU) and stored with the other calibrations of this kernel and CPU model: the spin
-//! calibration times 40 ms batches by CPU time, which counts the interrupts of those 40 ms,
-//! so chunk medians run 5-20 % faster than it on this machine, and comparing the two would
-//! flag every trial. 1.0 is the calibrated speed; 0.8 means the same work took 25 % longer.
+//! The loop has a calibration of its own, measured the same way and stored with the other
+//! calibrations of this kernel and CPU model (the spin calibration times 40 ms batches by CPU
+//! time, which counts the interrupts of those 40 ms, so chunk medians run 5-20 % faster than
+//! it). This VM's speed drifts by tens of percent for seconds to minutes, and slowdowns only
+//! slow: the calibration is [`CAL_ROUNDS`] measurements of every CPU spread over about
+//! [`CAL_SPACING_MS`] x [`CAL_ROUNDS`] ms, its speed their [`CAL_QUANTILE`] quantile, and
+//! their spread is stored beside it. 1.0 is the calibrated speed; 0.8 means the same work took
+//! 25 % longer.
+//!
+//! A calibration taken at a slow (or fast) moment shifts every speed of a run alike, so the
+//! noise flag does not use it: a trial is noisy when its speed before or after is more than
+//! [`SPEED_WARN_PCT`] off the run's steady speed, the median of the run's reference speeds so
+//! far ([`Steady`]). The steady speed against the calibration is stored with each trial
+//! (`speed_steady`), for comparisons across runs and machines.
 
 use super::cells::Calibrator;
+use super::interference::{self, Busy};
+use super::whose;
 use crate::error::Result;
+use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_core::warning::OutsideProcess;
 use schedlab_core::workload::{CpuKernel, CpuState, Workload, WorkloadKind};
 use schedlab_core::Warning;
 use schedlab_procfs::{parse_per_cpu_ticks, CpuTicks};
 
-/// A trial whose reference speed before or after it is off the calibration by more than this
-/// share is flagged noisy, in percent.
+/// A trial whose reference speed before or after it is off the run's steady speed by more than
+/// this share is flagged noisy, in percent.
 pub const SPEED_WARN_PCT: f64 = 10.0;
+/// Measurements of every CPU that make the loop's calibration.
+pub const CAL_ROUNDS: usize = 10;
+/// Pause between two of them, ms.
+pub const CAL_SPACING_MS: u64 = 200;
+/// The quantile of the measurements taken as the calibrated speed (slowdowns only slow).
+pub const CAL_QUANTILE: f64 = 0.9;
 /// Wall time of one chunk of the reference loop at the calibrated speed, ns.
 const CHUNK_NS: u64 = 500_000;
 /// Chunks per CPU and measurement (3 ms of spinning per CPU).
@@ -51,7 +71,8 @@ impl Reference {
         };
         let spin_rate = cal.rate(&spin)?.units_per_sec;
         let key = format!(
-            "reference-loop|spin|chunk={CHUNK_NS}ns|{}",
+            "reference-loop|spin|chunk={CHUNK_NS}ns|q{:.0}x{CAL_ROUNDS}|{}",
+            CAL_QUANTILE * 100.0,
             if cfg!(debug_assertions) {
                 "debug"
             } else {
@@ -66,9 +87,16 @@ impl Reference {
             Some(r) => r,
             None => {
                 cal.progress.note("calibrating the reference loop");
-                let r = spin_rate * Reference::with_rate(spin_rate).calibrate();
+                let measured = Reference::with_rate(spin_rate).calibrate();
+                let r = spin_rate * measured.speed;
                 if let Some(sink) = cal.sink.as_deref_mut() {
-                    sink.save_calibration(&key, &cal.kernel, &cal.cpu_model, r)?;
+                    sink.save_calibration(
+                        &key,
+                        &cal.kernel,
+                        &cal.cpu_model,
+                        r,
+                        Some(measured.spread),
+                    )?;
                 }
                 r
             }
@@ -79,25 +107,23 @@ impl Reference {
         })
     }
 
-    /// The loop's speed against `units_per_sec` measured for its calibration: the median over
-    /// every CPU this process may use of each CPU's median of 5 measurements.
-    fn calibrate(&self) -> f64 {
+    /// The loop's speed against `units_per_sec`, measured for its calibration: every CPU this
+    /// process may use, [`CAL_ROUNDS`] times, [`CAL_SPACING_MS`] apart.
+    fn calibrate(&self) -> Calibrated {
         let original = schedlab_sys::allowed_cpus();
-        let mut per_cpu: Vec<f64> = Vec::new();
-        for &cpu in &original {
-            if schedlab_sys::set_affinity(&[cpu]).is_ok() {
-                let mut v: Vec<f64> = (0..5).map(|_| self.speed_here()).collect();
-                v.sort_by(f64::total_cmp);
-                per_cpu.push(v[2]);
+        let mut speeds: Vec<f64> = Vec::with_capacity(CAL_ROUNDS * original.len());
+        for round in 0..CAL_ROUNDS {
+            if round > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(CAL_SPACING_MS));
+            }
+            for &cpu in &original {
+                if schedlab_sys::set_affinity(&[cpu]).is_ok() {
+                    speeds.push(self.speed_here());
+                }
             }
         }
         let _ = schedlab_sys::set_affinity(&original);
-        per_cpu.sort_by(f64::total_cmp);
-        match per_cpu.len() {
-            0 => 1.0,
-            n if n % 2 == 1 => per_cpu[n / 2],
-            n => (per_cpu[n / 2 - 1] + per_cpu[n / 2]) / 2.0,
-        }
+        Calibrated::of(speeds)
     }
 
     /// The reference loop for a known rate (units per wall second by chunk medians).
@@ -141,46 +167,157 @@ impl Reference {
     }
 }
 
+/// The reference loop's calibration: the chosen speed and how far the measurements spread.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Calibrated {
+    /// The [`CAL_QUANTILE`] quantile of the measured speeds.
+    pub speed: f64,
+    /// (that quantile - the 10 % quantile) / that quantile: 0.2 means the slow moments ran
+    /// 20 % slower.
+    pub spread: f64,
+}
+
+impl Calibrated {
+    /// The calibration of `speeds` (1.0 and no spread when there are none).
+    pub fn of(mut speeds: Vec<f64>) -> Calibrated {
+        speeds.retain(|s| s.is_finite() && *s > 0.0);
+        speeds.sort_by(f64::total_cmp);
+        let q = |p: f64| speeds[((speeds.len() - 1) as f64 * p).round() as usize];
+        if speeds.is_empty() {
+            return Calibrated {
+                speed: 1.0,
+                spread: 0.0,
+            };
+        }
+        let high = q(CAL_QUANTILE);
+        Calibrated {
+            speed: high,
+            spread: (high - q(0.1)) / high,
+        }
+    }
+}
+
+/// The reference speeds of a run so far; their median is the run's steady speed.
+#[derive(Debug, Clone, Default)]
+pub struct Steady {
+    speeds: Vec<f64>,
+}
+
+impl Steady {
+    /// Adds the speeds measured around one trial.
+    pub fn add(&mut self, speeds: impl IntoIterator<Item = Option<f64>>) {
+        self.speeds.extend(speeds.into_iter().flatten());
+    }
+
+    /// The median of the speeds so far; None before the first.
+    pub fn median(&self) -> Option<f64> {
+        median(&self.speeds)
+    }
+}
+
+/// The median of `v` (None when empty).
+pub fn median(v: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(v[n / 2]),
+        n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
 /// What is measured around one trial: started by [`Around::before`] just before the trial,
 /// finished by [`Around::after`] just after it.
 pub struct Around {
     speed_before: Option<f64>,
     ticks: Vec<(usize, CpuTicks)>,
-    busy: Option<super::interference::Busy>,
+    busy: Option<Busy>,
+    scan: whose::Scan,
+    /// The kernel's work per ns in the settle window.
+    rate: whose::KernelRate,
 }
 
 impl Around {
-    /// Runs the reference loop on `cpus`, then reads the CPUs' tick and busy counters.
-    pub fn before(reference: &Reference, cpus: Option<&[usize]>) -> Around {
+    /// Runs the reference loop on `cpus`, then reads the process table and the CPUs' tick and
+    /// busy counters; `settle` is the process table at the start of the settle window, which
+    /// gives the machine's own rate of kernel work.
+    pub fn before(reference: &Reference, cpus: Option<&[usize]>, settle: &whose::Scan) -> Around {
         let speed_before = reference.speed(cpus);
+        let scan = whose::Scan::take();
+        let window = split(settle, &scan, cpus);
+        let rate = whose::KernelRate::of(&window, scan.t_ns.saturating_sub(settle.t_ns));
         Around {
             speed_before,
             ticks: cpu_ticks(),
-            busy: super::interference::Busy::read(cpus),
+            busy: Busy::read(cpus),
+            scan,
+            rate,
         }
     }
 
     /// Reads the counters again (steal and interference over the trial, whose outcome is
-    /// `outcome`), runs the reference loop, and records all in `meta`; returns the warning
-    /// for a noisy trial (trial number `trial`, from 1, of cell `cell`).
+    /// `outcome`), runs the reference loop, judges its speeds against the run's steady speed
+    /// (`steady`, which they join), and records all in `meta`.
     pub fn after(
         self,
         reference: &Reference,
         cpus: Option<&[usize]>,
-        outcome: &schedlab_core::records::TrialOutcome,
-        meta: &mut schedlab_core::records::TrialMeta,
-        (trial, cell): (usize, &str),
-    ) -> Option<Warning> {
-        let busy = super::interference::Busy::read(cpus);
-        let own = super::interference::own_cpu_ns(outcome);
-        super::interference::record(self.busy.as_ref(), busy.as_ref(), own, meta);
-        meta.trial_steal_pct = steal_pct(&self.ticks, &cpu_ticks(), cpus);
+        outcome: &TrialOutcome,
+        meta: &mut TrialMeta,
+        steady: &mut Steady,
+    ) -> AfterTrial {
+        let busy = Busy::read(cpus);
+        let ticks = cpu_ticks();
+        let scan = whose::Scan::take();
+        let whose = split(&self.scan, &scan, cpus);
+        let own = interference::own_cpu_ns(outcome);
+        let wall_ns = scan.t_ns.saturating_sub(self.scan.t_ns);
+        let trial_cpus = cpus.map_or_else(|| schedlab_sys::allowed_cpus().len(), <[usize]>::len);
+        let capacity_ns = wall_ns as f64 * trial_cpus.max(1) as f64;
+        interference::record(
+            &interference::Seen {
+                busy: (self.busy.as_ref(), busy.as_ref()),
+                own_ns: own,
+                whose: &whose,
+                rate: self.rate,
+                capacity_ns,
+                wall_ns,
+            },
+            meta,
+        );
+        meta.trial_steal_pct = steal_pct(&self.ticks, &ticks, cpus);
         meta.speed_before = self.speed_before;
         meta.speed_after = reference.speed(cpus);
-        meta.noisy = is_noisy(meta.speed_before, meta.speed_after);
-        meta.noisy
-            .then(|| noisy_warning(meta.speed_before, meta.speed_after, trial, cell))
+        steady.add([meta.speed_before, meta.speed_after]);
+        meta.speed_steady = steady.median();
+        meta.noisy = is_noisy(meta.speed_before, meta.speed_after, meta.speed_steady);
+        AfterTrial {
+            top: whose.top,
+            capacity_ns,
+        }
     }
+}
+
+/// What [`Around::after`] found besides what it records.
+#[derive(Debug, Clone, Default)]
+pub struct AfterTrial {
+    /// The outside processes that used the most CPU time during the trial, most first.
+    pub top: Vec<OutsideProcess>,
+    /// The trial's CPUs' time over the interval measured, ns (CPUs × wall time).
+    pub capacity_ns: f64,
+}
+
+/// What the process tables `before` and `after` show on `cpus` (None: every CPU this process
+/// may use), this process and its descendants left out.
+fn split(before: &whose::Scan, after: &whose::Scan, cpus: Option<&[usize]>) -> whose::Split {
+    let list = cpus.map_or_else(schedlab_sys::allowed_cpus, <[usize]>::to_vec);
+    whose::split(
+        before,
+        after,
+        &list,
+        schedlab_sys::getpid(),
+        &schedlab_sys::affinity_of,
+    )
 }
 
 /// At most `n` of `cpus`, evenly spread (all of them when there are `n` or fewer).
@@ -191,23 +328,29 @@ fn spread(cpus: &[usize], n: usize) -> Vec<usize> {
     (0..n).map(|i| cpus[i * cpus.len() / n]).collect()
 }
 
-/// Whether a trial whose reference loop ran at `before` and `after` of the calibrated speed is
-/// noisy: either is off by more than [`SPEED_WARN_PCT`].
-pub fn is_noisy(before: Option<f64>, after: Option<f64>) -> bool {
+/// Whether a trial whose reference loop ran at `before` and `after` (of the calibrated speed)
+/// is noisy: either is off the run's `steady` speed by more than [`SPEED_WARN_PCT`].
+pub fn is_noisy(before: Option<f64>, after: Option<f64>, steady: Option<f64>) -> bool {
+    let Some(steady) = steady.filter(|s| *s > 0.0) else {
+        return false;
+    };
     [before, after]
         .into_iter()
         .flatten()
-        .any(|s| (s - 1.0).abs() * 100.0 > SPEED_WARN_PCT)
+        .any(|s| (s / steady - 1.0).abs() * 100.0 > SPEED_WARN_PCT)
 }
 
-/// The warning stored with a noisy trial (speeds as fractions of the calibrated speed).
-pub fn noisy_warning(before: Option<f64>, after: Option<f64>, trial: usize, cell: &str) -> Warning {
+/// The warning stored with a noisy trial whose `meta` holds its speeds and the run's steady
+/// speed (trial number `trial`, from 1, of cell `cell`).
+pub fn noisy_warning(meta: &TrialMeta, trial: usize, cell: &str) -> Warning {
+    let steady = meta.speed_steady.filter(|s| *s > 0.0).unwrap_or(1.0);
     Warning::TrialNoisy {
         trial,
         cell: cell.to_string(),
-        before_pct: before.map(|s| s * 100.0),
-        after_pct: after.map(|s| s * 100.0),
+        before_pct: meta.speed_before.map(|s| s / steady * 100.0),
+        after_pct: meta.speed_after.map(|s| s / steady * 100.0),
         limit_pct: SPEED_WARN_PCT,
+        steady_pct: meta.speed_steady.map(|s| s * 100.0),
     }
 }
 
@@ -237,57 +380,5 @@ pub fn steal_pct(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn noisy_means_more_than_ten_percent_off_either_side() {
-        assert!(!is_noisy(Some(0.95), Some(1.08)));
-        assert!(is_noisy(Some(0.85), Some(1.0)));
-        assert!(is_noisy(None, Some(1.15)));
-        assert!(!is_noisy(None, None));
-        let w = noisy_warning(Some(0.85), None, 1, "other").to_string();
-        assert!(w.contains("85 %") && w.contains("--exclude-noisy"), "{w}");
-    }
-
-    #[test]
-    fn steal_is_the_share_of_the_chosen_cpus_ticks() {
-        let t = |steal: u64, idle: u64| CpuTicks {
-            steal,
-            idle,
-            ..CpuTicks::default()
-        };
-        let before = vec![(0, t(10, 100)), (1, t(0, 100))];
-        // CPU 0: 20 of 100 ticks stolen; CPU 1: none of 100.
-        let after = vec![(0, t(30, 180)), (1, t(0, 200))];
-        assert_eq!(steal_pct(&before, &after, Some(&[0])), Some(20.0));
-        assert_eq!(steal_pct(&before, &after, None), Some(10.0));
-        assert_eq!(steal_pct(&before, &before, None), None);
-    }
-
-    #[test]
-    fn at_most_n_cpus_are_measured_evenly_spread() {
-        assert_eq!(spread(&[0, 1], 4), vec![0, 1]);
-        assert_eq!(spread(&(0..16).collect::<Vec<_>>(), 4), vec![0, 4, 8, 12]);
-    }
-
-    #[test]
-    fn the_reference_loop_runs_near_its_calibrated_speed_and_restores_affinity() {
-        // Calibrate the loop the way a run does (no sink: nothing stored), then measure on
-        // CPU 0: on a quiet CPU the speed is about 1; on this shared machine allow a band.
-        let progress = crate::progress::Progress::new(0, true);
-        let mut cal = Calibrator::new(None, std::path::Path::new("/tmp"), &progress);
-        let r = Reference::new(&mut cal).expect("calibration");
-        let before = schedlab_sys::allowed_cpus();
-        let s = r.speed(Some(&before[..1])).expect("measured");
-        assert!(s > 0.6 && s < 1.6, "speed {s}");
-        assert_eq!(schedlab_sys::allowed_cpus(), before);
-        let rate = schedlab_core::workload::calibrate::Rate {
-            units_per_sec: r.units_per_sec,
-        };
-        // Half the calibrated rate makes the same loop look twice as fast.
-        let half = Reference::with_rate(rate.units_per_sec / 2.0);
-        let s2 = half.speed(Some(&before[..1])).expect("measured");
-        assert!(s2 > s * 1.3, "{s2} vs {s}");
-    }
-}
+#[path = "noise_tests.rs"]
+mod tests;

@@ -14,8 +14,11 @@ use std::collections::HashSet;
 /// What a resumed run already has.
 #[derive(Debug, Clone, Default)]
 pub struct Stored {
-    /// (cell index, trial index) of every trial already stored.
+    /// (cell index, trial index) of every trial already stored (any attempt).
     pub trials: HashSet<(usize, u32)>,
+    /// Re-runs still owed: the planned trial and the number of the re-run, for each (cell,
+    /// trial index) whose latest stored attempt was flagged to be run again.
+    pub reruns: Vec<(PlannedTrial, u32)>,
     /// Units of work per task each cell was given, by cell index (None: not yet calibrated).
     pub units: Vec<(usize, Option<u64>)>,
 }
@@ -45,19 +48,27 @@ pub trait Sink {
     /// The stored speed of a workload (units per second) on this kernel and CPU, if any.
     fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>>;
     /// Per cell of run `run_id` (by cell index, every cell), the value of `metric` of each ok,
-    /// measured trial of rounds up to `through_round`, as the report computes it: what an
-    /// adaptive run judges its precision by.
-    fn key_values(&self, run_id: i64, metric: Metric, through_round: u32) -> Result<Vec<Vec<f64>>>;
+    /// measured, clean trial of rounds up to `through_round`, as the report summarises them:
+    /// what an adaptive run judges its precision by; None for a cell without an ok measured
+    /// trial (never precise, so not judged).
+    fn key_values(
+        &self,
+        run_id: i64,
+        metric: Metric,
+        through_round: u32,
+    ) -> Result<Vec<Option<Vec<f64>>>>;
     /// Where the claims of an `--until-decided` run `run_id` stand after its stored trials
     /// (its looks replayed as the report does): how many claims and claim cells are still
     /// inconclusive, and which cells no undecided claim needs any more.
     fn claims_progress(&self, run_id: i64) -> Result<crate::adaptive::ClaimsProgress>;
-    /// Stores a measured speed, replacing an older one.
+    /// Stores a measured speed (and how far its measurements spread, a fraction of it, when
+    /// known), replacing an older one.
     fn save_calibration(
         &mut self,
         key: &str,
         kernel: &str,
         cpu_model: &str,
         units_per_sec: f64,
+        spread: Option<f64>,
     ) -> Result<()>;
 }

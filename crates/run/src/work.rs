@@ -31,6 +31,8 @@ pub struct Claimed {
     pub plan: Rc<Plan>,
     /// Index of the trial in `plan.trials`.
     pub position: usize,
+    /// 0: the planned trial; k: its k-th re-run (the queue holds a row per attempt).
+    pub retry: u32,
     /// Units per task the run's cells have so far: (cell index, units).
     pub units: Vec<(usize, Option<u64>)>,
 }
@@ -133,12 +135,16 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<Summary> {
 fn print_done(claimed: &Claimed, status: TrialStatus) {
     let planned = &claimed.plan.trials[claimed.position];
     eprintln!(
-        "run {}, trial {}/{} ({}{}): {}",
+        "run {}, trial {}/{} ({}{}{}): {}",
         claimed.run_id,
         claimed.position + 1,
         claimed.plan.trials.len(),
         claimed.plan.cells[planned.cell].label(),
         if planned.warmup { ", warm-up" } else { "" },
+        match claimed.retry {
+            0 => String::new(),
+            k => format!(", re-run {k}"),
+        },
         status.name()
     );
 }
@@ -187,17 +193,22 @@ fn run_claimed(
             return Ok(Some(TrialStatus::Skipped));
         }
     };
-    let planned = run.plan.trials[c.position];
-    one_trial(
+    let a = super::Attempt {
+        n: c.position,
+        planned: run.plan.trials[c.position],
+        retry: c.retry,
+        shown: c.position + 1,
+    };
+    let done = one_trial(
         session,
         queue.keeper(),
-        c.run_id,
-        &run.plan,
+        (c.run_id, &run.plan),
         &mut run.state,
-        c.position,
-        &planned,
+        &a,
         false,
-    )
+    )?;
+    // A re-run is queued by the store as the contaminated trial is stored (`meta.retried`).
+    Ok(done.map(|d| d.status))
 }
 
 /// Run `c.run_id` on this worker, if its flags allow what it does (else the reason): in the

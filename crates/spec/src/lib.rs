@@ -28,7 +28,9 @@ pub use claims::{Claim, ClaimSpec};
 pub use durations::{parse_duration_ns, MAX_DURATION_NS};
 pub use knobs::{knob_path, CheckedKnob, KnobAxis, KnobValue, ScxSpec, MAX_SLICE_NS, MIN_SLICE_NS};
 pub use problem::{accepted_values, Problem, SpecError};
-pub use types::{Axes, DeadlineSpec, Orders, Settings, Spec, WorkloadSpec};
+pub use types::{
+    Axes, DeadlineSpec, Orders, Settings, Spec, WorkloadSpec, DEFAULT_RETRIES, MAX_RETRIES,
+};
 pub use validate::{Checked, MAX_TRIALS};
 pub use workloads::{permutations, CheckedWorkload, MAX_IO_BYTES, MAX_ITERATIONS};
 

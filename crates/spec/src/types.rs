@@ -266,6 +266,11 @@ impl Default for DeadlineSpec {
     }
 }
 
+/// How often a contaminated trial is run again unless `settings.retries` says otherwise.
+pub const DEFAULT_RETRIES: u32 = 2;
+/// Most retries a trial may have.
+pub const MAX_RETRIES: u32 = 10;
+
 /// How every cell is run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -334,6 +339,10 @@ pub struct Settings {
     /// HTML report (default "makespan"; any metric key).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub primary_metric: Option<String>,
+    /// How often a contaminated trial (disturbed, or slowed in-trial) is run again at the end
+    /// of its round (default [`DEFAULT_RETRIES`]; 0: never).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
 }
 
 impl Default for Settings {
@@ -361,6 +370,7 @@ impl Default for Settings {
             max_time: None,
             precision_metric: None,
             primary_metric: None,
+            retries: None,
         }
     }
 }

@@ -61,6 +61,8 @@ pub struct Checked {
     pub trials: u32,
     /// Warm-up trials per cell.
     pub warmup: u32,
+    /// Re-runs of a contaminated trial, 0..=[`super::MAX_RETRIES`].
+    pub retries: u32,
     /// Per-trial timeout override, ns, above 0 (None: derived per cell).
     pub timeout_ns: Option<u64>,
     /// Directory for I/O files (default /var/tmp).
@@ -141,6 +143,7 @@ impl Spec {
             antagonist_workload: s.antagonist_workload,
             trials: s.trials,
             warmup: s.warmup,
+            retries: retries(s)?,
             timeout_ns,
             io_dir: s.io_dir.clone().unwrap_or_else(|| "/var/tmp".into()),
             sample_interval_ns,
@@ -151,6 +154,19 @@ impl Spec {
             claims,
         })
     }
+}
+
+/// `settings.retries`, within its bounds.
+fn retries(s: &Settings) -> Result<u32, Problem> {
+    let n = s.retries.unwrap_or(super::DEFAULT_RETRIES);
+    if n > super::MAX_RETRIES {
+        return Err(Problem::new(
+            "settings.retries",
+            format!("{n} re-runs of a contaminated trial are too many"),
+        )
+        .accepting(format!("0 (never) to {}", super::MAX_RETRIES)));
+    }
+    Ok(n)
 }
 
 /// Every axis that needs a value has one.

@@ -77,7 +77,8 @@ fn tasks_sql() -> String {
                 t.t_release_ns, t.t_start_ns, t.t_end_ns, t.role, t.lat_count, t.lat_min_ns, t.lat_p50_ns,
                 t.lat_p90_ns, t.lat_p99_ns, t.lat_p999_ns, t.lat_max_ns, tr.status, {KNOB_COLUMNS},
                 t.slice_getattr_ns, t.slice_proc_ns, t.cpu_ns, t.group_name, c.cgroups, t.workload_role, t.bytes, t.misses,
-                t.op_count, t.op_p50_ns, t.op_p99_ns, t.op_max_ns, t.slack_p1_ns, t.slack_p50_ns, t.slack_p99_ns, t.late_max_ns
+                t.op_count, t.op_p50_ns, t.op_p99_ns, t.op_max_ns, t.slack_p1_ns, t.slack_p50_ns, t.slack_p99_ns, t.late_max_ns,
+                tr.retry, tr.retried
          FROM tasks t JOIN trials tr ON tr.trial_id = t.trial_id JOIN cells c ON c.cell_id = tr.cell_id
               JOIN runs r ON r.run_id = tr.run_id
          WHERE r.run_id = ?1 ORDER BY tr.trial_id, t.task_index"
@@ -89,12 +90,22 @@ fn samples_sql() -> String {
     format!(
         "SELECT {CELL_COLUMNS}, s.t_ns, s.interval_ns, s.r, s.b, s.in_per_s, s.cs_per_s, s.us_pct, s.sy_pct, s.id_pct,
                 s.wa_pct, s.st_pct, s.bi_kib_s, s.bo_kib_s, s.psi_cpu_some_pct, s.psi_cpu_full_pct, s.psi_io_some_pct,
-                s.psi_io_full_pct, s.psi_mem_some_pct, s.psi_mem_full_pct, s.load1, {KNOB_COLUMNS}
+                s.psi_io_full_pct, s.psi_mem_some_pct, s.psi_mem_full_pct, s.load1, {KNOB_COLUMNS}, tr.retry, tr.retried
          FROM samples s JOIN trials tr ON tr.trial_id = s.trial_id JOIN cells c ON c.cell_id = tr.cell_id
               JOIN runs r ON r.run_id = tr.run_id
          WHERE r.run_id = ?1 ORDER BY tr.trial_id, s.t_ns"
     )
 }
+
+/// The rest of a trial's stored columns, after the older ones of the `trials` export: the
+/// conditions before it, the interference and its split, the speeds, the re-run flags. With
+/// them the export carries every column of the `trials` table (its `io_scheduler`, read back
+/// before the trial, as `io_scheduler_read`, beside the cell's `io_scheduler`).
+const TRIAL_QUALITY_COLUMNS: &str = "tr.cell_id, tr.load1, tr.busy_pct, tr.steal_pct, tr.psi_cpu_some_pct,
+     tr.io_scheduler AS io_scheduler_read, tr.trace_lost_events, tr.host, tr.outside_cpu_ns, tr.outside_share,
+     tr.interference_source, tr.disturbed, tr.outside_process_ns, tr.outside_process_share, tr.outside_kthread_ns,
+     tr.outside_irq_ns, tr.kernel_cpu_ns, tr.speed_steady, tr.speed_in_trial, tr.speed_in_trial_steady, tr.slowed,
+     tr.retry, tr.retried, tr.descendants_cpu_ns";
 
 /// SQL of the `trials` export.
 fn trials_sql() -> String {
@@ -103,7 +114,7 @@ fn trials_sql() -> String {
                 tr.speed_before, tr.speed_after, tr.trial_steal_pct, tr.noisy, tr.rt_throttled, c.cgroups,
                 tr.ops, tr.ops_per_s, tr.wake_p50_ns, tr.wake_p90_ns, tr.wake_p99_ns, tr.wake_p999_ns, tr.op_p50_ns,
                 tr.op_p90_ns, tr.op_p99_ns, tr.op_p999_ns, tr.misses, tr.miss_pct, tr.slack_p1_ns, tr.slack_p50_ns,
-                tr.slack_p99_ns, tr.late_max_ns
+                tr.slack_p99_ns, tr.late_max_ns, {TRIAL_QUALITY_COLUMNS}
          FROM trials tr JOIN cells c ON c.cell_id = tr.cell_id JOIN runs r ON r.run_id = tr.run_id
          WHERE r.run_id = ?1 ORDER BY tr.trial_id"
     )
@@ -114,7 +125,8 @@ fn groups_sql() -> String {
     format!(
         "SELECT {CELL_COLUMNS}, g.group_index, g.name AS group_name, g.tasks AS group_tasks, g.weight, g.quota_us,
                 g.period_us, g.idle, g.cpus AS group_cpus, g.is_partition, g.rt_runtime_us, g.usage_ns, g.nr_periods,
-                g.nr_throttled, g.throttled_ns, g.contended_ns, g.usage_contended_ns, tr.status, c.cgroups
+                g.nr_throttled, g.throttled_ns, g.contended_ns, g.usage_contended_ns, tr.status, c.cgroups,
+                tr.retry, tr.retried
          FROM task_groups g JOIN trials tr ON tr.trial_id = g.trial_id JOIN cells c ON c.cell_id = tr.cell_id
               JOIN runs r ON r.run_id = tr.run_id
          WHERE r.run_id = ?1 ORDER BY tr.trial_id, g.group_index"

@@ -44,7 +44,7 @@ pub(super) fn update_trial(db: &Db, trial_id: i64, f: Option<&TrialFigures>) -> 
     Ok(())
 }
 
-/// The values of a task's figure columns, in `write::TASK_COLUMNS` order (workload_role to
+/// The values of a task's figure columns, in `rows::TASK_COLUMNS` order (workload_role to
 /// late_max_ns; NULL for a task without figures).
 pub(super) fn task_values(t: &TaskRecord) -> Vec<Value> {
     let Some(f) = t.figures.as_ref() else {

@@ -94,7 +94,7 @@ pub fn kernel_rows(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<Kerne
 /// The columns of the `samples` table that [`scheduler_samples`] may read: every measured
 /// column of a sample (not its trial or time).
 fn readable(column: &str) -> bool {
-    super::write::SAMPLE_COLUMNS[2..].contains(&column)
+    super::rows::SAMPLE_COLUMNS[2..].contains(&column)
 }
 
 /// One sample of a cell that varied the I/O scheduler.
@@ -122,7 +122,7 @@ pub fn scheduler_samples(
     if let Some(c) = columns.iter().find(|c| !readable(c)) {
         return Err(StoreError::NoSampleColumn {
             column: c.to_string(),
-            known: super::write::SAMPLE_COLUMNS[2..].join(", "),
+            known: super::rows::SAMPLE_COLUMNS[2..].join(", "),
         });
     }
     let cols: Vec<String> = columns.iter().map(|c| format!("s.{c}")).collect();

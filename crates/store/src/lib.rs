@@ -13,11 +13,13 @@ pub mod groups;
 pub mod kernel;
 mod knobs;
 mod location;
+mod migrate;
 mod pg;
 pub mod push;
 pub mod quality;
 pub mod query;
 pub mod queue;
+mod rows;
 mod spool;
 mod value;
 mod write;
@@ -37,7 +39,7 @@ use std::fmt::Display;
 const SCHEMA: &str = include_str!("schema.sql");
 /// Schema version (SQLite: `PRAGMA user_version`, 0 = a new, empty database; PostgreSQL: the
 /// `schedlab_meta` table).
-const SCHEMA_VERSION: i64 = 7;
+const SCHEMA_VERSION: i64 = 8;
 
 /// An open results database.
 pub struct Store {
@@ -77,115 +79,8 @@ const TABLES: [&str; 9] = [
     "warnings",
 ];
 
-/// Schema changes from one version to the next: `MIGRATIONS[i]` takes version `i + 2` to `i + 3`.
-const MIGRATIONS: [&str; 5] = [
-    // 2 -> 3: who runs a run, to tell a dead run from a running one; which machine ran a run
-    // and its trials, and the run's UUID (legacy runs get one here; host, kernel, CPU and
-    // commit come from their environment record); warnings get an id to keep their order on
-    // every engine; the work queue; indexes for reading a trial's rows.
-    // Kernel knobs (issue 12): the cell's slice, knobs and BPF scheduler, the slice read back
-    // per task, and every setting read back before each trial.
-    // Trust (issue 11): exact task CPU time; each trial's reference speed, steal, noise flag
-    // and RT throttling.
-    "ALTER TABLE runs ADD COLUMN runner_pid INTEGER;
-     ALTER TABLE runs ADD COLUMN runner_boot_id TEXT;
-     ALTER TABLE runs ADD COLUMN runner_start_ticks INTEGER;
-     ALTER TABLE runs ADD COLUMN uuid TEXT;
-     ALTER TABLE runs ADD COLUMN host TEXT;
-     ALTER TABLE runs ADD COLUMN machine_id TEXT;
-     ALTER TABLE runs ADD COLUMN kernel TEXT;
-     ALTER TABLE runs ADD COLUMN cpu_model TEXT;
-     ALTER TABLE runs ADD COLUMN git_commit TEXT;
-     UPDATE runs SET uuid = lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2)
-                     || '-' || substr('89ab', 1 + abs(random()) % 4, 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)));
-     UPDATE runs SET host = json_extract(env_json, '$.hostname'), kernel = json_extract(env_json, '$.kernel_release'),
-                     cpu_model = json_extract(env_json, '$.cpu_model'), git_commit = json_extract(env_json, '$.git_commit')
-               WHERE json_valid(env_json);
-     ALTER TABLE trials ADD COLUMN host TEXT;
-     CREATE TABLE warnings_3 (warning_id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(run_id),
-                              trial_id INTEGER, message TEXT NOT NULL);
-     INSERT INTO warnings_3 (warning_id, run_id, trial_id, message) SELECT rowid, run_id, trial_id, message FROM warnings;
-     DROP TABLE warnings;
-     ALTER TABLE warnings_3 RENAME TO warnings;
-     CREATE TABLE IF NOT EXISTS queue (
-         queue_id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(run_id), cell_index INTEGER NOT NULL,
-         trial_index INTEGER NOT NULL, position INTEGER NOT NULL, label TEXT, state TEXT NOT NULL,
-         attempts INTEGER NOT NULL DEFAULT 0, worker TEXT, lease_until_ms INTEGER, trial_id INTEGER, reason TEXT,
-         UNIQUE (run_id, cell_index, trial_index));
-     CREATE INDEX IF NOT EXISTS samples_by_trial ON samples(trial_id);
-     CREATE INDEX IF NOT EXISTS slices_by_trial ON trace_slices(trial_id);
-     CREATE INDEX IF NOT EXISTS queue_by_state ON queue(state, label);
-     CREATE UNIQUE INDEX IF NOT EXISTS runs_by_uuid ON runs(uuid);
-     ALTER TABLE cells ADD COLUMN slice_ns INTEGER;
-     ALTER TABLE cells ADD COLUMN knobs TEXT;
-     ALTER TABLE cells ADD COLUMN scx TEXT;
-     ALTER TABLE tasks ADD COLUMN slice_getattr_ns INTEGER;
-     ALTER TABLE tasks ADD COLUMN slice_proc_ns INTEGER;
-     CREATE TABLE IF NOT EXISTS knob_readings (
-         reading_id INTEGER PRIMARY KEY, trial_id INTEGER NOT NULL REFERENCES trials(trial_id), name TEXT NOT NULL,
-         path TEXT NOT NULL, requested TEXT NOT NULL, read_back TEXT NOT NULL);
-     CREATE INDEX IF NOT EXISTS knob_readings_by_trial ON knob_readings(trial_id);
-     ALTER TABLE tasks ADD COLUMN cpu_ns INTEGER;
-     ALTER TABLE trials ADD COLUMN speed_before REAL;
-     ALTER TABLE trials ADD COLUMN speed_after REAL;
-     ALTER TABLE trials ADD COLUMN trial_steal_pct REAL;
-     ALTER TABLE trials ADD COLUMN noisy INTEGER;
-     ALTER TABLE trials ADD COLUMN rt_throttled INTEGER;",
-    // 3 -> 4: interference measured per trial (issue 18): CPU time used on the trial's CPUs
-    // by anything outside it, its share, where it was read, and the disturbed flag.
-    "ALTER TABLE trials ADD COLUMN outside_cpu_ns INTEGER;
-     ALTER TABLE trials ADD COLUMN outside_share REAL;
-     ALTER TABLE trials ADD COLUMN interference_source TEXT;
-     ALTER TABLE trials ADD COLUMN disturbed INTEGER;",
-    // 4 -> 5: task groups in CPU cgroups (issue 20): the cell's groups, each task's group,
-    // and each trial's groups with their settings and cpu.stat figures.
-    "ALTER TABLE cells ADD COLUMN cgroups TEXT;
-     ALTER TABLE tasks ADD COLUMN group_name TEXT;
-     CREATE TABLE IF NOT EXISTS task_groups (
-         trial_id INTEGER NOT NULL REFERENCES trials(trial_id), group_index INTEGER NOT NULL, name TEXT NOT NULL,
-         tasks INTEGER NOT NULL, weight INTEGER, quota_us INTEGER, period_us INTEGER, idle INTEGER, cpus TEXT,
-         is_partition INTEGER NOT NULL DEFAULT 0, rt_runtime_us INTEGER, usage_ns INTEGER, nr_periods INTEGER,
-         nr_throttled INTEGER, throttled_ns INTEGER, contended_ns INTEGER, usage_contended_ns INTEGER,
-         PRIMARY KEY (trial_id, group_index));
-     CREATE INDEX IF NOT EXISTS task_groups_by_trial ON task_groups(trial_id);",
-    // 5 -> 6: warnings keep their stable code and parameters (issue 17); older rows have
-    // neither.
-    "ALTER TABLE warnings ADD COLUMN code TEXT;
-     ALTER TABLE warnings ADD COLUMN params TEXT;",
-    // 6 -> 7: the communicating workloads and rt-app's figures (issue 19): each trial's own
-    // figures (operations and their rate, wake-up and operation latency, misses, slack), and
-    // each task's role, bytes, misses, operation latency and slack.
-    "ALTER TABLE trials ADD COLUMN ops INTEGER;
-     ALTER TABLE trials ADD COLUMN ops_per_s REAL;
-     ALTER TABLE trials ADD COLUMN wake_p50_ns INTEGER;
-     ALTER TABLE trials ADD COLUMN wake_p90_ns INTEGER;
-     ALTER TABLE trials ADD COLUMN wake_p99_ns INTEGER;
-     ALTER TABLE trials ADD COLUMN wake_p999_ns INTEGER;
-     ALTER TABLE trials ADD COLUMN op_p50_ns INTEGER;
-     ALTER TABLE trials ADD COLUMN op_p90_ns INTEGER;
-     ALTER TABLE trials ADD COLUMN op_p99_ns INTEGER;
-     ALTER TABLE trials ADD COLUMN op_p999_ns INTEGER;
-     ALTER TABLE trials ADD COLUMN misses INTEGER;
-     ALTER TABLE trials ADD COLUMN miss_pct REAL;
-     ALTER TABLE trials ADD COLUMN slack_p1_ns INTEGER;
-     ALTER TABLE trials ADD COLUMN slack_p50_ns INTEGER;
-     ALTER TABLE trials ADD COLUMN slack_p99_ns INTEGER;
-     ALTER TABLE trials ADD COLUMN late_max_ns INTEGER;
-     ALTER TABLE tasks ADD COLUMN workload_role TEXT;
-     ALTER TABLE tasks ADD COLUMN bytes INTEGER;
-     ALTER TABLE tasks ADD COLUMN misses INTEGER;
-     ALTER TABLE tasks ADD COLUMN op_count INTEGER;
-     ALTER TABLE tasks ADD COLUMN op_p50_ns INTEGER;
-     ALTER TABLE tasks ADD COLUMN op_p99_ns INTEGER;
-     ALTER TABLE tasks ADD COLUMN op_max_ns INTEGER;
-     ALTER TABLE tasks ADD COLUMN slack_p1_ns INTEGER;
-     ALTER TABLE tasks ADD COLUMN slack_p50_ns INTEGER;
-     ALTER TABLE tasks ADD COLUMN slack_p99_ns INTEGER;
-     ALTER TABLE tasks ADD COLUMN late_max_ns INTEGER;",
-];
-
 /// Oldest schema version this schedlab can read (and upgrade).
-const OLDEST_VERSION: i64 = SCHEMA_VERSION - MIGRATIONS.len() as i64;
+const OLDEST_VERSION: i64 = SCHEMA_VERSION - migrate::MIGRATIONS.len() as i64;
 /// Oldest schema a PostgreSQL store can have (the first version with PostgreSQL support).
 const OLDEST_PG_VERSION: i64 = 3;
 
@@ -325,7 +220,7 @@ fn open_sqlite(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<D
             conn.execute_batch(SCHEMA)
                 .with_context(|| format!("cannot create the schema in {shown}"))?;
         } else {
-            upgrade(&conn, version)
+            migrate::upgrade_sqlite(&conn, version)
                 .with_context(|| format!("cannot upgrade the schema of {shown}"))?;
         }
         if version != SCHEMA_VERSION {
@@ -355,7 +250,7 @@ fn open_sqlite(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<D
         copy.run_to_completion(1024, std::time::Duration::ZERO, None)
             .with_context(|| format!("cannot read {shown}"))?;
     }
-    upgrade(&mem, version)
+    migrate::upgrade_sqlite(&mem, version)
         .with_context(|| format!("cannot read the schema of {shown} (version {version})"))?;
     Ok(Db::Sqlite(mem))
 }
@@ -406,14 +301,6 @@ fn check_tables(shown: &Location, version: i64, tables: &[String], oldest: i64) 
     Ok(version)
 }
 
-/// Applies the migrations from `version` to [`SCHEMA_VERSION`].
-fn upgrade(conn: &Connection, version: i64) -> Result<()> {
-    for m in &MIGRATIONS[(version - OLDEST_VERSION) as usize..] {
-        conn.execute_batch(m)?;
-    }
-    Ok(())
-}
-
 /// Key of the advisory lock that serialises schema changes on a PostgreSQL server.
 const PG_SCHEMA_LOCK: i64 = 0x5343_4845_444c_4142; // "SCHEDLAB"
 
@@ -447,9 +334,7 @@ fn open_pg(url: &str, shown: &Location, mode: Mode) -> Result<Db> {
                 params![SCHEMA_VERSION.to_string()],
             )?;
         } else if version < SCHEMA_VERSION {
-            for m in &MIGRATIONS[(version - OLDEST_VERSION) as usize..] {
-                db.batch(&db::translate_ddl(m))?;
-            }
+            migrate::upgrade_pg(&db, version)?;
             db.execute(
                 "UPDATE schedlab_meta SET value = ?1 WHERE key = 'schema_version'",
                 params![SCHEMA_VERSION.to_string()],

@@ -1,6 +1,7 @@
 //! Copying runs from one store to another (`schedlab push`, the spool), idempotently: a run is
-//! known by its UUID and a trial by its run, cell and trial index, so what the target already
-//! has is never copied twice. Rows are copied column by column by name, so every column of the
+//! known by its UUID and a trial by its run, cell, trial index and attempt (`retry`: a re-run
+//! of a contaminated trial shares its index and round), so what the target already has is
+//! never copied twice. Rows are copied column by column by name, so every column of the
 //! schema travels, whatever its position in either database.
 //!
 //! The source is untrusted (any file a user hands over): a column name read from it is used
@@ -353,12 +354,12 @@ fn push_trials(
     cell_map: &HashMap<i64, (i64, i64)>,
     summary: &mut PushSummary,
 ) -> Result<(Vec<i64>, HashMap<i64, i64>)> {
-    let have: HashSet<(i64, i64)> = run
+    let have: HashSet<(i64, i64, i64)> = run
         .dst
         .query(
-            "SELECT c.cell_index, t.trial_index FROM trials t JOIN cells c ON c.cell_id = t.cell_id WHERE t.run_id = ?1",
+            "SELECT c.cell_index, t.trial_index, t.retry FROM trials t JOIN cells c ON c.cell_id = t.cell_id WHERE t.run_id = ?1",
             params![run.dst_run],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )?
         .into_iter()
         .collect();
@@ -369,11 +370,12 @@ fn push_trials(
         "SELECT * FROM trials WHERE run_id = ?1 ORDER BY trial_id",
         params![run.run_id],
     )?;
-    let (tid, tcell, tindex, tstatus) = (
+    let (tid, tcell, tindex, tstatus, tretry) = (
         trials.col("trial_id")?,
         trials.col("cell_id")?,
         trials.col("trial_index")?,
         trials.col("status")?,
+        trials.col("retry")?,
     );
     let mut present = Vec::new();
     let mut trial_map: HashMap<i64, i64> = HashMap::new();
@@ -382,9 +384,9 @@ fn push_trials(
         let (dst_cell, cell_index) = *cell_map.get(&i64_of(&row[tcell])?).ok_or_else(|| {
             StoreError::Internal("a trial of a cell that is not in its run".into())
         })?;
-        let trial_index = i64_of(&row[tindex])?;
+        let (trial_index, retry) = (i64_of(&row[tindex])?, i64_of(&row[tretry])?);
         present.push(src_trial);
-        if have.contains(&(cell_index, trial_index)) {
+        if have.contains(&(cell_index, trial_index, retry)) {
             summary.trials_present += 1;
             continue;
         }
@@ -400,7 +402,7 @@ fn push_trials(
             &insert_sql(
                 "trials",
                 &names,
-                "ON CONFLICT (cell_id, trial_index) DO NOTHING RETURNING trial_id",
+                "ON CONFLICT (cell_id, trial_index, retry) DO NOTHING RETURNING trial_id",
             ),
             &values,
             |r| r.get(0),
@@ -418,8 +420,8 @@ fn push_trials(
         };
         run.dst.execute(
             "UPDATE queue SET state = ?4, trial_id = ?5, lease_until_ms = NULL
-             WHERE run_id = ?1 AND cell_index = ?2 AND trial_index = ?3 AND state IN ('pending', 'claimed')",
-            params![run.dst_run, cell_index, trial_index, state, new_id],
+             WHERE run_id = ?1 AND cell_index = ?2 AND trial_index = ?3 AND retry = ?6 AND state IN ('pending', 'claimed')",
+            params![run.dst_run, cell_index, trial_index, state, new_id, retry],
         )?;
     }
     Ok((present, trial_map))

@@ -311,7 +311,7 @@ pub struct RunRow {
     pub status: String,
     /// Number of cells.
     pub cells: i64,
-    /// Trials stored.
+    /// Planned trials stored (their re-runs not counted).
     pub trials_done: i64,
     /// Trials planned.
     pub trials_planned: i64,
@@ -330,7 +330,7 @@ pub fn runs(store: &Store, host: Option<&str>) -> Result<Vec<RunRow>> {
     let rows = store.db.query(
         "SELECT r.run_id, r.name, r.started_at, r.status, r.trials_planned,
                 (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.run_id),
-                (SELECT COUNT(*) FROM trials t WHERE t.run_id = r.run_id),
+                (SELECT COUNT(*) FROM trials t WHERE t.run_id = r.run_id AND t.retry = 0),
                 r.runner_pid, r.runner_boot_id, r.runner_start_ticks, r.host, r.kernel, r.uuid, r.spec_toml
          FROM runs r ORDER BY r.run_id",
         &[],

@@ -6,8 +6,13 @@
 //! clock, after which the trial goes back to whoever claims next. Every claim counts an
 //! attempt, which is the claim's token: completing a claim stores the trial and marks the row
 //! done in one transaction, and only while the row is still claimed with that token; the
-//! trials table's uniqueness on (cell, trial index) backs this up. So a worker that died or
-//! lost its lease never stores a trial a second time.
+//! trials table's uniqueness on (cell, trial index, retry) backs this up. So a worker that
+//! died or lost its lease never stores a trial a second time.
+//!
+//! A contaminated trial to be run again (`TrialMeta::retried`) adds, in the same transaction,
+//! a queue row for its next attempt (`retry` + 1) placed at the end of its round: the position
+//! of the round's last planned trial, after which rows of the same position come in order of
+//! their retry.
 
 use super::db::{params, Value};
 use super::write::RunIdentity;
@@ -35,6 +40,8 @@ pub struct Claim {
     pub position: usize,
     /// The claim's token (attempts so far, this one included).
     pub attempt: i64,
+    /// 0: the planned trial; k: its k-th re-run.
+    pub retry: u32,
 }
 
 /// What the queue holds for a worker when it has no trial to give.
@@ -173,8 +180,8 @@ impl Store {
                  WHERE queue_id = (SELECT queue_id FROM queue
                                    WHERE (state = 'pending' OR (state = 'claimed' AND lease_until_ms < {{now_ms}}))
                                      AND {}
-                                   ORDER BY run_id, position LIMIT 1 {{skip_locked}})
-                 RETURNING queue_id, run_id, cell_index, trial_index, position, attempts",
+                                   ORDER BY run_id, position, retry LIMIT 1 {{skip_locked}})
+                 RETURNING queue_id, run_id, cell_index, trial_index, position, attempts, retry",
                 label_matches(3, labels.len())
             ),
             &with_labels(params![worker, lease_ms], labels),
@@ -186,6 +193,7 @@ impl Store {
                     trial_index: r.get::<i64>(3)? as u32,
                     position: r.get::<i64>(4)? as usize,
                     attempt: r.get(5)?,
+                    retry: r.get::<i64>(6)? as u32,
                 })
             },
         )?;
@@ -260,6 +268,9 @@ impl Store {
                 "UPDATE queue SET trial_id = ?2, reason = ?3 WHERE queue_id = ?1",
                 params![claim.queue_id, trial_id, (state == "failed").then_some(outcome.status.name())],
             )?;
+            if meta.retried {
+                self.queue_rerun(claim)?;
+            }
             self.db.execute(
                 "UPDATE runs SET status = 'done', finished_at = ?2
                  WHERE run_id = ?1 AND status IN ('queued', 'running')
@@ -268,6 +279,22 @@ impl Store {
             )?;
             Ok(Completed::Stored(trial_id))
         })
+    }
+
+    /// Queues the next attempt at the trial `claim` ran, at the end of its round (a trial's
+    /// index is its round: the rows of its index are the round's), for the same workers;
+    /// inside the caller's transaction.
+    fn queue_rerun(&self, claim: &Claim) -> Result<()> {
+        self.db.execute(
+            "INSERT INTO queue (run_id, cell_index, trial_index, retry, position, label, state)
+             SELECT q.run_id, q.cell_index, q.trial_index, ?2,
+                    (SELECT MAX(r.position) FROM queue r WHERE r.run_id = q.run_id AND r.trial_index = q.trial_index),
+                    q.label, 'pending'
+             FROM queue q WHERE q.queue_id = ?1
+             ON CONFLICT (run_id, cell_index, trial_index, retry) DO NOTHING",
+            params![claim.queue_id, claim.retry + 1],
+        )?;
+        Ok(())
     }
 
     /// A worker starts on run `run_id`: a queued run becomes running, and a run without a host

@@ -1,4 +1,4 @@
--- schedlab results store, schema version 7 (see MIGRATIONS in mod.rs for what changed). Every time is an integer in nanoseconds (CLOCK_MONOTONIC
+-- schedlab results store, schema version 8 (see MIGRATIONS in migrate.rs for what changed). Every time is an integer in nanoseconds (CLOCK_MONOTONIC
 -- for instants, durations as differences); every count is an integer.
 
 CREATE TABLE IF NOT EXISTS runs (
@@ -84,7 +84,7 @@ CREATE TABLE IF NOT EXISTS trials (
     outside_cpu_ns  INTEGER,                    -- CPU time used on the trial's CPUs by anything outside the trial during it
     outside_share   REAL,                       -- outside_cpu_ns / (the trial's CPUs x its wall time), 0..1
     interference_source TEXT,                   -- where the busy time was read: schedstat | cpuacct | cgroup2 | proc-stat
-    disturbed       INTEGER,                    -- 1: outside_share above the threshold (10 %)
+    disturbed       INTEGER,                    -- 1: outside_process_share above the threshold (10 %; before schema 8: outside_share)
     ops             INTEGER,                    -- messages received (messaging), requests completed (request), round trips (pipe), periods (periodic)
     ops_per_s       REAL,                       -- ops / makespan
     wake_p50_ns     INTEGER,                    -- wake-up latency of every measured task together (request, periodic; HDR, <= 1% error)
@@ -101,7 +101,19 @@ CREATE TABLE IF NOT EXISTS trials (
     slack_p50_ns    INTEGER,
     slack_p99_ns    INTEGER,
     late_max_ns     INTEGER,                    -- periodic: largest lateness of a missed period
-    UNIQUE (cell_id, trial_index)
+    outside_process_ns INTEGER,                 -- other processes' CPU time on the trial's CPUs during it (what disturbs a trial)
+    outside_process_share REAL,                 -- outside_process_ns / (the trial's CPUs x its wall time), 0..1
+    outside_kthread_ns INTEGER,                 -- kernel threads' CPU time on the trial's CPUs during it
+    outside_irq_ns  INTEGER,                    -- hard + soft interrupts on the trial's CPUs during it (/proc/stat, 10 ms ticks)
+    kernel_cpu_ns   INTEGER,                    -- kernel work the trial caused: kthreads + irq beyond the settle window's rate
+    speed_steady    REAL,                       -- the run's steady reference speed (median so far) against the loop's calibration
+    speed_in_trial  REAL,                       -- calibrated CPU work: units per CPU second against the workload's calibration
+    speed_in_trial_steady REAL,                 -- the run's steady in-trial speed it was judged against
+    slowed          INTEGER,                    -- 1: speed_in_trial more than 10 % below speed_in_trial_steady; NULL: not judged
+    retry           INTEGER NOT NULL DEFAULT 0, -- 0: the planned trial; k: its k-th re-run (same round)
+    retried         INTEGER NOT NULL DEFAULT 0, -- 1: contaminated (disturbed or slowed) and run again; kept, flagged
+    descendants_cpu_ns INTEGER,                 -- CPU time of the tasks' descendants reaped by the launcher (the trial's own)
+    UNIQUE (cell_id, trial_index, retry)
 );
 
 CREATE TABLE IF NOT EXISTS tasks (
@@ -236,6 +248,7 @@ CREATE TABLE IF NOT EXISTS calibrations (
     cpu_model       TEXT    NOT NULL,
     units_per_sec   REAL    NOT NULL,
     measured_at     TEXT    NOT NULL,
+    spread          REAL,                       -- reference loop: (90 % - 10 % quantile) / 90 % quantile of its measurements
     PRIMARY KEY (key, kernel, cpu_model)
 );
 
@@ -262,7 +275,8 @@ CREATE TABLE IF NOT EXISTS queue (
     lease_until_ms  INTEGER,                    -- a claim lapses then (ms since the epoch, server clock)
     trial_id        INTEGER,                    -- the stored trial, once done
     reason          TEXT,                       -- why it failed
-    UNIQUE (run_id, cell_index, trial_index)
+    retry           INTEGER NOT NULL DEFAULT 0, -- 0: the planned trial; k: its k-th re-run (queued when the k-1-th was contaminated)
+    UNIQUE (run_id, cell_index, trial_index, retry)
 );
 
 CREATE INDEX IF NOT EXISTS trials_by_run ON trials(run_id);

@@ -3,92 +3,13 @@
 
 use super::db::{params, Db, Value};
 use super::query::Runner;
+use super::rows;
 use super::{now_utc, NewRun, Store};
 use crate::error::Result;
 use schedlab_core::records::{TrialMeta, TrialOutcome};
 use schedlab_core::Warning;
 use schedlab_machine::HostIdentity;
 use schedlab_spec::plan::{Cell, PlannedTrial};
-
-/// Columns of a `tasks` row, in the order [`task_rows`] gives them.
-const TASK_COLUMNS: [&str; 51] = [
-    "trial_id",
-    "task_index",
-    "pid",
-    "tid",
-    "policy_in_force",
-    "nice",
-    "rt_priority",
-    "t_release_ns",
-    "t_start_ns",
-    "t_end_ns",
-    "response_ns",
-    "turnaround_ns",
-    "run_span_ns",
-    "utime_ns",
-    "stime_ns",
-    "nvcsw",
-    "nivcsw",
-    "run_delay_ns",
-    "timeslices",
-    "migrations",
-    "work_units",
-    "exit_status",
-    "role",
-    "lat_count",
-    "lat_min_ns",
-    "lat_p50_ns",
-    "lat_p90_ns",
-    "lat_p99_ns",
-    "lat_p999_ns",
-    "lat_max_ns",
-    "trace_wakeups",
-    "trace_delay_p50_ns",
-    "trace_delay_max_ns",
-    "trace_preemptions",
-    "trace_migrations",
-    "trace_unseen_switch_ins",
-    "slice_getattr_ns",
-    "slice_proc_ns",
-    "cpu_ns",
-    "group_name",
-    "workload_role",
-    "bytes",
-    "misses",
-    "op_count",
-    "op_p50_ns",
-    "op_p99_ns",
-    "op_max_ns",
-    "slack_p1_ns",
-    "slack_p50_ns",
-    "slack_p99_ns",
-    "late_max_ns",
-];
-
-/// Columns of a `samples` row: its trial and time, then what was measured.
-pub(super) const SAMPLE_COLUMNS: [&str; 21] = [
-    "trial_id",
-    "t_ns",
-    "interval_ns",
-    "r",
-    "b",
-    "in_per_s",
-    "cs_per_s",
-    "us_pct",
-    "sy_pct",
-    "id_pct",
-    "wa_pct",
-    "st_pct",
-    "bi_kib_s",
-    "bo_kib_s",
-    "psi_cpu_some_pct",
-    "psi_cpu_full_pct",
-    "psi_io_some_pct",
-    "psi_io_full_pct",
-    "psi_mem_some_pct",
-    "psi_mem_full_pct",
-    "load1",
-];
 
 /// Columns of a `cells` row.
 const CELL_COLUMNS: [&str; 26] = [
@@ -205,8 +126,8 @@ impl Store {
     }
 
     /// Stores one trial and all its tasks in one transaction; returns the trial id. A trial
-    /// stored already (same run, cell and trial index) is kept as it is and its id returned:
-    /// every trial is stored once.
+    /// stored already (same run, cell, trial index and attempt, `meta.retry`) is kept as it is
+    /// and its id returned: every attempt is stored once.
     pub fn insert_trial(
         &mut self,
         run_id: i64,
@@ -234,25 +155,29 @@ impl Store {
         )?;
         let Some(trial_id) = insert_trial_row(db, run_id, cell_id, planned, outcome, meta)? else {
             let existing = db.query_one(
-                "SELECT trial_id FROM trials WHERE cell_id = ?1 AND trial_index = ?2",
-                params![cell_id, planned.trial_index],
+                "SELECT trial_id FROM trials WHERE cell_id = ?1 AND trial_index = ?2 AND retry = ?3",
+                params![cell_id, planned.trial_index, meta.retry],
                 |r| r.get(0),
             )?;
             return Ok((existing, false));
         };
-        let (tasks, hists) = task_rows(trial_id, outcome);
-        db.insert_rows("tasks", &TASK_COLUMNS, &tasks)?;
+        let (tasks, hists) = rows::task_rows(trial_id, outcome);
+        db.insert_rows("tasks", &rows::TASK_COLUMNS, &tasks)?;
         super::figures::update_trial(db, trial_id, outcome.figures.as_ref())?;
         db.insert_rows(
             "histograms",
             &["trial_id", "task_index", "metric", "hdr_v2"],
             &hists,
         )?;
-        db.insert_rows("samples", &SAMPLE_COLUMNS, &sample_rows(trial_id, outcome))?;
+        db.insert_rows(
+            "samples",
+            &rows::SAMPLE_COLUMNS,
+            &rows::sample_rows(trial_id, outcome),
+        )?;
         db.insert_rows(
             "trace_slices",
             &["trial_id", "task_index", "cpu", "start_ns", "end_ns"],
-            &slice_rows(trial_id, outcome),
+            &rows::slice_rows(trial_id, outcome),
         )?;
         super::knobs::insert_readings(db, trial_id, &meta.knobs)?;
         super::groups::insert_groups(db, trial_id, &outcome.groups)?;
@@ -270,7 +195,7 @@ impl Store {
         Ok(())
     }
 
-    /// (cell_index, trial_index) of every trial stored for a run.
+    /// (cell_index, trial_index) of every trial stored for a run (any attempt).
     pub fn stored_trials(&self, run_id: i64) -> Result<std::collections::HashSet<(usize, u32)>> {
         let rows = self.db.query(
             "SELECT c.cell_index, t.trial_index FROM trials t JOIN cells c ON c.cell_id = t.cell_id WHERE t.run_id = ?1",
@@ -278,6 +203,28 @@ impl Store {
             |r| Ok((r.get::<i64>(0)? as usize, r.get::<i64>(1)? as u32)),
         )?;
         Ok(rows.into_iter().collect())
+    }
+
+    /// The re-runs run `run_id` still owes: for each (cell, trial index) whose latest stored
+    /// attempt was flagged to be run again, the planned trial and the next attempt's number.
+    pub fn owed_reruns(&self, run_id: i64) -> Result<Vec<(PlannedTrial, u32)>> {
+        self.db.query(
+            "SELECT c.cell_index, t.trial_index, t.round, t.warmup, t.retry FROM trials t JOIN cells c ON c.cell_id = t.cell_id
+             WHERE t.run_id = ?1 AND t.retried = 1
+               AND NOT EXISTS (SELECT 1 FROM trials u WHERE u.cell_id = t.cell_id AND u.trial_index = t.trial_index
+                                                        AND u.retry > t.retry)
+             ORDER BY t.trial_id",
+            params![run_id],
+            |r| {
+                let planned = PlannedTrial {
+                    cell: r.get::<i64>(0)? as usize,
+                    trial_index: r.get::<i64>(1)? as u32,
+                    round: r.get::<i64>(2)? as u32,
+                    warmup: r.get(3)?,
+                };
+                Ok((planned, r.get::<i64>(4)? as u32 + 1))
+            },
+        )
     }
 
     /// (cell_index, units) of every cell of a run.
@@ -328,18 +275,20 @@ impl Store {
         )
     }
 
-    /// Stores (replacing) a calibration.
+    /// Stores (replacing) a calibration, with the spread of its measurements when known.
     pub fn save_calibration(
         &self,
         key: &str,
         kernel: &str,
         cpu_model: &str,
         units_per_sec: f64,
+        spread: Option<f64>,
     ) -> Result<()> {
         self.db.execute(
-            "INSERT INTO calibrations (key, kernel, cpu_model, units_per_sec, measured_at) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (key, kernel, cpu_model) DO UPDATE SET units_per_sec = excluded.units_per_sec, measured_at = excluded.measured_at",
-            params![key, kernel, cpu_model, units_per_sec, now_utc()],
+            "INSERT INTO calibrations (key, kernel, cpu_model, units_per_sec, measured_at, spread) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (key, kernel, cpu_model) DO UPDATE SET units_per_sec = excluded.units_per_sec,
+                                                               measured_at = excluded.measured_at, spread = excluded.spread",
+            params![key, kernel, cpu_model, units_per_sec, now_utc(), spread],
         )?;
         Ok(())
     }
@@ -394,19 +343,53 @@ fn cell_row(run_id: i64, i: usize, c: &Cell) -> Result<Vec<Value>> {
     .to_vec())
 }
 
-/// The `tasks` rows of a trial, and its `histograms` rows.
-/// The traced wake-up delays of a task as a histogram, ns.
-fn delay_histogram(delays_ns: &[u64]) -> hdrhistogram::Histogram<u64> {
-    use schedlab_core::workload::periodic::{new_histogram, MAX_LATENCY_NS};
-    let mut h = new_histogram();
-    for &d in delays_ns {
-        let _ = h.record(d.clamp(1, MAX_LATENCY_NS));
-    }
-    h
-}
+/// Columns of a trial's own row as [`insert_trial_row`] writes it (the workload's figures are
+/// set after it, `figures::update_trial`).
+const TRIAL_COLUMNS: [&str; 40] = [
+    "run_id",
+    "cell_id",
+    "trial_index",
+    "round",
+    "warmup",
+    "status",
+    "reason",
+    "makespan_ns",
+    "timeout_ns",
+    "harness_cpu_ns",
+    "started_at",
+    "pgid",
+    "load1",
+    "busy_pct",
+    "steal_pct",
+    "psi_cpu_some_pct",
+    "io_scheduler",
+    "trace_lost_events",
+    "host",
+    "speed_before",
+    "speed_after",
+    "trial_steal_pct",
+    "noisy",
+    "rt_throttled",
+    "outside_cpu_ns",
+    "outside_share",
+    "interference_source",
+    "disturbed",
+    "outside_process_ns",
+    "outside_process_share",
+    "outside_kthread_ns",
+    "outside_irq_ns",
+    "kernel_cpu_ns",
+    "speed_steady",
+    "speed_in_trial",
+    "speed_in_trial_steady",
+    "slowed",
+    "retry",
+    "retried",
+    "descendants_cpu_ns",
+];
 
 /// The trial's own row in cell `cell_id` of run `run_id`; its id, or None when the cell has
-/// that trial already.
+/// that attempt at that trial already.
 fn insert_trial_row(
     db: &Db,
     run_id: i64,
@@ -415,177 +398,58 @@ fn insert_trial_row(
     outcome: &TrialOutcome,
     meta: &TrialMeta,
 ) -> Result<Option<i64>> {
-    db.query_opt(
-        "INSERT INTO trials (run_id, cell_id, trial_index, round, warmup, status, reason, makespan_ns, timeout_ns, harness_cpu_ns,
-                             started_at, pgid, load1, busy_pct, steal_pct, psi_cpu_some_pct, io_scheduler, trace_lost_events, host,
-                             speed_before, speed_after, trial_steal_pct, noisy, rt_throttled,
-                             outside_cpu_ns, outside_share, interference_source, disturbed)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24,
-                 ?25, ?26, ?27, ?28)
-         ON CONFLICT (cell_id, trial_index) DO NOTHING RETURNING trial_id",
-        params![
-            run_id,
-            cell_id,
-            planned.trial_index,
-            planned.round,
-            planned.warmup,
-            outcome.status.name(),
-            outcome.reason.as_deref(),
-            outcome.makespan_ns.map(|v| v as i64),
-            meta.timeout_ns as i64,
-            outcome.harness_cpu_ns as i64,
-            meta.started_at.as_str(),
-            outcome.pgid,
-            meta.load1,
-            meta.busy_pct,
-            meta.steal_pct,
-            meta.psi_cpu_some_pct,
-            meta.io_scheduler.as_deref(),
-            outcome.trace_lost_events.map(|v| v as i64),
-            schedlab_machine::host::hostname(),
-            meta.speed_before,
-            meta.speed_after,
-            meta.trial_steal_pct,
-            meta.noisy,
-            meta.rt_throttled,
-            meta.outside_cpu_ns,
-            meta.outside_share,
-            meta.interference_source.as_deref(),
-            meta.outside_share.map(|_| meta.disturbed),
-        ],
-        |r| r.get(0),
-    )
-}
-
-/// The rows of the system-wide samples taken during trial `trial_id`.
-fn sample_rows(trial_id: i64, outcome: &TrialOutcome) -> Vec<Vec<Value>> {
-    outcome
-        .samples
-        .iter()
-        .map(|s| {
-            let p = s.psi_pct;
-            params![
-                trial_id,
-                s.t_ns as i64,
-                s.interval_ns as i64,
-                s.r as i64,
-                s.b as i64,
-                s.in_per_s,
-                s.cs_per_s,
-                s.us_pct,
-                s.sy_pct,
-                s.id_pct,
-                s.wa_pct,
-                s.st_pct,
-                s.bi_kib_s,
-                s.bo_kib_s,
-                p[0],
-                p[1],
-                p[2],
-                p[3],
-                p[4],
-                p[5],
-                s.load1,
-            ]
-            .to_vec()
-        })
-        .collect()
-}
-
-/// The rows of the trace's slices of trial `trial_id` (task index, CPU, start and end).
-fn slice_rows(trial_id: i64, outcome: &TrialOutcome) -> Vec<Vec<Value>> {
-    outcome
-        .trace_slices
-        .iter()
-        .map(|(i, sl)| {
-            params![
-                trial_id,
-                *i as i64,
-                sl.cpu as i64,
-                sl.start_ns as i64,
-                sl.end_ns as i64
-            ]
-            .to_vec()
-        })
-        .collect()
-}
-
-fn task_rows(trial_id: i64, outcome: &TrialOutcome) -> (Vec<Vec<Value>>, Vec<Vec<Value>>) {
-    let nz = |v: u64| (v != 0).then_some(v as i64);
-    let mut tasks = Vec::with_capacity(outcome.tasks.len());
-    let mut hists = Vec::new();
-    for t in &outcome.tasks {
-        let lat = t.latency.as_ref().map(|(s, _)| s);
-        let tr = t.trace.as_ref();
-        let delay_stats = tr.map(|t| delay_histogram(&t.wakeup_delays_ns));
-        tasks.push(
-            params![
-                trial_id,
-                t.task_index,
-                t.pid,
-                t.tid,
-                t.policy.map(|p| p.name()),
-                t.nice,
-                t.rt_priority,
-                nz(t.t_release_ns),
-                nz(t.t_start_ns),
-                nz(t.t_end_ns),
-                t.response_ns,
-                t.turnaround_ns,
-                t.run_span_ns,
-                t.utime_ns as i64,
-                t.stime_ns as i64,
-                t.nvcsw as i64,
-                t.nivcsw as i64,
-                t.run_delay_ns as i64,
-                t.timeslices as i64,
-                t.migrations as i64,
-                t.work_units as i64,
-                t.exit_status,
-                if t.antagonist { "antagonist" } else { "task" },
-                lat.map(|l| l.count as i64),
-                lat.map(|l| l.min_ns as i64),
-                lat.map(|l| l.p50_ns as i64),
-                lat.map(|l| l.p90_ns as i64),
-                lat.map(|l| l.p99_ns as i64),
-                lat.map(|l| l.p999_ns as i64),
-                lat.map(|l| l.max_ns as i64),
-                tr.map(|t| t.wakeup_delays_ns.len() as i64),
-                tr.and_then(|t| delay_stats
-                    .as_ref()
-                    .map(|h| h.value_at_quantile(0.5) as i64)
-                    .filter(|_| !t.wakeup_delays_ns.is_empty())),
-                tr.and_then(|t| t.wakeup_delays_ns.iter().max().map(|&v| v as i64)),
-                tr.map(|t| t.preemptions as i64),
-                tr.map(|t| t.migrations as i64),
-                tr.map(|t| t.unseen_switch_ins as i64),
-                t.slice_getattr_ns.map(|v| v as i64),
-                t.slice_proc_ns.map(|v| v as i64),
-                t.cpu_ns.map(|v| v as i64),
-                t.group.as_deref(),
-            ]
-            .iter()
-            .cloned()
-            .chain(super::figures::task_values(t))
-            .collect(),
-        );
-        if let Some(h) = &delay_stats {
-            hists.push(
-                params![
-                    trial_id,
-                    t.task_index,
-                    "trace_wakeup_delay_ns",
-                    schedlab_core::workload::periodic::serialize(h)
-                ]
-                .to_vec(),
-            );
-        }
-        if let Some((_, bytes)) = &t.latency {
-            hists.push(params![trial_id, t.task_index, "wakeup_latency_ns", bytes].to_vec());
-        }
-        hists.extend(super::figures::task_histograms(trial_id, t));
-    }
-    (tasks, hists)
+    let marks: Vec<String> = (1..=TRIAL_COLUMNS.len()).map(|i| format!("?{i}")).collect();
+    let sql = format!(
+        "INSERT INTO trials ({}) VALUES ({}) ON CONFLICT (cell_id, trial_index, retry) DO NOTHING RETURNING trial_id",
+        TRIAL_COLUMNS.join(", "),
+        marks.join(", ")
+    );
+    let m = meta;
+    // NULL for a trial whose interference was not measured.
+    let measured = m.outside_process_share.map(|_| m.disturbed);
+    let values = params![
+        run_id,
+        cell_id,
+        planned.trial_index,
+        planned.round,
+        planned.warmup,
+        outcome.status.name(),
+        outcome.reason.as_deref(),
+        outcome.makespan_ns.map(|v| v as i64),
+        m.timeout_ns as i64,
+        outcome.harness_cpu_ns as i64,
+        m.started_at.as_str(),
+        outcome.pgid,
+        m.load1,
+        m.busy_pct,
+        m.steal_pct,
+        m.psi_cpu_some_pct,
+        m.io_scheduler.as_deref(),
+        outcome.trace_lost_events.map(|v| v as i64),
+        schedlab_machine::host::hostname(),
+        m.speed_before,
+        m.speed_after,
+        m.trial_steal_pct,
+        m.noisy,
+        m.rt_throttled,
+        m.outside_cpu_ns,
+        m.outside_share,
+        m.interference_source.as_deref(),
+        measured,
+        m.outside_process_ns,
+        m.outside_process_share,
+        m.outside_kthread_ns,
+        m.outside_irq_ns,
+        m.kernel_cpu_ns,
+        m.speed_steady,
+        m.speed_in_trial,
+        m.speed_in_trial_steady,
+        m.slowed,
+        m.retry,
+        m.retried,
+        outcome.descendants_cpu_ns as i64,
+    ];
+    db.query_opt(&sql, values, |r| r.get(0))
 }
 
 /// The parameters of `warning` as stored: a JSON object of its fields, without the code (which

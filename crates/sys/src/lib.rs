@@ -40,8 +40,8 @@ pub use process::{
     signal_process, thread_count, ExecArgs, Signal,
 };
 pub use sched::{
-    allowed_cpus, cpu_set, current_cpu, pin_command, sched_getattr, sched_setattr, set_affinity,
-    SchedAttr, CPU_SET_CAPACITY, FLAG_RESET_ON_FORK,
+    affinity_of, allowed_cpus, cpu_set, current_cpu, pin_command, sched_getattr, sched_setattr,
+    set_affinity, SchedAttr, CPU_SET_CAPACITY, FLAG_RESET_ON_FORK,
 };
 pub use shm::{futex_wait, futex_wake, PrivatePages, SharedSlice};
 pub use threads::{with_threads, Spawner};

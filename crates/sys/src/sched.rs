@@ -129,6 +129,16 @@ pub fn allowed_cpus() -> Vec<usize> {
     }
 }
 
+/// The CPUs process or thread `pid` may run on; None when it cannot be read (it ended).
+pub fn affinity_of(pid: i32) -> Option<Vec<usize>> {
+    let set = sched_getaffinity(Pid::from_raw(pid)).ok()?;
+    Some(
+        (0..CPU_SET_CAPACITY)
+            .filter(|&c| set.is_set(c).unwrap_or(false))
+            .collect(),
+    )
+}
+
 /// Makes `command`'s child pin itself to `cpus` between fork and exec. The mask is built
 /// here, so a CPU out of range is refused now (as in [`cpu_set`]), not in the child.
 pub fn pin_command(command: &mut std::process::Command, cpus: &[usize]) -> io::Result<()> {

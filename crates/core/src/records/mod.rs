@@ -17,5 +17,5 @@ pub use group::GroupRecord;
 pub use knob::{slice_label, KnobReading, KnobSetting, ScxCommand};
 pub use trial::{
     now_utc, Sample, Slice, TaskRecord, TaskTrace, TrialMeta, TrialOutcome, TrialStatus,
-    DISTURBED_PCT,
+    DISTURBED_PCT, SLOWED_PCT,
 };

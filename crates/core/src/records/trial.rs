@@ -286,12 +286,46 @@ pub struct TrialMeta {
     pub outside_share: Option<f64>,
     /// Where the busy time was read: schedstat, cpuacct, cgroup2 or proc-stat.
     pub interference_source: Option<String>,
-    /// `outside_share` is above the disturbance threshold (crates/run/src/interference.rs).
+    /// Other processes' CPU time on the trial's CPUs during it, ns (crates/run/src/whose.rs):
+    /// what disturbs a trial. None: not measured.
+    pub outside_process_ns: Option<i64>,
+    /// `outside_process_ns` as a share of the trial's CPUs' time, 0..1.
+    pub outside_process_share: Option<f64>,
+    /// Kernel threads' CPU time on the trial's CPUs during it, ns.
+    pub outside_kthread_ns: Option<i64>,
+    /// Hard and soft interrupts on the trial's CPUs during it, ns (10 ms ticks).
+    pub outside_irq_ns: Option<i64>,
+    /// The kernel work the trial caused: kernel threads and interrupts on its CPUs beyond the
+    /// settle window's rate, ns. The trial's own cost, not disturbance.
+    pub kernel_cpu_ns: Option<i64>,
+    /// `outside_process_share` is above the disturbance threshold ([`DISTURBED_PCT`]).
     pub disturbed: bool,
+    /// The run's steady reference speed when the trial ended: the median of its reference
+    /// speeds so far, relative to the loop's stored calibration (1 = as calibrated).
+    pub speed_steady: Option<f64>,
+    /// Speed of the trial's calibrated CPU work: its measured tasks' units per CPU second,
+    /// relative to the workload's calibration (1 = as calibrated); None for other work.
+    pub speed_in_trial: Option<f64>,
+    /// The run's steady in-trial speed this trial was judged against (`crates/run/src/intrial.rs`),
+    /// relative to the calibration.
+    pub speed_in_trial_steady: Option<f64>,
+    /// The in-trial speed was more than [`SLOWED_PCT`] below the run's steady in-trial speed;
+    /// None: not judged (no calibrated CPU work).
+    pub slowed: Option<bool>,
+    /// Which attempt at its (cell, trial index) this is: 0 the planned trial, k its k-th
+    /// re-run (same round).
+    pub retry: u32,
+    /// The trial was contaminated (disturbed or slowed) and is run again at the end of its
+    /// round; it is kept, flagged.
+    pub retried: bool,
 }
 
-/// A trial whose CPUs spent more than this share of their time on work outside it is flagged
-/// disturbed (`TrialMeta::disturbed`), in percent.
+/// A trial whose calibrated work ran more than this much slower than the run's steady
+/// in-trial speed is flagged slowed (`TrialMeta::slowed`), in percent.
+pub const SLOWED_PCT: f64 = 10.0;
+
+/// A trial whose CPUs spent more than this share of their time on other processes' work is
+/// flagged disturbed (`TrialMeta::disturbed`), in percent.
 pub const DISTURBED_PCT: f64 = 10.0;
 
 /// The current UTC time as RFC 3339 (seconds), as times of day are recorded.

@@ -20,16 +20,9 @@ pub(super) type CellValues = Vec<Vec<(i64, f64)>>;
 /// Decides `claims` on `input`'s stored trials (see the module doc of `claims`).
 pub(super) fn evaluate(input: &ReportInput, claims: &[Claim]) -> ClaimsOutcome {
     let req = &input.claims;
-    let disturbed: HashSet<i64> = if req.include_disturbed {
-        HashSet::new()
-    } else {
-        input
-            .quality
-            .iter()
-            .filter(|q| q.disturbed)
-            .map(|q| q.trial_id)
-            .collect()
-    };
+    let disturbed: HashSet<i64> =
+        crate::model::quality::excluded_trials(input, req.include_disturbed, req.include_slowed)
+            .ids;
     let all_ok: usize = input.cells.iter().map(|c| c.trial_ids.len()).sum();
     let left_out = input
         .cells
@@ -89,14 +82,15 @@ pub(super) fn evaluate(input: &ReportInput, claims: &[Claim]) -> ClaimsOutcome {
 
 fn disturbed_note(include: bool, left_out: usize, all: usize) -> String {
     let rule = format!(
-        "A trial is disturbed when work outside it used more than {:.0} % of its CPUs' time while it ran (busy time of those CPUs minus its own tasks and harness)",
+        "Verdicts use one clean attempt per planned trial: a trial is disturbed when other processes used more than {:.0} % of its CPUs' time while it ran (the kernel's own work for the trial does not count), and slowed when its calibrated work ran more than 10 % slower than the run's steady speed; such a trial is run again at the end of its round, so rounds stay paired",
         schedlab_core::records::DISTURBED_PCT
     );
-    if include {
-        format!("{rule}; disturbed trials were kept (--include-disturbed).")
+    let kept = if include {
+        "; disturbed trials were kept (--include-disturbed)"
     } else {
-        format!("{rule}; verdicts use undisturbed trials only: {left_out} of {all} ok trials were left out (--include-disturbed keeps them).")
-    }
+        ""
+    };
+    format!("{rule}{kept}. {left_out} of {all} ok trials were left out (contaminated ones, or re-runs not used; --include-disturbed and --include-slowed keep the contaminated ones).")
 }
 
 /// `c` without the ok trials in `drop` (their makespans and tasks).

@@ -44,6 +44,8 @@ pub struct ClaimsRequest {
     pub post_hoc: Vec<ClaimSpec>,
     /// Keep trials flagged disturbed.
     pub include_disturbed: bool,
+    /// Keep trials flagged slowed.
+    pub include_slowed: bool,
     /// Skip power and trials needed (the adaptive judge looks after every round).
     pub no_power: bool,
 }

@@ -10,6 +10,9 @@ use schedlab_store::query::{CellView, RunInfo};
 use serde::Serialize;
 use std::collections::HashSet;
 
+/// How interference, in-trial speed and re-runs are measured and used, for the methods.
+const INTERFERENCE_NOTE: &str = "Interference: at each trial's boundaries (outside the measured region) schedlab reads its CPUs' busy time (cgroup cpuacct per CPU in ns where there is no /proc/schedstat) and the process table (each process's CPU time: ns per live thread from its schedstat, 10 ms ticks for ended threads and for children reaped, known by pid and start time; kernel threads by PF_KTHREAD), and the CPUs' interrupt ticks (/proc/stat, 10 ms; tick samples unless the kernel accounts interrupt time). Outside CPU time is split into other processes (the smaller of the busy time left after the kernel's and those processes' own CPU time), kernel threads (per-CPU ones on their CPU, unbound ones by their share of CPUs) and interrupts. Kernel threads' and interrupts' work beyond the rate of the 100 ms settle window before the trial is the trial's own kernel cost (kernel_cpu_ns), not disturbance; a trial is disturbed when other processes took more than 10% of its CPUs' time. For calibrated CPU work each trial also stores its in-trial speed (its tasks' units per CPU second against the calibration): a trial more than 10% slower than the run's steady in-trial speed (the median of its cell's, of the run's for a cell's first trials) is slowed, a slowdown no busy-time counter shows. A disturbed or slowed trial is run again at the end of its round, up to --retries times (default 2), and kept, flagged; summaries and verdicts use one clean attempt per trial, so rounds stay complete and paired.";
+
 /// At most this many rows in the drift table: consecutive trials are pooled into segments.
 const DRIFT_ROWS: usize = 10;
 
@@ -51,6 +54,8 @@ pub struct Quality {
     pub precision: Option<(Target, Vec<CellPrecision>)>,
     /// Per cell label with judged trials: (label, judged, throttled).
     pub throttling: Vec<(String, usize, usize)>,
+    /// The trials left out of verdicts and summaries, by reason.
+    pub left_out: Excluded,
 }
 
 /// The target of an adaptive run from its spec as run (`settings.precision` with its limits
@@ -73,11 +78,129 @@ pub fn exclude_noisy(input: &mut ReportInput) -> usize {
         .map(|t| t.trial_id)
         .collect();
     input.exclude_noisy = true;
-    input.cells.iter_mut().map(|c| drop_trials(c, &noisy)).sum()
+    input
+        .cells
+        .iter_mut()
+        .map(|c| drop_trials(c, &noisy, "noisy, left out"))
+        .sum()
 }
 
-/// Removes the ok trials `drop` from `c`; returns how many it had.
-fn drop_trials(c: &mut CellView, drop: &HashSet<i64>) -> usize {
+/// The stored trials verdicts and summaries leave out, by reason. Each planned trial (run,
+/// cell, trial index) keeps at most one of its attempts: the first that is ok and clean
+/// (neither disturbed nor slowed, unless `--include-disturbed` or `--include-slowed` keep
+/// such), so a round keeps one trial per cell and stays paired; every other ok attempt is left
+/// out.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Excluded {
+    /// Every ok trial left out.
+    pub ids: HashSet<i64>,
+    /// Left out as disturbed (other processes above the threshold).
+    pub disturbed: HashSet<i64>,
+    /// Left out as slowed (calibrated work more than 10 % slower than the run's steady speed).
+    pub slowed: HashSet<i64>,
+    /// Left out because another attempt at the same trial is used (a re-run of a trial the
+    /// flags keep, or a later one of a trial with a clean re-run).
+    pub superseded: HashSet<i64>,
+    /// Trials run again because they were contaminated (kept, flagged).
+    pub retried: usize,
+    /// Disturbed trials were kept (`--include-disturbed`).
+    pub include_disturbed: bool,
+    /// Slowed trials were kept (`--include-slowed`).
+    pub include_slowed: bool,
+}
+
+/// Which of `input`'s stored trials verdicts and summaries leave out (see [`Excluded`]); the
+/// one place that decides it.
+pub fn excluded_trials(
+    input: &ReportInput,
+    include_disturbed: bool,
+    include_slowed: bool,
+) -> Excluded {
+    excluded_of(&input.quality, include_disturbed, include_slowed)
+}
+
+/// [`excluded_trials`] of the trials `quality`.
+pub fn excluded_of(
+    quality: &[TrialQuality],
+    include_disturbed: bool,
+    include_slowed: bool,
+) -> Excluded {
+    let usable = |q: &TrialQuality| {
+        q.status == "ok"
+            && (include_disturbed || !q.disturbed)
+            && (include_slowed || q.slowed != Some(true))
+    };
+    let mut slots: std::collections::BTreeMap<(i64, i64, i64), Vec<&TrialQuality>> =
+        std::collections::BTreeMap::new();
+    for q in quality {
+        slots
+            .entry((q.run_id, q.cell_index, q.trial_index))
+            .or_default()
+            .push(q);
+    }
+    let mut ex = Excluded {
+        retried: quality.iter().filter(|q| q.retried).count(),
+        include_disturbed,
+        include_slowed,
+        ..Excluded::default()
+    };
+    for attempts in slots.values_mut() {
+        attempts.sort_by_key(|q| (q.retry, q.trial_id));
+        let kept = attempts.iter().position(|q| usable(q));
+        for (i, q) in attempts.iter().enumerate() {
+            if Some(i) == kept || q.status != "ok" {
+                continue;
+            }
+            ex.ids.insert(q.trial_id);
+            let why = if usable(q) {
+                &mut ex.superseded
+            } else if q.disturbed && !include_disturbed {
+                &mut ex.disturbed
+            } else {
+                &mut ex.slowed
+            };
+            why.insert(q.trial_id);
+        }
+    }
+    ex
+}
+
+/// `input` as summaries see it: the trials [`excluded_trials`] names (under its claims
+/// request's `include_*` flags) left out of its cells, each cell's statuses counting them.
+pub fn clean(input: &ReportInput) -> ReportInput {
+    let ex = excluded_trials(
+        input,
+        input.claims.include_disturbed,
+        input.claims.include_slowed,
+    );
+    let mut out = input.clone();
+    for c in &mut out.cells {
+        drop_trials(c, &ex.disturbed, "disturbed, left out");
+        drop_trials(c, &ex.slowed, "slowed, left out");
+        drop_trials(c, &ex.superseded, "re-run, left out");
+    }
+    out
+}
+
+/// `cells` of a run whose trials are `quality` as summaries see them by default ([`clean`]),
+/// and what was left out: the table after a run, an adaptive run's judge.
+pub fn clean_cells(cells: Vec<CellView>, quality: Vec<TrialQuality>) -> (Vec<CellView>, Excluded) {
+    let input = ReportInput {
+        cells,
+        quality,
+        ..ReportInput::default()
+    };
+    (clean(&input).cells, excluded_trials(&input, false, false))
+}
+
+/// One line on what [`clean_cells`] left out, or None.
+pub fn left_out_line(ex: &Excluded) -> Option<String> {
+    left_out_warning(ex)
+}
+
+/// Removes the ok trials `drop` from `c`, counted in its statuses as `label`; returns how many
+/// it had.
+fn drop_trials(c: &mut CellView, drop: &HashSet<i64>, label: &str) -> usize {
     let keep: Vec<bool> = c.trial_ids.iter().map(|id| !drop.contains(id)).collect();
     let removed = keep.iter().filter(|k| !**k).count();
     let pick = |v: &mut Vec<i64>| {
@@ -95,7 +218,7 @@ fn drop_trials(c: &mut CellView, drop: &HashSet<i64>) -> usize {
                 *n -= removed as i64;
             }
         }
-        c.statuses.push(("noisy, left out".into(), removed as i64));
+        c.statuses.push((label.into(), removed as i64));
     }
     removed
 }
@@ -156,6 +279,11 @@ pub fn build(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> Qua
         },
         precision,
         throttling,
+        left_out: excluded_trials(
+            input,
+            input.claims.include_disturbed,
+            input.claims.include_slowed,
+        ),
     }
 }
 
@@ -234,6 +362,7 @@ pub fn drift_table(q: &Quality) -> Option<Table> {
                 },
                 spread(&col(|t| t.speed_before)),
                 spread(&col(|t| t.speed_after)),
+                spread(&col(|t| t.speed_steady)),
                 schedlab_analyze::median(&steal).map_or("-".into(), |m| {
                     let max = steal.iter().copied().fold(0.0, f64::max);
                     format!("{m:.1} (max {max:.1})")
@@ -243,8 +372,8 @@ pub fn drift_table(q: &Quality) -> Option<Table> {
         })
         .collect();
     Some(Table {
-        title: "Drift over the run: reference-loop speed just before and after the trials (median [min, max]; 1 = as calibrated), steal on their CPUs (%), trials flagged noisy (speed over 10% off)".into(),
-        header: ["trials", "rounds", "speed before", "speed after", "steal %", "noisy"]
+        title: "Drift over the run: reference-loop speed just before and after the trials and the run's steady speed (median [min, max]; 1 = as calibrated), steal on their CPUs (%), trials flagged noisy (speed over 10% off the steady speed)".into(),
+        header: ["trials", "rounds", "speed before", "speed after", "steady", "steal %", "noisy"]
             .map(String::from)
             .to_vec(),
         rows,
@@ -283,9 +412,10 @@ pub fn warnings(q: &Quality) -> Vec<String> {
     let measured = q.trials.iter().filter(|t| t.speed_before.is_some()).count();
     if noisy > 0 && !q.exclude_noisy {
         out.push(format!(
-            "{noisy} of {measured} trials were flagged noisy (the reference loop ran more than 10% off its calibrated speed before or after them) and are included; --exclude-noisy leaves them out."
+            "{noisy} of {measured} trials were flagged noisy (the reference loop ran more than 10% off the run's steady speed before or after them) and are included; --exclude-noisy leaves them out."
         ));
     }
+    out.extend(left_out_warning(&q.left_out));
     let throttled: usize = q.throttling.iter().map(|(_, _, hit)| hit).sum();
     if throttled > 0 {
         out.push(format!(
@@ -314,11 +444,37 @@ pub fn warnings(q: &Quality) -> Vec<String> {
     out
 }
 
+/// How many trials were run again and how many are left out of summaries and verdicts, and
+/// why; None when none was either.
+fn left_out_warning(ex: &Excluded) -> Option<String> {
+    if ex.ids.is_empty() && ex.retried == 0 {
+        return None;
+    }
+    let mut why = Vec::new();
+    for (set, what) in [
+        (&ex.disturbed, "disturbed (other processes above 10% of their CPUs' time; --include-disturbed keeps them)"),
+        (&ex.slowed, "slowed (calibrated work over 10% slower than the run's steady in-trial speed; --include-slowed keeps them)"),
+        (&ex.superseded, "attempts not used (another attempt at the same trial is)"),
+    ] {
+        if !set.is_empty() {
+            why.push(format!("{} {what}", set.len()));
+        }
+    }
+    Some(format!(
+        "{} contaminated trials were run again at the end of their rounds (kept, flagged); {} trials are left out of summaries and verdicts{}{}.",
+        ex.retried,
+        ex.ids.len(),
+        if why.is_empty() { "" } else { ": " },
+        why.join("; ")
+    ))
+}
+
 /// The methods section's sentences on noise, exclusion and adaptive trial counts.
 pub fn notes(q: &Quality) -> Vec<String> {
     let mut out = Vec::new();
     if q.trials.iter().any(|t| t.speed_before.is_some()) {
-        out.push("Noise: just before and just after every trial, schedlab runs a reference loop of spin units (6 chunks of about 0.5 ms on each of the trial's CPUs, at most 4; the median chunk per CPU, the slowest CPU) outside the measured region and stores its speed relative to the loop's own calibration (1 = as calibrated), and the steal share of the trial's CPUs during the trial. A trial whose speed before or after is more than 10% off is flagged noisy. This is speed drift (frequency, steal, a slower machine): the loop's median chunk ignores preemption by design, so it does not see other work sharing the trial's CPUs; that interference is measured apart (outside CPU time, the disturbed flag).".into());
+        out.push("Noise: just before and just after every trial, schedlab runs a reference loop of spin units (6 chunks of about 0.5 ms on each of the trial's CPUs, at most 4; the median chunk per CPU, the slowest CPU) outside the measured region and stores its speed relative to the loop's own calibration (1 = as calibrated; the calibration is the 90% quantile of 10 measurements of every CPU spread over about 2 s, its spread stored), and the steal share of the trial's CPUs during the trial. A trial whose speed before or after is more than 10% off the run's steady speed (the median of its reference speeds so far, stored with each trial as speed_steady against the calibration) is flagged noisy. This is speed drift (frequency, steal, a slower machine): the loop's median chunk ignores preemption by design, so it does not see other work sharing the trial's CPUs; that interference is measured apart.".into());
+        out.push(INTERFERENCE_NOTE.into());
     }
     if q.exclude_noisy {
         out.push(format!(
@@ -348,84 +504,5 @@ pub fn notes(q: &Quality) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use schedlab_core::metric::Metric;
-    use schedlab_store::query::TaskRow;
-
-    #[test]
-    fn the_target_is_read_from_the_spec_as_run() {
-        let run = |spec: &str| RunInfo {
-            spec_toml: spec.into(),
-            ..RunInfo::default()
-        };
-        let t = target(&run("[settings]\ntrials = 3\nprecision = \"2%\"\nprecision_metric = \"turnaround\"\nmax_trials = 20\n")).unwrap();
-        assert_eq!(t.precision, 0.02);
-        assert_eq!(t.adaptive.metric, Metric::Turnaround);
-        assert_eq!((t.adaptive.min_trials, t.adaptive.max_trials), (3, 20));
-        assert_eq!(target(&run("[settings]\ntrials = 3\n")), None);
-        // A spec this version cannot read has no target (the report warns about it).
-        assert_eq!(
-            target(&run("[settings]\nprecision = \"2%\"\nquantum = 1\n")),
-            None
-        );
-    }
-
-    #[test]
-    fn excluding_noisy_trials_drops_their_makespans_and_tasks() {
-        let row = |trial_id| TaskRow {
-            trial_id,
-            ..TaskRow::default()
-        };
-        let mut c = CellView {
-            statuses: vec![("ok".into(), 3)],
-            makespans_ns: vec![10, 20, 30],
-            trial_rounds: vec![0, 1, 2],
-            trial_ids: vec![7, 8, 9],
-            task_rows: vec![row(7), row(8), row(8), row(9)],
-            ..CellView::default()
-        };
-        assert_eq!(drop_trials(&mut c, &[8].into()), 1);
-        assert_eq!(c.makespans_ns, vec![10, 30]);
-        assert_eq!(c.trial_rounds, vec![0, 2]);
-        assert_eq!(c.task_rows.len(), 2);
-        assert_eq!(c.count("ok"), 2);
-        assert_eq!(c.count("noisy, left out"), 1);
-    }
-
-    #[test]
-    fn the_drift_table_pools_consecutive_trials_into_at_most_ten_rows() {
-        let trials: Vec<TrialQuality> = (0..25)
-            .map(|i| TrialQuality {
-                trial_id: i,
-                round: i / 5,
-                speed_before: Some(1.0 - i as f64 / 100.0),
-                speed_after: Some(1.0),
-                steal_pct: Some(2.0),
-                noisy: i == 24,
-                ..TrialQuality::default()
-            })
-            .collect();
-        let q = Quality {
-            trials,
-            ..Quality::default()
-        };
-        let t = drift_table(&q).unwrap();
-        assert_eq!(t.rows.len(), 9, "25 trials in segments of 3");
-        assert_eq!(t.rows[0][0], "1-3");
-        assert_eq!(t.rows[0][2], "0.99 [0.98, 1.00]");
-        assert_eq!(
-            t.rows[8],
-            [
-                "25-25",
-                "4",
-                "0.76 [0.76, 0.76]",
-                "1.00 [1.00, 1.00]",
-                "2.0 (max 2.0)",
-                "1"
-            ]
-        );
-        assert!(warnings(&q)[0].starts_with("1 of 25 trials were flagged noisy"));
-        assert!(drift_table(&Quality::default()).is_none());
-    }
-}
+#[path = "quality_tests.rs"]
+mod tests;

@@ -330,47 +330,77 @@ fn key_tables(r: &Report) -> Result<String> {
     document(&header, rows)
 }
 
+/// Every trial's conditions at full precision, with whether it is left out.
+fn trial_conditions(q: &crate::model::quality::Quality) -> Result<String> {
+    let header = [
+        "trial_id",
+        "cell_index",
+        "trial_index",
+        "round",
+        "status",
+        "speed_before",
+        "speed_after",
+        "trial_steal_pct",
+        "noisy",
+        "rt_throttled",
+        "outside_cpu_ns",
+        "outside_share",
+        "interference_source",
+        "disturbed",
+        "outside_process_ns",
+        "outside_process_share",
+        "outside_kthread_ns",
+        "outside_irq_ns",
+        "kernel_cpu_ns",
+        "speed_steady",
+        "speed_in_trial",
+        "slowed",
+        "retry",
+        "retried",
+        "left_out",
+    ];
+    let int = |v: Option<i64>| v.map_or(String::new(), |v| v.to_string());
+    let rows = q.trials.iter().map(|t| {
+        let b = |v: Option<bool>| v.map_or(String::new(), |b| u8::from(b).to_string());
+        vec![
+            t.trial_id.to_string(),
+            t.cell_index.to_string(),
+            t.trial_index.to_string(),
+            t.round.to_string(),
+            t.status.clone(),
+            opt(t.speed_before),
+            opt(t.speed_after),
+            opt(t.steal_pct),
+            b(Some(t.noisy)),
+            b(t.rt_throttled),
+            int(t.outside_cpu_ns),
+            opt(t.outside_share),
+            t.interference_source.clone().unwrap_or_default(),
+            b(t.outside_share
+                .or(t.outside_process_share)
+                .map(|_| t.disturbed)),
+            int(t.outside_process_ns),
+            opt(t.outside_process_share),
+            int(t.outside_kthread_ns),
+            int(t.outside_irq_ns),
+            int(t.kernel_cpu_ns),
+            opt(t.speed_steady),
+            opt(t.speed_in_trial),
+            b(t.slowed),
+            t.retry.to_string(),
+            b(Some(t.retried)),
+            b(Some(q.left_out.ids.contains(&t.trial_id))),
+        ]
+    });
+    document(&header, rows)
+}
+
 /// Runs with reference speeds: every trial's conditions at full precision; adaptive runs:
 /// the precision each cell reached.
 fn quality(q: &crate::model::quality::Quality) -> Result<Vec<(&'static str, String)>> {
     let mut out = Vec::new();
     if q.trials.iter().any(|t| t.speed_before.is_some()) {
-        let header = [
-            "trial_id",
-            "cell_index",
-            "trial_index",
-            "round",
-            "status",
-            "speed_before",
-            "speed_after",
-            "trial_steal_pct",
-            "noisy",
-            "rt_throttled",
-            "outside_cpu_ns",
-            "outside_share",
-            "interference_source",
-            "disturbed",
-        ];
-        let rows = q.trials.iter().map(|t| {
-            let b = |v: Option<bool>| v.map_or(String::new(), |b| u8::from(b).to_string());
-            vec![
-                t.trial_id.to_string(),
-                t.cell_index.to_string(),
-                t.trial_index.to_string(),
-                t.round.to_string(),
-                t.status.clone(),
-                opt(t.speed_before),
-                opt(t.speed_after),
-                opt(t.steal_pct),
-                b(Some(t.noisy)),
-                b(t.rt_throttled),
-                t.outside_cpu_ns.map_or(String::new(), |v| v.to_string()),
-                opt(t.outside_share),
-                t.interference_source.clone().unwrap_or_default(),
-                b(t.outside_share.map(|_| t.disturbed)),
-            ]
-        });
-        out.push(("trial_conditions.csv", document(&header, rows)?));
+        out.push(("trial_conditions.csv", trial_conditions(q)?));
     }
     if let Some((t, cells)) = &q.precision {
         let header = [

@@ -145,6 +145,10 @@ pub struct RunSettings {
     pub trials: u32,
     /// Warm-up trials per cell.
     pub warmup: u32,
+    /// How often a contaminated trial (disturbed, or slowed in-trial) is run again at the end
+    /// of its round.
+    #[serde(default = "default_retries")]
+    pub retries: u32,
     /// Per-trial timeout override, ns (None: derived per cell).
     pub timeout_ns: Option<u64>,
     /// Directory for I/O files (default /var/tmp).
@@ -222,11 +226,17 @@ fn assemble(spec: &Spec, checked: &Checked, seed: u64) -> Result<Plan, SpecError
     })
 }
 
+/// Retries of plans serialized before `retries` existed.
+fn default_retries() -> u32 {
+    crate::DEFAULT_RETRIES
+}
+
 /// The settings of `c` the run stage reads.
 fn run_settings(c: &Checked) -> RunSettings {
     RunSettings {
         trials: c.trials,
         warmup: c.warmup,
+        retries: c.retries,
         timeout_ns: c.timeout_ns,
         io_dir: c.io_dir.clone(),
         sample_interval_ns: c.sample_interval_ns,

@@ -138,7 +138,7 @@ fn the_plan_carries_the_typed_settings_and_the_spec_as_run() {
     let (spec, plan) = build_from_text(
         "f.toml",
         "name = \"s\"\n[axes]\ntasks = [1, 2]\n[settings]\ntrials = 2\nwarmup = 1\n\
-         timeout = \"2s\"\nsample_interval = \"250ms\"\ndevice = \"vda\"\ntrace = true\n",
+         timeout = \"2s\"\nsample_interval = \"250ms\"\ndevice = \"vda\"\ntrace = true\nretries = 1\n",
         9,
     )
     .unwrap();
@@ -149,6 +149,7 @@ fn the_plan_carries_the_typed_settings_and_the_spec_as_run() {
         RunSettings {
             trials: 2,
             warmup: 1,
+            retries: 1,
             timeout_ns: Some(2_000_000_000),
             io_dir: PathBuf::from("/var/tmp"),
             sample_interval_ns: Some(250_000_000),
@@ -283,6 +284,25 @@ fn knob_mistakes_are_positioned_at_their_key() {
         .to_string();
     assert!(
         e.starts_with("k.toml:2:8: axes.knobs[0].name: /etc/passwd is outside"),
+        "{e}"
+    );
+}
+
+#[test]
+fn retries_default_to_two_and_are_bounded() {
+    let plan = |settings: &str| {
+        build_from_text(
+            "f.toml",
+            &format!("name = \"s\"\n[axes]\ntasks = [1]\n[settings]\n{settings}"),
+            1,
+        )
+        .map(|(_, p)| p.settings.retries)
+    };
+    assert_eq!(plan("").unwrap(), crate::DEFAULT_RETRIES);
+    assert_eq!(plan("retries = 0\n").unwrap(), 0);
+    let e = plan("retries = 11\n").unwrap_err().to_string();
+    assert!(
+        e.contains("settings.retries") && e.contains("0 (never) to 10"),
         "{e}"
     );
 }

@@ -22,17 +22,19 @@ pub fn render(o: &ClaimsOutcome) -> String {
 
 /// What was left out and why, in one line.
 pub fn footnote(o: &ClaimsOutcome) -> String {
-    if o.include_disturbed {
-        format!(
+    match (o.include_disturbed, o.disturbed_left_out) {
+        (true, 0) => format!(
             "{} trials used, disturbed ones included (--include-disturbed).",
             o.trials
-        )
-    } else {
-        format!(
-            "{} trials used; {} disturbed trials left out (outside work above {:.0}% of the trial's CPUs; --include-disturbed keeps them).",
+        ),
+        (true, n) => format!(
+            "{} trials used, disturbed ones included (--include-disturbed); {n} trials left out (slowed: calibrated work over 10% slower than the run's steady speed, --include-slowed keeps them; or re-runs not used).",
+            o.trials
+        ),
+        (false, n) => format!(
+            "{} trials used; {n} trials left out (disturbed: other processes above {:.0}% of the trial's CPUs, --include-disturbed keeps them; slowed: calibrated work over 10% slower than the run's steady speed, --include-slowed keeps them; or re-runs not used).",
             o.trials,
-            o.disturbed_left_out,
             super::table::DISTURBED_PCT
-        )
+        ),
     }
 }

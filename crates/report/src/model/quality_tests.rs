@@ -1,0 +1,150 @@
+//! Tests of the quality part of the report: targets, noisy and left-out trials, drift.
+
+use super::*;
+use schedlab_core::metric::Metric;
+use schedlab_store::query::TaskRow;
+
+#[test]
+fn the_target_is_read_from_the_spec_as_run() {
+    let run = |spec: &str| RunInfo {
+        spec_toml: spec.into(),
+        ..RunInfo::default()
+    };
+    let t = target(&run("[settings]\ntrials = 3\nprecision = \"2%\"\nprecision_metric = \"turnaround\"\nmax_trials = 20\n")).unwrap();
+    assert_eq!(t.precision, 0.02);
+    assert_eq!(t.adaptive.metric, Metric::Turnaround);
+    assert_eq!((t.adaptive.min_trials, t.adaptive.max_trials), (3, 20));
+    assert_eq!(target(&run("[settings]\ntrials = 3\n")), None);
+    // A spec this version cannot read has no target (the report warns about it).
+    assert_eq!(
+        target(&run("[settings]\nprecision = \"2%\"\nquantum = 1\n")),
+        None
+    );
+}
+
+#[test]
+fn excluding_noisy_trials_drops_their_makespans_and_tasks() {
+    let row = |trial_id| TaskRow {
+        trial_id,
+        ..TaskRow::default()
+    };
+    let mut c = CellView {
+        statuses: vec![("ok".into(), 3)],
+        makespans_ns: vec![10, 20, 30],
+        trial_rounds: vec![0, 1, 2],
+        trial_ids: vec![7, 8, 9],
+        task_rows: vec![row(7), row(8), row(8), row(9)],
+        ..CellView::default()
+    };
+    assert_eq!(drop_trials(&mut c, &[8].into(), "noisy, left out"), 1);
+    assert_eq!(c.makespans_ns, vec![10, 30]);
+    assert_eq!(c.trial_rounds, vec![0, 2]);
+    assert_eq!(c.task_rows.len(), 2);
+    assert_eq!(c.count("ok"), 2);
+    assert_eq!(c.count("noisy, left out"), 1);
+}
+
+#[test]
+fn the_drift_table_pools_consecutive_trials_into_at_most_ten_rows() {
+    let trials: Vec<TrialQuality> = (0..25)
+        .map(|i| TrialQuality {
+            trial_id: i,
+            round: i / 5,
+            speed_before: Some(1.0 - i as f64 / 100.0),
+            speed_after: Some(1.0),
+            speed_steady: Some(1.3),
+            steal_pct: Some(2.0),
+            noisy: i == 24,
+            ..TrialQuality::default()
+        })
+        .collect();
+    let q = Quality {
+        trials,
+        ..Quality::default()
+    };
+    let t = drift_table(&q).unwrap();
+    assert_eq!(t.rows.len(), 9, "25 trials in segments of 3");
+    assert_eq!(t.rows[0][0], "1-3");
+    assert_eq!(t.rows[0][2], "0.99 [0.98, 1.00]");
+    assert_eq!(
+        t.rows[8],
+        [
+            "25-25",
+            "4",
+            "0.76 [0.76, 0.76]",
+            "1.00 [1.00, 1.00]",
+            "1.30 [1.30, 1.30]",
+            "2.0 (max 2.0)",
+            "1"
+        ]
+    );
+    assert!(warnings(&q)[0].starts_with("1 of 25 trials were flagged noisy"));
+    assert!(drift_table(&Quality::default()).is_none());
+}
+
+/// A trial of run 1: (id, cell, trial index, retry, status, disturbed, slowed, retried).
+fn attempt(t: (i64, i64, i64, i64, &str, bool, Option<bool>, bool)) -> TrialQuality {
+    TrialQuality {
+        trial_id: t.0,
+        run_id: 1,
+        cell_index: t.1,
+        trial_index: t.2,
+        round: t.2,
+        retry: t.3,
+        status: t.4.into(),
+        disturbed: t.5,
+        slowed: t.6,
+        retried: t.7,
+        ..TrialQuality::default()
+    }
+}
+
+#[test]
+fn each_trial_keeps_its_first_clean_attempt_and_the_flags_keep_the_planned_one() {
+    let q: Vec<TrialQuality> = [
+        // Cell 0, round 0: disturbed, re-run clean.
+        (1, 0, 0, 0, "ok", true, Some(false), true),
+        (5, 0, 0, 1, "ok", false, Some(false), false),
+        // Cell 1, round 0: clean.
+        (2, 1, 0, 0, "ok", false, Some(false), false),
+        // Cell 0, round 1: slowed, re-run disturbed, re-run again clean.
+        (3, 0, 1, 0, "ok", false, Some(true), true),
+        (6, 0, 1, 1, "ok", true, None, true),
+        (7, 0, 1, 2, "ok", false, Some(false), false),
+        // Cell 1, round 1: disturbed with no retry left; a failed trial.
+        (4, 1, 1, 0, "ok", true, Some(false), false),
+        (8, 1, 2, 0, "failed", false, None, false),
+    ]
+    .into_iter()
+    .map(attempt)
+    .collect();
+    let by = |ex: &Excluded| {
+        let sorted = |s: &HashSet<i64>| {
+            let mut v: Vec<i64> = s.iter().copied().collect();
+            v.sort();
+            v
+        };
+        (
+            sorted(&ex.disturbed),
+            sorted(&ex.slowed),
+            sorted(&ex.superseded),
+        )
+    };
+    let clean = excluded_of(&q, false, false);
+    assert_eq!(by(&clean), (vec![1, 4, 6], vec![3], vec![]));
+    assert_eq!(clean.ids.len(), 4);
+    assert_eq!(clean.retried, 3);
+    // Every (cell, round) keeps at most one trial: 5, 2, 7; round 1 of cell 1 has none.
+    // --include-disturbed: the planned disturbed trials stand, their re-runs are not used.
+    let d = excluded_of(&q, true, false);
+    assert_eq!(by(&d), (vec![], vec![3], vec![5, 7]));
+    // Both flags: exactly the planned trials, as a run without re-runs would have them.
+    let both = excluded_of(&q, true, true);
+    assert_eq!(by(&both), (vec![], vec![], vec![5, 6, 7]));
+    let w = left_out_warning(&clean).unwrap();
+    assert!(
+        w.starts_with("3 contaminated trials were run again at the end of their rounds (kept, flagged); 4 trials are left out of summaries and verdicts: 3 disturbed"),
+        "{w}"
+    );
+    assert!(w.contains("; 1 slowed ("), "{w}");
+}
