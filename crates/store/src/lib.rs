@@ -317,19 +317,16 @@ fn open_sqlite(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<D
         })?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.set_prepared_statement_cache_capacity(64);
-        let version = check_version(&conn, shown)?;
-        if version == 0 {
-            if mode == Mode::Existing {
-                return Err(not_schedlab(shown, "is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote"));
-            }
-            conn.execute_batch(SCHEMA)
-                .with_context(|| format!("cannot create the schema in {shown}"))?;
+        // A current version comes with its whole schema (both are made in one transaction):
+        // then nothing is written, and a read-only file can still be opened. Anything else is
+        // read again, and made, under the write lock.
+        let current = conn
+            .query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+            .is_ok_and(|v| v == SCHEMA_VERSION);
+        if current {
+            check_version(&conn, shown)?;
         } else {
-            upgrade(&conn, version)
-                .with_context(|| format!("cannot upgrade the schema of {shown}"))?;
-        }
-        if version != SCHEMA_VERSION {
-            conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+            in_immediate(&conn, || prepare_schema(&conn, shown, mode))?;
         }
         return Ok(Db::Sqlite(conn));
     }
@@ -358,6 +355,42 @@ fn open_sqlite(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<D
     upgrade(&mem, version)
         .with_context(|| format!("cannot read the schema of {shown} (version {version})"))?;
     Ok(Db::Sqlite(mem))
+}
+
+/// Runs `f` in one `BEGIN IMMEDIATE` transaction of `conn`: the write lock is taken before
+/// anything is read, so two processes opening one new file never see each other's half-made
+/// schema (the second waits, then finds it whole). Rolled back when `f` fails.
+fn in_immediate<T>(conn: &Connection, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    match f() {
+        Ok(v) => {
+            conn.execute_batch("COMMIT")?;
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// Creates the schema of a new database, or upgrades an older one, in `mode` (inside the
+/// caller's transaction); refuses a database without the schema when `mode` needs one.
+fn prepare_schema(conn: &Connection, shown: &Location, mode: Mode) -> Result<()> {
+    let version = check_version(conn, shown)?;
+    if version == 0 {
+        if mode == Mode::Existing {
+            return Err(not_schedlab(shown, "is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote"));
+        }
+        conn.execute_batch(SCHEMA)
+            .with_context(|| format!("cannot create the schema in {shown}"))?;
+    } else {
+        upgrade(conn, version).with_context(|| format!("cannot upgrade the schema of {shown}"))?;
+    }
+    if version != SCHEMA_VERSION {
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    }
+    Ok(())
 }
 
 /// The schema version of `conn`'s database: 0 for a new, empty one. Refuses a file that is not
@@ -480,3 +513,7 @@ fn pg_version(db: &Db, shown: &Location) -> Result<i64> {
     };
     check_tables(shown, version, &tables, OLDEST_PG_VERSION)
 }
+
+#[cfg(test)]
+#[path = "lib_tests.rs"]
+mod tests;
