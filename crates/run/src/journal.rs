@@ -129,6 +129,8 @@ pub struct Journal {
     dir: StateDir,
     name: String,
     record: Record,
+    /// Where settings may lie (checked again when a dead owner's journal is restored).
+    roots: Vec<PathBuf>,
 }
 
 /// Whether this process holds a journal: there is one per process (`restore-PID.json`),
@@ -190,18 +192,30 @@ fn refusal(file: &Path, why: &str) -> String {
 
 impl Journal {
     /// Writes this process's journal of `entries` into the state directory `dir`, before
-    /// anything changes. First restores journals of dead owners (reported on stderr); refuses
-    /// when a live schedlab process holds any of the same files, or when this process holds a
-    /// journal already.
+    /// anything changes (see [`Journal::create_reading`]).
     pub fn create(
         dir: &Path,
         entries: Vec<Entry>,
         roots: &[PathBuf],
     ) -> Result<Journal, KernelError> {
+        Journal::create_reading(dir, roots, move || Ok(entries))
+    }
+
+    /// Writes this process's journal into the state directory `dir`, before anything changes,
+    /// naming the settings `read` returns with their originals. Under the directory's lock,
+    /// journals of dead owners are restored first (reported on stderr), and only then are the
+    /// originals read: a setting a killed schedlab left changed is never taken for one.
+    /// Refused when a live schedlab process holds any of the same files, or when this process
+    /// holds a journal already.
+    pub fn create_reading(
+        dir: &Path,
+        roots: &[PathBuf],
+        read: impl FnOnce() -> Result<Vec<Entry>, KernelError>,
+    ) -> Result<Journal, KernelError> {
         if HELD.swap(true, SeqCst) {
             return Err(KernelError::Internal("this process holds a restore journal already (its settings must be restored before others are read)".into()));
         }
-        let made = Journal::write_new(dir, entries, roots);
+        let made = Journal::write_new(dir, roots, read);
         if made.is_err() {
             HELD.store(false, SeqCst);
         }
@@ -210,31 +224,16 @@ impl Journal {
 
     fn write_new(
         dir: &Path,
-        entries: Vec<Entry>,
         roots: &[PathBuf],
+        read: impl FnOnce() -> Result<Vec<Entry>, KernelError>,
     ) -> Result<Journal, KernelError> {
         let dir = StateDir::open(dir, true)?.expect("created when missing");
         let _lock = dir.lock()?;
         let me = Owner::this_process();
-        for (name, found) in journals(&dir) {
-            let other = match found {
-                Found::Record(r) => r,
-                Found::Refused(why) => {
-                    eprintln!("schedlab: {}", refusal(&dir.file(&name), &why));
-                    continue;
-                }
-                Found::Unreadable(_) => continue,
-            };
-            if other.owner.pid == me.pid && other.owner.start_ticks == me.start_ticks {
-                continue;
-            }
-            if other.owner.alive() {
-                held_by(&other, &entries)?;
-                continue;
-            }
-            for line in restore_file(&dir, &name, &other, roots).lines {
-                eprintln!("schedlab: {line}");
-            }
+        let live = recover_others(&dir, &me, roots);
+        let entries = read()?;
+        for other in &live {
+            held_by(other, &entries)?;
         }
         let record = Record {
             version: VERSION,
@@ -246,7 +245,12 @@ impl Journal {
             cgroups: Vec::new(),
         };
         let name = name_of(record.owner.pid);
-        let journal = Journal { dir, name, record };
+        let journal = Journal {
+            dir,
+            name,
+            record,
+            roots: roots.to_vec(),
+        };
         journal.save()?;
         Ok(journal)
     }
@@ -265,15 +269,21 @@ impl Journal {
     /// Adds settings to the journal before they change (their originals), refused when a live
     /// schedlab process varies one of them.
     pub fn add_entries(&mut self, entries: Vec<Entry>) -> Result<(), KernelError> {
+        self.add_reading(move || Ok(entries))
+    }
+
+    /// Adds the settings `read` returns, with their originals, before they change: under the
+    /// directory's lock, after journals of dead owners are restored (as in
+    /// [`Journal::create_reading`]); refused when a live schedlab process varies one of them.
+    pub fn add_reading(
+        &mut self,
+        read: impl FnOnce() -> Result<Vec<Entry>, KernelError>,
+    ) -> Result<(), KernelError> {
         let _lock = self.dir.lock()?;
-        let me = &self.record.owner;
-        for (_, found) in journals(&self.dir) {
-            if let Found::Record(other) = found {
-                let mine = other.owner.pid == me.pid && other.owner.start_ticks == me.start_ticks;
-                if !mine && other.owner.alive() {
-                    held_by(&other, &entries)?;
-                }
-            }
+        let live = recover_others(&self.dir, &self.record.owner, &self.roots);
+        let entries = read()?;
+        for other in &live {
+            held_by(other, &entries)?;
         }
         self.record.entries.extend(entries);
         self.save()
@@ -320,6 +330,34 @@ impl Journal {
         self.dir.remove(&self.name);
         HELD.store(false, SeqCst);
     }
+}
+
+/// Restores the journals in `dir` (locked by the caller) of dead owners other than `me`,
+/// saying so on stderr, and returns those of live ones. A journal not trusted is reported and
+/// left alone.
+fn recover_others(dir: &StateDir, me: &Owner, roots: &[PathBuf]) -> Vec<Record> {
+    let mut live = Vec::new();
+    for (name, found) in journals(dir) {
+        let other = match found {
+            Found::Record(r) => r,
+            Found::Refused(why) => {
+                eprintln!("schedlab: {}", refusal(&dir.file(&name), &why));
+                continue;
+            }
+            Found::Unreadable(_) => continue,
+        };
+        if other.owner.pid == me.pid && other.owner.start_ticks == me.start_ticks {
+            continue;
+        }
+        if other.owner.alive() {
+            live.push(other);
+            continue;
+        }
+        for line in restore_file(dir, &name, &other, roots).lines {
+            eprintln!("schedlab: {line}");
+        }
+    }
+    live
 }
 
 /// An error naming the first of `entries` that the live journal `other` holds.

@@ -149,19 +149,19 @@ impl Knobs {
         k.io_device = io_device.clone();
         k.ext_refusal = ext_refusal(plan);
         let roots = knobfile::system_roots();
-        k.read_originals(plan, io_device.as_deref(), &roots);
         let wants_scx = k.ext_refusal.is_none() && plan.cells.iter().any(|c| c.scx.is_some());
-        if !k.files.is_empty() || wants_scx {
-            let entries = k
-                .files
-                .iter()
-                .map(|m| Entry {
-                    name: m.name.clone(),
-                    path: m.file.display().to_string(),
-                    original: m.original.clone(),
-                })
-                .collect();
-            k.journal = Some(Journal::create(&journal::state_dir(), entries, &roots)?);
+        let changes =
+            schedlab_sys::is_root() && !plan_settings(plan, io_device.as_deref()).is_empty();
+        if changes || wants_scx {
+            // The originals are read under the journal's lock, after a dead schedlab's
+            // changes are restored (issue 27: else a killed run's value was taken for one).
+            let journal = Journal::create_reading(&journal::state_dir(), &roots, || {
+                k.read_originals(plan, io_device.as_deref(), &roots);
+                Ok(k.entries())
+            })?;
+            k.journal = Some(journal);
+        } else {
+            k.read_originals(plan, io_device.as_deref(), &roots);
         }
         if wants_scx {
             k.scx = Some(Scx::new(
@@ -221,6 +221,18 @@ impl Knobs {
                 }
             }
         }
+    }
+
+    /// The journal's entries of the files held: their originals.
+    fn entries(&self) -> Vec<Entry> {
+        self.files
+            .iter()
+            .map(|m| Entry {
+                name: m.name.clone(),
+                path: m.file.display().to_string(),
+                original: m.original.clone(),
+            })
+            .collect()
     }
 
     /// The warnings that say which settings the run varies and their originals.
@@ -348,16 +360,20 @@ impl Knobs {
                 file.display()
             )));
         }
-        let original = knobfile::read(&file)
-            .map_err(|e| {
-                KernelError::Setting(format!("cannot read {name} ({}): {e}", file.display()))
-            })?
-            .value;
-        self.journal()?.add_entries(vec![Entry {
-            name: name.to_string(),
-            path: file.display().to_string(),
-            original: original.clone(),
-        }])?;
+        // Read under the journal's lock, after a dead schedlab's changes are restored.
+        let mut original = String::new();
+        self.journal()?.add_reading(|| {
+            original = knobfile::read(&file)
+                .map_err(|e| {
+                    KernelError::Setting(format!("cannot read {name} ({}): {e}", file.display()))
+                })?
+                .value;
+            Ok(vec![Entry {
+                name: name.to_string(),
+                path: file.display().to_string(),
+                original: original.clone(),
+            }])
+        })?;
         self.files.push(Managed {
             name: name.to_string(),
             pattern: path.display().to_string(),
