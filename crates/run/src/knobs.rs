@@ -399,8 +399,12 @@ impl Knobs {
 
     /// Puts everything back: stops the BPF scheduler, writes every original value that
     /// differs, and removes the journal once all is back (else keeps it for `schedlab restore`
-    /// and says what could not be restored).
+    /// and says what could not be restored). Done once: what failed is left to the journal,
+    /// not tried and said again when the knobs are dropped.
     pub fn restore(&mut self) -> Result<(), KernelError> {
+        if self.journal.is_none() && self.scx.is_none() {
+            return Ok(());
+        }
         let mut failed = Vec::new();
         if let Some(scx) = self.scx.as_mut() {
             if let Err(e) = scx.stop() {
@@ -410,11 +414,10 @@ impl Knobs {
         for m in &self.files {
             if let Err(e) = set(m, &m.original, self.io_device.as_deref()) {
                 failed.push(format!(
-                    "could not restore {} to {}: {e}; restore it by hand: echo {} > {}",
+                    "could not restore {} to {:?}: {e}; {}",
                     m.name,
                     m.original,
-                    m.original,
-                    m.file.display()
+                    knobfile::hand_fix_hint(&m.original, &m.file.display().to_string())
                 ));
             }
         }
@@ -425,7 +428,7 @@ impl Knobs {
             )),
             Some(j) if failed.is_empty() => j.remove(),
             Some(j) => failed.push(format!(
-                "the restore journal {} keeps the original values; `schedlab restore` tries again",
+                "the restore journal {} keeps the original values; `schedlab restore` tries again, and removes it once every setting is back",
                 j.path().display()
             )),
             None => {}
@@ -433,6 +436,7 @@ impl Knobs {
         if failed.is_empty() {
             Ok(())
         } else {
+            self.files.clear();
             Err(KernelError::NotRestored(failed.join("; ")))
         }
     }

@@ -412,6 +412,8 @@ fn run_trials(
     }
     progress.finish();
     warn_adaptive_stop(store, run_id, plan, &schedule)?;
+    // Restored here, not only when dropped: a setting left changed fails the command.
+    session.settings.leave()?;
     if interrupted.load(SeqCst) {
         summary.interrupted = true;
     }

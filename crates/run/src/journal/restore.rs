@@ -60,8 +60,9 @@ fn check_entry(e: &Entry, roots: &[PathBuf]) -> Result<PathBuf, String> {
     }
     if let Some(reason) = schedlab_core::records::denied(&e.path) {
         return Err(format!(
-            "{} is on schedlab's deny list ({reason}); restore it by hand if you trust the journal: echo {} > {}",
-            e.path, e.original, e.path
+            "{} is on schedlab's deny list ({reason}); if you trust the journal, {}",
+            printable(&e.path),
+            knobfile::hand_fix_hint(&e.original, &e.path)
         ));
     }
     Ok(real)
@@ -175,15 +176,18 @@ fn restore_entry(e: &Entry, roots: &[PathBuf], out: &mut Restored, unchanged: &m
         Ok(r) => {
             out.failed = true;
             out.lines.push(format!(
-                "could not restore {label}: it reads {} after writing {}; restore it by hand: echo {} > {}",
-                r.value, e.original, e.original, e.path
+                "could not restore {label}: it reads {:?} after writing {:?}; {}",
+                r.value,
+                e.original,
+                knobfile::hand_fix_hint(&e.original, &e.path)
             ));
         }
         Err(err) => {
             out.failed = true;
             out.lines.push(format!(
-                "could not restore {label} from {now} to {}: {err}; restore it by hand: echo {} > {}",
-                e.original, e.original, e.path
+                "could not restore {label} from {now:?} to {:?}: {err}; {}",
+                e.original,
+                knobfile::hand_fix_hint(&e.original, &e.path)
             ));
         }
     }
