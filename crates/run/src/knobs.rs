@@ -91,14 +91,22 @@ fn cell_settings(cell: &Cell, io_device: Option<&str>) -> Vec<KnobSetting> {
     cell.knobs.iter().cloned().chain(io).collect()
 }
 
-/// Every knob of `plan` once (by path), in first-use order, with every value asked for.
-fn plan_settings(plan: &Plan, io_device: Option<&str>) -> Vec<(String, String, Vec<String>)> {
-    let mut out: Vec<(String, String, Vec<String>)> = Vec::new();
+/// Every knob of `plan` once (by name and path: the I/O scheduler axis and a knob on its file
+/// stay two, to be refused as one file), in first-use order, with every value asked for.
+fn plan_settings(plan: &Plan, io_device: Option<&str>) -> Vec<knobpaths::Setting> {
+    let mut out: Vec<knobpaths::Setting> = Vec::new();
     for s in plan.cells.iter().flat_map(|c| cell_settings(c, io_device)) {
-        match out.iter_mut().find(|(_, p, _)| *p == s.path) {
-            Some((_, _, values)) if !values.contains(&s.value) => values.push(s.value),
+        match out
+            .iter_mut()
+            .find(|o| o.pattern == s.path && o.name == s.name)
+        {
+            Some(o) if !o.values.contains(&s.value) => o.values.push(s.value),
             Some(_) => {}
-            None => out.push((s.name, s.path, vec![s.value])),
+            None => out.push(knobpaths::Setting {
+                name: s.name,
+                pattern: s.path,
+                values: vec![s.value],
+            }),
         }
     }
     out
@@ -183,11 +191,9 @@ impl Knobs {
     /// refused, absent, unreadable) goes into `unusable` with the reason.
     fn read_originals(&mut self, plan: &Plan, io_device: Option<&str>, roots: &[PathBuf]) {
         let root = schedlab_sys::is_root();
-        let settings: Vec<(String, String)> = plan_settings(plan, io_device)
-            .into_iter()
-            .map(|(name, pattern, _)| (name, pattern))
-            .collect();
-        for r in knobpaths::resolve(&settings, &plan.settings.allow_knobs, roots) {
+        let settings = plan_settings(plan, io_device);
+        let held = super::cgroups::held_files(plan);
+        for r in knobpaths::resolve(&settings, &plan.settings.allow_knobs, &held, roots) {
             let (name, pattern) = (&r.name, &r.pattern);
             if !root {
                 self.unusable.insert(
@@ -454,11 +460,9 @@ impl Drop for Knobs {
 /// or name one file twice, checked on this machine's real files (changes nothing).
 pub fn check(plan: &Plan, io_dir: &Path) -> Result<(), KernelError> {
     let io_device = io_device(plan, io_dir).ok().flatten();
-    let settings: Vec<(String, String)> = plan_settings(plan, io_device.as_deref())
-        .into_iter()
-        .map(|(name, pattern, _)| (name, pattern))
-        .collect();
-    knobpaths::check(&settings, &plan.settings.allow_knobs)
+    let settings = plan_settings(plan, io_device.as_deref());
+    let held = super::cgroups::held_files(plan);
+    knobpaths::check(&settings, &plan.settings.allow_knobs, &held)
 }
 
 /// Sets file `m` to `target` unless it already is, and reads it back; returns the value read

@@ -59,8 +59,13 @@ fn check_entry(e: &Entry, roots: &[PathBuf]) -> Result<PathBuf, String> {
         ));
     }
     if let Some(reason) = schedlab_core::records::denied(&e.path) {
+        let check = if schedlab_core::records::runs_program(&e.path).is_some() {
+            " (it names a program the kernel runs as root: look at the value first)"
+        } else {
+            ""
+        };
         return Err(format!(
-            "{} is on schedlab's deny list ({reason}); if you trust the journal, {}",
+            "{} is on schedlab's deny list ({reason}); if you trust the journal{check}, {}",
             printable(&e.path),
             knobfile::hand_fix_hint(&e.original, &e.path)
         ));

@@ -20,17 +20,14 @@ pub fn describe(plan: &Plan, io_dir: &Path) -> Vec<String> {
         }
     };
     let settings = plan_settings(plan, io_device.as_deref());
-    let names: Vec<(String, String)> = settings
-        .iter()
-        .map(|(n, p, _)| (n.clone(), p.clone()))
-        .collect();
     let resolved = knobpaths::resolve(
-        &names,
+        &settings,
         &plan.settings.allow_knobs,
+        &crate::cgroups::held_files(plan),
         &knobfile::system_roots(),
     );
-    for ((name, pattern, values), r) in settings.iter().zip(resolved) {
-        out.push(describe_setting(name, pattern, values, &r));
+    for (s, r) in settings.iter().zip(resolved) {
+        out.push(describe_setting(&s.name, &s.pattern, &s.values, &r));
     }
     if !settings.is_empty() && !schedlab_sys::is_root() {
         out.push(format!(
