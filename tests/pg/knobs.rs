@@ -368,7 +368,7 @@ fn a_waiting_worker_recovers_a_dead_runs_journal_before_it_reads_originals() {
         &mut c,
         "SELECT CAST(params AS jsonb) ->> 'original' FROM warnings WHERE code = 'knob_varied'",
     );
-    assert_eq!(warned, [original.clone()], "{err}");
+    assert_eq!(warned, std::slice::from_ref(&original), "{err}");
     assert!(
         err.contains(&format!(
             "restored vm.swappiness ({SWAPPINESS}): {killed} -> {original}"
