@@ -91,7 +91,7 @@ pub struct RunArgs {
     /// Start modes: barrier (default), staggered.
     #[arg(long, value_delimiter = ',')]
     pub start: Vec<StartMode>,
-    /// Pin every task to these CPUs, e.g. 0 or 0-1.
+    /// Pin every task to these CPUs, e.g. 0 or 0-1 (a list of at most 16 KiB).
     #[arg(long)]
     pub cpus: Option<String>,
     /// Measured trials per cell.

@@ -296,10 +296,25 @@ fn fmt_duration(ns: u64) -> String {
     }
 }
 
+/// The plan's counted work calibrated (stored speeds taken from `db` if it exists, read only)
+/// and checked, before anything is written: a refused plan leaves no database and no row.
+/// Returns the speeds measured now, to be stored once the store is open.
+fn precheck(plan: &Plan, db: &schedlab_store::Location) -> Result<Vec<schedlab_run::Measured>> {
+    let quiet = schedlab_run::progress::Progress::new(0, true);
+    let mut cache = match db.path() {
+        Some(p) if p.exists() => Some(StoreSink::local(db, Store::open_read(db)?)),
+        _ => None,
+    };
+    let sink = cache.as_mut().map(|s| s as &mut dyn Sink);
+    let mut cal = schedlab_run::Calibrator::new(sink, &plan.settings.io_dir, &quiet);
+    Ok(schedlab_run::capacity::check_calibrated(plan, &mut cal)?)
+}
+
 pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
     let (plan, resume) = spec_and_plan(args)?;
     // Before the store is opened: a plan this machine cannot hold creates nothing.
     schedlab_run::capacity::check_plan(&plan)?;
+    let measured = precheck(&plan, &args.db)?;
     let opts = RunOptions {
         quiet: args.quiet,
         argv: schedlab_machine::secret::command_line(),
@@ -324,6 +339,9 @@ pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
             .clone()
             .unwrap_or_else(super::remote::default_spool);
         let mut sink = StoreSink::new(Remote::connect(&args.db, &spool, false)?);
+        for m in &measured {
+            m.save(&mut sink)?;
+        }
         let (run_id, summary) = schedlab_run::execute(&plan, &mut sink, &opts, resume)?;
         let remote = &mut sink.remote;
         if remote.spooled > 0 {
@@ -348,6 +366,9 @@ pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
         (run_id, summary)
     } else {
         let mut sink = StoreSink::local(&args.db, Store::open(&args.db)?);
+        for m in &measured {
+            m.save(&mut sink)?;
+        }
         let (run_id, summary) = schedlab_run::execute(&plan, &mut sink, &opts, resume)?;
         let store = sink.store().expect("a local store is never out of reach");
         print_cells(store, run_id, &plan.name, args.wide)?;

@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 
 /// How long a worker waits for a lost server before it gives up.
 const GIVE_UP: Duration = Duration::from_secs(600);
+/// Longest `--lease`: a week (a trial itself may last at most 168 h, added to it).
+const MAX_LEASE: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// A worker: the queue it claims from, and the plans of the runs it works on. Its trials are
 /// stored by the same sink as a run's ([`StoreSink`]), which completes their claims.
@@ -147,7 +149,8 @@ impl Keeper for Worker {
     }
 
     fn starting(&mut self, within_ns: u64) -> SinkResult<()> {
-        let lease = self.lease_ms + (within_ns / 1_000_000) as i64;
+        let trial_ms = i64::try_from(within_ns / 1_000_000).unwrap_or(i64::MAX);
+        let lease = self.lease_ms.saturating_add(trial_ms);
         let Some(c) = self.sink.claim.clone() else {
             return Ok(());
         };
@@ -185,17 +188,31 @@ fn allowed(args: &WorkerArgs) -> Result<Allowed, BadFlag> {
     })
 }
 
+/// The `--lease` in ms: a duration of at most [`MAX_LEASE`], converted without overflow.
+fn lease_ms(text: &str) -> Result<i64, BadFlag> {
+    let bad = |message: String| BadFlag {
+        flag: "--lease",
+        value: text.to_string(),
+        message,
+    };
+    let lease =
+        humantime::parse_duration(text).map_err(|e| bad(format!("{e}; write e.g. 60s or 5min")))?;
+    if lease > MAX_LEASE || lease.is_zero() {
+        return Err(bad(format!(
+            "a lease lasts more than 0 and at most {} (a lapsed lease gives the trial to another worker; a trial's own length is added to it); write e.g. 60s or 5min",
+            humantime::format_duration(MAX_LEASE)
+        )));
+    }
+    i64::try_from(lease.as_millis()).map_err(|_| bad("too long".into()))
+}
+
 /// `schedlab worker`: runs queued trials until none is left for this worker.
 pub fn cmd_worker(args: &WorkerArgs) -> anyhow::Result<Outcome> {
     let spool = args
         .spool_file
         .clone()
         .unwrap_or_else(super::remote::default_spool);
-    let lease = humantime::parse_duration(&args.lease).map_err(|e| BadFlag {
-        flag: "--lease",
-        value: args.lease.clone(),
-        message: format!("{e}; write e.g. 60s or 5min"),
-    })?;
+    let lease_ms = lease_ms(&args.lease)?;
     let host = HostIdentity::capture();
     let labels = if args.labels.is_empty() {
         vec![host.hostname.clone()]
@@ -225,7 +242,7 @@ pub fn cmd_worker(args: &WorkerArgs) -> anyhow::Result<Outcome> {
         sink: StoreSink::new(remote),
         name: format!("{}:{}", host.hostname, std::process::id()),
         labels,
-        lease_ms: lease.as_millis() as i64,
+        lease_ms,
         wait: args.wait,
         env_json: EnvRecord::capture().to_json(),
         host,

@@ -68,7 +68,7 @@ pub struct WorkerArgs {
     #[arg(long, value_delimiter = ',')]
     pub labels: Vec<String>,
     /// How long a claim outlives its trial's deadline (and lasts before the trial starts):
-    /// when a worker dies, its trial goes back to the queue that long after.
+    /// when a worker dies, its trial goes back to the queue that long after. At most 7 days.
     #[arg(long, default_value = "60s")]
     pub lease: String,
     /// When the queue is empty, wait for more trials instead of exiting.

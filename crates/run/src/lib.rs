@@ -30,7 +30,9 @@ pub mod trace;
 pub mod trial;
 pub mod work;
 
-pub use cells::{default_timeout_ns, estimate_trial_ns, units_per_task, Calibrator, CellState};
+pub use cells::{
+    default_timeout_ns, estimate_trial_ns, units_per_task, Calibrator, CellState, Measured,
+};
 pub use error::{KernelError, RunError, SinkError, SinkResult, TraceError};
 
 use error::Result;
@@ -105,7 +107,8 @@ pub fn execute(
     // Before anything is written: a missing I/O directory is bad input, named by its key.
     capacity::prepare_machine(plan)?;
     let quiet = progress::Progress::new(0, true);
-    capacity::check_calibrated(
+    // Measured speeds are stored only once the plan is accepted: a refused one writes nothing.
+    let measured = capacity::check_calibrated(
         plan,
         &mut Calibrator::new(Some(&mut *sink), &plan.settings.io_dir, &quiet),
     )?;
@@ -117,6 +120,9 @@ pub fn execute(
             (id, sink::Stored::default())
         }
     };
+    for m in &measured {
+        m.save(sink)?;
+    }
     let summary = run_trials(&mut launcher, sink, run_id, &stored, plan, opts);
     let status = match &summary {
         Ok(s) if s.interrupted => "interrupted",

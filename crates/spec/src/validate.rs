@@ -258,12 +258,23 @@ fn timeout_ns(s: &Settings) -> Result<Option<u64>, Problem> {
     }
 }
 
+/// Longest CPU list the `cpus` axis (`--cpus`) takes, bytes: every CPU up to 65535 written
+/// one by one is under 400 KiB, and no real list needs a tenth of this.
+pub const MAX_CPU_LIST_BYTES: usize = 16 * 1024;
+
 /// The CPU lists of the `cpus` axis, parsed; every CPU must be allowed to this process.
 fn cpu_sets(lists: &[String]) -> Result<Vec<Vec<usize>>, Problem> {
     let online = schedlab_sys::allowed_cpus();
     let mut sets = Vec::with_capacity(lists.len());
     for (i, c) in lists.iter().enumerate() {
         let key = format!("axes.cpus[{i}]");
+        if c.len() > MAX_CPU_LIST_BYTES {
+            return Err(
+                Problem::new(key, format!("the CPU list is {} bytes long", c.len())).accepting(
+                    format!("at most {MAX_CPU_LIST_BYTES} bytes, with ranges such as \"0-3,5\""),
+                ),
+            );
+        }
         let list = schedlab_procfs::parse_cpu_list(c).map_err(|e| {
             // The format goes into `accepted`.
             Problem::new(key.as_str(), e.what()).accepting(
