@@ -67,6 +67,21 @@ pub struct BadFlag {
     pub message: String,
 }
 
+/// Refuses host labels (`--hosts`, `--labels`) that are not printable text on one line: a
+/// label is stored and shown on terminals and in reports.
+pub fn check_labels(flag: &'static str, labels: &[String]) -> Result<(), BadFlag> {
+    for label in labels {
+        if let Some(why) = schedlab_core::text::refusal("the label", label) {
+            return Err(BadFlag {
+                flag,
+                value: schedlab_core::text::printable_line(label),
+                message: format!("{why}; give host names such as web1"),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// A command line that asks for something impossible, whatever its values (a spec file
 /// with `--resume`, nothing left to resume, a push from a store to itself).
 #[derive(Debug, thiserror::Error)]

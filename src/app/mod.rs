@@ -1,6 +1,32 @@
 //! Dispatch of subcommands; their outcomes and errors become exit codes in [`exit`] (0 ok,
 //! 1 failure, 2 bad input, 129 hung up, 130 interrupted).
 
+/// `println!` through the one printable filter ([`schedlab_core::text::printable`]): what a
+/// command prints may hold stored or given text, whose control characters would be commands
+/// to the terminal.
+macro_rules! sayln {
+    () => {
+        println!()
+    };
+    ($($arg:tt)*) => {
+        println!("{}", schedlab_core::text::printable(&format!($($arg)*)))
+    };
+}
+
+/// `print!` through the one printable filter (see [`sayln`]).
+macro_rules! say {
+    ($($arg:tt)*) => {
+        print!("{}", schedlab_core::text::printable(&format!($($arg)*)))
+    };
+}
+
+/// `eprintln!` through the one printable filter (see [`sayln`]).
+macro_rules! warnln {
+    ($($arg:tt)*) => {
+        eprintln!("{}", schedlab_core::text::printable(&format!($($arg)*)))
+    };
+}
+
 pub mod exit;
 mod judge;
 mod push;
@@ -62,7 +88,7 @@ pub fn main() -> i32 {
         Command::Queue(args) => queue::cmd_queue(&args),
         Command::Restore => run::cmd_restore(),
         Command::Policies => {
-            print!(
+            say!(
                 "{}",
                 schedlab_machine::render_policy_report(
                     &schedlab_machine::policy_report(),
@@ -78,7 +104,7 @@ pub fn main() -> i32 {
             // Messages are masked where they are made; this catches what a library echoed
             // (an error of the PostgreSQL client, say).
             let secrets = secret::process_secrets();
-            eprintln!("error: {}", secret::scrub(&exit::message(&e), &secrets));
+            warnln!("error: {}", secret::scrub(&exit::message(&e), &secrets));
             exit::error_code(&e)
         }
     }

@@ -84,16 +84,16 @@ pub fn cmd_plan(args: &RunArgs) -> Result<Outcome> {
         None
     };
     let estimate = estimate(&plan, sink.as_mut())?;
-    println!("{} — {}", plan.name, plan.description);
-    print!("{}", estimate.table);
-    println!();
+    sayln!("{} — {}", plan.name, plan.description);
+    say!("{}", estimate.table);
+    sayln!();
     print_changes(&plan);
-    println!("{}", plan_length(&plan, estimate.total_ns));
+    sayln!("{}", plan_length(&plan, estimate.total_ns));
     if let Some(a) = &plan.settings.adaptive {
-        println!("{}", adaptive_bounds(a));
+        sayln!("{}", adaptive_bounds(a));
     }
     for w in &estimate.warnings {
-        println!("warning: {w}");
+        sayln!("warning: {w}");
     }
     Ok(Outcome::Done)
 }
@@ -152,16 +152,16 @@ fn estimate(plan: &Plan, sink: Option<&mut StoreSink>) -> Result<Estimate> {
 fn print_changes(plan: &Plan) {
     let changes = schedlab_run::knobs::describe(plan, &plan.settings.io_dir);
     if !changes.is_empty() {
-        println!("Kernel settings this plan changes (read back before every trial, restored after the run):");
+        sayln!("Kernel settings this plan changes (read back before every trial, restored after the run):");
         for line in changes {
-            println!("  {line}");
+            sayln!("  {line}");
         }
     }
     let groups = schedlab_run::cgroups::describe(plan);
     if !groups.is_empty() {
-        println!("CPU cgroups of this plan (each trial's task groups, created before it and removed after it):");
+        sayln!("CPU cgroups of this plan (each trial's task groups, created before it and removed after it):");
         for line in groups {
-            println!("  {line}");
+            sayln!("  {line}");
         }
     }
 }
@@ -200,8 +200,8 @@ fn plan_length(plan: &Plan, total_ns: u64) -> String {
 /// The table of a run's cells printed after it.
 fn print_cells(store: &Store, run_id: i64, name: &str, wide: bool) -> Result<()> {
     let cells = schedlab_store::query::cells(store, run_id, false)?;
-    println!("run {run_id} ({name})");
-    print!(
+    sayln!("run {run_id} ({name})");
+    say!(
         "{}",
         schedlab_report::render::terminal::render(&cells, wide)
     );
@@ -246,23 +246,23 @@ pub fn cmd_restore() -> Result<Outcome> {
     }
     let r = schedlab_run::journal::recover(&dir, &schedlab_run::knobfile::system_roots())?;
     for line in &r.lines {
-        println!("{line}");
+        sayln!("{line}");
     }
     for (pid, command) in &r.live {
-        println!("schedlab pid {pid} (`{command}`) is running and restores its own settings when it ends");
+        sayln!("schedlab pid {pid} (`{command}`) is running and restores its own settings when it ends");
     }
     for (file, why) in &r.unreadable {
-        println!(
+        sayln!(
             "{} is not a schedlab restore journal ({why}); left as it is",
             file.display()
         );
     }
     for line in &r.refused {
-        eprintln!("error: {line}");
+        warnln!("error: {line}");
     }
     let stale = schedlab_run::cgroups::remove_stale();
     for line in &stale.lines {
-        println!("{line}");
+        sayln!("{line}");
     }
     if r.lines.is_empty()
         && r.live.is_empty()
@@ -270,7 +270,7 @@ pub fn cmd_restore() -> Result<Outcome> {
         && r.refused.is_empty()
         && stale.lines.is_empty()
     {
-        println!(
+        sayln!(
             "nothing to restore: no restore journal in {}",
             dir.display()
         );
@@ -321,7 +321,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
         judge: Some(std::sync::Arc::new(super::judge::StoppingJudge)),
     };
     if !args.quiet {
-        eprintln!(
+        warnln!(
             "schedlab: {} — {} cells x {} trials = {} trials, results in {}",
             plan.name,
             plan.cells.len(),
@@ -330,7 +330,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
             args.db.display()
         );
         if let Some(a) = &plan.settings.adaptive {
-            eprintln!("{}", adaptive_bounds(a));
+            warnln!("{}", adaptive_bounds(a));
         }
     }
     let (run_id, summary) = if args.db.is_server() {
@@ -353,7 +353,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
             let store = remote.server().expect("reachable");
             print_cells(store, run_id, &plan.name, args.wide)?;
         } else {
-            eprintln!(
+            warnln!(
                 "run {} ({}): the server at {} cannot be reached; {} finished trials and the run's end are kept in the spool {}, and \
                  `schedlab push --spool --to URL` sends them when the server is back (a later run or worker does it too)",
                 run_id,
@@ -375,7 +375,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
         (run_id, summary)
     };
     if summary.interrupted {
-        eprintln!(
+        warnln!(
             "interrupted: {} finished trials are stored in run {}; no task was left running",
             summary.stored(),
             run_id
@@ -387,7 +387,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
         });
     }
     if args.strict && summary.skipped > 0 {
-        eprintln!(
+        warnln!(
             "error: {} trials were skipped and --strict is set",
             summary.skipped
         );

@@ -33,7 +33,7 @@ pub fn cmd_runs(args: &RunsArgs) -> Result<Outcome> {
             r.status,
         ]);
     }
-    println!("{}", b.build().with(tabled::settings::Style::sharp()));
+    sayln!("{}", b.build().with(tabled::settings::Style::sharp()));
     Ok(Outcome::Done)
 }
 
@@ -42,15 +42,15 @@ pub fn cmd_show(args: &ShowArgs) -> Result<Outcome> {
     let store = Store::open_read(&args.db)?;
     let run_id = store.resolve_run(args.run, "show", &args.db)?;
     let info = query::run_info(&store, run_id)?;
-    println!("# run {run_id} ({})\n# command: {}", info.status, info.argv);
-    println!(
+    sayln!("# run {run_id} ({})\n# command: {}", info.status, info.argv);
+    sayln!(
         "# host: {} ({}), kernel {}, CPU {}",
         info.host.as_deref().unwrap_or("unknown"),
         info.machine_id.as_deref().unwrap_or("no machine id"),
         info.kernel.as_deref().unwrap_or("unknown"),
         info.cpu_model.as_deref().unwrap_or("unknown")
     );
-    println!(
+    sayln!(
         "# schedlab {}{}; run UUID {}\n",
         info.version,
         info.git_commit
@@ -58,19 +58,19 @@ pub fn cmd_show(args: &ShowArgs) -> Result<Outcome> {
             .map_or(String::new(), |c| format!(" ({c})")),
         info.uuid.as_deref().unwrap_or("none")
     );
-    println!("# spec as run\n{}", info.spec_toml);
+    sayln!("# spec as run\n{}", info.spec_toml);
     if let Some(env) = info.env_json {
         let v: serde_json::Value = serde_json::from_str(&env)?;
-        println!(
+        sayln!(
             "# environment record\n{}",
             serde_json::to_string_pretty(&v)?
         );
     }
     let warnings = query::warnings(&store, run_id)?;
     if !warnings.is_empty() {
-        println!("\n# warnings");
+        sayln!("\n# warnings");
         for w in warnings {
-            println!("- {w}");
+            sayln!("- {w}");
         }
     }
     Ok(Outcome::Done)
@@ -92,7 +92,7 @@ pub fn cmd_export(args: &ExportArgs) -> Result<Outcome> {
         }
     };
     if args.output.is_some() {
-        eprintln!("wrote {rows} rows of run {run_id}");
+        warnln!("wrote {rows} rows of run {run_id}");
     }
     Ok(Outcome::Done)
 }

@@ -155,7 +155,7 @@ impl Keeper for Worker {
             return Ok(());
         };
         if self.sink.remote.try_server(|s| s.extend_lease(&c, lease))? == Some(false) {
-            eprintln!(
+            warnln!(
                 "schedlab: the lease of run {} trial {} lapsed before it started; another worker may run it too (only one result is kept)",
                 c.run_id,
                 c.position + 1
@@ -213,6 +213,7 @@ pub fn cmd_worker(args: &WorkerArgs) -> anyhow::Result<Outcome> {
         .clone()
         .unwrap_or_else(super::remote::default_spool);
     let lease_ms = lease_ms(&args.lease)?;
+    super::exit::check_labels("--labels", &args.labels)?;
     let host = HostIdentity::capture();
     let labels = if args.labels.is_empty() {
         vec![host.hostname.clone()]
@@ -231,7 +232,7 @@ pub fn cmd_worker(args: &WorkerArgs) -> anyhow::Result<Outcome> {
     let allowed = allowed(args)?;
     let remote = Remote::connect(&args.db, &spool, true)?;
     if !args.quiet {
-        eprintln!(
+        warnln!(
             "schedlab worker on {} (labels {}): claiming trials from {}",
             host.hostname,
             labels.join(","),
@@ -259,7 +260,7 @@ pub fn cmd_worker(args: &WorkerArgs) -> anyhow::Result<Outcome> {
         let _ = worker.sink.remote.server();
     }
     if worker.sink.remote.spooled > 0 {
-        eprintln!(
+        warnln!(
             "{} finished trials are kept in the spool {} because the server at {} cannot be reached; `schedlab push --spool` sends them when it is back",
             worker.sink.remote.spooled,
             worker.sink.remote.spool_path().display(),
@@ -267,9 +268,11 @@ pub fn cmd_worker(args: &WorkerArgs) -> anyhow::Result<Outcome> {
         );
     }
     if !args.quiet {
-        eprintln!(
+        warnln!(
             "worker done: {} trials ok, {} skipped, {} failed or timed out",
-            summary.ok, summary.skipped, summary.failed
+            summary.ok,
+            summary.skipped,
+            summary.failed
         );
     }
     Ok(if summary.hung_up {

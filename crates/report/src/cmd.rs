@@ -186,7 +186,7 @@ pub fn report(args: &ReportOptions) -> Result<()> {
         ),
     }
     for w in written {
-        println!("  {w}");
+        println!("  {}", schedlab_core::text::printable(&w));
     }
     Ok(())
 }
@@ -282,9 +282,13 @@ fn render_one(fig: &Figure, plot_dir: &Path) -> Result<String> {
 /// `schedlab stats`: the report's exploratory comparisons and summaries as terminal tables.
 pub fn stats(args: &StatsOptions) -> Result<()> {
     let (_, input) = args.selection.load()?;
+    // Through the one printable filter: names and labels come from stored rows.
     print!(
         "{}",
-        render::stats::render_stats(&model::build(&input), args.all)
+        schedlab_core::text::printable(&render::stats::render_stats(
+            &model::build(&input),
+            args.all
+        ))
     );
     Ok(())
 }
@@ -312,6 +316,9 @@ pub fn compare(args: &CompareOptions) -> Result<()> {
         c.a = format!("{} in {}", c.a, args.db.display());
         c.b = format!("{} in {}", c.b, db_b.display());
     }
-    print!("{}", render::compare::render(&c));
+    print!(
+        "{}",
+        schedlab_core::text::printable(&render::compare::render(&c))
+    );
     Ok(())
 }

@@ -84,6 +84,7 @@ impl Spec {
     /// tied to its key, so that it can be positioned in a file.
     pub fn validate(&self) -> Result<Checked, Problem> {
         let (a, s) = (&self.axes, &self.settings);
+        check_text_fields(self)?;
         check_nonempty_axes(a)?;
         check_task_counts(&a.tasks)?;
         check_priorities(s)?;
@@ -256,6 +257,33 @@ fn timeout_ns(s: &Settings) -> Result<Option<u64>, Problem> {
             .accepting("a duration above 0 such as \"60s\"")),
         ns => Ok(Some(ns)),
     }
+}
+
+/// The spec's names, descriptions and labels (the experiment's, its claims', its programs')
+/// are printable text: a control character would reach a terminal, LaTeX or Markdown as a
+/// command (a CR ends a LaTeX comment line, ESC sequences retitle or clear a terminal).
+fn check_text_fields(spec: &Spec) -> Result<(), Problem> {
+    let mut fields: Vec<(String, &str)> = vec![
+        ("name".into(), &spec.name),
+        ("description".into(), &spec.description),
+    ];
+    for (i, c) in spec.claims.iter().enumerate() {
+        fields.push((format!("claims[{i}].name"), &c.name));
+        fields.push((format!("claims[{i}].text"), &c.text));
+    }
+    for (i, w) in spec.axes.workloads.iter().enumerate() {
+        for (j, c) in w.commands.iter().enumerate() {
+            if let Some(name) = &c.name {
+                fields.push((format!("axes.workloads[{i}].commands[{j}].name"), name));
+            }
+        }
+    }
+    for (key, text) in fields {
+        if let Some(why) = schedlab_core::text::refusal("it", text) {
+            return Err(Problem::new(key, why).accepting("printable text on one line"));
+        }
+    }
+    Ok(())
 }
 
 /// Longest CPU list the `cpus` axis (`--cpus`) takes, bytes: every CPU up to 65535 written

@@ -28,17 +28,9 @@ fn stop_orphan(scx: &ScxProcess) -> Option<String> {
     ))
 }
 
-/// `s` with control characters escaped, for a terminal.
+/// `s` on one line of a terminal: the one printable filter.
 pub(super) fn printable(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    schedlab_core::text::printable_line(s)
 }
 
 /// The file entry `e` may restore, checked again as if it came from a spec: under `roots`,
