@@ -7,7 +7,7 @@
 //! | 1 | failure: the machine, the store or a trial failed (`--strict`: a cell was skipped; `run`, `worker`, `restore`: a setting stays changed) |
 //! | 2 | bad input: a flag, a spec, a `--db` that is no schedlab database, a run id that is not stored |
 //! | 129 | ended by SIGHUP (a closed terminal), after restoring everything |
-//! | 130 | interrupted by Ctrl-C or SIGTERM, after restoring everything |
+//! | 130 | interrupted by Ctrl-C, SIGTERM or another terminating signal, after restoring everything |
 
 use super::remote::RemoteError;
 use schedlab_core::CoreError;

@@ -3,28 +3,54 @@
 
 /// `println!` through the one printable filter ([`schedlab_core::text::printable`]): what a
 /// command prints may hold stored or given text, whose control characters would be commands
-/// to the terminal.
+/// to the terminal. A failed write (a closed pipe, once a run ignores SIGPIPE) does not panic:
+/// it makes the command fail ([`output_failed`]).
 macro_rules! sayln {
     () => {
-        println!()
+        $crate::app::write_out("\n")
     };
     ($($arg:tt)*) => {
-        println!("{}", schedlab_core::text::printable(&format!($($arg)*)))
+        $crate::app::write_out(&format!("{}\n", format_args!($($arg)*)))
     };
 }
 
 /// `print!` through the one printable filter (see [`sayln`]).
 macro_rules! say {
     ($($arg:tt)*) => {
-        print!("{}", schedlab_core::text::printable(&format!($($arg)*)))
+        $crate::app::write_out(&format!($($arg)*))
     };
 }
 
-/// `eprintln!` through the one printable filter (see [`sayln`]).
+/// `eprintln!` through the one printable filter, never panicking (see [`sayln`]).
 macro_rules! warnln {
-    ($($arg:tt)*) => {
-        eprintln!("{}", schedlab_core::text::printable(&format!($($arg)*)))
-    };
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let text = schedlab_core::text::printable(&format!($($arg)*));
+        let _ = writeln!(std::io::stderr().lock(), "{text}");
+    }};
+}
+
+/// Whether a write to standard output failed.
+static OUTPUT_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Writes `text` to standard output through the printable filter; a failure is remembered
+/// (the command then exits 1), not a panic.
+pub fn write_out(text: &str) {
+    use std::io::Write as _;
+    let text = schedlab_core::text::printable(text);
+    let mut out = std::io::stdout().lock();
+    if out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        OUTPUT_FAILED.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Whether a write to standard output failed (its reader went away, say).
+pub fn output_failed() -> bool {
+    OUTPUT_FAILED.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 pub mod exit;
@@ -99,6 +125,10 @@ pub fn main() -> i32 {
         }
     };
     match result {
+        Ok(Outcome::Done) if output_failed() => {
+            warnln!("error: cannot write to standard output (the reader of its pipe is gone?); everything the command changed was put back");
+            exit::EXIT_FAILURE
+        }
         Ok(outcome) => outcome.code(),
         Err(e) => {
             // Messages are masked where they are made; this catches what a library echoed

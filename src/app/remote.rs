@@ -189,7 +189,7 @@ impl Remote {
                 match self.flush() {
                     Ok(()) => {
                         if self.told.take().is_some() {
-                            eprintln!("schedlab: the server at {} is back", self.location);
+                            warnln!("schedlab: the server at {} is back", self.location);
                         }
                     }
                     Err(e) => {

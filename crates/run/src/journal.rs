@@ -341,7 +341,7 @@ fn recover_others(dir: &StateDir, me: &Owner, roots: &[PathBuf]) -> Vec<Record> 
         let other = match found {
             Found::Record(r) => r,
             Found::Refused(why) => {
-                eprintln!("schedlab: {}", refusal(&dir.file(&name), &why));
+                say_err!("schedlab: {}", refusal(&dir.file(&name), &why));
                 continue;
             }
             Found::Unreadable(_) => continue,
@@ -354,7 +354,7 @@ fn recover_others(dir: &StateDir, me: &Owner, roots: &[PathBuf]) -> Vec<Record> 
             continue;
         }
         for line in restore_file(dir, &name, &other, roots).lines {
-            eprintln!("schedlab: {line}");
+            say_err!("schedlab: {line}");
         }
     }
     live
@@ -427,22 +427,22 @@ pub fn recover_at_startup() {
     }
     if !dir.exists() {
         for line in super::cgroups::remove_stale().lines {
-            eprintln!("schedlab: {line}");
+            say_err!("schedlab: {line}");
         }
         return;
     }
     match recover(&dir, &knobfile::system_roots()) {
         Ok(r) => {
             for line in r.lines.iter().chain(&r.refused) {
-                eprintln!("schedlab: {line}");
+                say_err!("schedlab: {line}");
             }
         }
-        Err(e) => eprintln!("schedlab: could not check the restore journals: {e}"),
+        Err(e) => say_err!("schedlab: could not check the restore journals: {e}"),
     }
     // cgroups of dead schedlab processes that no journal names (one killed between creating
     // its journal's directory and writing it, or a journal refused above).
     for line in super::cgroups::remove_stale().lines {
-        eprintln!("schedlab: {line}");
+        say_err!("schedlab: {line}");
     }
 }
 

@@ -451,7 +451,7 @@ impl Knobs {
 impl Drop for Knobs {
     fn drop(&mut self) {
         if let Err(e) = self.restore() {
-            eprintln!("error: {e}");
+            say_err!("error: {e}");
         }
     }
 }

@@ -132,7 +132,7 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<Summary> {
 /// One line on stderr for a trial of a claimed run that ended with `status`.
 fn print_done(claimed: &Claimed, status: TrialStatus) {
     let planned = &claimed.plan.trials[claimed.position];
-    eprintln!(
+    say_err!(
         "run {}, trial {}/{} ({}{}): {}",
         claimed.run_id,
         claimed.position + 1,
@@ -171,7 +171,7 @@ fn run_claimed(
         Entry::Vacant(e) => {
             let admission = admit(queue, c, opts)?;
             if let Admission::Refused(reason) = &admission {
-                eprintln!("refused: {reason}");
+                say_err!("refused: {reason}");
             }
             e.insert(admission)
         }

@@ -35,9 +35,10 @@ pub use host::{
 };
 pub use process::{
     become_child_subreaper, detach_terminal_on_hangup, die_with_parent, euid, exit_now, fork,
-    fork_stamped, getpid, gettid, group_alive, is_root, kill_group, process_exists,
-    redirect_std_fd, restore_default_signal, setpgid, signal_description, signal_ignored,
-    signal_process, thread_count, ExecArgs, Signal,
+    fork_stamped, getpid, gettid, group_alive, ignore_signal, is_root, kill_group, parent_is,
+    process_exists, redirect_std_fd, restore_default_signal, setpgid, signal_description,
+    signal_ignored, signal_on_parent_death, signal_process, terminating_signals, thread_count,
+    ExecArgs, Signal,
 };
 pub use sched::{
     allowed_cpus, cpu_set, current_cpu, pin_command, sched_getattr, sched_setattr, set_affinity,
