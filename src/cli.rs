@@ -271,7 +271,8 @@ pub struct ExportArgs {
     /// tasks, trials, samples or groups (task groups: their cgroup settings and figures).
     #[arg(long, default_value = "tasks")]
     pub table: Table,
-    /// Output file (default: standard output).
+    /// Output file (default: standard output), in a directory only you (or root) can write;
+    /// written anew and renamed over the name.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
 }
@@ -335,7 +336,8 @@ pub struct ReportArgs {
     /// Output formats, comma-separated: html, latex, markdown, csv.
     #[arg(long, value_delimiter = ',', default_value = "html,latex,markdown,csv")]
     pub format: Vec<ReportFormatArg>,
-    /// Output directory; the report goes into DIR/RUN/.
+    /// Output directory; the report goes into DIR/RUN/. It and its parent must be writable by
+    /// you (or root) alone: a shared directory such as /tmp is refused.
     #[arg(long, default_value = "schedlab-report")]
     pub out: PathBuf,
 }

@@ -82,6 +82,31 @@ pub fn check_labels(flag: &'static str, labels: &[String]) -> Result<(), BadFlag
     Ok(())
 }
 
+/// The directory of output file `path` (given with `flag`), opened and checked, and the
+/// file's name in it: a directory someone else could plant links in is refused, naming the
+/// flag ([`schedlab_sys::OutDir`]).
+pub fn output_parent(
+    flag: &'static str,
+    path: &std::path::Path,
+) -> Result<(schedlab_sys::OutDir, String), BadFlag> {
+    let bad = |message: String| BadFlag {
+        flag,
+        value: path.display().to_string(),
+        message,
+    };
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| bad("name a file (a UTF-8 name, not a directory)".into()))?;
+    let parent = path.parent().unwrap_or(std::path::Path::new(""));
+    let dir = schedlab_sys::OutDir::open(parent).map_err(|e| {
+        bad(format!(
+            "{e}; write the file in a directory only you can write, or to standard output"
+        ))
+    })?;
+    Ok((dir, name.to_string()))
+}
+
 /// A command line that asks for something impossible, whatever its values (a spec file
 /// with `--resume`, nothing left to resume, a push from a store to itself).
 #[derive(Debug, thiserror::Error)]

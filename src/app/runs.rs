@@ -4,6 +4,7 @@ use super::exit::Outcome;
 use crate::cli::{ExportArgs, RunsArgs, ShowArgs};
 use anyhow::Result;
 use schedlab_store::{export, query, Store};
+use std::io::Write as _;
 
 /// `schedlab runs`: one line per stored run (of one host with `--host`).
 pub fn cmd_runs(args: &RunsArgs) -> Result<Outcome> {
@@ -82,8 +83,20 @@ pub fn cmd_export(args: &ExportArgs) -> Result<Outcome> {
     let run_id = store.resolve_run(args.run, "--run", &args.db)?;
     let rows = match &args.output {
         Some(path) => {
-            let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
-            export::export(&store, run_id, args.table, args.format, &mut f)?
+            // Written anew beside its name and renamed over it, in a directory nobody else
+            // may write: a link planted at the name is replaced, never followed.
+            let (dir, name) = super::exit::output_parent("-o", path)?;
+            let mut rows = Ok(0);
+            dir.write_file(&name, 0o666, |f| {
+                let mut w = std::io::BufWriter::new(f);
+                rows = export::export(&store, run_id, args.table, args.format, &mut w);
+                match &rows {
+                    Ok(_) => w.flush(),
+                    Err(e) => Err(std::io::Error::other(e.to_string())),
+                }
+            })
+            .or_else(|e| if rows.is_err() { Ok(()) } else { Err(e) })?;
+            rows?
         }
         None => {
             let stdout = std::io::stdout();

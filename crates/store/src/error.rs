@@ -37,6 +37,15 @@ pub enum StoreError {
         /// SQLite's reason.
         source: rusqlite::Error,
     },
+    /// An SQLite file (or its directory) someone else could have planted or could change: a
+    /// symbolic link, another user's file, a directory others may write.
+    #[error("the results database {location} {why}; pass --db a file of your own in a directory only you can write")]
+    Unsafe {
+        /// The path given.
+        location: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// A `--db` value that is no file path or PostgreSQL URL schedlab accepts (never holding the
     /// password).
     #[error("{0}")]
@@ -145,6 +154,7 @@ impl StoreError {
             StoreError::NoDatabase { .. }
                 | StoreError::NotSchedlab { .. }
                 | StoreError::CannotOpen { .. }
+                | StoreError::Unsafe { .. }
                 | StoreError::BadLocation(_)
                 | StoreError::BadUrl { .. }
                 | StoreError::UnknownHost { .. }

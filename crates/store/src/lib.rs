@@ -302,19 +302,24 @@ fn not_schedlab(shown: &Location, why: impl Into<String>) -> StoreError {
     }
 }
 
-/// Opens an SQLite file in `mode`.
+/// Opens an SQLite file in `mode`, after [`check_file`].
 fn open_sqlite(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<Db> {
-    if mode != Mode::Write && !path.exists() {
+    if mode != Mode::Write && schedlab_sys::lstat(path).is_err() {
         return Err(StoreError::NoDatabase {
             location: shown.to_string(),
         });
     }
+    check_file(path, shown, mode)?;
     if mode != Mode::Read {
-        let conn = Connection::open(path).map_err(|source| StoreError::CannotOpen {
-            location: shown.to_string(),
-            hint: "; check that its directory exists and is writable, or pass --db PATH",
-            source,
-        })?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn =
+            Connection::open_with_flags(path, flags).map_err(|source| StoreError::CannotOpen {
+                location: shown.to_string(),
+                hint: "; check that its directory exists and is writable, or pass --db PATH",
+                source,
+            })?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.set_prepared_statement_cache_capacity(64);
         // A current version comes with its whole schema (both are made in one transaction):
@@ -330,7 +335,9 @@ fn open_sqlite(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<D
         }
         return Ok(Db::Sqlite(conn));
     }
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_NOFOLLOW;
     let conn =
         Connection::open_with_flags(path, flags).map_err(|source| StoreError::CannotOpen {
             location: shown.to_string(),
@@ -355,6 +362,49 @@ fn open_sqlite(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<D
     upgrade(&mem, version)
         .with_context(|| format!("cannot read the schema of {shown} (version {version})"))?;
     Ok(Db::Sqlite(mem))
+}
+
+/// The SQLite file at `path` may be opened in `mode`: never a symbolic link; for writing, in a
+/// directory nobody else may write (SQLite creates its journal beside it, by name), and
+/// either created here anew (`O_CREAT | O_EXCL | O_NOFOLLOW`) or a regular file of this
+/// process's user with one link. Else [`StoreError::Unsafe`], saying why.
+fn check_file(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<()> {
+    let unsafe_file = |why: String| StoreError::Unsafe {
+        location: shown.to_string(),
+        why,
+    };
+    if mode == Mode::Read {
+        return match schedlab_sys::lstat(path) {
+            Ok(m) if m.kind == schedlab_sys::FileKind::Symlink => {
+                Err(unsafe_file("is a symbolic link".into()))
+            }
+            _ => Ok(()),
+        };
+    }
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| unsafe_file("names no file (a UTF-8 name, not a directory)".into()))?;
+    let dir = schedlab_sys::OutDir::open(path.parent().unwrap_or(std::path::Path::new("")))
+        .map_err(|e| unsafe_file(format!("cannot be kept safe: {e}")))?;
+    let existing = dir
+        .entry(name)
+        .map_err(|e| unsafe_file(format!("cannot be checked: {e}")))?;
+    let found = match existing {
+        Some(m) => m,
+        None => {
+            // Created anew, or by a concurrent run a moment before: either way checked below.
+            match dir.create_new(name, 0o666) {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(unsafe_file(format!("cannot be created: {e}"))),
+            }
+            dir.entry(name)
+                .map_err(|e| unsafe_file(format!("cannot be checked: {e}")))?
+                .ok_or_else(|| unsafe_file("vanished as it was created".into()))?
+        }
+    };
+    schedlab_sys::OutDir::own_file(&found).map_err(unsafe_file)
 }
 
 /// Runs `f` in one `BEGIN IMMEDIATE` transaction of `conn`: the write lock is taken before

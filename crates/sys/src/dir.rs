@@ -269,6 +269,23 @@ pub fn create_file_at(dir: BorrowedFd, name: &str, flags: OFlag) -> io::Result<F
     Ok(File::from(fd))
 }
 
+/// Creates file `name` in `dir` for writing with `mode` (less the umask): refuses an existing
+/// entry (EEXIST), a symbolic link included. `flags` are added.
+pub fn create_file_mode_at(
+    dir: BorrowedFd,
+    name: &str,
+    flags: OFlag,
+    mode: u32,
+) -> io::Result<File> {
+    let fd = open_at(
+        dir,
+        name,
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | flags,
+        Mode::from_bits_truncate(mode),
+    )?;
+    Ok(File::from(fd))
+}
+
 /// Opens file `name` of `dir` for reading; refuses a symbolic link (ELOOP). `flags` are added.
 pub fn open_file_at(dir: BorrowedFd, name: &str, flags: OFlag) -> io::Result<File> {
     Ok(File::from(open_at(

@@ -16,11 +16,14 @@
 //! - [`error`]: the refusals that are schedlab's own ([`SysError`]), inside `io::Error`.
 //! - [`dir`]: directories held open (private ones in shared directories, the state directory)
 //!   and the files in them reached through the fd, no links followed.
+//! - [`outdir`]: output directories a user names, refused when others may write them, and
+//!   files written in them under a temp name and renamed.
 
 pub mod clock;
 pub mod dir;
 pub mod error;
 pub mod host;
+pub mod outdir;
 pub mod process;
 pub mod sched;
 pub mod shm;
@@ -33,6 +36,7 @@ pub use error::SysError;
 pub use host::{
     is_tmpfs, lock_exclusive, read_small, set_rlimit, soft_rlimit, uname, FileLock, Resource, Uname,
 };
+pub use outdir::OutDir;
 pub use process::{
     become_child_subreaper, detach_terminal_on_hangup, die_with_parent, euid, exit_now, fork,
     fork_stamped, getpid, gettid, group_alive, ignore_signal, is_root, kill_group, parent_is,
