@@ -28,6 +28,11 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// The PostgreSQL password, on the first line of this file (yours, mode 0600), for a
+    /// --db URL that holds none; else PGPASSWORD or ~/.pgpass. A password in a URL on the
+    /// command line is refused: every user sees the command line (ps).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub db_password_file: Option<PathBuf>,
 }
 
 /// The subcommands.

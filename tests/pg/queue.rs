@@ -292,7 +292,7 @@ fn a_worker_spools_while_the_server_is_away_and_nothing_is_lost() {
     let w = worker(&url, &spool, "60s");
     let t = Instant::now();
     let stored = || {
-        postgres::Client::connect(&s.url(&db), postgres::NoTls)
+        postgres::Client::connect(&s.client_url(&db), postgres::NoTls)
             .ok()
             .and_then(|mut c| c.query_one("SELECT COUNT(*) FROM trials", &[]).ok())
             .map_or(0, |r| r.get::<_, i64>(0))

@@ -46,6 +46,14 @@ pub enum StoreError {
         /// What is wrong with it.
         why: String,
     },
+    /// A `--db-password-file` that cannot be used: a link, another user's, readable by others.
+    #[error("the password file {} {why}; give --db-password-file a file of your own, mode 0600 (or use PGPASSWORD or ~/.pgpass)", path.display())]
+    PasswordFile {
+        /// The file given.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
     /// A `--db` value that is no file path or PostgreSQL URL schedlab accepts (never holding the
     /// password).
     #[error("{0}")]
@@ -155,6 +163,7 @@ impl StoreError {
                 | StoreError::NotSchedlab { .. }
                 | StoreError::CannotOpen { .. }
                 | StoreError::Unsafe { .. }
+                | StoreError::PasswordFile { .. }
                 | StoreError::BadLocation(_)
                 | StoreError::BadUrl { .. }
                 | StoreError::UnknownHost { .. }

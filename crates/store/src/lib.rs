@@ -24,6 +24,7 @@ mod write;
 
 pub use error::{is_unreachable, Result, StoreError};
 pub use location::{hide_password, Location};
+pub use pg::{read_password_file, use_password};
 pub use spool::SpooledRun;
 pub use write::RunIdentity;
 
