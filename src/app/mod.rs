@@ -71,18 +71,40 @@ use schedlab_machine::secret;
 /// The message for a password given on the command line, which every user can read.
 const ARGV_PASSWORD: &str = "a postgres:// URL on the command line holds a password, which every user of this machine can read (ps, /proc/PID/cmdline, the launcher's too); remove it from the URL and give it in PGPASSWORD, in ~/.pgpass (mode 0600: HOST:PORT:DATABASE:USER:PASSWORD) or in a file of your own with --db-password-file FILE (SCHEDLAB_DB may hold the whole URL: the environment is the process's own)";
 
-/// Parses the command line, runs the subcommand, returns the exit code.
-pub fn main() -> i32 {
-    // Die quietly when a reader such as `head` closes the pipe, as other command-line tools do.
-    let _ = schedlab_sys::restore_default_signal(schedlab_sys::Signal::SIGPIPE);
-    // Refused before anything starts, not rewritten: the arguments were readable by every
-    // user from the moment this process was started, so hiding them now would hide nothing.
+/// Refuses (exit 2) a command line holding a postgres:// URL with a password, before anything
+/// starts. Refused, not rewritten: the arguments were readable by every user from the moment
+/// this process was started, so hiding them now would hide nothing.
+fn refuse_argv_password() -> Result<(), i32> {
     if std::env::args_os()
         .skip(1)
         .any(|a| secret::url_with_password(&a.to_string_lossy()))
     {
         warnln!("error: {ARGV_PASSWORD}");
-        return exit::EXIT_USAGE;
+        return Err(exit::EXIT_USAGE);
+    }
+    Ok(())
+}
+
+/// Reads `--db-password-file` for the PostgreSQL connections; exit 2 when it is refused.
+fn use_password_file(cli: &Cli) -> Result<(), i32> {
+    if let Some(file) = &cli.db_password_file {
+        match schedlab_store::read_password_file(file) {
+            Ok(p) => schedlab_store::use_password(p),
+            Err(e) => {
+                warnln!("error: {e}");
+                return Err(exit::EXIT_USAGE);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Parses the command line, runs the subcommand, returns the exit code.
+pub fn main() -> i32 {
+    // Die quietly when a reader such as `head` closes the pipe, as other command-line tools do.
+    let _ = schedlab_sys::restore_default_signal(schedlab_sys::Signal::SIGPIPE);
+    if let Err(code) = refuse_argv_password() {
+        return code;
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -97,14 +119,8 @@ pub fn main() -> i32 {
             return e.exit_code();
         }
     };
-    if let Some(file) = &cli.db_password_file {
-        match schedlab_store::read_password_file(file) {
-            Ok(p) => schedlab_store::use_password(p),
-            Err(e) => {
-                warnln!("error: {e}");
-                return exit::EXIT_USAGE;
-            }
-        }
+    if let Err(code) = use_password_file(&cli) {
+        return code;
     }
     // Any command first puts back kernel settings a killed schedlab left changed.
     if !matches!(cli.command, Command::Restore) {

@@ -310,6 +310,47 @@ fn precheck(plan: &Plan, db: &schedlab_store::Location) -> Result<Vec<schedlab_r
     Ok(schedlab_run::capacity::check_calibrated(plan, &mut cal)?)
 }
 
+/// A run whose store is a PostgreSQL server (trials spooled while it cannot be reached); the
+/// speeds `measured` by the plan's check are stored first.
+fn run_on_server(
+    args: &RunArgs,
+    plan: &Plan,
+    opts: &RunOptions,
+    resume: Option<i64>,
+    measured: &[schedlab_run::Measured],
+) -> Result<(i64, schedlab_run::Summary)> {
+    let spool = args
+        .spool_file
+        .clone()
+        .unwrap_or_else(super::remote::default_spool);
+    let mut sink = StoreSink::new(Remote::connect(&args.db, &spool, false)?);
+    for m in measured {
+        m.save(&mut sink)?;
+    }
+    let (run_id, summary) = schedlab_run::execute(plan, &mut sink, opts, resume)?;
+    let remote = &mut sink.remote;
+    if remote.spooled > 0 {
+        // One more try, so that a server back by now gets everything.
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+    let reachable = remote.server().is_some();
+    if reachable && remote.spooled == 0 {
+        let store = remote.server().expect("reachable");
+        print_cells(store, run_id, &plan.name, args.wide)?;
+    } else {
+        warnln!(
+            "run {} ({}): the server at {} cannot be reached; {} finished trials and the run's end are kept in the spool {}, and \
+             `schedlab push --spool --to URL` sends them when the server is back (a later run or worker does it too)",
+            run_id,
+            plan.name,
+            args.db,
+            remote.spooled,
+            remote.spool_path().display()
+        );
+    }
+    Ok((run_id, summary))
+}
+
 pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
     let (plan, resume) = spec_and_plan(args)?;
     // Before the store is opened: a plan this machine cannot hold creates nothing.
@@ -334,36 +375,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
         }
     }
     let (run_id, summary) = if args.db.is_server() {
-        let spool = args
-            .spool_file
-            .clone()
-            .unwrap_or_else(super::remote::default_spool);
-        let mut sink = StoreSink::new(Remote::connect(&args.db, &spool, false)?);
-        for m in &measured {
-            m.save(&mut sink)?;
-        }
-        let (run_id, summary) = schedlab_run::execute(&plan, &mut sink, &opts, resume)?;
-        let remote = &mut sink.remote;
-        if remote.spooled > 0 {
-            // One more try, so that a server back by now gets everything.
-            std::thread::sleep(std::time::Duration::from_secs(1));
-        }
-        let reachable = remote.server().is_some();
-        if reachable && remote.spooled == 0 {
-            let store = remote.server().expect("reachable");
-            print_cells(store, run_id, &plan.name, args.wide)?;
-        } else {
-            warnln!(
-                "run {} ({}): the server at {} cannot be reached; {} finished trials and the run's end are kept in the spool {}, and \
-                 `schedlab push --spool --to URL` sends them when the server is back (a later run or worker does it too)",
-                run_id,
-                plan.name,
-                args.db,
-                remote.spooled,
-                remote.spool_path().display()
-            );
-        }
-        (run_id, summary)
+        run_on_server(args, &plan, &opts, resume, &measured)?
     } else {
         let mut sink = StoreSink::local(&args.db, Store::open(&args.db)?);
         for m in &measured {

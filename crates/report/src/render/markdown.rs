@@ -66,10 +66,9 @@ fn warnings_section(r: &Report) -> String {
     out + "\n"
 }
 
-/// The whole summary; figures are linked as `plots/ID.png`.
-pub fn render(r: &Report, figs: &[Figure]) -> String {
+/// The title and the run's lines: when, how, the command line.
+fn header(r: &Report, stored: i64) -> String {
     let run = &r.run;
-    let stored: i64 = r.cells.iter().map(|c| c.trials_total).sum();
     let mut out = format!(
         "# schedlab report: run {} \"{}\"\n\n",
         run.run_id,
@@ -99,6 +98,13 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
         })
         .collect();
     out += &format!("- command: `{argv}`\n\n");
+    out
+}
+
+/// The whole summary; figures are linked as `plots/ID.png`.
+pub fn render(r: &Report, figs: &[Figure]) -> String {
+    let stored: i64 = r.cells.iter().map(|c| c.trials_total).sum();
+    let mut out = header(r, stored);
     out += &r
         .claims
         .as_ref()
