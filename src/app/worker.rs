@@ -34,6 +34,8 @@ pub struct Worker {
     env_json: String,
     plans: HashMap<i64, Rc<Plan>>,
     lost_since: Option<Instant>,
+    /// Runs this worker cannot run (given back to the queue): never claimed again here.
+    unfit: Vec<i64>,
 }
 
 impl Worker {
@@ -56,9 +58,10 @@ impl Worker {
     /// The next claim, or why there is none; None while the server cannot be reached.
     fn claim(&mut self) -> Result<Option<Result<Claim, Idle>>> {
         let (name, labels, lease) = (self.name.clone(), self.labels.clone(), self.lease_ms);
+        let unfit = self.unfit.clone();
         self.sink
             .remote
-            .try_server(|s| s.claim(&name, &labels, lease))
+            .try_server(|s| s.claim_except(&name, &labels, lease, &unfit))
     }
 
     /// What to do while the server cannot be reached: wait, or give up after [`GIVE_UP`].
@@ -137,6 +140,21 @@ impl Queue for Worker {
         }
         Ok(())
     }
+
+    fn refuse(&mut self, reason: &str) -> SinkResult<()> {
+        if let Some(c) = self.sink.claim.take() {
+            self.unfit.push(c.run_id);
+            let refused = self.sink.remote.try_server(|s| s.give_back(&c, reason))?;
+            if refused == Some(true) {
+                warnln!(
+                    "run {} is refused: no worker could run it ({} tried)",
+                    c.run_id,
+                    c.attempt
+                );
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Keeper for Worker {
@@ -173,6 +191,7 @@ fn allowed(args: &WorkerArgs) -> Result<Allowed, BadFlag> {
         .iter()
         .map(|name| match name.trim() {
             allow::IO_SCHEDULER => Ok(allow::IO_SCHEDULER.to_string()),
+            allow::PARTITION => Ok(allow::PARTITION.to_string()),
             name => schedlab_spec::knob_path(name).map_err(|message| BadFlag {
                 flag: "--allow-knobs",
                 value: name.to_string(),
@@ -181,10 +200,55 @@ fn allowed(args: &WorkerArgs) -> Result<Allowed, BadFlag> {
         })
         .collect::<Result<_, BadFlag>>()?;
     Ok(Allowed {
-        commands: args.allow_commands,
+        commands: allowed_programs(&args.allow_commands)?,
+        command_user: Some(command_user(&args.command_user)?),
         knobs,
         scx: args.allow_scx,
         io_dir: args.io_dir.clone(),
+    })
+}
+
+/// `--allow-commands`: each an absolute path to a program that exists, with its links
+/// resolved (as a spec's programs are compared).
+fn allowed_programs(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>, BadFlag> {
+    paths
+        .iter()
+        .map(|p| {
+            let bad = |message: String| BadFlag {
+                flag: "--allow-commands",
+                value: p.display().to_string(),
+                message,
+            };
+            if !p.is_absolute() {
+                return Err(bad(
+                    "name the program by its absolute path, e.g. /usr/bin/chromium (a program is never looked up in PATH)".into(),
+                ));
+            }
+            std::fs::canonicalize(p).map_err(|e| bad(format!("{e}; name a program that exists")))
+        })
+        .collect()
+}
+
+/// `--command-user`: the user database's entry of `name` (a worker that is not root cannot
+/// become another user: its programs run as itself).
+fn command_user(name: &str) -> Result<schedlab_core::workload::Sandbox, BadFlag> {
+    if !schedlab_sys::is_root() {
+        let uid = schedlab_sys::euid();
+        return Ok(schedlab_core::workload::Sandbox {
+            user: schedlab_sys::user_name(uid).unwrap_or_else(|| uid.to_string()),
+            uid,
+            gid: schedlab_sys::egid(),
+        });
+    }
+    let (uid, gid) = schedlab_sys::user_ids(name).ok_or_else(|| BadFlag {
+        flag: "--command-user",
+        value: name.to_string(),
+        message: "no such user; name an existing unprivileged user (default nobody)".into(),
+    })?;
+    Ok(schedlab_core::workload::Sandbox {
+        user: name.to_string(),
+        uid,
+        gid,
     })
 }
 
@@ -249,6 +313,7 @@ pub fn cmd_worker(args: &WorkerArgs) -> anyhow::Result<Outcome> {
         host,
         plans: HashMap::new(),
         lost_since: None,
+        unfit: Vec::new(),
     };
     let opts = WorkOptions {
         quiet: args.quiet,

@@ -11,6 +11,7 @@ mod cli;
 #[path = "../common/mod.rs"]
 mod common;
 mod errors;
+mod gates;
 mod knobs;
 mod push;
 mod queue;

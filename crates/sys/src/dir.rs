@@ -156,6 +156,14 @@ pub fn user_name(uid: u32) -> Option<String> {
         .map(|u| u.name)
 }
 
+/// The uid and primary gid of user `name` from the user database, if it has one.
+pub fn user_ids(name: &str) -> Option<(u32, u32)> {
+    nix::unistd::User::from_name(name)
+        .ok()
+        .flatten()
+        .map(|u| (u.uid.as_raw(), u.gid.as_raw()))
+}
+
 /// Opens the directory at `path`, following symbolic links (the user chose that path), for
 /// creating private directories in it.
 pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
@@ -333,6 +341,16 @@ fn entries(dir: BorrowedFd) -> io::Result<Vec<(String, Option<Type>)>> {
         }
     }
     Ok(names)
+}
+
+/// Gives the open file `fd` to user `uid` and group `gid` (fchown): the trial directory of a
+/// program a worker runs as an unprivileged user.
+pub fn chown_fd(fd: BorrowedFd, uid: u32, gid: u32) -> io::Result<()> {
+    Ok(nix::unistd::fchown(
+        fd.as_raw_fd(),
+        Some(nix::unistd::Uid::from_raw(uid)),
+        Some(nix::unistd::Gid::from_raw(gid)),
+    )?)
 }
 
 /// Makes `dir` the working directory of the calling process (fchdir).

@@ -28,6 +28,11 @@ pub fn euid() -> u32 {
     nix::unistd::geteuid().as_raw()
 }
 
+/// Effective group id of the process.
+pub fn egid() -> u32 {
+    nix::unistd::getegid().as_raw()
+}
+
 /// Whether the effective uid is 0.
 pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
@@ -166,6 +171,19 @@ pub fn ignore_signal(sig: Signal) -> io::Result<()> {
     unsafe { nix::sys::signal::signal(sig, SigHandler::SigIgn) }
         .map(|_| ())
         .map_err(io::Error::from)
+}
+
+/// Makes the calling process user `uid` with group `gid` and no other group, for good (real,
+/// effective and saved ids alike), with no way back to more through a set-id program
+/// (PR_SET_NO_NEW_PRIVS). For a forked, single-threaded child about to exec a program.
+pub fn drop_privileges(uid: u32, gid: u32) -> io::Result<()> {
+    use nix::unistd::{Gid, Uid};
+    let (u, g) = (Uid::from_raw(uid), Gid::from_raw(gid));
+    nix::unistd::setgroups(&[g])?;
+    nix::unistd::setresgid(g, g, g)?;
+    nix::unistd::setresuid(u, u, u)?;
+    prctl::set_no_new_privs()?;
+    Ok(())
 }
 
 /// Makes the caller a child subreaper: orphaned descendants are reparented to it, not to init.
