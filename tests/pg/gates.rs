@@ -28,6 +28,7 @@ fn spec(dir: &Path, name: &str, body: &str) -> String {
 /// A worker on `url` with `args`, run to its end (no --wait): its output.
 fn work(url: &str, dir: &Path, args: &[&str]) -> Output {
     schedlab()
+        .env("SCHEDLAB_STATE_DIR", dir.join("state"))
         .args(["worker", "--db", url, "--spool-file"])
         .arg(dir.join("spool.db"))
         .args(args)
@@ -130,6 +131,7 @@ fn a_partition_needs_allow_knobs_partition() {
             "no cgroup v1 cpuset hierarchy at /sys/fs/cgroup/cpuset",
         );
     }
+    let guard = super::common::Restore::new(balance.to_str().unwrap());
     let db = s.fresh_db("partition");
     let url = s.url(&db);
     let dir = tempfile::tempdir().unwrap();
@@ -155,6 +157,22 @@ fn a_partition_needs_allow_knobs_partition() {
         pg_int(&mut c, "SELECT COUNT(*) FROM queue WHERE state = 'done'"),
         1
     );
+    assert_eq!(
+        super::common::value(balance.to_str().unwrap()),
+        guard.original()
+    );
+    // Allowed, it runs, and the root cpuset balances load again after it.
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2 {
+        ok(&["submit", &part, "--db", &url]);
+        let o = work(&url, dir.path(), &["--quiet", "--allow-knobs", "partition"]);
+        assert!(o.status.success(), "{}", text(&o));
+        let t = trials(&mut c, "part");
+        assert_eq!(t[1].0, "ok", "{t:?} {}", text(&o));
+        assert_eq!(
+            super::common::value(balance.to_str().unwrap()),
+            guard.original()
+        );
+    }
 }
 
 #[test]
