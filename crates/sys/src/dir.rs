@@ -175,6 +175,33 @@ pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
     Ok(owned(fd))
 }
 
+/// Opens directory `name` under `dir` as a path only (`O_PATH`: search permission suffices,
+/// as for a path lookup); refuses a symbolic link and anything else that is not a directory.
+/// The fd serves `*at` calls and `fstat`, not reading its entries.
+pub fn open_path_at(dir: BorrowedFd, name: &str) -> io::Result<OwnedFd> {
+    if name == ".." {
+        // `..` is never a link; it is no single component `check_name` lets through.
+        let fd = openat(
+            Some(dir.as_raw_fd()),
+            "..",
+            OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )?;
+        return Ok(owned(fd));
+    }
+    open_at(dir, name, OFlag::O_PATH | OFlag::O_DIRECTORY, Mode::empty())
+}
+
+/// Opens the directory at `path` as a path only (see [`open_path_at`]), following links.
+pub fn open_path(path: &Path) -> io::Result<OwnedFd> {
+    let fd = nix::fcntl::open(
+        path,
+        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )?;
+    Ok(owned(fd))
+}
+
 /// Opens directory `name` under `dir`; refuses a symbolic link and anything else that is not
 /// a directory (ENOTDIR; ELOOP for a link to a non-directory).
 pub fn open_dir_at(dir: BorrowedFd, name: &str) -> io::Result<OwnedFd> {

@@ -8,7 +8,9 @@
 //! from planting links at the names schedlab is about to use. The refusal
 //! ([`SysError::OpenToOthers`]) says why; callers add which flag picks another directory.
 //!
-//! In a held directory, subdirectories are made with `mkdirat` and opened with `O_NOFOLLOW`,
+//! Directories are held as path-only fds (`O_PATH`: search permission suffices, as for a path
+//! lookup). In a held directory, subdirectories are made with `mkdirat` and opened with
+//! `O_NOFOLLOW`,
 //! and a file is written to a new temp name (`O_CREAT | O_EXCL | O_NOFOLLOW`) and renamed over
 //! its name, so that a link or a file found there is replaced, never followed or truncated. A
 //! file that must be created in place (a new database, which other processes find by name) is
@@ -127,7 +129,7 @@ impl OutDir {
             Ok(()) | Err(Errno::EEXIST) => {}
             Err(e) => return Err(e.into()),
         }
-        let fd = dir::open_dir_at(self.fd.as_fd(), name)?;
+        let fd = dir::open_path_at(self.fd.as_fd(), name)?;
         OutDir::checked(fd, self.path.join(name))
     }
 
@@ -210,8 +212,9 @@ const MAX_LINKS: usize = 40;
 /// a component at a time (see [`OutDir::open`]); `links` counts the links followed so far.
 fn walk(from: Option<BorrowedFd>, path: &Path, links: usize) -> io::Result<OwnedFd> {
     use std::path::Component;
+    // Path-only fds (O_PATH): a walk needs search permission, as a path lookup does.
     let mut cur = match (path.is_absolute(), from) {
-        (true, _) | (false, None) => dir::open_dir(if path.is_absolute() {
+        (true, _) | (false, None) => dir::open_path(if path.is_absolute() {
             Path::new("/")
         } else {
             Path::new(".")
@@ -228,6 +231,10 @@ fn walk(from: Option<BorrowedFd>, path: &Path, links: usize) -> io::Result<Owned
                 .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?,
         };
         shown.push(name);
+        if name == ".." {
+            cur = dir::open_path_at(cur.as_fd(), "..")?;
+            continue;
+        }
         let m = dir::meta_at(cur.as_fd(), name)?
             .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOENT))?;
         cur = if m.kind == FileKind::Symlink {
@@ -244,7 +251,7 @@ fn walk(from: Option<BorrowedFd>, path: &Path, links: usize) -> io::Result<Owned
             let target = nix::fcntl::readlinkat(Some(cur.as_raw_fd()), name)?;
             walk(Some(cur.as_fd()), Path::new(&target), links + 1)?
         } else {
-            dir::open_dir_at(cur.as_fd(), name)?
+            dir::open_path_at(cur.as_fd(), name)?
         };
     }
     Ok(cur)
@@ -343,5 +350,8 @@ mod tests {
         );
         assert!(OutDir::create_all(&shared.join("theirs/sub"), 0o755).is_err());
         assert!(!real.join("sub").exists());
+        // `..` walks up, as a path lookup does.
+        let up = OutDir::open(&d.path().join("real/../mine")).unwrap();
+        assert_eq!(up.entry("f").unwrap().unwrap().kind, FileKind::Regular);
     }
 }
