@@ -28,6 +28,11 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// The PostgreSQL password, on the first line of this file (yours, mode 0600), for a
+    /// --db URL that holds none; else PGPASSWORD or ~/.pgpass. A password in a URL on the
+    /// command line is refused: every user sees the command line (ps).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub db_password_file: Option<PathBuf>,
 }
 
 /// The subcommands.
@@ -91,7 +96,7 @@ pub struct RunArgs {
     /// Start modes: barrier (default), staggered.
     #[arg(long, value_delimiter = ',')]
     pub start: Vec<StartMode>,
-    /// Pin every task to these CPUs, e.g. 0 or 0-1.
+    /// Pin every task to these CPUs, e.g. 0 or 0-1 (a list of at most 16 KiB).
     #[arg(long)]
     pub cpus: Option<String>,
     /// Measured trials per cell.
@@ -276,7 +281,8 @@ pub struct ExportArgs {
     /// tasks, trials, samples or groups (task groups: their cgroup settings and figures).
     #[arg(long, default_value = "tasks")]
     pub table: Table,
-    /// Output file (default: standard output).
+    /// Output file (default: standard output), in a directory only you (or root) can write;
+    /// written anew and renamed over the name.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
 }
@@ -341,7 +347,8 @@ pub struct ReportArgs {
     /// Output formats, comma-separated: html, latex, markdown, csv.
     #[arg(long, value_delimiter = ',', default_value = "html,latex,markdown,csv")]
     pub format: Vec<ReportFormatArg>,
-    /// Output directory; the report goes into DIR/RUN/.
+    /// Output directory; the report goes into DIR/RUN/. It and its parent must be writable by
+    /// you (or root) alone: a shared directory such as /tmp is refused.
     #[arg(long, default_value = "schedlab-report")]
     pub out: PathBuf,
 }

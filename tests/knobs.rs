@@ -1,5 +1,5 @@
 //! Kernel knobs as axes, with the real binary: the RR quantum changes how RR tasks rotate and
-//! is restored; a SIGKILLed run's settings are restored by the next command; the EEVDF slice
+//! is restored; a run SIGKILLed with its launcher has its settings restored by the next command; the EEVDF slice
 //! is read back per task; refusals (absent knob, refused value, outside /proc/sys and /sys,
 //! no sched_ext here) skip or stop with the reason.
 //!
@@ -10,6 +10,7 @@
 mod common;
 
 use common::*;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -180,6 +181,7 @@ fn after_a_sigkill_during_a_knob_cell_the_next_command_restores_the_settings() {
         }
         let mut child = schedlab_in(&state)
             .args(&args)
+            .process_group(0)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -190,7 +192,10 @@ fn after_a_sigkill_during_a_knob_cell_the_next_command_restores_the_settings() {
             std::thread::sleep(Duration::from_millis(20));
         }
         std::thread::sleep(Duration::from_millis(300));
-        child.kill().unwrap(); // SIGKILL: no chance to restore anything
+        // SIGKILL to the main process and its launcher at once (its process group): no
+        // chance to restore anything. (The main process alone: its launcher restores at
+        // once, tests/signals.rs.)
+        signal_group(child.id(), Signal::SIGKILL);
         child.wait().unwrap();
         assert_eq!(
             value(RR_QUANTUM),

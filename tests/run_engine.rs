@@ -282,19 +282,24 @@ fn an_unprivileged_run_skips_rt_policies_with_the_reason_and_runs_other() {
         return;
     }
     let s = Scratch::new();
-    // The ordinary user must be able to write the database.
+    // The ordinary user writes the database in a directory of its own (schedlab refuses a
+    // database in a directory others may write).
     std::fs::set_permissions(
         s.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+        std::os::unix::fs::PermissionsExt::from_mode(0o711),
     )
     .unwrap();
+    let home = s.path().join("nobody");
+    std::fs::create_dir(&home).unwrap();
+    std::os::unix::fs::chown(&home, Some(65534), Some(65534)).unwrap();
+    let db = home.join("t.db");
     let mut cmd = schedlab_without_rtprio();
     cmd.args([
         "run",
         "--retries",
         "0",
         "--db",
-        s.db().to_str().unwrap(),
+        db.to_str().unwrap(),
         "--quiet",
         "--policy",
         "other,fifo,rr",
@@ -305,8 +310,8 @@ fn an_unprivileged_run_skips_rt_policies_with_the_reason_and_runs_other() {
         "--trials",
         "2",
     ])
-    .current_dir(s.path())
-    .env("HOME", s.path())
+    .current_dir(&home)
+    .env("HOME", &home)
     .uid(65534)
     .gid(65534);
     let out = cmd.output().unwrap();
@@ -320,7 +325,7 @@ fn an_unprivileged_run_skips_rt_policies_with_the_reason_and_runs_other() {
         text.contains("CAP_SYS_NICE"),
         "the printed reason names the capability: {text}"
     );
-    let c = s.conn();
+    let c = rusqlite::Connection::open(&db).unwrap();
     let by_policy = |p: &str, st: &str| {
         ints(
             &c,
@@ -350,7 +355,7 @@ fn an_unprivileged_run_skips_rt_policies_with_the_reason_and_runs_other() {
             "--retries",
             "0",
             "--db",
-            s.db().to_str().unwrap(),
+            db.to_str().unwrap(),
             "--quiet",
             "--strict",
             "--policy",
@@ -362,8 +367,8 @@ fn an_unprivileged_run_skips_rt_policies_with_the_reason_and_runs_other() {
             "--trials",
             "1",
         ])
-        .current_dir(s.path())
-        .env("HOME", s.path())
+        .current_dir(&home)
+        .env("HOME", &home)
         .uid(65534)
         .gid(65534);
     let out = strict.output().unwrap();

@@ -83,14 +83,21 @@ fn a_bad_db_value_is_refused_without_repeating_its_password() {
         }
     }
     // A password that holds `/` unencoded: refused, and not a piece of it shown.
-    let (code, text) = output(&["runs", "--db", "postgres://alice:S3c/retPW@h/d"], &[]);
+    // (From SCHEDLAB_DB: on the command line any password is refused before it is read.)
+    let (code, text) = output(
+        &["runs"],
+        &[("SCHEDLAB_DB", "postgres://alice:S3c/retPW@h/d")],
+    );
     assert_eq!(code, Some(2), "{text}");
     assert!(!text.contains("S3c") && !text.contains("retPW"), "{text}");
     assert!(text.contains("percent-encode"), "{text}");
-    // A URL where clap expects nothing: clap repeats the argument, masked.
-    let (code, text) = output(&["runs", &format!("postgres://alice:{PASSWORD}@h/d")], &[]);
+    let (code, text) = output(&["runs", "--db", "postgres://alice:S3c/retPW@h/d"], &[]);
     assert_eq!(code, Some(2), "{text}");
-    assert!(!text.contains(PASSWORD), "{text}");
+    assert!(!text.contains("S3c") && !text.contains("retPW"), "{text}");
+    assert!(text.contains("--db-password-file"), "{text}");
+    // A URL where clap expects nothing: clap repeats the argument, masked.
+    let (code, text) = output(&["runs", "mysql://alice@h/d"], &[]);
+    assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("unexpected argument"), "{text}");
     // A key=value connection string is not taken for a file name.
     let (code, text) = output(
@@ -102,13 +109,43 @@ fn a_bad_db_value_is_refused_without_repeating_its_password() {
 }
 
 #[test]
-fn a_server_out_of_reach_is_reported_without_the_password() {
-    // Port 1 on the loopback: nothing listens, the connection is refused at once.
+fn a_password_on_the_command_line_is_refused_with_the_ways_to_give_it() {
+    // Issue 27 item 7: `ps` shows every process's arguments to every user, the launcher's
+    // (a fork) too; by the time a process could rewrite them they were readable already.
     let url = format!("postgres://alice:{PASSWORD}@127.0.0.1:1/lab");
-    // (push opens its source file first: not a server's error.)
-    for args in commands(Some(&url)).into_iter().filter(|a| a[0] != "push") {
+    let query = format!("postgres://alice@127.0.0.1:1/lab?password={PASSWORD}");
+    let flag = format!("--db={url}");
+    let mut all = commands(Some(&url));
+    all.extend(commands(Some(&query)));
+    all.push(vec!["runs".into(), flag]);
+    all.push(vec!["runs".into(), url.clone()]);
+    all.push(vec![
+        "compare".into(),
+        "1".into(),
+        "2".into(),
+        "--db-b".into(),
+        url.clone(),
+    ]);
+    for args in all {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (code, text) = output(&args, &[]);
+        assert_eq!(code, Some(2), "{args:?}: {text}");
+        assert!(!text.contains(PASSWORD), "{args:?}: {text}");
+        for remedy in ["PGPASSWORD", "~/.pgpass", "--db-password-file"] {
+            assert!(text.contains(remedy), "{args:?}: {text}");
+        }
+    }
+}
+
+#[test]
+fn a_server_out_of_reach_is_reported_without_the_password() {
+    // Port 1 on the loopback: nothing listens, the connection is refused at once. The
+    // password from SCHEDLAB_DB (the environment is the process's own).
+    let url = format!("postgres://alice:{PASSWORD}@127.0.0.1:1/lab");
+    // (push opens its source file first: not a server's error.)
+    for args in commands(None).into_iter().filter(|a| a[0] != "push") {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, text) = output(&args, &[("SCHEDLAB_DB", &url)]);
         assert_eq!(code, Some(1), "{args:?}: {text}");
         assert!(!text.contains(PASSWORD), "{args:?}: {text}");
         assert!(text.contains("alice:***@127.0.0.1:1"), "{args:?}: {text}");

@@ -4,10 +4,10 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | done |
-//! | 1 | failure: the machine, the store or a trial failed (`--strict`: a cell was skipped; `restore`: a setting stays changed) |
+//! | 1 | failure: the machine, the store or a trial failed (`--strict`: a cell was skipped; `run`, `worker`, `restore`: a setting stays changed) |
 //! | 2 | bad input: a flag, a spec, a `--db` that is no schedlab database, a run id that is not stored |
 //! | 129 | ended by SIGHUP (a closed terminal), after restoring everything |
-//! | 130 | interrupted by Ctrl-C or SIGTERM, after restoring everything |
+//! | 130 | interrupted by Ctrl-C, SIGTERM or another terminating signal, after restoring everything |
 
 use super::remote::RemoteError;
 use schedlab_core::CoreError;
@@ -65,6 +65,46 @@ pub struct BadFlag {
     pub value: String,
     /// What is wrong and what to write instead.
     pub message: String,
+}
+
+/// Refuses host labels (`--hosts`, `--labels`) that are not printable text on one line: a
+/// label is stored and shown on terminals and in reports.
+pub fn check_labels(flag: &'static str, labels: &[String]) -> Result<(), BadFlag> {
+    for label in labels {
+        if let Some(why) = schedlab_core::text::refusal("the label", label) {
+            return Err(BadFlag {
+                flag,
+                value: schedlab_core::text::printable_line(label),
+                message: format!("{why}; give host names such as web1"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The directory of output file `path` (given with `flag`), opened and checked, and the
+/// file's name in it: a directory someone else could plant links in is refused, naming the
+/// flag ([`schedlab_sys::OutDir`]).
+pub fn output_parent(
+    flag: &'static str,
+    path: &std::path::Path,
+) -> Result<(schedlab_sys::OutDir, String), BadFlag> {
+    let bad = |message: String| BadFlag {
+        flag,
+        value: path.display().to_string(),
+        message,
+    };
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| bad("name a file (a UTF-8 name, not a directory)".into()))?;
+    let parent = path.parent().unwrap_or(std::path::Path::new(""));
+    let dir = schedlab_sys::OutDir::open(parent).map_err(|e| {
+        bad(format!(
+            "{e}; write the file in a directory only you can write, or to standard output"
+        ))
+    })?;
+    Ok((dir, name.to_string()))
 }
 
 /// A command line that asks for something impossible, whatever its values (a spec file

@@ -28,7 +28,7 @@ pub fn cmd_push(args: &PushArgs) -> Result<Outcome> {
     let (src, remove_pushed) = if args.spool {
         let path = spool;
         if !path.exists() {
-            println!("the spool {} is empty: nothing to push", path.display());
+            sayln!("the spool {} is empty: nothing to push", path.display());
             return Ok(Outcome::Done);
         }
         (Store::open_existing(&path)?, true)
@@ -49,7 +49,7 @@ pub fn cmd_push(args: &PushArgs) -> Result<Outcome> {
         },
     )
     .with_context(|| format!("push from {} stopped; what was pushed before stays pushed, and pushing again completes it", src.location()))?;
-    println!(
+    sayln!(
         "pushed {} to {}: {} runs added, {} runs already there ({} trials added, {} already there)",
         src.location(),
         dst.location(),
@@ -59,7 +59,7 @@ pub fn cmd_push(args: &PushArgs) -> Result<Outcome> {
         s.trials_present
     );
     if !s.runs_without_uuid.is_empty() {
-        eprintln!(
+        warnln!(
             "warning: runs {:?} have no UUID and were left out; they come from a database written outside schedlab",
             s.runs_without_uuid
         );

@@ -10,6 +10,7 @@ use schedlab_store::{NewRun, Store};
 
 /// `schedlab submit SPEC --db URL [--hosts A,B] [--repeat N]`.
 pub fn cmd_submit(args: &SubmitArgs) -> Result<Outcome> {
+    super::exit::check_labels("--hosts", &args.hosts)?;
     let spec_args = RunArgs {
         spec: Some(args.spec.clone()),
         seed: args.seed,
@@ -61,7 +62,7 @@ pub fn cmd_submit(args: &SubmitArgs) -> Result<Outcome> {
         }
     }
     for (id, label) in &ids {
-        println!(
+        sayln!(
             "run {id}: {} trials of {} queued for {}",
             plan.trials.len(),
             plan.name,
@@ -70,7 +71,7 @@ pub fn cmd_submit(args: &SubmitArgs) -> Result<Outcome> {
             ))
         );
     }
-    println!(
+    sayln!(
         "seed {}; start `schedlab worker --db URL{}` on each machine, then `schedlab report --runs {}`",
         plan.seed,
         if args.hosts.is_empty() {
@@ -91,7 +92,7 @@ pub fn cmd_queue(args: &DbArgs) -> Result<Outcome> {
     let store = Store::open_read(&args.db)?;
     let lines = store.queue_lines()?;
     if lines.is_empty() {
-        println!(
+        sayln!(
             "the queue of {} is empty (`schedlab submit` fills it)",
             args.db
         );
@@ -112,7 +113,7 @@ pub fn cmd_queue(args: &DbArgs) -> Result<Outcome> {
             l.failed.to_string(),
         ]);
     }
-    println!("{}", b.build().with(tabled::settings::Style::sharp()));
+    sayln!("{}", b.build().with(tabled::settings::Style::sharp()));
     let workers = store.worker_lines()?;
     if !workers.is_empty() {
         let mut b = tabled::builder::Builder::default();
@@ -125,7 +126,7 @@ pub fn cmd_queue(args: &DbArgs) -> Result<Outcome> {
                 w.failed.to_string(),
             ]);
         }
-        println!("{}", b.build().with(tabled::settings::Style::sharp()));
+        sayln!("{}", b.build().with(tabled::settings::Style::sharp()));
     }
     Ok(Outcome::Done)
 }

@@ -30,7 +30,7 @@ pub enum RemoteError {
         location: String,
     },
     /// The server is away and the spool's directory cannot be made.
-    #[error("the server at {location} cannot be reached and the spool's directory {} cannot be created ({source}); give a writable --spool-file", dir.display())]
+    #[error("the server at {location} cannot be reached and the spool's directory {} cannot be created or used ({source}); give --spool-file (or SCHEDLAB_SPOOL) a file in a directory only you can write", dir.display())]
     SpoolDir {
         /// The server (password masked).
         location: String,
@@ -189,7 +189,7 @@ impl Remote {
                 match self.flush() {
                     Ok(()) => {
                         if self.told.take().is_some() {
-                            eprintln!("schedlab: the server at {} is back", self.location);
+                            warnln!("schedlab: the server at {} is back", self.location);
                         }
                     }
                     Err(e) => {
@@ -247,10 +247,14 @@ impl Remote {
                 .parent()
                 .filter(|d| !d.as_os_str().is_empty())
             {
-                std::fs::create_dir_all(dir).map_err(|source| RemoteError::SpoolDir {
-                    location: self.location.to_string(),
-                    dir: dir.to_path_buf(),
-                    source,
+                // Made under held parents (mode 0700), none of which others may write: a
+                // $HOME or $XDG_STATE_HOME of another user's is refused, not followed.
+                schedlab_sys::OutDir::create_all(dir, 0o700).map_err(|source| {
+                    RemoteError::SpoolDir {
+                        location: self.location.to_string(),
+                        dir: dir.to_path_buf(),
+                        source,
+                    }
                 })?;
             }
             let spool = Store::open(&self.spool_path).map_err(|e| RemoteError::SpoolOpen {
@@ -431,3 +435,7 @@ impl RunCopy {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "remote_tests.rs"]
+mod tests;

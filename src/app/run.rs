@@ -84,19 +84,19 @@ pub fn cmd_plan(args: &RunArgs) -> Result<Outcome> {
         None
     };
     let estimate = estimate(&plan, sink.as_mut())?;
-    println!("{} — {}", plan.name, plan.description);
-    print!("{}", estimate.table);
-    println!();
+    sayln!("{} — {}", plan.name, plan.description);
+    say!("{}", estimate.table);
+    sayln!();
     print_changes(&plan);
-    println!("{}", plan_length(&plan, estimate.total_ns));
+    sayln!("{}", plan_length(&plan, estimate.total_ns));
     if let Some(a) = &plan.settings.adaptive {
-        println!("{}", adaptive_bounds(a));
+        sayln!("{}", adaptive_bounds(a));
     }
     for line in design_lines(&plan) {
-        println!("{line}");
+        sayln!("{line}");
     }
     for w in &estimate.warnings {
-        println!("warning: {w}");
+        sayln!("warning: {w}");
     }
     Ok(Outcome::Done)
 }
@@ -155,16 +155,16 @@ fn estimate(plan: &Plan, sink: Option<&mut StoreSink>) -> Result<Estimate> {
 fn print_changes(plan: &Plan) {
     let changes = schedlab_run::knobs::describe(plan, &plan.settings.io_dir);
     if !changes.is_empty() {
-        println!("Kernel settings this plan changes (read back before every trial, restored after the run):");
+        sayln!("Kernel settings this plan changes (read back before every trial, restored after the run):");
         for line in changes {
-            println!("  {line}");
+            sayln!("  {line}");
         }
     }
     let groups = schedlab_run::cgroups::describe(plan);
     if !groups.is_empty() {
-        println!("CPU cgroups of this plan (each trial's task groups, created before it and removed after it):");
+        sayln!("CPU cgroups of this plan (each trial's task groups, created before it and removed after it):");
         for line in groups {
-            println!("  {line}");
+            sayln!("  {line}");
         }
     }
 }
@@ -203,7 +203,7 @@ fn plan_length(plan: &Plan, total_ns: u64) -> String {
 /// What a run is about to do, on standard error: its size, its adaptive bounds and what its
 /// design can decide.
 fn announce(plan: &Plan, args: &RunArgs) {
-    eprintln!(
+    warnln!(
         "schedlab: {} — {} cells x {} trials = {} trials, results in {}",
         plan.name,
         plan.cells.len(),
@@ -212,10 +212,10 @@ fn announce(plan: &Plan, args: &RunArgs) {
         args.db.display()
     );
     if let Some(a) = &plan.settings.adaptive {
-        eprintln!("{}", adaptive_bounds(a));
+        warnln!("{}", adaptive_bounds(a));
     }
     for line in design_lines(plan) {
-        eprintln!("{line}");
+        warnln!("{line}");
     }
 }
 
@@ -230,20 +230,22 @@ fn print_cells(store: &Store, run_id: i64, name: &str, wide: bool) -> Result<()>
         schedlab_store::query::cells(store, run_id, false)?,
         schedlab_store::quality::trial_quality(store, run_id, false)?,
     );
-    println!("run {run_id} ({name})");
-    print!(
+    sayln!("run {run_id} ({name})");
+    say!(
         "{}",
         schedlab_report::render::terminal::render(&cells, wide)
     );
     if let Some(line) = schedlab_report::model::quality::left_out_line(&left_out) {
-        println!("{line}");
+        sayln!("{line}");
     }
     let input = schedlab_report::cmd::load_input(store, run_id, false)?;
     if let Some(claims) = schedlab_report::claims::build(&input) {
-        println!();
-        print!(
+        sayln!();
+        say!(
             "{}",
-            schedlab_report::render::claims::terminal::render(&claims)
+            schedlab_core::text::printable(&schedlab_report::render::claims::terminal::render(
+                &claims
+            ))
         );
     }
     Ok(())
@@ -287,23 +289,23 @@ pub fn cmd_restore() -> Result<Outcome> {
     }
     let r = schedlab_run::journal::recover(&dir, &schedlab_run::knobfile::system_roots())?;
     for line in &r.lines {
-        println!("{line}");
+        sayln!("{line}");
     }
     for (pid, command) in &r.live {
-        println!("schedlab pid {pid} (`{command}`) is running and restores its own settings when it ends");
+        sayln!("schedlab pid {pid} (`{command}`) is running and restores its own settings when it ends");
     }
     for (file, why) in &r.unreadable {
-        println!(
+        sayln!(
             "{} is not a schedlab restore journal ({why}); left as it is",
             file.display()
         );
     }
     for line in &r.refused {
-        eprintln!("error: {line}");
+        warnln!("error: {line}");
     }
     let stale = schedlab_run::cgroups::remove_stale();
     for line in &stale.lines {
-        println!("{line}");
+        sayln!("{line}");
     }
     if r.lines.is_empty()
         && r.live.is_empty()
@@ -311,7 +313,7 @@ pub fn cmd_restore() -> Result<Outcome> {
         && r.refused.is_empty()
         && stale.lines.is_empty()
     {
-        println!(
+        sayln!(
             "nothing to restore: no restore journal in {}",
             dir.display()
         );
@@ -337,10 +339,66 @@ fn fmt_duration(ns: u64) -> String {
     }
 }
 
+/// The plan's counted work calibrated (stored speeds taken from `db` if it exists, read only)
+/// and checked, before anything is written: a refused plan leaves no database and no row.
+/// Returns the speeds measured now, to be stored once the store is open.
+fn precheck(plan: &Plan, db: &schedlab_store::Location) -> Result<Vec<schedlab_run::Measured>> {
+    let quiet = schedlab_run::progress::Progress::new(0, true);
+    let mut cache = match db.path() {
+        Some(p) if p.exists() => Some(StoreSink::local(db, Store::open_read(db)?)),
+        _ => None,
+    };
+    let sink = cache.as_mut().map(|s| s as &mut dyn Sink);
+    let mut cal = schedlab_run::Calibrator::new(sink, &plan.settings.io_dir, &quiet);
+    Ok(schedlab_run::capacity::check_calibrated(plan, &mut cal)?)
+}
+
+/// A run whose store is a PostgreSQL server (trials spooled while it cannot be reached); the
+/// speeds `measured` by the plan's check are stored first.
+fn run_on_server(
+    args: &RunArgs,
+    plan: &Plan,
+    opts: &RunOptions,
+    resume: Option<i64>,
+    measured: &[schedlab_run::Measured],
+) -> Result<(i64, schedlab_run::Summary)> {
+    let spool = args
+        .spool_file
+        .clone()
+        .unwrap_or_else(super::remote::default_spool);
+    let mut sink = StoreSink::new(Remote::connect(&args.db, &spool, false)?);
+    for m in measured {
+        m.save(&mut sink)?;
+    }
+    let (run_id, summary) = schedlab_run::execute(plan, &mut sink, opts, resume)?;
+    let remote = &mut sink.remote;
+    if remote.spooled > 0 {
+        // One more try, so that a server back by now gets everything.
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+    let reachable = remote.server().is_some();
+    if reachable && remote.spooled == 0 {
+        let store = remote.server().expect("reachable");
+        print_cells(store, run_id, &plan.name, args.wide)?;
+    } else {
+        warnln!(
+            "run {} ({}): the server at {} cannot be reached; {} finished trials and the run's end are kept in the spool {}, and \
+             `schedlab push --spool --to URL` sends them when the server is back (a later run or worker does it too)",
+            run_id,
+            plan.name,
+            args.db,
+            remote.spooled,
+            remote.spool_path().display()
+        );
+    }
+    Ok((run_id, summary))
+}
+
 pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
     let (plan, resume) = spec_and_plan(args)?;
     // Before the store is opened: a plan this machine cannot hold creates nothing.
     schedlab_run::capacity::check_plan(&plan)?;
+    let measured = precheck(&plan, &args.db)?;
     let opts = RunOptions {
         quiet: args.quiet,
         argv: schedlab_machine::secret::command_line(),
@@ -350,42 +408,19 @@ pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
         announce(&plan, args);
     }
     let (run_id, summary) = if args.db.is_server() {
-        let spool = args
-            .spool_file
-            .clone()
-            .unwrap_or_else(super::remote::default_spool);
-        let mut sink = StoreSink::new(Remote::connect(&args.db, &spool, false)?);
-        let (run_id, summary) = schedlab_run::execute(&plan, &mut sink, &opts, resume)?;
-        let remote = &mut sink.remote;
-        if remote.spooled > 0 {
-            // One more try, so that a server back by now gets everything.
-            std::thread::sleep(std::time::Duration::from_secs(1));
-        }
-        let reachable = remote.server().is_some();
-        if reachable && remote.spooled == 0 {
-            let store = remote.server().expect("reachable");
-            print_cells(store, run_id, &plan.name, args.wide)?;
-        } else {
-            eprintln!(
-                "run {} ({}): the server at {} cannot be reached; {} finished trials and the run's end are kept in the spool {}, and \
-                 `schedlab push --spool --to URL` sends them when the server is back (a later run or worker does it too)",
-                run_id,
-                plan.name,
-                args.db,
-                remote.spooled,
-                remote.spool_path().display()
-            );
-        }
-        (run_id, summary)
+        run_on_server(args, &plan, &opts, resume, &measured)?
     } else {
         let mut sink = StoreSink::local(&args.db, Store::open(&args.db)?);
+        for m in &measured {
+            m.save(&mut sink)?;
+        }
         let (run_id, summary) = schedlab_run::execute(&plan, &mut sink, &opts, resume)?;
         let store = sink.store().expect("a local store is never out of reach");
         print_cells(store, run_id, &plan.name, args.wide)?;
         (run_id, summary)
     };
     if summary.interrupted {
-        eprintln!(
+        warnln!(
             "interrupted: {} finished trials are stored in run {}; no task was left running",
             summary.stored(),
             run_id
@@ -397,7 +432,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<Outcome> {
         });
     }
     if args.strict && summary.skipped > 0 {
-        eprintln!(
+        warnln!(
             "error: {} trials were skipped and --strict is set",
             summary.skipped
         );

@@ -4,6 +4,7 @@ use super::exit::Outcome;
 use crate::cli::{ExportArgs, RunsArgs, ShowArgs};
 use anyhow::Result;
 use schedlab_store::{export, query, Store};
+use std::io::Write as _;
 
 /// `schedlab runs`: one line per stored run (of one host with `--host`).
 pub fn cmd_runs(args: &RunsArgs) -> Result<Outcome> {
@@ -33,7 +34,7 @@ pub fn cmd_runs(args: &RunsArgs) -> Result<Outcome> {
             r.status,
         ]);
     }
-    println!("{}", b.build().with(tabled::settings::Style::sharp()));
+    sayln!("{}", b.build().with(tabled::settings::Style::sharp()));
     Ok(Outcome::Done)
 }
 
@@ -42,15 +43,15 @@ pub fn cmd_show(args: &ShowArgs) -> Result<Outcome> {
     let store = Store::open_read(&args.db)?;
     let run_id = store.resolve_run(args.run, "show", &args.db)?;
     let info = query::run_info(&store, run_id)?;
-    println!("# run {run_id} ({})\n# command: {}", info.status, info.argv);
-    println!(
+    sayln!("# run {run_id} ({})\n# command: {}", info.status, info.argv);
+    sayln!(
         "# host: {} ({}), kernel {}, CPU {}",
         info.host.as_deref().unwrap_or("unknown"),
         info.machine_id.as_deref().unwrap_or("no machine id"),
         info.kernel.as_deref().unwrap_or("unknown"),
         info.cpu_model.as_deref().unwrap_or("unknown")
     );
-    println!(
+    sayln!(
         "# schedlab {}{}; run UUID {}\n",
         info.version,
         info.git_commit
@@ -58,19 +59,19 @@ pub fn cmd_show(args: &ShowArgs) -> Result<Outcome> {
             .map_or(String::new(), |c| format!(" ({c})")),
         info.uuid.as_deref().unwrap_or("none")
     );
-    println!("# spec as run\n{}", info.spec_toml);
+    sayln!("# spec as run\n{}", info.spec_toml);
     if let Some(env) = info.env_json {
         let v: serde_json::Value = serde_json::from_str(&env)?;
-        println!(
+        sayln!(
             "# environment record\n{}",
             serde_json::to_string_pretty(&v)?
         );
     }
     let warnings = query::warnings(&store, run_id)?;
     if !warnings.is_empty() {
-        println!("\n# warnings");
+        sayln!("\n# warnings");
         for w in warnings {
-            println!("- {w}");
+            sayln!("- {w}");
         }
     }
     Ok(Outcome::Done)
@@ -82,8 +83,20 @@ pub fn cmd_export(args: &ExportArgs) -> Result<Outcome> {
     let run_id = store.resolve_run(args.run, "--run", &args.db)?;
     let rows = match &args.output {
         Some(path) => {
-            let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
-            export::export(&store, run_id, args.table, args.format, &mut f)?
+            // Written anew beside its name and renamed over it, in a directory nobody else
+            // may write: a link planted at the name is replaced, never followed.
+            let (dir, name) = super::exit::output_parent("-o", path)?;
+            let mut rows = Ok(0);
+            dir.write_file(&name, 0o666, |f| {
+                let mut w = std::io::BufWriter::new(f);
+                rows = export::export(&store, run_id, args.table, args.format, &mut w);
+                match &rows {
+                    Ok(_) => w.flush(),
+                    Err(e) => Err(std::io::Error::other(e.to_string())),
+                }
+            })
+            .or_else(|e| if rows.is_err() { Ok(()) } else { Err(e) })?;
+            rows?
         }
         None => {
             let stdout = std::io::stdout();
@@ -92,7 +105,7 @@ pub fn cmd_export(args: &ExportArgs) -> Result<Outcome> {
         }
     };
     if args.output.is_some() {
-        eprintln!("wrote {rows} rows of run {run_id}");
+        warnln!("wrote {rows} rows of run {run_id}");
     }
     Ok(Outcome::Done)
 }

@@ -117,7 +117,7 @@ impl StoreSink {
         Ok(done.map(|c| match c {
             Completed::Stored(id) => Some(id),
             Completed::Lost => {
-                eprintln!(
+                warnln!(
                     "schedlab: run {run_id} trial {}: its lease lapsed and another worker took it over; this result is dropped",
                     claim.position + 1
                 );

@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 
 /// How long a worker waits for a lost server before it gives up.
 const GIVE_UP: Duration = Duration::from_secs(600);
+/// Longest `--lease`: a week (a trial itself may last at most 168 h, added to it).
+const MAX_LEASE: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// A worker: the queue it claims from, and the plans of the runs it works on. Its trials are
 /// stored by the same sink as a run's ([`StoreSink`]), which completes their claims.
@@ -32,6 +34,8 @@ pub struct Worker {
     env_json: String,
     plans: HashMap<i64, Rc<Plan>>,
     lost_since: Option<Instant>,
+    /// Runs this worker cannot run (given back to the queue): never claimed again here.
+    unfit: Vec<i64>,
 }
 
 impl Worker {
@@ -54,9 +58,10 @@ impl Worker {
     /// The next claim, or why there is none; None while the server cannot be reached.
     fn claim(&mut self) -> Result<Option<Result<Claim, Idle>>> {
         let (name, labels, lease) = (self.name.clone(), self.labels.clone(), self.lease_ms);
+        let unfit = self.unfit.clone();
         self.sink
             .remote
-            .try_server(|s| s.claim(&name, &labels, lease))
+            .try_server(|s| s.claim_except(&name, &labels, lease, &unfit))
     }
 
     /// What to do while the server cannot be reached: wait, or give up after [`GIVE_UP`].
@@ -141,6 +146,21 @@ impl Queue for Worker {
         }
         Ok(())
     }
+
+    fn refuse(&mut self, reason: &str) -> SinkResult<()> {
+        if let Some(c) = self.sink.claim.take() {
+            self.unfit.push(c.run_id);
+            let refused = self.sink.remote.try_server(|s| s.give_back(&c, reason))?;
+            if refused == Some(true) {
+                warnln!(
+                    "run {} is refused: no worker could run it ({} tried)",
+                    c.run_id,
+                    c.attempt
+                );
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Keeper for Worker {
@@ -153,12 +173,13 @@ impl Keeper for Worker {
     }
 
     fn starting(&mut self, within_ns: u64) -> SinkResult<()> {
-        let lease = self.lease_ms + (within_ns / 1_000_000) as i64;
+        let trial_ms = i64::try_from(within_ns / 1_000_000).unwrap_or(i64::MAX);
+        let lease = self.lease_ms.saturating_add(trial_ms);
         let Some(c) = self.sink.claim.clone() else {
             return Ok(());
         };
         if self.sink.remote.try_server(|s| s.extend_lease(&c, lease))? == Some(false) {
-            eprintln!(
+            warnln!(
                 "schedlab: the lease of run {} trial {} lapsed before it started; another worker may run it too (only one result is kept)",
                 c.run_id,
                 c.position + 1
@@ -176,6 +197,7 @@ fn allowed(args: &WorkerArgs) -> Result<Allowed, BadFlag> {
         .iter()
         .map(|name| match name.trim() {
             allow::IO_SCHEDULER => Ok(allow::IO_SCHEDULER.to_string()),
+            allow::PARTITION => Ok(allow::PARTITION.to_string()),
             name => schedlab_spec::knob_path(name).map_err(|message| BadFlag {
                 flag: "--allow-knobs",
                 value: name.to_string(),
@@ -184,11 +206,74 @@ fn allowed(args: &WorkerArgs) -> Result<Allowed, BadFlag> {
         })
         .collect::<Result<_, BadFlag>>()?;
     Ok(Allowed {
-        commands: args.allow_commands,
+        commands: allowed_programs(&args.allow_commands)?,
+        command_user: Some(command_user(&args.command_user)?),
         knobs,
         scx: args.allow_scx,
         io_dir: args.io_dir.clone(),
     })
+}
+
+/// `--allow-commands`: each an absolute path to a program that exists, with its links
+/// resolved (as a spec's programs are compared).
+fn allowed_programs(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>, BadFlag> {
+    paths
+        .iter()
+        .map(|p| {
+            let bad = |message: String| BadFlag {
+                flag: "--allow-commands",
+                value: p.display().to_string(),
+                message,
+            };
+            if !p.is_absolute() {
+                return Err(bad(
+                    "name the program by its absolute path, e.g. /usr/bin/chromium (a program is never looked up in PATH)".into(),
+                ));
+            }
+            std::fs::canonicalize(p).map_err(|e| bad(format!("{e}; name a program that exists")))
+        })
+        .collect()
+}
+
+/// `--command-user`: the user database's entry of `name` (a worker that is not root cannot
+/// become another user: its programs run as itself).
+fn command_user(name: &str) -> Result<schedlab_core::workload::Sandbox, BadFlag> {
+    if !schedlab_sys::is_root() {
+        let uid = schedlab_sys::euid();
+        return Ok(schedlab_core::workload::Sandbox {
+            user: schedlab_sys::user_name(uid).unwrap_or_else(|| uid.to_string()),
+            uid,
+            gid: schedlab_sys::egid(),
+        });
+    }
+    let (uid, gid) = schedlab_sys::user_ids(name).ok_or_else(|| BadFlag {
+        flag: "--command-user",
+        value: name.to_string(),
+        message: "no such user; name an existing unprivileged user (default nobody)".into(),
+    })?;
+    Ok(schedlab_core::workload::Sandbox {
+        user: name.to_string(),
+        uid,
+        gid,
+    })
+}
+
+/// The `--lease` in ms: a duration of at most [`MAX_LEASE`], converted without overflow.
+fn lease_ms(text: &str) -> Result<i64, BadFlag> {
+    let bad = |message: String| BadFlag {
+        flag: "--lease",
+        value: text.to_string(),
+        message,
+    };
+    let lease =
+        humantime::parse_duration(text).map_err(|e| bad(format!("{e}; write e.g. 60s or 5min")))?;
+    if lease > MAX_LEASE || lease.is_zero() {
+        return Err(bad(format!(
+            "a lease lasts more than 0 and at most {} (a lapsed lease gives the trial to another worker; a trial's own length is added to it); write e.g. 60s or 5min",
+            humantime::format_duration(MAX_LEASE)
+        )));
+    }
+    i64::try_from(lease.as_millis()).map_err(|_| bad("too long".into()))
 }
 
 /// `schedlab worker`: runs queued trials until none is left for this worker.
@@ -197,11 +282,8 @@ pub fn cmd_worker(args: &WorkerArgs) -> anyhow::Result<Outcome> {
         .spool_file
         .clone()
         .unwrap_or_else(super::remote::default_spool);
-    let lease = humantime::parse_duration(&args.lease).map_err(|e| BadFlag {
-        flag: "--lease",
-        value: args.lease.clone(),
-        message: format!("{e}; write e.g. 60s or 5min"),
-    })?;
+    let lease_ms = lease_ms(&args.lease)?;
+    super::exit::check_labels("--labels", &args.labels)?;
     let host = HostIdentity::capture();
     let labels = if args.labels.is_empty() {
         vec![host.hostname.clone()]
@@ -220,7 +302,7 @@ pub fn cmd_worker(args: &WorkerArgs) -> anyhow::Result<Outcome> {
     let allowed = allowed(args)?;
     let remote = Remote::connect(&args.db, &spool, true)?;
     if !args.quiet {
-        eprintln!(
+        warnln!(
             "schedlab worker on {} (labels {}): claiming trials from {}",
             host.hostname,
             labels.join(","),
@@ -231,12 +313,13 @@ pub fn cmd_worker(args: &WorkerArgs) -> anyhow::Result<Outcome> {
         sink: StoreSink::new(remote),
         name: format!("{}:{}", host.hostname, std::process::id()),
         labels,
-        lease_ms: lease.as_millis() as i64,
+        lease_ms,
         wait: args.wait,
         env_json: EnvRecord::capture().to_json(),
         host,
         plans: HashMap::new(),
         lost_since: None,
+        unfit: Vec::new(),
     };
     let opts = WorkOptions {
         quiet: args.quiet,
@@ -248,7 +331,7 @@ pub fn cmd_worker(args: &WorkerArgs) -> anyhow::Result<Outcome> {
         let _ = worker.sink.remote.server();
     }
     if worker.sink.remote.spooled > 0 {
-        eprintln!(
+        warnln!(
             "{} finished trials are kept in the spool {} because the server at {} cannot be reached; `schedlab push --spool` sends them when it is back",
             worker.sink.remote.spooled,
             worker.sink.remote.spool_path().display(),
@@ -256,9 +339,11 @@ pub fn cmd_worker(args: &WorkerArgs) -> anyhow::Result<Outcome> {
         );
     }
     if !args.quiet {
-        eprintln!(
+        warnln!(
             "worker done: {} trials ok, {} skipped, {} failed or timed out",
-            summary.ok, summary.skipped, summary.failed
+            summary.ok,
+            summary.skipped,
+            summary.failed
         );
     }
     Ok(if summary.hung_up {

@@ -8,8 +8,9 @@ use schedlab_store::Location;
 /// its value is read by [`LocationParser`], so no message ever repeats its password.
 #[derive(Debug, Clone, Default, Args)]
 pub struct DbArg {
-    /// Results database: a file path or postgres://USER[:PASSWORD]@HOST:PORT/DATABASE (or
-    /// SCHEDLAB_DB); the password is never stored or shown.
+    /// Results database: a file path or postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB,
+    /// which may hold the password); a password on the command line is refused: give it with
+    /// --db-password-file, PGPASSWORD or ~/.pgpass. It is never stored or shown.
     #[arg(
         id = "db",
         long = "db",
@@ -25,8 +26,9 @@ pub struct DbArg {
 /// `--db` of the commands of the shared store (`submit`, `worker`): no default.
 #[derive(Debug, Clone, Args)]
 pub struct SharedDbArg {
-    /// The shared store: postgres://USER[:PASSWORD]@HOST:PORT/DATABASE (or SCHEDLAB_DB); the
-    /// password is never stored or shown.
+    /// The shared store: postgres://USER@HOST:PORT/DATABASE (or SCHEDLAB_DB, which may hold
+    /// the password); a password on the command line is refused: give it with
+    /// --db-password-file, PGPASSWORD or ~/.pgpass. It is never stored or shown.
     #[arg(
         id = "db",
         long = "db",

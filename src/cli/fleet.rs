@@ -68,7 +68,7 @@ pub struct WorkerArgs {
     #[arg(long, value_delimiter = ',')]
     pub labels: Vec<String>,
     /// How long a claim outlives its trial's deadline (and lasts before the trial starts):
-    /// when a worker dies, its trial goes back to the queue that long after.
+    /// when a worker dies, its trial goes back to the queue that long after. At most 7 days.
     #[arg(long, default_value = "60s")]
     pub lease: String,
     /// When the queue is empty, wait for more trials instead of exiting.
@@ -81,12 +81,20 @@ pub struct WorkerArgs {
     /// No line per trial.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Run queued `command` workloads: programs named by whoever can write to the database,
-    /// run as this worker's user (root for a root worker). Refused by default.
-    #[arg(long)]
-    pub allow_commands: bool,
+    /// Programs queued `command` workloads may run, by absolute path, e.g.
+    /// /usr/bin/chromium,/bin/sh (a spec must name them so; links resolved on both sides).
+    /// They are named by whoever can write to the database; they run as --command-user with
+    /// only the spec's environment. None by default.
+    #[arg(long, value_delimiter = ',', value_name = "PATH,...")]
+    pub allow_commands: Vec<PathBuf>,
+    /// The user queued programs run as (their only group its primary group; the trial
+    /// directory theirs while they run). `root` keeps root, for programs that need it.
+    #[arg(long, value_name = "USER", default_value = "nobody")]
+    pub command_user: String,
     /// Kernel settings queued runs may change, by exact name, e.g. vm.swappiness,io_scheduler
-    /// (`io_scheduler`: the I/O scheduler axis). Refused by default.
+    /// (`io_scheduler`: the I/O scheduler axis; `partition`: CPU partitions, which switch the
+    /// root cpuset's load balancing off or take CPUs from the rest of the system). Refused by
+    /// default.
     #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
     pub allow_knobs: Vec<String>,
     /// Start the BPF schedulers (sched_ext) queued runs name: programs run as root. Refused

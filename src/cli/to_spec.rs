@@ -39,10 +39,7 @@ impl RunArgs {
     fn base_spec(&self) -> Result<Spec, SpecError> {
         let mut spec = match &self.spec {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
-                    path: path.clone(),
-                    source,
-                })?;
+                let text = schedlab_spec::locate::read_spec_file(path)?;
                 schedlab_spec::locate::parse_spec_file(path, &text)?
             }
             None if self.has_axis_flags() => Spec {

@@ -425,9 +425,11 @@ fn after_a_sigkill_the_next_command_removes_the_cgroups_and_says_so() {
     let s = Scratch::new();
     let mut child = spawn_until_trial(&s, &LONG_PARTITION_TRIAL);
     assert_eq!(common::value(LOAD_BALANCE), "0", "the partition trial runs");
-    child.kill().unwrap();
+    // SIGKILL to the main process and its launcher at once (its group): neither restores.
+    // (The main process alone: its launcher restores at once, tests/signals.rs.)
+    common::signal_group(child.id(), common::Signal::SIGKILL);
     child.wait().unwrap();
-    // The launcher and the tasks follow their parents (parent-death signals).
+    // The tasks follow their parents (parent-death signals).
     let pgid = child.id() as i32;
     let gone = Instant::now() + Duration::from_secs(10);
     while group_alive(pgid) {

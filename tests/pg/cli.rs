@@ -113,8 +113,12 @@ fn cli_runs_and_reads_on_postgres() {
     assert_eq!(rows.len(), 4);
     assert_eq!(counts(&mut c), before, "reading commands wrote nothing");
     // The reading commands' session cannot write even if asked to.
-    let read_only =
-        schedlab_store::Store::open_read(url.parse::<schedlab_store::Location>().unwrap()).unwrap();
+    let read_only = schedlab_store::Store::open_read(
+        s.client_url(&db)
+            .parse::<schedlab_store::Location>()
+            .unwrap(),
+    )
+    .unwrap();
     let err = read_only
         .add_warning(
             1,

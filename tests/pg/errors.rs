@@ -28,7 +28,13 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// Runs schedlab in `cwd` with HOME there too (the default spool's place); expects exit
 /// `code` and returns stderr.
 fn fails(cwd: &std::path::Path, args: &[&str], code: i32) -> String {
+    fails_with(cwd, args, code, PASSWORD)
+}
+
+/// [`fails`], with `password` in PGPASSWORD.
+fn fails_with(cwd: &std::path::Path, args: &[&str], code: i32, password: &str) -> String {
     let o = super::schedlab()
+        .env("PGPASSWORD", password)
         .args(args)
         .current_dir(cwd)
         .env("HOME", cwd)
@@ -74,11 +80,12 @@ fn bad_urls_wrong_passwords_and_missing_schemas_are_clear_and_write_nothing() {
     std::fs::write(&spec, "name = \"s\"\n[axes]\npolicies = [\"other\"]\ntasks = [1]\n[settings]\ntrials = 1\nwork = \"2ms\"\nretries = 0\n").unwrap();
     let spec = spec.to_str().unwrap();
     let port = s.port;
-    let wrong_password = format!("postgres://{USER}:not-the-password@127.0.0.1:{port}/{empty}");
-    let no_such_db = format!("postgres://{USER}:{PASSWORD}@127.0.0.1:{port}/nosuchdb");
+    // The wrong password comes in PGPASSWORD (on the command line it is refused unread).
+    let wrong_password = format!("postgres://{USER}@127.0.0.1:{port}/{empty}");
+    let no_such_db = format!("postgres://{USER}@127.0.0.1:{port}/nosuchdb");
     let bad_url = format!("postgres://{USER}@127.0.0.1:notaport/{empty}");
     // A port where nothing listens: the server's own port + 1 is very likely free.
-    let nobody = format!("postgres://{USER}:{PASSWORD}@127.0.0.1:1/{empty}");
+    let nobody = format!("postgres://{USER}@127.0.0.1:1/{empty}");
     let commands = |db: &str| -> Vec<Vec<String>> {
         let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         vec![
@@ -99,24 +106,36 @@ fn bad_urls_wrong_passwords_and_missing_schemas_are_clear_and_write_nothing() {
         ]
     };
     // What the URL names is bad input (exit 2); a server out of reach is a failure (1).
-    let cases: [(&str, i32, &[&str]); 4] = [
-        (&wrong_password, 2, &["refused user schedlab", "password"]),
-        (&no_such_db, 2, &["has no database nosuchdb", "createdb"]),
+    let cases: [(&str, &str, i32, &[&str]); 4] = [
+        (
+            &wrong_password,
+            "not-the-password",
+            2,
+            &["refused user schedlab", "password"],
+        ),
+        (
+            &no_such_db,
+            PASSWORD,
+            2,
+            &["has no database nosuchdb", "createdb"],
+        ),
         (
             &bad_url,
+            PASSWORD,
             2,
             &["not a valid PostgreSQL URL", "postgres://USER"],
         ),
         (
             &nobody,
+            PASSWORD,
             1,
             &["cannot connect", "check that the server is running"],
         ),
     ];
-    for (url, code, expected) in cases {
+    for (url, password, code, expected) in cases {
         for args in commands(url) {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let err = fails(&cwd, &args, code);
+            let err = fails_with(&cwd, &args, code, password);
             for e in expected {
                 assert!(err.contains(e), "{args:?}: expected {e:?} in: {err}");
             }

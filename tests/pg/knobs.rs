@@ -7,6 +7,7 @@
 use super::common::{self, value, Restore, Signal};
 use super::server::Server;
 use super::{ok, pg_int, schedlab};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
@@ -51,6 +52,7 @@ impl Worker {
                 "--spool-file",
             ])
             .arg(spool)
+            .process_group(0)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -204,7 +206,9 @@ fn a_worker_restores_each_runs_settings_before_the_next_run() {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(500));
-    w.signal(Signal::SIGKILL);
+    // The worker and its launcher at once (its group): neither restores. (The worker alone:
+    // its launcher restores at once, tests/signals.rs.)
+    common::signal_group(w.0.as_ref().unwrap().id(), Signal::SIGKILL);
     let (_, err) = w.wait();
     poller.stop.store(true, SeqCst);
     // Every task was measured at its run's value: run 2 at the original.
@@ -278,4 +282,101 @@ fn a_worker_restores_each_runs_settings_before_the_next_run() {
     assert_eq!(code, Some(129), "{err}");
     assert_eq!(value(SWAPPINESS), original, "{err}");
     assert_eq!(journals(&state), 0, "{err}");
+}
+
+/// A journal as a SIGKILLed local run leaves it: vm.swappiness was `original` (its owner, a
+/// pid of this process with a start time it never had, is dead).
+fn plant_dead_journal(state: &Path, original: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(state).unwrap();
+    std::fs::set_permissions(state, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let journal = state.join("restore-999999.json");
+    std::fs::write(
+        &journal,
+        format!(
+            "{{\"version\":1,\"owner\":{{\"pid\":{},\"start_ticks\":1,\"boot_id\":\"{}\"}},\
+             \"command\":\"schedlab run --knob vm.swappiness=10\",\"created_at\":\"2026-01-01T00:00:00Z\",\
+             \"entries\":[{{\"name\":\"vm.swappiness\",\"path\":\"{SWAPPINESS}\",\"original\":\"{original}\"}}],\"scx\":null}}",
+            std::process::id(),
+            boot_id.trim()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&journal, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
+
+/// Waits until every queue row of run `run` is done.
+fn wait_done(c: &mut postgres::Client, run: i64, err: &str) {
+    let t = Instant::now();
+    while pg_int(
+        c,
+        &format!("SELECT COUNT(*) FROM queue WHERE run_id = {run} AND state <> 'done'"),
+    ) > 0
+    {
+        assert!(t.elapsed() < Duration::from_secs(120), "run {run}: {err}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_waiting_worker_recovers_a_dead_runs_journal_before_it_reads_originals() {
+    // Issue 27 item 1: a local run SIGKILLed while a --wait worker waits leaves vm.swappiness
+    // changed; the worker's next run read the changed value as its original, then recovered
+    // the dead journal, then journaled the changed value and restored the machine to it.
+    let Some(pg) = super::server::shared() else {
+        return;
+    };
+    let s: &Server = &pg;
+    if !schedlab_testkit::root("varying vm.swappiness") {
+        return;
+    }
+    let guard = Restore::new(SWAPPINESS);
+    let original = guard.original().to_string();
+    let (killed, queued) = if original == "10" {
+        ("11", "12")
+    } else {
+        ("10", "30")
+    };
+    let db = s.fresh_db("dead");
+    let url = s.url(&db);
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let mut c = s.client(&db);
+    // A plain run first: the worker starts (its start-up recovery done) and waits.
+    let plain = spec(dir.path(), "plain", None, 1, "100ms");
+    ok(&["submit", &plain, "--db", &url, "--seed", "1"]);
+    let child = schedlab()
+        .env("SCHEDLAB_STATE_DIR", &state)
+        .args(["worker", "--db", &url, "--quiet", "--wait"])
+        .args(["--allow-knobs", "vm.swappiness", "--spool-file"])
+        .arg(dir.path().join("spool.db"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let w = Worker(Some(child));
+    wait_done(&mut c, 1, "the plain run never ended");
+    // Now a local run is SIGKILLed with its knob changed, and a run comes for the worker.
+    plant_dead_journal(&state, &original);
+    std::fs::write(SWAPPINESS, killed).unwrap();
+    let knob = spec(dir.path(), "knob", Some(queued), 1, "200ms");
+    ok(&["submit", &knob, "--db", &url, "--seed", "2"]);
+    wait_done(&mut c, 2, "the knob run never ended");
+    w.signal(Signal::SIGTERM);
+    let (code, err) = w.wait();
+    assert_eq!(code, Some(130), "{err}");
+    assert_eq!(value(SWAPPINESS), original, "{err}");
+    assert_eq!(journals(&state), 0, "{err}");
+    let warned = texts(
+        &mut c,
+        "SELECT CAST(params AS jsonb) ->> 'original' FROM warnings WHERE code = 'knob_varied'",
+    );
+    assert_eq!(warned, std::slice::from_ref(&original), "{err}");
+    assert!(
+        err.contains(&format!(
+            "restored vm.swappiness ({SWAPPINESS}): {killed} -> {original}"
+        )),
+        "{err}"
+    );
 }

@@ -11,6 +11,7 @@ mod cli;
 #[path = "../common/mod.rs"]
 mod common;
 mod errors;
+mod gates;
 mod knobs;
 mod push;
 mod queue;
@@ -22,9 +23,12 @@ mod spool;
 use assert_cmd::cargo::CommandCargoExt;
 use std::process::{Command, Output};
 
-/// The schedlab binary under test.
+/// The schedlab binary under test, with the server's password in PGPASSWORD (never on its
+/// command line, where schedlab refuses it).
 pub fn schedlab() -> Command {
-    Command::cargo_bin("schedlab").expect("binary built")
+    let mut c = Command::cargo_bin("schedlab").expect("binary built");
+    c.env("PGPASSWORD", server::PASSWORD);
+    c
 }
 
 /// Runs schedlab with `args`; panics with its output unless it succeeds; returns stdout.

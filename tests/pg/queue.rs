@@ -292,7 +292,7 @@ fn a_worker_spools_while_the_server_is_away_and_nothing_is_lost() {
     let w = worker(&url, &spool, "60s");
     let t = Instant::now();
     let stored = || {
-        postgres::Client::connect(&s.url(&db), postgres::NoTls)
+        postgres::Client::connect(&s.client_url(&db), postgres::NoTls)
             .ok()
             .and_then(|mut c| c.query_one("SELECT COUNT(*) FROM trials", &[]).ok())
             .map_or(0, |r| r.get::<_, i64>(0))
@@ -401,7 +401,18 @@ fn a_queued_command_runs_only_on_a_worker_started_with_allow_commands() {
     let db = s.fresh_db("allow");
     let url = s.url(&db);
     let dir = tempfile::tempdir().unwrap();
-    let written = dir.path().join("written-by-the-queue");
+    // The program runs as nobody: it writes where nobody may.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+        std::fs::create_dir(dir.path().join("out")).unwrap();
+        std::fs::set_permissions(
+            dir.path().join("out"),
+            std::fs::Permissions::from_mode(0o777),
+        )
+        .unwrap();
+    }
+    let written = dir.path().join("out/written-by-the-queue");
     let spec = dir.path().join("command.toml");
     std::fs::write(
         &spec,
@@ -454,9 +465,16 @@ fn a_queued_command_runs_only_on_a_worker_started_with_allow_commands() {
     );
     // A worker allowed to run programs runs it.
     ok(&["submit", spec, "--db", &url]);
-    worker(&["--allow-commands", "--quiet"]);
+    worker(&["--allow-commands", "/bin/sh", "--quiet"]);
     let id = std::fs::read_to_string(&written).expect("the allowed worker ran the command");
-    assert!(id.contains("uid="), "{id}");
+    if nix::unistd::geteuid().is_root() {
+        assert!(
+            id.contains("uid=65534"),
+            "run as --command-user nobody: {id}"
+        );
+    } else {
+        assert!(id.contains("uid="), "{id}");
+    }
     let status: String = c
         .query_one("SELECT status FROM trials WHERE run_id = 2", &[])
         .unwrap()

@@ -59,6 +59,20 @@ fn no_output_file_or_stored_row_holds_the_database_password() {
     let state = dir.path().join("state");
     let home = dir.path().join("home");
     std::fs::create_dir(&home).unwrap();
+    // The password's three ways in: a file of its own, ~/.pgpass, PGPASSWORD (and the whole
+    // URL in SCHEDLAB_DB); on the command line it is refused.
+    let password_file = dir.path().join("password");
+    std::fs::write(&password_file, format!("{RAW}\n")).unwrap();
+    std::fs::write(
+        home.join(".pgpass"),
+        format!("127.0.0.1:{port}:{db}:{ROLE}:{}\n", RAW.replace(':', "\\:")),
+    )
+    .unwrap();
+    for f in [&password_file, &home.join(".pgpass")] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let password_file = password_file.to_str().unwrap().to_string();
     let command = |args: &[&str]| {
         let mut c = schedlab();
         c.args(args)
@@ -91,11 +105,23 @@ fn no_output_file_or_stored_row_holds_the_database_password() {
         ]
         .concat()
     }
-    // Runs 1 and 2: the password in the user part and in the query.
+    // On the command line, in the user part or the query: refused before anything is read.
     for db in [&url, &query_url] {
         let args = run(db);
-        record(format!("{args:?}"), command(&args).output().unwrap(), true);
+        let o = command(&args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        record(format!("{args:?}"), o, false);
     }
+    // Runs 1 and 2: the password from --db-password-file, then from ~/.pgpass.
+    let mut args = run(&bare_url);
+    args.extend(["--db-password-file", password_file.as_str()]);
+    record(format!("{args:?}"), command(&args).output().unwrap(), true);
+    let args = run(&bare_url);
+    record(
+        format!("{args:?} (~/.pgpass)"),
+        command(&args).output().unwrap(),
+        true,
+    );
     // Run 3 from SCHEDLAB_DB, varying a kernel setting (kept at its value), so that a restore
     // journal is written; it is read while the run goes on.
     let mut journals: Vec<(PathBuf, Vec<u8>)> = Vec::new();
@@ -118,9 +144,19 @@ fn no_output_file_or_stored_row_holds_the_database_password() {
         .unwrap();
     let t = Instant::now();
     let pid = child.id();
+    let mut cmdlines = 0;
     while Path::new(&format!("/proc/{pid}/stat")).exists()
         && std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
     {
+        // What `ps` shows every user: the process's and its launcher's command lines.
+        for p in std::iter::once(pid.to_string()).chain(children(pid)) {
+            if let Ok(b) = std::fs::read(format!("/proc/{p}/cmdline")) {
+                cmdlines += 1;
+                if let Some(n) = leak(&b) {
+                    panic!("the command line of process {p} holds {n:?}");
+                }
+            }
+        }
         for f in files(&state) {
             if let Ok(b) = std::fs::read(&f) {
                 if !journals.iter().any(|(p, _)| *p == f) {
@@ -139,6 +175,7 @@ fn no_output_file_or_stored_row_holds_the_database_password() {
     if nix::unistd::geteuid().is_root() {
         assert!(!journals.is_empty(), "the knob run wrote a restore journal");
     }
+    assert!(cmdlines > 0, "no command line was read");
     // A queued run, a worker, a pushed file.
     let spec = dir.path().join("queued.toml");
     std::fs::write(&spec, "name = \"q\"\n[axes]\npolicies = [\"other\"]\ntasks = [1]\n[settings]\ntrials = 1\nwork = \"2ms\"\nsample_interval = \"off\"\nretries = 0\n").unwrap();
@@ -149,28 +186,29 @@ fn no_output_file_or_stored_row_holds_the_database_password() {
     let local = local.to_str().unwrap();
     let report = dir.path().join("report");
     let report = report.to_str().unwrap();
+    // The password from ~/.pgpass.
+    let url = &bare_url;
     let mut reading: Vec<Vec<&str>> = vec![
-        vec!["submit", spec, "--db", &url],
-        vec!["worker", "--db", &url],
-        vec!["queue", "--db", &url],
-        vec!["push", local, "--to", &url],
-        vec!["runs", "--db", &url],
-        vec!["runs", "--db", &query_url],
-        vec!["compare", "1", "2", "--db", &url],
-        vec!["compare", "1", "3", "--db", &url, "--db-b", &query_url],
-        vec!["stats", "--db", &url],
-        vec!["stats", "--runs", "1,2", "--db", &url],
-        vec!["report", "--out", report, "--db", &url],
-        vec!["report", "--runs", "1,2", "--out", report, "--db", &url],
+        vec!["submit", spec, "--db", url],
+        vec!["worker", "--db", url],
+        vec!["queue", "--db", url],
+        vec!["push", local, "--to", url],
+        vec!["runs", "--db", url],
+        vec!["compare", "1", "2", "--db", url],
+        vec!["compare", "1", "3", "--db", url, "--db-b", url],
+        vec!["stats", "--db", url],
+        vec!["stats", "--runs", "1,2", "--db", url],
+        vec!["report", "--out", report, "--db", url],
+        vec!["report", "--runs", "1,2", "--out", report, "--db", url],
     ];
     let ids: Vec<String> = (1..=5).map(|i| i.to_string()).collect();
     for id in &ids {
-        reading.push(vec!["show", id, "--db", &url]);
+        reading.push(vec!["show", id, "--db", url]);
     }
     for table in ["tasks", "trials", "samples"] {
         for format in ["csv", "json"] {
             reading.push(vec![
-                "export", "--table", table, "--format", format, "--db", &url,
+                "export", "--table", table, "--format", format, "--db", url,
             ]);
         }
     }
@@ -183,8 +221,11 @@ fn no_output_file_or_stored_row_holds_the_database_password() {
         .output()
         .unwrap();
     record("show with PGPASSWORD".into(), o, true);
-    let nosuch = url.replace(&format!("/{db}"), "/nosuchdb");
-    let o = command(&["runs", "--db", &nosuch]).output().unwrap();
+    let nosuch = bare_url.replace(&format!("/{db}"), "/nosuchdb");
+    let o = command(&["runs", "--db", &nosuch])
+        .env("PGPASSWORD", RAW)
+        .output()
+        .unwrap();
     assert_eq!(
         o.status.code(),
         Some(2),
@@ -197,7 +238,10 @@ fn no_output_file_or_stored_row_holds_the_database_password() {
         .find(|(w, _)| w.contains("\"show\", \"1\""))
         .map(|(_, o)| String::from_utf8_lossy(&o.stdout).into_owned())
         .unwrap();
-    assert!(show.contains(&format!("{ROLE}:***@127.0.0.1")), "{show}");
+    assert!(
+        show.contains(&format!("{ROLE}@127.0.0.1")) && show.contains("--db-password-file"),
+        "{show}"
+    );
     // Now search: every stream, every file written, every row stored.
     for (what, o) in &outputs {
         for (name, bytes) in [("stdout", &o.stdout), ("stderr", &o.stderr)] {
@@ -224,7 +268,9 @@ fn no_output_file_or_stored_row_holds_the_database_password() {
                 .any(|f| f.extension().is_some_and(|e| e == "csv")),
         "every report format was written: {written:?}"
     );
-    for f in &written {
+    // (But the two files that hold it on purpose.)
+    let inputs = [PathBuf::from(&password_file), home.join(".pgpass")];
+    for f in written.iter().filter(|f| !inputs.contains(f)) {
         if let Some(n) = leak(&std::fs::read(f).unwrap()) {
             panic!("{} holds {n:?}", f.display());
         }
@@ -256,5 +302,14 @@ fn no_output_file_or_stored_row_holds_the_database_password() {
         .query_one("SELECT string_agg(argv, ' ') FROM runs", &[])
         .unwrap()
         .get(0);
-    assert!(argv.matches(":***@").count() >= 2, "{argv}");
+    assert!(argv.contains("--db-password-file"), "{argv}");
+}
+
+/// The pids of `pid`'s children.
+fn children(pid: u32) -> Vec<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
 }

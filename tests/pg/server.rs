@@ -261,14 +261,20 @@ rm -rf "$dir"
             .output();
     }
 
-    /// The URL of database `db` with the right password.
+    /// The URL of database `db`, without the password: schedlab refuses a password on its
+    /// command line, and the tests' schedlab gets it in PGPASSWORD (`super::schedlab`).
     pub fn url(&self, db: &str) -> String {
+        format!("postgres://{USER}@127.0.0.1:{}/{db}", self.port)
+    }
+
+    /// The URL of database `db` with the right password, for the tests' own clients.
+    pub fn client_url(&self, db: &str) -> String {
         format!("postgres://{USER}:{PASSWORD}@127.0.0.1:{}/{db}", self.port)
     }
 
     /// A connection to database `db`.
     pub fn client(&self, db: &str) -> postgres::Client {
-        postgres::Client::connect(&self.url(db), postgres::NoTls).expect("test connection")
+        postgres::Client::connect(&self.client_url(db), postgres::NoTls).expect("test connection")
     }
 
     /// A new, empty database; returns its name.

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 /// Trials stored on the server, or None while it cannot be reached.
 fn trials_on(s: &Server, db: &str) -> Option<i64> {
-    let mut c = postgres::Client::connect(&s.url(db), postgres::NoTls).ok()?;
+    let mut c = postgres::Client::connect(&s.client_url(db), postgres::NoTls).ok()?;
     c.query_one("SELECT COUNT(*) FROM trials", &[])
         .ok()
         .map(|r| r.get(0))

@@ -207,10 +207,11 @@ impl CpuList {
         let text = text.trim();
         let bad =
             |why: &str| Error::invalid("CPU list", text, format!("{why}; write CPUs as 0-3{sep}5"));
-        let mut set = BTreeSet::new();
         if text.is_empty() {
-            return Ok(CpuList(set));
+            return Ok(CpuList(BTreeSet::new()));
         }
+        // A bitset of CPU_LIMIT bits: a list repeating a long range costs no more than one.
+        let mut bits = vec![false; CPU_LIMIT as usize];
         for item in text.split(sep) {
             let num = |s: &str| {
                 s.trim()
@@ -225,14 +226,16 @@ impl CpuList {
                     if a > b {
                         return Err(bad(&format!("range {a}-{b} runs backwards")));
                     }
-                    set.extend(a..=b);
+                    bits[a as usize..=b as usize].fill(true);
                 }
                 None => {
-                    set.insert(num(item)?);
+                    bits[num(item)? as usize] = true;
                 }
             }
         }
-        Ok(CpuList(set))
+        Ok(CpuList(
+            (0..CPU_LIMIT).filter(|&c| bits[c as usize]).collect(),
+        ))
     }
 
     /// The CPUs in `items`.
@@ -313,8 +316,12 @@ impl From<CpuList> for String {
     }
 }
 
+/// The names of cgroup control files without a `.` (cgroup v1), which a directory cannot take.
+const CONTROL_FILES: [&str; 3] = ["tasks", "notify_on_release", "release_agent"];
+
 /// A name of a group or trial directory: 1..=32 of `a-z 0-9 _ -`, starting with a letter or
-/// digit (so it can be neither a cgroup file nor one of the layer's own `_` directories).
+/// digit, and none of [`CONTROL_FILES`] (so it can be neither a cgroup file nor one of the
+/// layer's own `_` directories).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Name(String);
@@ -328,6 +335,16 @@ impl Name {
                 .bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
             && text.as_bytes()[0].is_ascii_alphanumeric();
+        if ok && CONTROL_FILES.contains(&text) {
+            return Err(Error::invalid(
+                "group name",
+                text,
+                format!(
+                    "{text} is a cgroup control file, so no group directory can have that name; choose another (not {})",
+                    CONTROL_FILES.join(", ")
+                ),
+            ));
+        }
         if ok {
             Ok(Name(text.to_string()))
         } else {
@@ -448,5 +465,16 @@ mod tests {
         for bad in ["", "_rest", "A", "cpu.max", "../x", "a/b", &"x".repeat(33)] {
             assert!(Name::new(bad).is_err(), "{bad}");
         }
+        for control in ["tasks", "notify_on_release", "release_agent"] {
+            let e = Name::new(control).unwrap_err().to_string();
+            assert!(e.contains("control file"), "{e}");
+        }
+        assert!(Name::new("tasks2").is_ok());
+    }
+
+    #[test]
+    fn a_list_repeating_the_whole_range_costs_one_range() {
+        let list = vec!["0-8191"; 20_000].join(",");
+        assert_eq!(CpuList::parse(&list).unwrap().len(), 8192);
     }
 }

@@ -100,6 +100,32 @@ pub fn mask_arg(arg: &str) -> String {
     arg.to_string()
 }
 
+/// Whether command-line argument `arg` (or the value of a `--flag=VALUE`) is a PostgreSQL URL
+/// that holds a password: in its user part, for either parser's reading, or as a `password`
+/// parameter. Such an argument is visible to every user of the machine (`ps`), so it is
+/// refused, whatever its length.
+pub fn url_with_password(arg: &str) -> bool {
+    let text = match (arg.starts_with('-'), arg.split_once('=')) {
+        (true, Some((_, value))) => value,
+        _ => arg,
+    };
+    let lower = text.to_ascii_lowercase();
+    if !(lower.starts_with("postgres://") || lower.starts_with("postgresql://")) {
+        return false;
+    }
+    let rest = &text[text.find("://").map_or(0, |i| i + 3)..];
+    let in_user_part = [rest.find('@'), rest.rfind('@')]
+        .into_iter()
+        .flatten()
+        .any(|end| rest[..end].contains(':'));
+    in_user_part
+        || Url::parse(text).is_ok_and(|u| {
+            u.password().is_some()
+                || u.query_pairs()
+                    .any(|(k, _)| k.eq_ignore_ascii_case("password"))
+        })
+}
+
 /// This process's command line as it is stored and shown: arguments joined by spaces, every
 /// password masked. The one place a command line is captured (runs, submits, journals).
 pub fn command_line() -> String {

@@ -124,3 +124,24 @@ fn messages_are_scrubbed_of_every_form_of_the_passwords_given() {
     // Too short to scrub without garbling the text: masked at the source instead.
     assert!(secrets_in(["postgres://u:ab@h/d"], None).is_empty());
 }
+
+#[test]
+fn passwords_in_urls_on_the_command_line_are_found_whatever_their_length() {
+    for arg in [
+        "postgres://a:p@h/d",
+        "--db=postgres://a:pw@h/d",
+        "postgresql://a@h/d?password=x",
+        "POSTGRES://a:b@c@h/d",
+    ] {
+        assert!(url_with_password(arg), "{arg}");
+    }
+    for arg in [
+        "postgres://a@h:5432/d",
+        "postgres://h/d",
+        "results.db",
+        "--db=postgres://a@h/d",
+        "mysql://a:p@h/d",
+    ] {
+        assert!(!url_with_password(arg), "{arg}");
+    }
+}

@@ -9,6 +9,8 @@ use super::pool;
 use super::render::{self, csv_tables, html, latex, markdown};
 use schedlab_store::error::Context;
 use schedlab_store::{kernel, query, Location, Store};
+use schedlab_sys::OutDir;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// An output format of `schedlab report`.
@@ -193,94 +195,114 @@ pub fn report(args: &ReportOptions) -> Result<()> {
         ),
     }
     for w in written {
-        println!("  {w}");
+        println!("  {}", schedlab_core::text::printable(&w));
     }
     Ok(())
 }
 
-/// Writes `formats` of `r` into `dir` (created); returns one line per output written.
+/// The output directory `dir`, opened or created (mode 0755) under held, checked parents; a
+/// directory someone else could plant links in is refused ([`ReportError::OutDir`]).
+fn out_dir(dir: &Path) -> Result<OutDir> {
+    OutDir::create_all(dir, 0o755).map_err(|source| {
+        if schedlab_sys::SysError::of(&source).is_some() {
+            ReportError::OutDir { source }
+        } else {
+            ReportError::Write {
+                path: dir.to_path_buf(),
+                source,
+            }
+        }
+    })
+}
+
+/// Writes file `name` of `dir` with `text`: a new file renamed over the name, so a link found
+/// there is replaced, never followed.
+fn write_file(dir: &OutDir, name: &str, text: &[u8]) -> Result<()> {
+    dir.write_file(name, 0o666, |f| f.write_all(text))
+        .map_err(|source| ReportError::Write {
+            path: dir.path().join(name),
+            source,
+        })
+}
+
+/// Writes `formats` of `r` into `dir` (created); returns one line per output written. Every
+/// directory is made and held open, every file written anew and renamed into place
+/// (`sys::OutDir`).
 pub fn write_report(r: &Report, formats: &[ReportFormat], dir: &Path) -> Result<Vec<String>> {
     let has = |f: ReportFormat| formats.contains(&f);
-    std::fs::create_dir_all(dir).map_err(|source| ReportError::Write {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    let write = |name: &str, text: &str| -> Result<()> {
-        let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|source| ReportError::Write { path, source })
-    };
+    let out = out_dir(dir)?;
     let mut written = Vec::new();
     let figs = if has(ReportFormat::Html) || has(ReportFormat::Markdown) {
         figures::figures(r)
     } else {
         Vec::new()
     };
-    let svgs = render_figures(&figs, &dir.join("plots"))?;
+    let svgs = render_figures(&figs, &out)?;
     if !figs.is_empty() {
         written.push(format!("plots/ ({} figures, SVG and PNG)", figs.len()));
     }
     if has(ReportFormat::Html) {
         let page =
             html::render(r, &figs, &svgs).map_err(|e| ReportError::Render(format!("{e:#}")))?;
-        write("index.html", &page)?;
+        write_file(&out, "index.html", page.as_bytes())?;
         written.push("index.html".into());
     }
     if has(ReportFormat::Markdown) {
-        write("report.md", &markdown::render(r, &figs))?;
+        write_file(&out, "report.md", markdown::render(r, &figs).as_bytes())?;
         written.push("report.md".into());
     }
     if has(ReportFormat::Latex) {
-        write("report.tex", &latex::render(r))?;
+        write_file(&out, "report.tex", latex::render(r).as_bytes())?;
         written.push("report.tex".into());
     }
     if has(ReportFormat::Csv) {
-        let csv_dir = dir.join("csv");
-        std::fs::create_dir_all(&csv_dir).map_err(|source| ReportError::Write {
-            path: csv_dir.clone(),
-            source,
-        })?;
+        let csv_dir = subdir(&out, "csv")?;
         let files = csv_tables::tables(r).map_err(|e| ReportError::Render(format!("{e:#}")))?;
         for (name, text) in &files {
-            let path = csv_dir.join(name);
-            std::fs::write(&path, text).map_err(|source| ReportError::Write { path, source })?;
+            write_file(&csv_dir, name, text.as_bytes())?;
         }
         written.push(format!("csv/ ({} tables)", files.len()));
     }
     Ok(written)
 }
 
+/// Subdirectory `name` of `out`, made if missing and held.
+fn subdir(out: &OutDir, name: &str) -> Result<OutDir> {
+    out.subdir(name, 0o755).map_err(|source| {
+        if schedlab_sys::SysError::of(&source).is_some() {
+            ReportError::OutDir { source }
+        } else {
+            ReportError::Write {
+                path: out.path().join(name),
+                source,
+            }
+        }
+    })
+}
+
 /// Renders every figure to SVG (returned, in order) and writes `ID.svg` and `ID.png` into
-/// `plot_dir`, on all CPUs. A PNG that cannot be rendered is a warning: the SVG remains.
-fn render_figures(figs: &[Figure], plot_dir: &Path) -> Result<Vec<String>> {
+/// `plots/` of `out`, on all CPUs. A PNG that cannot be rendered is a warning: the SVG
+/// remains.
+fn render_figures(figs: &[Figure], out: &OutDir) -> Result<Vec<String>> {
     if figs.is_empty() {
         return Ok(Vec::new());
     }
-    std::fs::create_dir_all(plot_dir).map_err(|source| ReportError::Write {
-        path: plot_dir.to_path_buf(),
-        source,
-    })?;
-    model::par_map(figs, |f| render_one(f, plot_dir))
+    let plot_dir = subdir(out, "plots")?;
+    model::par_map(figs, |f| render_one(f, &plot_dir))
         .into_iter()
         .collect()
 }
 
 /// One figure: SVG text, written with its PNG copy.
-fn render_one(fig: &Figure, plot_dir: &Path) -> Result<String> {
+fn render_one(fig: &Figure, plot_dir: &OutDir) -> Result<String> {
     let svg = render::plots::svg(fig);
-    let svg_path = plot_dir.join(format!("{}.svg", fig.id));
-    std::fs::write(&svg_path, &svg).map_err(|source| ReportError::Write {
-        path: svg_path.clone(),
-        source,
-    })?;
+    write_file(plot_dir, &format!("{}.svg", fig.id), svg.as_bytes())?;
     match render::plots::svg_to_png(&svg, PNG_SCALE) {
-        Ok(png) => {
-            let path = plot_dir.join(format!("{}.png", fig.id));
-            std::fs::write(&path, png).map_err(|source| ReportError::Write { path, source })?;
-        }
+        Ok(png) => write_file(plot_dir, &format!("{}.png", fig.id), &png)?,
         Err(e) => eprintln!(
             "warning: figure {} has no PNG copy ({e}); its SVG is in {}",
             fig.id,
-            svg_path.display()
+            plot_dir.path().join(format!("{}.svg", fig.id)).display()
         ),
     }
     Ok(svg)
@@ -303,7 +325,11 @@ pub fn stats(args: &StatsOptions) -> Result<Vec<String>> {
             serde_json::to_string_pretty(&doc).map_err(|e| ReportError::Render(e.to_string()))?
         );
     } else {
-        print!("{}", render::stats::render_stats(&report, args.all));
+        // Through the one printable filter: names and labels come from stored rows.
+        print!(
+            "{}",
+            schedlab_core::text::printable(&render::stats::render_stats(&report, args.all))
+        );
     }
     Ok(report.claims.as_ref().map_or_else(Vec::new, |o| {
         o.claims
@@ -339,6 +365,9 @@ pub fn compare(args: &CompareOptions) -> Result<()> {
         c.a = format!("{} in {}", c.a, args.db.display());
         c.b = format!("{} in {}", c.b, db_b.display());
     }
-    print!("{}", render::compare::render(&c));
+    print!(
+        "{}",
+        schedlab_core::text::printable(&render::compare::render(&c))
+    );
     Ok(())
 }

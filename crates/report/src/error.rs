@@ -25,6 +25,13 @@ pub enum ReportError {
         /// Why.
         source: std::io::Error,
     },
+    /// The output directory (or one on its way) is refused: someone else could plant links
+    /// in it.
+    #[error("{source}; give --out a directory only you can write (it is created if missing)")]
+    OutDir {
+        /// The refusal, with the directory and why.
+        source: std::io::Error,
+    },
     /// An output could not be rendered (a template or a table).
     #[error("cannot render the report: {0}")]
     Render(String),
@@ -35,7 +42,7 @@ impl ReportError {
     /// run id the store refused.
     pub fn is_bad_input(&self) -> bool {
         match self {
-            ReportError::BadSelection(_) => true,
+            ReportError::BadSelection(_) | ReportError::OutDir { .. } => true,
             ReportError::Store(e) => e.is_bad_input(),
             ReportError::Write { .. } | ReportError::Render(_) => false,
         }

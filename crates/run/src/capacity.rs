@@ -31,8 +31,13 @@ pub fn check_plan(plan: &Plan) -> Result<(), SpecError> {
 
 /// The cells whose work is a count of CPU or I/O units, calibrated now (or their stored
 /// calibration taken), each within [`MAX_TRIAL_NS`]: a run checks them before it stores
-/// anything, so that such a mistake too leaves no run behind.
-pub fn check_calibrated(plan: &Plan, cal: &mut Calibrator) -> crate::error::Result<()> {
+/// anything, so that such a mistake too leaves no run behind. Returns the speeds measured now,
+/// not stored: the caller saves them once the plan is accepted.
+pub fn check_calibrated(
+    plan: &Plan,
+    cal: &mut Calibrator,
+) -> crate::error::Result<Vec<crate::cells::Measured>> {
+    let mut measured = Vec::new();
     let mut rates = std::collections::HashMap::new();
     for cell in &plan.cells {
         let counted = matches!(cell.size, WorkSize::Iterations(_))
@@ -47,14 +52,15 @@ pub fn check_calibrated(plan: &Plan, cal: &mut Calibrator) -> crate::error::Resu
         let rate = match rates.get(&key) {
             Some(&r) => r,
             None => {
-                let r = cal.rate(&cell.workload)?;
+                let (r, now) = cal.rate_unsaved(&cell.workload)?;
+                measured.extend(now);
                 rates.insert(key, r);
                 r
             }
         };
         check_trial_length(cell, rate.ns_for(units_per_task(cell, rate)))?;
     }
-    Ok(())
+    Ok(measured)
 }
 
 /// A trial of `cell` whose tasks each need `alone_ns` alone is planned to last at most

@@ -42,13 +42,24 @@ impl<'a> Calibrator<'a> {
     /// period; a program is one unit; the communicating workloads are sized exactly
     /// ([`Workload::nominal_rate`]).
     pub fn rate(&mut self, w: &Workload) -> Result<calibrate::Rate> {
+        let (r, measured) = self.rate_unsaved(w)?;
+        if let Some(m) = measured {
+            self.save(&m)?;
+        }
+        Ok(r)
+    }
+
+    /// Like [`Calibrator::rate`], but a speed measured now is returned to be saved later
+    /// ([`Calibrator::save`]), not stored: a run checks its plan with it before it writes
+    /// anything.
+    pub fn rate_unsaved(&mut self, w: &Workload) -> Result<(calibrate::Rate, Option<Measured>)> {
         if let Some(units_per_sec) = w.nominal_rate() {
-            return Ok(calibrate::Rate { units_per_sec });
+            return Ok((calibrate::Rate { units_per_sec }, None));
         }
         let key = calibrate::key(w);
         if let Some(sink) = self.sink.as_deref() {
             if let Some(r) = sink.calibration(&key, &self.kernel, &self.cpu_model)? {
-                return Ok(calibrate::Rate { units_per_sec: r });
+                return Ok((calibrate::Rate { units_per_sec: r }, None));
             }
         }
         self.progress.note(&format!("calibrating {}", w.label()));
@@ -57,10 +68,21 @@ impl<'a> Calibrator<'a> {
             io_dir: self.io_dir.to_path_buf(),
             source,
         })?;
+        let measured = Measured {
+            key,
+            kernel: self.kernel.clone(),
+            cpu_model: self.cpu_model.clone(),
+            units_per_sec: r.units_per_sec,
+        };
+        Ok((r, Some(measured)))
+    }
+
+    /// Stores a speed measured by [`Calibrator::rate_unsaved`] (nowhere without a sink).
+    pub fn save(&mut self, m: &Measured) -> Result<()> {
         if let Some(sink) = self.sink.as_deref_mut() {
-            sink.save_calibration(&key, &self.kernel, &self.cpu_model, r.units_per_sec, None)?;
+            m.save(sink)?;
         }
-        Ok(r)
+        Ok(())
     }
 
     /// CPU units per period of a periodic workload, rows of the matrix kernel per request of a
@@ -78,6 +100,33 @@ impl<'a> Calibrator<'a> {
             ..Workload::default()
         };
         Ok(self.rate(&cpu)?.units_for(w.run_ns))
+    }
+}
+
+/// A workload's speed measured now, not stored yet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    /// The calibration's key (the workload's).
+    pub key: String,
+    /// Kernel release it was measured on.
+    pub kernel: String,
+    /// CPU model it was measured on.
+    pub cpu_model: String,
+    /// Units completed per second alone.
+    pub units_per_sec: f64,
+}
+
+impl Measured {
+    /// Stores it in `sink`.
+    pub fn save(&self, sink: &mut dyn Sink) -> Result<()> {
+        sink.save_calibration(
+            &self.key,
+            &self.kernel,
+            &self.cpu_model,
+            self.units_per_sec,
+            None,
+        )?;
+        Ok(())
     }
 }
 

@@ -20,9 +20,12 @@
 //!   "path":"/proc/sys/kernel/sched_rr_timeslice_ms","original":"100"}],
 //!   "scx":{"pid":..,"start_ticks":..,"command":"scx_lavd"}|null}`
 
+mod restore;
+
 use super::knobfile;
 use super::statedir::StateDir;
 use crate::error::KernelError;
+use restore::{printable, restore_file};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
@@ -126,6 +129,8 @@ pub struct Journal {
     dir: StateDir,
     name: String,
     record: Record,
+    /// Where settings may lie (checked again when a dead owner's journal is restored).
+    roots: Vec<PathBuf>,
 }
 
 /// Whether this process holds a journal: there is one per process (`restore-PID.json`),
@@ -187,18 +192,30 @@ fn refusal(file: &Path, why: &str) -> String {
 
 impl Journal {
     /// Writes this process's journal of `entries` into the state directory `dir`, before
-    /// anything changes. First restores journals of dead owners (reported on stderr); refuses
-    /// when a live schedlab process holds any of the same files, or when this process holds a
-    /// journal already.
+    /// anything changes (see [`Journal::create_reading`]).
     pub fn create(
         dir: &Path,
         entries: Vec<Entry>,
         roots: &[PathBuf],
     ) -> Result<Journal, KernelError> {
+        Journal::create_reading(dir, roots, move || Ok(entries))
+    }
+
+    /// Writes this process's journal into the state directory `dir`, before anything changes,
+    /// naming the settings `read` returns with their originals. Under the directory's lock,
+    /// journals of dead owners are restored first (reported on stderr), and only then are the
+    /// originals read: a setting a killed schedlab left changed is never taken for one.
+    /// Refused when a live schedlab process holds any of the same files, or when this process
+    /// holds a journal already.
+    pub fn create_reading(
+        dir: &Path,
+        roots: &[PathBuf],
+        read: impl FnOnce() -> Result<Vec<Entry>, KernelError>,
+    ) -> Result<Journal, KernelError> {
         if HELD.swap(true, SeqCst) {
             return Err(KernelError::Internal("this process holds a restore journal already (its settings must be restored before others are read)".into()));
         }
-        let made = Journal::write_new(dir, entries, roots);
+        let made = Journal::write_new(dir, roots, read);
         if made.is_err() {
             HELD.store(false, SeqCst);
         }
@@ -207,31 +224,16 @@ impl Journal {
 
     fn write_new(
         dir: &Path,
-        entries: Vec<Entry>,
         roots: &[PathBuf],
+        read: impl FnOnce() -> Result<Vec<Entry>, KernelError>,
     ) -> Result<Journal, KernelError> {
         let dir = StateDir::open(dir, true)?.expect("created when missing");
         let _lock = dir.lock()?;
         let me = Owner::this_process();
-        for (name, found) in journals(&dir) {
-            let other = match found {
-                Found::Record(r) => r,
-                Found::Refused(why) => {
-                    eprintln!("schedlab: {}", refusal(&dir.file(&name), &why));
-                    continue;
-                }
-                Found::Unreadable(_) => continue,
-            };
-            if other.owner.pid == me.pid && other.owner.start_ticks == me.start_ticks {
-                continue;
-            }
-            if other.owner.alive() {
-                held_by(&other, &entries)?;
-                continue;
-            }
-            for line in restore_file(&dir, &name, &other, roots).lines {
-                eprintln!("schedlab: {line}");
-            }
+        let live = recover_others(&dir, &me, roots);
+        let entries = read()?;
+        for other in &live {
+            held_by(other, &entries)?;
         }
         let record = Record {
             version: VERSION,
@@ -243,7 +245,12 @@ impl Journal {
             cgroups: Vec::new(),
         };
         let name = name_of(record.owner.pid);
-        let journal = Journal { dir, name, record };
+        let journal = Journal {
+            dir,
+            name,
+            record,
+            roots: roots.to_vec(),
+        };
         journal.save()?;
         Ok(journal)
     }
@@ -262,15 +269,21 @@ impl Journal {
     /// Adds settings to the journal before they change (their originals), refused when a live
     /// schedlab process varies one of them.
     pub fn add_entries(&mut self, entries: Vec<Entry>) -> Result<(), KernelError> {
+        self.add_reading(move || Ok(entries))
+    }
+
+    /// Adds the settings `read` returns, with their originals, before they change: under the
+    /// directory's lock, after journals of dead owners are restored (as in
+    /// [`Journal::create_reading`]); refused when a live schedlab process varies one of them.
+    pub fn add_reading(
+        &mut self,
+        read: impl FnOnce() -> Result<Vec<Entry>, KernelError>,
+    ) -> Result<(), KernelError> {
         let _lock = self.dir.lock()?;
-        let me = &self.record.owner;
-        for (_, found) in journals(&self.dir) {
-            if let Found::Record(other) = found {
-                let mine = other.owner.pid == me.pid && other.owner.start_ticks == me.start_ticks;
-                if !mine && other.owner.alive() {
-                    held_by(&other, &entries)?;
-                }
-            }
+        let live = recover_others(&self.dir, &self.record.owner, &self.roots);
+        let entries = read()?;
+        for other in &live {
+            held_by(other, &entries)?;
         }
         self.record.entries.extend(entries);
         self.save()
@@ -319,6 +332,34 @@ impl Journal {
     }
 }
 
+/// Restores the journals in `dir` (locked by the caller) of dead owners other than `me`,
+/// saying so on stderr, and returns those of live ones. A journal not trusted is reported and
+/// left alone.
+fn recover_others(dir: &StateDir, me: &Owner, roots: &[PathBuf]) -> Vec<Record> {
+    let mut live = Vec::new();
+    for (name, found) in journals(dir) {
+        let other = match found {
+            Found::Record(r) => r,
+            Found::Refused(why) => {
+                say_err!("schedlab: {}", refusal(&dir.file(&name), &why));
+                continue;
+            }
+            Found::Unreadable(_) => continue,
+        };
+        if other.owner.pid == me.pid && other.owner.start_ticks == me.start_ticks {
+            continue;
+        }
+        if other.owner.alive() {
+            live.push(other);
+            continue;
+        }
+        for line in restore_file(dir, &name, &other, roots).lines {
+            say_err!("schedlab: {line}");
+        }
+    }
+    live
+}
+
 /// An error naming the first of `entries` that the live journal `other` holds.
 fn held_by(other: &Record, entries: &[Entry]) -> Result<(), KernelError> {
     match entries
@@ -330,183 +371,6 @@ fn held_by(other: &Record, entries: &[Entry]) -> Result<(), KernelError> {
             e.name, e.path, other.owner.pid, other.command
         ))),
         None => Ok(()),
-    }
-}
-
-/// Stops a BPF scheduler process left running by a dead schedlab, if it is still the same
-/// process; returns what was done.
-fn stop_orphan(scx: &ScxProcess) -> Option<String> {
-    if !scx.owner.alive() {
-        return None;
-    }
-    let pid = scx.owner.pid;
-    schedlab_sys::kill_group(pid, libc::SIGTERM);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while scx.owner.alive() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    if scx.owner.alive() {
-        schedlab_sys::kill_group(pid, libc::SIGKILL);
-    }
-    Some(format!(
-        "stopped the BPF scheduler `{}` (pid {pid}) it had started",
-        printable(&scx.command)
-    ))
-}
-
-/// `s` with control characters escaped, for a terminal.
-fn printable(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
-/// The file entry `e` may restore, checked again as if it came from a spec: under `roots`,
-/// its canonical path, not on the deny list, with a value schedlab would write. Else why not.
-fn check_entry(e: &Entry, roots: &[PathBuf]) -> Result<PathBuf, String> {
-    schedlab_core::records::check_knob_value(&e.original).map_err(|why| {
-        format!(
-            "its original value {:?} is not one schedlab writes: {why}",
-            e.original
-        )
-    })?;
-    let real = knobfile::check_allowed(Path::new(&e.path), roots).map_err(|e| e.to_string())?;
-    if real != Path::new(&e.path) {
-        return Err(format!(
-            "{} is not the file's own path (that is {}); schedlab journals real paths",
-            printable(&e.path),
-            real.display()
-        ));
-    }
-    if let Some(reason) = schedlab_core::records::denied(&e.path) {
-        return Err(format!(
-            "{} is on schedlab's deny list ({reason}); restore it by hand if you trust the journal: echo {} > {}",
-            e.path, e.original, e.path
-        ));
-    }
-    Ok(real)
-}
-
-/// What restoring one journal did.
-#[derive(Debug, Default)]
-struct Restored {
-    lines: Vec<String>,
-    failed: bool,
-}
-
-/// Restores every setting of `record` (journal `name` in `dir`, whose owner is dead), then
-/// removes the journal unless something could not be restored. Says, for every setting, what
-/// it was, what it is now and what was done.
-fn restore_file(dir: &StateDir, name: &str, record: &Record, roots: &[PathBuf]) -> Restored {
-    let file = dir.file(name);
-    let who = format!(
-        "schedlab pid {} (`{}`, {})",
-        record.owner.pid,
-        printable(&record.command),
-        printable(&record.created_at)
-    );
-    let names = || {
-        record
-            .entries
-            .iter()
-            .map(|e| printable(&e.name))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    if record.owner.earlier_boot() {
-        dir.remove(name);
-        return Restored {
-            lines: vec![format!(
-                "removed the restore journal of {who} from an earlier boot: the reboot reset the settings it changed ({}), nothing to restore",
-                names()
-            )],
-            failed: false,
-        };
-    }
-    let mut out = Restored {
-        lines: record.scx.iter().filter_map(stop_orphan).collect(),
-        failed: false,
-    };
-    let mut unchanged = Vec::new();
-    for e in &record.entries {
-        restore_entry(e, roots, &mut out, &mut unchanged);
-    }
-    let removed = super::cgroups::remove_recorded(&record.cgroups);
-    out.failed |= removed.failed;
-    out.lines.extend(removed.lines);
-    if out.failed {
-        out.lines
-            .push(format!("kept the journal {} of {who}", file.display()));
-        return out;
-    }
-    dir.remove(name);
-    let at_original = if unchanged.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "; at the value it journaled as original: {}",
-            unchanged.join(", ")
-        )
-    };
-    if out.lines.is_empty() {
-        out.lines.push(format!(
-            "removed the restore journal of {who}: nothing needed restoring{at_original}"
-        ));
-    } else {
-        out.lines.insert(
-            0,
-            format!(
-                "{who} ended without restoring kernel settings; restored them now{at_original}:"
-            ),
-        );
-    }
-    out
-}
-
-/// Restores one journaled setting if it is not at its original value: says what was done in
-/// `out` (failed if it could not be restored), or adds it to `unchanged` ("label = value").
-fn restore_entry(e: &Entry, roots: &[PathBuf], out: &mut Restored, unchanged: &mut Vec<String>) {
-    let label = format!("{} ({})", printable(&e.name), printable(&e.path));
-    let checked = check_entry(e, roots).and_then(|real| {
-        let r = knobfile::read(&real).map_err(|err| format!("cannot read it: {err}"))?;
-        Ok((real, r.value))
-    });
-    let (real, now) = match checked {
-        Ok(found) => found,
-        Err(err) => {
-            out.lines.push(format!("did not restore {label}: {err}"));
-            out.failed = true;
-            return;
-        }
-    };
-    if knobfile::same(&now, &e.original) {
-        unchanged.push(format!("{label} = {now}"));
-        return;
-    }
-    match knobfile::write(&real, &e.original).and_then(|()| knobfile::read(&real)) {
-        Ok(r) if knobfile::same(&r.value, &e.original) => out
-            .lines
-            .push(format!("restored {label}: {now} -> {}", e.original)),
-        Ok(r) => {
-            out.failed = true;
-            out.lines.push(format!(
-                "could not restore {label}: it reads {} after writing {}; restore it by hand: echo {} > {}",
-                r.value, e.original, e.original, e.path
-            ));
-        }
-        Err(err) => {
-            out.failed = true;
-            out.lines.push(format!(
-                "could not restore {label} from {now} to {}: {err}; restore it by hand: echo {} > {}",
-                e.original, e.original, e.path
-            ));
-        }
     }
 }
 
@@ -563,22 +427,22 @@ pub fn recover_at_startup() {
     }
     if !dir.exists() {
         for line in super::cgroups::remove_stale().lines {
-            eprintln!("schedlab: {line}");
+            say_err!("schedlab: {line}");
         }
         return;
     }
     match recover(&dir, &knobfile::system_roots()) {
         Ok(r) => {
             for line in r.lines.iter().chain(&r.refused) {
-                eprintln!("schedlab: {line}");
+                say_err!("schedlab: {line}");
             }
         }
-        Err(e) => eprintln!("schedlab: could not check the restore journals: {e}"),
+        Err(e) => say_err!("schedlab: could not check the restore journals: {e}"),
     }
     // cgroups of dead schedlab processes that no journal names (one killed between creating
     // its journal's directory and writing it, or a journal refused above).
     for line in super::cgroups::remove_stale().lines {
-        eprintln!("schedlab: {line}");
+        say_err!("schedlab: {line}");
     }
 }
 

@@ -377,3 +377,32 @@ fn entries_are_checked_again_before_they_are_written() {
     assert!(r.lines[1].contains("not the file's own path"), "{r:?}");
     assert!(journal.exists(), "kept for a person to look at");
 }
+
+#[test]
+fn originals_are_read_after_a_dead_owners_journal_is_restored() {
+    // Issue 27 item 1: read before the recovery, a dead run's value was journaled as original.
+    let _turn = one_journal();
+    let s = Scratch::new();
+    let swap = s.setting("swappiness", "10\n");
+    let other = s.setting("other", "1\n");
+    s.dead_journal(
+        vec![entry("vm.swappiness", &swap, "60")],
+        schedlab_machine::boot_id(),
+    );
+    let read = |path: &str| knobfile::read(Path::new(path)).unwrap().value;
+    let mut mine = Journal::create_reading(&s.state(), &s.roots(), || {
+        Ok(vec![entry("vm.swappiness", &swap, &read(&swap))])
+    })
+    .unwrap();
+    assert_eq!(
+        mine.record.entries,
+        vec![entry("vm.swappiness", &swap, "60")]
+    );
+    // A journal of a run killed after this one started is restored before more is read.
+    std::fs::write(&other, "5\n").unwrap();
+    s.dead_journal(vec![entry("o", &other, "1")], schedlab_machine::boot_id());
+    mine.add_reading(|| Ok(vec![entry("o", &other, &read(&other))]))
+        .unwrap();
+    assert_eq!(mine.record.entries[1], entry("o", &other, "1"));
+    mine.remove();
+}

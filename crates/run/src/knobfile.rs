@@ -48,13 +48,49 @@ pub fn read(path: &Path) -> std::io::Result<Read> {
 }
 
 /// Writes `value` to the setting at `path` in one write, as `echo VALUE > PATH` does (the
-/// kernel ignores the truncation; the file must exist).
+/// kernel ignores the truncation; the file must exist). An empty value is written as a bare
+/// newline: a write of no bytes never reaches the kernel, so the setting would stay as it was.
 pub fn write(path: &Path, value: &str) -> std::io::Result<()> {
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .truncate(true)
         .open(path)?;
-    f.write_all(value.as_bytes())
+    f.write_all(if value.is_empty() {
+        b"\n"
+    } else {
+        value.as_bytes()
+    })
+}
+
+/// `s` as one shell word in single quotes: nothing in it is expanded or run when pasted.
+pub fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The command that puts `value` into the setting at `path` by hand, shell-quoted so that
+/// pasting it writes that value and runs nothing else (a core_pattern of `|/tmp/x %p` stays
+/// text); None when the value holds control characters, which no pasted line carries safely.
+pub fn hand_fix(value: &str, path: &str) -> Option<String> {
+    if value.chars().any(|c| c.is_control() && c != '\t') || path.chars().any(char::is_control) {
+        return None;
+    }
+    Some(format!(
+        "printf '%s\\n' {} > {}",
+        shell_quote(value),
+        shell_quote(path)
+    ))
+}
+
+/// How to restore the setting at `path` to `value` by hand, for a message: the quoted command,
+/// or, when none can be pasted safely, where to look.
+pub fn hand_fix_hint(value: &str, path: &str) -> String {
+    match hand_fix(value, path) {
+        Some(cmd) => format!("restore it by hand: {cmd}"),
+        None => format!(
+            "restore it by hand to the value the journal holds (it has control characters, so no command is shown to paste) in {}",
+            path.escape_default()
+        ),
+    }
 }
 
 /// Whether two values of a setting are the same: equal text (whitespace runs aside), or
@@ -149,6 +185,40 @@ mod tests {
         );
         assert_eq!(parse("4\t4\t1\t7\n").value, "4 4 1 7");
         assert_eq!(parse("-1\n").value, "-1");
+    }
+
+    #[test]
+    fn hand_fixes_are_quoted_so_that_pasting_runs_nothing_else() {
+        assert_eq!(
+            hand_fix("|/tmp/x %p", "/proc/sys/kernel/core_pattern").unwrap(),
+            r"printf '%s\n' '|/tmp/x %p' > '/proc/sys/kernel/core_pattern'"
+        );
+        assert_eq!(
+            hand_fix("it's $(id)`id`", "/sys/x").unwrap(),
+            r"printf '%s\n' 'it'\''s $(id)`id`' > '/sys/x'"
+        );
+        assert_eq!(
+            hand_fix("", "/proc/sys/a").unwrap(),
+            r"printf '%s\n' '' > '/proc/sys/a'"
+        );
+        assert_eq!(hand_fix("1\n0", "/proc/sys/a"), None);
+        assert!(hand_fix_hint("1\r", "/proc/sys/a").contains("control characters"));
+        // What sh makes of the pasted line: the value written, nothing run.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("it's a knob");
+        let value = "|/tmp/x %p; $(touch ran) `touch ran` it's";
+        let cmd = hand_fix(value, file.to_str().unwrap()).unwrap();
+        let st = std::process::Command::new("sh")
+            .args(["-c", &cmd])
+            .current_dir(dir.path())
+            .status()
+            .unwrap();
+        assert!(st.success());
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            format!("{value}\n")
+        );
+        assert!(!dir.path().join("ran").exists());
     }
 
     #[test]

@@ -7,6 +7,10 @@
 //! knobs at a time. Cells whose knob is absent, refused, or needs what this machine lacks
 //! (root, sched_ext, a kernel that keeps custom slices) are skipped with the reason.
 
+mod describe;
+
+pub use describe::describe;
+
 use super::journal::{self, Entry, Journal, Owner, ScxProcess};
 use super::knobfile;
 use super::knobpaths;
@@ -87,14 +91,22 @@ fn cell_settings(cell: &Cell, io_device: Option<&str>) -> Vec<KnobSetting> {
     cell.knobs.iter().cloned().chain(io).collect()
 }
 
-/// Every knob of `plan` once (by path), in first-use order, with every value asked for.
-fn plan_settings(plan: &Plan, io_device: Option<&str>) -> Vec<(String, String, Vec<String>)> {
-    let mut out: Vec<(String, String, Vec<String>)> = Vec::new();
+/// Every knob of `plan` once (by name and path: the I/O scheduler axis and a knob on its file
+/// stay two, to be refused as one file), in first-use order, with every value asked for.
+fn plan_settings(plan: &Plan, io_device: Option<&str>) -> Vec<knobpaths::Setting> {
+    let mut out: Vec<knobpaths::Setting> = Vec::new();
     for s in plan.cells.iter().flat_map(|c| cell_settings(c, io_device)) {
-        match out.iter_mut().find(|(_, p, _)| *p == s.path) {
-            Some((_, _, values)) if !values.contains(&s.value) => values.push(s.value),
+        match out
+            .iter_mut()
+            .find(|o| o.pattern == s.path && o.name == s.name)
+        {
+            Some(o) if !o.values.contains(&s.value) => o.values.push(s.value),
             Some(_) => {}
-            None => out.push((s.name, s.path, vec![s.value])),
+            None => out.push(knobpaths::Setting {
+                name: s.name,
+                pattern: s.path,
+                values: vec![s.value],
+            }),
         }
     }
     out
@@ -149,19 +161,19 @@ impl Knobs {
         k.io_device = io_device.clone();
         k.ext_refusal = ext_refusal(plan);
         let roots = knobfile::system_roots();
-        k.read_originals(plan, io_device.as_deref(), &roots);
         let wants_scx = k.ext_refusal.is_none() && plan.cells.iter().any(|c| c.scx.is_some());
-        if !k.files.is_empty() || wants_scx {
-            let entries = k
-                .files
-                .iter()
-                .map(|m| Entry {
-                    name: m.name.clone(),
-                    path: m.file.display().to_string(),
-                    original: m.original.clone(),
-                })
-                .collect();
-            k.journal = Some(Journal::create(&journal::state_dir(), entries, &roots)?);
+        let changes =
+            schedlab_sys::is_root() && !plan_settings(plan, io_device.as_deref()).is_empty();
+        if changes || wants_scx {
+            // The originals are read under the journal's lock, after a dead schedlab's
+            // changes are restored (issue 27: else a killed run's value was taken for one).
+            let journal = Journal::create_reading(&journal::state_dir(), &roots, || {
+                k.read_originals(plan, io_device.as_deref(), &roots);
+                Ok(k.entries())
+            })?;
+            k.journal = Some(journal);
+        } else {
+            k.read_originals(plan, io_device.as_deref(), &roots);
         }
         if wants_scx {
             k.scx = Some(Scx::new(
@@ -179,11 +191,9 @@ impl Knobs {
     /// refused, absent, unreadable) goes into `unusable` with the reason.
     fn read_originals(&mut self, plan: &Plan, io_device: Option<&str>, roots: &[PathBuf]) {
         let root = schedlab_sys::is_root();
-        let settings: Vec<(String, String)> = plan_settings(plan, io_device)
-            .into_iter()
-            .map(|(name, pattern, _)| (name, pattern))
-            .collect();
-        for r in knobpaths::resolve(&settings, &plan.settings.allow_knobs, roots) {
+        let settings = plan_settings(plan, io_device);
+        let held = super::cgroups::held_files(plan);
+        for r in knobpaths::resolve(&settings, &plan.settings.allow_knobs, &held, roots) {
             let (name, pattern) = (&r.name, &r.pattern);
             if !root {
                 self.unusable.insert(
@@ -221,6 +231,18 @@ impl Knobs {
                 }
             }
         }
+    }
+
+    /// The journal's entries of the files held: their originals.
+    fn entries(&self) -> Vec<Entry> {
+        self.files
+            .iter()
+            .map(|m| Entry {
+                name: m.name.clone(),
+                path: m.file.display().to_string(),
+                original: m.original.clone(),
+            })
+            .collect()
     }
 
     /// The warnings that say which settings the run varies and their originals.
@@ -348,16 +370,20 @@ impl Knobs {
                 file.display()
             )));
         }
-        let original = knobfile::read(&file)
-            .map_err(|e| {
-                KernelError::Setting(format!("cannot read {name} ({}): {e}", file.display()))
-            })?
-            .value;
-        self.journal()?.add_entries(vec![Entry {
-            name: name.to_string(),
-            path: file.display().to_string(),
-            original: original.clone(),
-        }])?;
+        // Read under the journal's lock, after a dead schedlab's changes are restored.
+        let mut original = String::new();
+        self.journal()?.add_reading(|| {
+            original = knobfile::read(&file)
+                .map_err(|e| {
+                    KernelError::Setting(format!("cannot read {name} ({}): {e}", file.display()))
+                })?
+                .value;
+            Ok(vec![Entry {
+                name: name.to_string(),
+                path: file.display().to_string(),
+                original: original.clone(),
+            }])
+        })?;
         self.files.push(Managed {
             name: name.to_string(),
             pattern: path.display().to_string(),
@@ -379,8 +405,12 @@ impl Knobs {
 
     /// Puts everything back: stops the BPF scheduler, writes every original value that
     /// differs, and removes the journal once all is back (else keeps it for `schedlab restore`
-    /// and says what could not be restored).
+    /// and says what could not be restored). Done once: what failed is left to the journal,
+    /// not tried and said again when the knobs are dropped.
     pub fn restore(&mut self) -> Result<(), KernelError> {
+        if self.journal.is_none() && self.scx.is_none() {
+            return Ok(());
+        }
         let mut failed = Vec::new();
         if let Some(scx) = self.scx.as_mut() {
             if let Err(e) = scx.stop() {
@@ -390,11 +420,10 @@ impl Knobs {
         for m in &self.files {
             if let Err(e) = set(m, &m.original, self.io_device.as_deref()) {
                 failed.push(format!(
-                    "could not restore {} to {}: {e}; restore it by hand: echo {} > {}",
+                    "could not restore {} to {:?}: {e}; {}",
                     m.name,
                     m.original,
-                    m.original,
-                    m.file.display()
+                    knobfile::hand_fix_hint(&m.original, &m.file.display().to_string())
                 ));
             }
         }
@@ -405,7 +434,7 @@ impl Knobs {
             )),
             Some(j) if failed.is_empty() => j.remove(),
             Some(j) => failed.push(format!(
-                "the restore journal {} keeps the original values; `schedlab restore` tries again",
+                "the restore journal {} keeps the original values; `schedlab restore` tries again, and removes it once every setting is back",
                 j.path().display()
             )),
             None => {}
@@ -413,6 +442,7 @@ impl Knobs {
         if failed.is_empty() {
             Ok(())
         } else {
+            self.files.clear();
             Err(KernelError::NotRestored(failed.join("; ")))
         }
     }
@@ -421,7 +451,7 @@ impl Knobs {
 impl Drop for Knobs {
     fn drop(&mut self) {
         if let Err(e) = self.restore() {
-            eprintln!("error: {e}");
+            say_err!("error: {e}");
         }
     }
 }
@@ -430,11 +460,9 @@ impl Drop for Knobs {
 /// or name one file twice, checked on this machine's real files (changes nothing).
 pub fn check(plan: &Plan, io_dir: &Path) -> Result<(), KernelError> {
     let io_device = io_device(plan, io_dir).ok().flatten();
-    let settings: Vec<(String, String)> = plan_settings(plan, io_device.as_deref())
-        .into_iter()
-        .map(|(name, pattern, _)| (name, pattern))
-        .collect();
-    knobpaths::check(&settings, &plan.settings.allow_knobs)
+    let settings = plan_settings(plan, io_device.as_deref());
+    let held = super::cgroups::held_files(plan);
+    knobpaths::check(&settings, &plan.settings.allow_knobs, &held)
 }
 
 /// Sets file `m` to `target` unless it already is, and reads it back; returns the value read
@@ -487,114 +515,4 @@ fn set(m: &Managed, target: &str, io_device: Option<&str>) -> Result<String, Ker
         )));
     }
     Ok(back)
-}
-
-/// What `plan` will change on this machine, one line each, for `schedlab plan`: every
-/// setting with its file, value now and values to come, and what would skip cells here.
-/// Changes nothing.
-pub fn describe(plan: &Plan, io_dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let io_device = match io_device(plan, io_dir) {
-        Ok(d) => d,
-        Err(e) => {
-            out.push(format!("io_scheduler: {e}"));
-            None
-        }
-    };
-    let settings = plan_settings(plan, io_device.as_deref());
-    let names: Vec<(String, String)> = settings
-        .iter()
-        .map(|(n, p, _)| (n.clone(), p.clone()))
-        .collect();
-    let resolved = knobpaths::resolve(
-        &names,
-        &plan.settings.allow_knobs,
-        &knobfile::system_roots(),
-    );
-    for ((name, pattern, values), r) in settings.iter().zip(resolved) {
-        out.push(describe_setting(name, pattern, values, &r));
-    }
-    if !settings.is_empty() && !schedlab_sys::is_root() {
-        out.push(format!(
-            "not root (uid {}): cells that change kernel settings will be skipped",
-            schedlab_sys::euid()
-        ));
-    }
-    let mut scx: Vec<String> = Vec::new();
-    for c in plan.cells.iter().filter_map(|c| c.scx.as_ref()) {
-        let line = format!("`{}` (ops {})", c.command_line(), c.ops);
-        if !scx.contains(&line) {
-            scx.push(line);
-        }
-    }
-    if !scx.is_empty() {
-        out.push(format!(
-            "BPF schedulers started before their cells' trials and stopped after: {}",
-            scx.join(", ")
-        ));
-    }
-    if let Some(why) = ext_refusal(plan) {
-        out.push(format!("refused here: {why}"));
-    }
-    if !settings.is_empty() || !scx.is_empty() {
-        out.push(format!(
-            "originals are journaled in {} before any change and restored after the run (or by the next schedlab command after a crash)",
-            journal::state_dir().display()
-        ));
-    }
-    out.extend(describe_slices(plan));
-    out
-}
-
-/// What `describe` says of one setting of the plan (`r`: its files as resolved here): the
-/// values now, those it is set to, and whether the deny list had to allow it.
-fn describe_setting(
-    name: &str,
-    pattern: &str,
-    values: &[String],
-    r: &knobpaths::Resolved,
-) -> String {
-    let now: Vec<String> = r
-        .files
-        .iter()
-        .map(|f| match f {
-            Ok(real) => knobfile::read(real).map_or_else(|e| format!("unusable: {e}"), |r| r.value),
-            Err(e) => format!("unusable: {e}"),
-        })
-        .collect();
-    let now = if r.files.is_empty() {
-        format!("absent here: {}", absent(name, pattern))
-    } else {
-        format!("now {}", now.join(", "))
-    };
-    let allowed = r
-        .files
-        .iter()
-        .flatten()
-        .find_map(|f| schedlab_core::records::denied(&f.display().to_string()))
-        .map_or(String::new(), |why| {
-            format!(" (on the deny list, allowed by --allow-knob: {why})")
-        });
-    format!(
-        "{name} ({pattern}): {now}; set to {}{allowed}",
-        values.join(", ")
-    )
-}
-
-/// The EEVDF slices the plan's cells give their tasks, and whether this kernel refuses them.
-fn describe_slices(plan: &Plan) -> Option<String> {
-    let mut slices: Vec<u64> = plan.cells.iter().filter_map(|c| c.slice_ns).collect();
-    slices.sort_unstable();
-    slices.dedup();
-    let first = *slices.first()?;
-    let labels: Vec<String> = slices
-        .iter()
-        .map(|&s| schedlab_core::records::slice_label(s))
-        .collect();
-    let probe = schedlab_machine::probe::slice_support(PolicyKind::Other.number(), first);
-    Some(format!(
-        "EEVDF slices of the measured tasks (sched_attr.sched_runtime, per task; no system setting): {}{}",
-        labels.join(", "),
-        probe.err().map_or_else(String::new, |e| format!("; refused here: {e}"))
-    ))
 }

@@ -11,9 +11,11 @@
 //! The two processes talk over a socket pair: the main process sends a [`Request`] (what the
 //! trial's tasks do, its deadline) and gets the trial's [`TrialOutcome`] back, both as
 //! length-prefixed JSON. Signals: Ctrl-C and a closed terminal's SIGHUP reach both (same
-//! process group); a SIGTERM or SIGHUP sent to the main process alone is passed on; the
-//! launcher dies with the main process (PR_SET_PDEATHSIG), its host with it, and the tasks
-//! with their host.
+//! process group); a SIGTERM or SIGHUP sent to the main process alone is passed on. When the
+//! main process dies (PR_SET_PDEATHSIG sends the launcher SIGTERM), the launcher ends the
+//! trial in flight and, if its parent died without restoring (SIGKILL, a fault), restores what
+//! the journals of dead schedlab processes name, as the next command would, then exits; its
+//! host dies with it, and the tasks with their host.
 
 use super::task::TaskPlan;
 use super::trial::{self, TrialSetup};
@@ -122,7 +124,10 @@ impl Drop for Launcher {
 
 /// The launcher's life: one trial per request until the main process closes the socket.
 fn launcher_main(mut sock: UnixStream, parent: i32) -> ! {
-    schedlab_sys::die_with_parent(parent);
+    // Told of the main process's death by SIGTERM (the trial in flight is ended, then the
+    // socket's end is seen); a reply to a dead process fails with EPIPE instead of SIGPIPE.
+    schedlab_sys::signal_on_parent_death(parent, schedlab_sys::Signal::SIGTERM);
+    let _ = schedlab_sys::ignore_signal(schedlab_sys::Signal::SIGPIPE);
     // Tasks orphaned by a dying host come back here, so every trial is reaped completely.
     let _ = schedlab_sys::become_child_subreaper();
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -144,7 +149,7 @@ fn launcher_main(mut sock: UnixStream, parent: i32) -> ! {
             },
             // Ctrl-C while idle: the main process sends no more trials, or closes the socket.
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            _ => schedlab_sys::exit_now(0),
+            _ => end(parent, 0),
         };
         // The trial directory, found again by path: the very one the main process created
         // (not a link or a directory put in its place); the tasks reach their files through it.
@@ -165,9 +170,26 @@ fn launcher_main(mut sock: UnixStream, parent: i32) -> ! {
         };
         match reply {
             Ok(bytes) if write_frame(&mut sock, &bytes).is_ok() => {}
-            _ => schedlab_sys::exit_now(4),
+            _ => end(parent, 4),
         }
     }
+}
+
+/// Ends the launcher with `code`. If the main process (`parent`) died, it could not restore
+/// what it changed: the journals of dead owners are obeyed now (its own among them), as the
+/// next schedlab command would, and its cgroups removed.
+fn end(parent: i32, code: i32) -> ! {
+    if !schedlab_sys::parent_is(parent) {
+        // Until it is gone in all but name (a zombie), its journal is a live owner's.
+        let until = std::time::Instant::now() + Duration::from_secs(2);
+        while schedlab_machine::process_start_ticks(parent).is_some()
+            && std::time::Instant::now() < until
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        super::journal::recover_at_startup();
+    }
+    schedlab_sys::exit_now(code)
 }
 
 /// Runs the trial of `req`, with the launcher's guard priority while it runs if it asks for it.

@@ -2,6 +2,16 @@
 
 #![forbid(unsafe_code)]
 
+/// `eprintln!` that never panics: a write to a closed pipe (EPIPE: SIGPIPE is ignored during
+/// runs) fails quietly, so that neither a run with settings changed nor the launcher ends in
+/// a panic (a panic while one unwinds aborts, and skips every restore).
+macro_rules! say_err {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 pub mod adaptive;
 pub mod capacity;
 mod cells;
@@ -34,7 +44,9 @@ pub mod trial;
 pub mod whose;
 pub mod work;
 
-pub use cells::{default_timeout_ns, estimate_trial_ns, units_per_task, Calibrator, CellState};
+pub use cells::{
+    default_timeout_ns, estimate_trial_ns, units_per_task, Calibrator, CellState, Measured,
+};
 pub use error::{KernelError, RunError, SinkError, SinkResult, TraceError};
 
 use error::Result;
@@ -110,7 +122,8 @@ pub fn execute(
     // Before anything is written: a missing I/O directory is bad input, named by its key.
     capacity::prepare_machine(plan)?;
     let quiet = progress::Progress::new(0, true);
-    capacity::check_calibrated(
+    // Measured speeds are stored only once the plan is accepted: a refused one writes nothing.
+    let measured = capacity::check_calibrated(
         plan,
         &mut Calibrator::new(Some(&mut *sink), &plan.settings.io_dir, &quiet),
     )?;
@@ -122,6 +135,9 @@ pub fn execute(
             (id, sink::Stored::default())
         }
     };
+    for m in &measured {
+        m.save(sink)?;
+    }
     let summary = run_trials(&mut launcher, sink, run_id, &stored, plan, opts);
     let status = match &summary {
         Ok(s) if s.interrupted => "interrupted",
@@ -262,12 +278,12 @@ impl RunState {
             let w = schedlab_core::Warning::IoDirTmpfs {
                 dir: io_dir.display().to_string(),
             };
-            eprintln!("warning: {w}");
+            say_err!("warning: {w}");
             sink.add_warning(run_id, None, &w)?;
         }
         if plan.cells.iter().any(one::needs_trial_dir) {
             if let Some(w) = schedlab_core::workload::io::shared_dir_warning(io_dir) {
-                eprintln!("warning: {w}");
+                say_err!("warning: {w}");
                 sink.add_warning(run_id, None, &w)?;
             }
         }
@@ -292,9 +308,14 @@ impl RunState {
 }
 
 /// The signals that end a run or a worker early, caught while this lives (and ignored after:
-/// the handlers stay, without actions): SIGINT, SIGTERM and SIGHUP (a closed terminal or a
-/// dropped ssh session) set the interrupted flag, so every setting is restored on the way out.
-/// After SIGHUP, output that went to the terminal goes to /dev/null (the terminal is gone).
+/// the handlers stay, without actions): every signal whose default action ends the process
+/// (SIGINT, SIGTERM, SIGHUP from a closed terminal or a dropped ssh session, SIGQUIT, SIGUSR1,
+/// SIGALRM, the real-time ones, ...: `sys::terminating_signals`) sets the interrupted flag, so
+/// every setting is restored on the way out. SIGPIPE is ignored from here on: a closed pipe
+/// makes a write fail, it does not end the process with settings changed. After SIGHUP,
+/// output that went to the terminal goes to /dev/null (the terminal is gone). What cannot be
+/// caught (SIGKILL, a fault) is left to the launcher, which restores from the journal when
+/// this process dies.
 pub(crate) struct Caught {
     ids: Vec<signal_hook::SigId>,
     hung_up: Arc<AtomicBool>,
@@ -315,14 +336,20 @@ impl Drop for Caught {
     }
 }
 
-/// Catches SIGINT, SIGTERM and SIGHUP into `flag`; SIGHUP not when it is ignored (`nohup`
-/// schedlab ... is meant to outlive its terminal).
+/// Catches every terminating signal into `flag` (see [`Caught`]) and ignores SIGPIPE; a
+/// signal that is ignored already is left so (`nohup schedlab ...` is meant to outlive its
+/// terminal).
 pub(crate) fn catch_signals(flag: &Arc<AtomicBool>) -> Result<Caught> {
     let hung_up = Arc::new(AtomicBool::new(false));
     let mut ids = Vec::new();
     let mut register = || -> std::io::Result<()> {
-        for sig in [libc::SIGINT, libc::SIGTERM] {
-            ids.push(signal_hook::flag::register(sig, flag.clone())?);
+        schedlab_sys::ignore_signal(schedlab_sys::Signal::SIGPIPE)?;
+        for sig in schedlab_sys::terminating_signals() {
+            let ignored =
+                schedlab_sys::Signal::try_from(sig).is_ok_and(schedlab_sys::signal_ignored);
+            if sig != libc::SIGHUP && !ignored {
+                ids.push(signal_hook::flag::register(sig, flag.clone())?);
+            }
         }
         if !schedlab_sys::signal_ignored(schedlab_sys::Signal::SIGHUP) {
             ids.push(signal_hook::flag::register(libc::SIGHUP, flag.clone())?);
@@ -408,6 +435,8 @@ fn run_trials(
     };
     trials.run_all(&mut schedule, stored, opts.judge.as_deref(), &progress)?;
     progress.finish();
+    // Restored here, not only when dropped: a setting left changed fails the command.
+    session.settings.leave()?;
     if interrupted.load(SeqCst) {
         summary.interrupted = true;
     }
@@ -506,7 +535,7 @@ fn warn_adaptive_stop(
 ) -> Result<()> {
     if let (Some(a), Some(stop)) = (&plan.settings.adaptive, schedule.stop) {
         if let Some(w) = adaptive::stop_warning(a, stop, schedule.measured_rounds()) {
-            eprintln!("warning: {w}");
+            say_err!("warning: {w}");
             store.add_warning(run_id, None, &w)?;
         }
     }

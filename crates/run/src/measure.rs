@@ -94,7 +94,7 @@ pub(crate) fn one_trial(
     }
     if outcome.status == TrialStatus::Skipped && cs.skipped.is_none() {
         cs.skipped = outcome.reason.clone();
-        eprintln!(
+        say_err!(
             "skipped: {}: {}",
             cell.label(),
             outcome.reason.as_deref().unwrap_or("")
@@ -152,7 +152,7 @@ fn apply_knobs(
             meta.knobs = readings;
         }
         Err(reason) => {
-            eprintln!("skipped: {}: {reason}", cell.label());
+            say_err!("skipped: {}: {reason}", cell.label());
             cs.skipped = Some(reason.to_string());
         }
     }

@@ -106,7 +106,7 @@ impl Drop for KernelOwner {
     fn drop(&mut self) {
         // The cgroups go before the knobs' journal (dropping the knobs restores them).
         if let Err(e) = self.leave() {
-            eprintln!("error: {e:#}");
+            say_err!("error: {e:#}");
         }
     }
 }

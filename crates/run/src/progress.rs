@@ -44,7 +44,7 @@ impl Progress {
     pub fn note(&self, msg: &str) {
         match &self.bar {
             Some(b) => b.set_message(msg.to_string()),
-            None if !self.quiet => eprintln!("{msg}"),
+            None if !self.quiet => say_err!("{msg}"),
             None => {}
         }
     }
@@ -61,7 +61,7 @@ impl Progress {
                 b.set_position(done as u64);
                 b.set_message(format!("{label}{w}: {what}"));
             }
-            None if !self.quiet => eprintln!("[{done}/{}] {label}{w}: {what}", self.total.get()),
+            None if !self.quiet => say_err!("[{done}/{}] {label}{w}: {what}", self.total.get()),
             None => {}
         }
     }

@@ -253,7 +253,7 @@ impl Scx {
 impl Drop for Scx {
     fn drop(&mut self) {
         if let Err(e) = self.stop() {
-            eprintln!("error: {e}");
+            say_err!("error: {e}");
         }
     }
 }

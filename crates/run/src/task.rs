@@ -338,10 +338,13 @@ fn prepare_work<'a>(
     // A command task prepares its program now and execs it at its first timestamp.
     let exec = if measured && plan.workload.kind == WorkloadKind::Command {
         let trial_dir = plan.dir.as_ref().map(|d| d.path.as_path()).zip(dir);
+        let sandbox = plan.workload.sandbox.as_ref();
         let exec =
-            prepare_exec(&plan.workload.commands[i], trial_dir, i).map_err(|errno| GiveUp {
-                state: STATE_EXEC_FAILED,
-                errno,
+            prepare_exec(&plan.workload.commands[i], trial_dir, i, sandbox).map_err(|errno| {
+                GiveUp {
+                    state: STATE_EXEC_FAILED,
+                    errno,
+                }
             })?;
         Some(exec)
     } else {
@@ -417,13 +420,22 @@ fn linger(hdr: &Header) {
 /// by its window leaves in its temporary directory (chromium's singleton files) goes with the
 /// trial directory. Its stdin is /dev/null and its stdout and stderr go to [`command_log`]
 /// files there (created exclusively, no link followed), so programs do not write over
-/// schedlab's progress.
+/// schedlab's progress. In a worker's `sandbox` the program gets only the spec's environment
+/// (and the three variables above), the trial directory becomes the sandbox user's, and the
+/// task becomes that user for good before its exec.
 fn prepare_exec(
     c: &schedlab_core::workload::Command,
     trial_dir: Option<(&std::path::Path, BorrowedFd)>,
     index: usize,
+    sandbox: Option<&schedlab_core::workload::Sandbox>,
 ) -> Result<schedlab_sys::ExecArgs, i32> {
     let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::ENOENT);
+    if sandbox.is_some() {
+        // The worker's own environment (PGPASSWORD, SCHEDLAB_DB...) is not the program's.
+        for (k, _) in std::env::vars_os() {
+            std::env::remove_var(k);
+        }
+    }
     if let Some((path, dir)) = trial_dir {
         use nix::fcntl::OFlag;
         let null = std::fs::File::open("/dev/null").map_err(errno)?;
@@ -441,13 +453,21 @@ fn prepare_exec(
         std::env::set_var("SCHEDLAB_TRIAL_DIR", path);
         std::env::set_var("TMPDIR", path);
     }
-    if let Some(dir) = &c.cwd {
-        std::env::set_current_dir(dir).map_err(errno)?;
-    }
     std::env::set_var("SCHEDLAB_TASK_INDEX", index.to_string());
     for (k, v) in &c.env {
         // SAFETY of set_var: this process is a freshly forked, single-threaded task.
         std::env::set_var(k, v);
+    }
+    // Only root changes users; any other worker's programs run as itself.
+    if let Some(s) = sandbox.filter(|_| schedlab_sys::is_root()) {
+        if let Some((_, dir)) = trial_dir {
+            schedlab_sys::dir::chown_fd(dir, s.uid, s.gid).map_err(errno)?;
+        }
+        schedlab_sys::drop_privileges(s.uid, s.gid).map_err(errno)?;
+    }
+    // After the drop: a `cwd` the sandbox user may not enter fails the program.
+    if let Some(dir) = &c.cwd {
+        std::env::set_current_dir(dir).map_err(errno)?;
     }
     schedlab_sys::ExecArgs::new(&c.argv).ok_or(libc::EINVAL)
 }

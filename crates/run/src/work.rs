@@ -9,6 +9,7 @@
 //! ([`allow`]).
 
 pub mod allow;
+pub mod iodir;
 
 use super::launcher::Launcher;
 use super::{catch_signals, one_trial, progress, Keeper, RunState, Session, Summary};
@@ -57,6 +58,11 @@ pub trait Queue {
     fn keeper(&mut self) -> &mut dyn Keeper;
     /// Gives the claimed trial back to the queue (it was interrupted; nothing was stored).
     fn release(&mut self) -> SinkResult<()>;
+    /// Gives the claimed trial back as one this worker cannot run, for `reason` (its machine
+    /// lacks what the run needs): the attempt counts, other workers may try it (after enough
+    /// attempts the run is refused with the reason), and this worker claims none of the
+    /// run's trials again.
+    fn refuse(&mut self, reason: &str) -> SinkResult<()>;
 }
 
 /// Options of a worker.
@@ -103,6 +109,12 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<Summary> {
             };
             let status = match run_claimed(&mut session, queue, &mut runs, &claimed, opts) {
                 Ok(s) => s,
+                Err(RunError::QueuedRunUnfit { run_id, why }) => {
+                    // Not this worker's to run, and no reason to stop: counted, passed on.
+                    say_err!("run {run_id} cannot run here: {why}; given back to the queue");
+                    queue.refuse(&why)?;
+                    continue;
+                }
                 Err(e) => {
                     let _ = queue.release();
                     return Err(e);
@@ -134,7 +146,7 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<Summary> {
 /// One line on stderr for a trial of a claimed run that ended with `status`.
 fn print_done(claimed: &Claimed, status: TrialStatus) {
     let planned = &claimed.plan.trials[claimed.position];
-    eprintln!(
+    say_err!(
         "run {}, trial {}/{} ({}{}{}): {}",
         claimed.run_id,
         claimed.position + 1,
@@ -149,10 +161,12 @@ fn print_done(claimed: &Claimed, status: TrialStatus) {
     );
 }
 
-/// A queued run this worker admitted: its plan as run here (in the worker's I/O directory)
-/// and its state across its trials.
+/// A queued run this worker admitted: its plan as run here (in the worker's I/O directory,
+/// its programs in the worker's sandbox), the I/O directory as admitted, and its state across
+/// its trials.
 struct Admitted {
     plan: Plan,
+    io_dir: iodir::IoDir,
     state: RunState,
 }
 
@@ -177,7 +191,7 @@ fn run_claimed(
         Entry::Vacant(e) => {
             let admission = admit(queue, c, opts)?;
             if let Admission::Refused(reason) = &admission {
-                eprintln!("refused: {reason}");
+                say_err!("refused: {reason}");
             }
             e.insert(admission)
         }
@@ -199,6 +213,14 @@ fn run_claimed(
         retry: c.retry,
         shown: c.position + 1,
     };
+    if let Some(why) = run.io_dir.moved() {
+        let (mut outcome, mut meta) = allow::refused(&why);
+        outcome.status = TrialStatus::Failed;
+        meta.retry = c.retry;
+        let sink = queue.keeper().sink();
+        sink.insert_trial(c.run_id, &a.planned, &outcome, &meta)?;
+        return Ok(Some(TrialStatus::Failed));
+    }
     let done = one_trial(
         session,
         queue.keeper(),
@@ -223,11 +245,16 @@ fn admit(queue: &mut dyn Queue, c: &Claimed, opts: &WorkOptions) -> Result<Admis
         Err(reason) => return Ok(Admission::Refused(reason)),
     };
     let mut plan = (*c.plan).clone();
-    plan.settings.io_dir = io_dir;
+    plan.settings.io_dir = io_dir.path.clone();
+    opts.allowed.confine(&mut plan);
     super::capacity::prepare_machine(&plan).map_err(|e| RunError::QueuedRunUnfit {
         run_id: c.run_id,
         why: format!("cannot run on this machine: {e}"),
     })?;
     let state = RunState::new(&plan, c.run_id, &c.units, queue.keeper().sink())?;
-    Ok(Admission::Admitted(Box::new(Admitted { plan, state })))
+    Ok(Admission::Admitted(Box::new(Admitted {
+        plan,
+        io_dir,
+        state,
+    })))
 }

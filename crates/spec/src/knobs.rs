@@ -212,6 +212,14 @@ pub fn check_knobs(knobs: &[KnobAxis], allow: &[String]) -> Result<Vec<CheckedKn
                 "a sysctl name such as \"kernel.sched_rr_timeslice_ms\", a path under /proc/sys or /sys, or \"cpufreq.governor\"",
             )
         })?;
+        if let Some(reason) = schedlab_core::records::runs_program(&path) {
+            return Err(Problem::new(
+                format!("axes.knobs[{i}].name"),
+                format!(
+                    "{path} is on schedlab's deny list: {reason}; no flag allows it (schedlab never makes the kernel run a program)"
+                ),
+            ));
+        }
         if let Some(reason) =
             schedlab_core::records::denied(&path).filter(|_| !allow.contains(&path))
         {
@@ -245,6 +253,13 @@ pub fn check_knobs(knobs: &[KnobAxis], allow: &[String]) -> Result<Vec<CheckedKn
                     "a knob's value is one line of printable text, at most 4096 bytes",
                 )
                 .accepting("a number such as 10 or a word such as \"madvise\""));
+            }
+            if let Some(reason) = schedlab_core::records::program_value(&path, &text) {
+                return Err(Problem::new(
+                    format!("axes.knobs[{i}].values[{n}]"),
+                    format!("{reason}; no flag allows it"),
+                )
+                .accepting("a file name pattern such as \"core.%p\""));
             }
             values.push(text);
         }
@@ -395,7 +410,22 @@ mod tests {
         );
         let allow = check_allow_knobs(&["kernel.core_pattern".into()]).unwrap();
         assert_eq!(allow, ["/proc/sys/kernel/core_pattern"]);
-        assert!(check_knobs(&core, &allow).is_ok());
+        // Allowed, the file takes a pattern; a pipe to a program no flag allows.
+        let e = check_knobs(&core, &allow).unwrap_err();
+        assert_eq!(e.key, "axes.knobs[0].values[0]");
+        assert!(e.message.contains("no flag allows it"), "{e}");
+        let file = vec![KnobAxis {
+            name: "kernel.core_pattern".into(),
+            values: vec![KnobValue::Text("core.%p".into())],
+        }];
+        assert!(check_knobs(&file, &allow).is_ok());
+        let agent = vec![KnobAxis {
+            name: "/sys/fs/cgroup/cpu/release_agent".into(),
+            values: vec![KnobValue::Text("/bin/true".into())],
+        }];
+        let allow_agent = ["/sys/fs/cgroup/cpu/release_agent".to_string()];
+        let e = check_knobs(&agent, &allow_agent).unwrap_err();
+        assert!(e.message.contains("no flag allows it"), "{e}");
         assert!(check_allow_knobs(&["/etc/passwd".into()]).is_err());
         let e = check_allow_knobs(&["a".into(), "/sys/power/*".into()]).unwrap_err();
         assert_eq!(e.key, "settings.allow_knobs[1]");

@@ -232,9 +232,43 @@ fn describe_toml_error(text: &str, e: &toml::de::Error) -> Located {
     }
 }
 
-/// Parses spec text, explaining any mistake with its position.
+/// Largest spec text read, bytes (the largest preset is a few KiB).
+pub const MAX_SPEC_BYTES: usize = 1 << 20;
+
+/// Parses spec text, explaining any mistake with its position; text over [`MAX_SPEC_BYTES`]
+/// is refused unread.
 pub fn parse_text(text: &str) -> Result<Spec, Located> {
+    if text.len() > MAX_SPEC_BYTES {
+        return Err(Located {
+            line_col: None,
+            key: None,
+            message: format!("the spec is {} bytes long", text.len()),
+            accepted: Some(format!("a spec of at most {MAX_SPEC_BYTES} bytes")),
+        });
+    }
     toml::from_str::<Spec>(text).map_err(|e| describe_toml_error(text, &e))
+}
+
+/// The text of spec file `path`, read up to [`MAX_SPEC_BYTES`] (a larger file is refused
+/// without reading the rest of it).
+pub fn read_spec_file(path: &Path) -> Result<String, SpecError> {
+    use std::io::Read;
+    let read = |source| SpecError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .map_err(read)?
+        .take(MAX_SPEC_BYTES as u64 + 1)
+        .read_to_string(&mut text)
+        .map_err(read)?;
+    if text.len() > MAX_SPEC_BYTES {
+        return Err(read(std::io::Error::other(format!(
+            "it is larger than {MAX_SPEC_BYTES} bytes, the most a spec may be"
+        ))));
+    }
+    Ok(text)
 }
 
 /// Places a problem found by [`Spec::validate`] at its key in `text` (or at the longest part
@@ -272,7 +306,7 @@ pub fn validate_file(path: &Path, spec: &Spec) -> Result<Checked, SpecError> {
         Err(p) => p,
     };
     let origin = path.display().to_string();
-    let in_file = std::fs::read_to_string(path).ok().and_then(|text| {
+    let in_file = read_spec_file(path).ok().and_then(|text| {
         let alone = parse_text(&text).ok()?;
         match alone.validate() {
             Err(p) if p == problem => Some(locate_problem(&text, &p)),

@@ -86,6 +86,7 @@ impl Spec {
     /// tied to its key, so that it can be positioned in a file.
     pub fn validate(&self) -> Result<Checked, Problem> {
         let (a, s) = (&self.axes, &self.settings);
+        check_text_fields(self)?;
         check_nonempty_axes(a)?;
         check_task_counts(&a.tasks)?;
         check_priorities(s)?;
@@ -274,12 +275,50 @@ fn timeout_ns(s: &Settings) -> Result<Option<u64>, Problem> {
     }
 }
 
+/// The spec's names, descriptions and labels (the experiment's, its claims', its programs')
+/// are printable text: a control character would reach a terminal, LaTeX or Markdown as a
+/// command (a CR ends a LaTeX comment line, ESC sequences retitle or clear a terminal).
+fn check_text_fields(spec: &Spec) -> Result<(), Problem> {
+    let mut fields: Vec<(String, &str)> = vec![
+        ("name".into(), &spec.name),
+        ("description".into(), &spec.description),
+    ];
+    for (i, c) in spec.claims.iter().enumerate() {
+        fields.push((format!("claims[{i}].name"), &c.name));
+        fields.push((format!("claims[{i}].text"), &c.text));
+    }
+    for (i, w) in spec.axes.workloads.iter().enumerate() {
+        for (j, c) in w.commands.iter().enumerate() {
+            if let Some(name) = &c.name {
+                fields.push((format!("axes.workloads[{i}].commands[{j}].name"), name));
+            }
+        }
+    }
+    for (key, text) in fields {
+        if let Some(why) = schedlab_core::text::refusal("it", text) {
+            return Err(Problem::new(key, why).accepting("printable text on one line"));
+        }
+    }
+    Ok(())
+}
+
+/// Longest CPU list the `cpus` axis (`--cpus`) takes, bytes: every CPU up to 65535 written
+/// one by one is under 400 KiB, and no real list needs a tenth of this.
+pub const MAX_CPU_LIST_BYTES: usize = 16 * 1024;
+
 /// The CPU lists of the `cpus` axis, parsed; every CPU must be allowed to this process.
 fn cpu_sets(lists: &[String]) -> Result<Vec<Vec<usize>>, Problem> {
     let online = schedlab_sys::allowed_cpus();
     let mut sets = Vec::with_capacity(lists.len());
     for (i, c) in lists.iter().enumerate() {
         let key = format!("axes.cpus[{i}]");
+        if c.len() > MAX_CPU_LIST_BYTES {
+            return Err(
+                Problem::new(key, format!("the CPU list is {} bytes long", c.len())).accepting(
+                    format!("at most {MAX_CPU_LIST_BYTES} bytes, with ranges such as \"0-3,5\""),
+                ),
+            );
+        }
         let list = schedlab_procfs::parse_cpu_list(c).map_err(|e| {
             // The format goes into `accepted`.
             Problem::new(key.as_str(), e.what()).accepting(

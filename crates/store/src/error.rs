@@ -37,6 +37,23 @@ pub enum StoreError {
         /// SQLite's reason.
         source: rusqlite::Error,
     },
+    /// An SQLite file (or its directory) someone else could have planted or could change: a
+    /// symbolic link, another user's file, a directory others may write.
+    #[error("the results database {location} {why}; pass --db a file of your own in a directory only you can write")]
+    Unsafe {
+        /// The path given.
+        location: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A `--db-password-file` that cannot be used: a link, another user's, readable by others.
+    #[error("the password file {} {why}; give --db-password-file a file of your own, mode 0600 (or use PGPASSWORD or ~/.pgpass)", path.display())]
+    PasswordFile {
+        /// The file given.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
     /// A `--db` value that is no file path or PostgreSQL URL schedlab accepts (never holding the
     /// password).
     #[error("{0}")]
@@ -145,6 +162,8 @@ impl StoreError {
             StoreError::NoDatabase { .. }
                 | StoreError::NotSchedlab { .. }
                 | StoreError::CannotOpen { .. }
+                | StoreError::Unsafe { .. }
+                | StoreError::PasswordFile { .. }
                 | StoreError::BadLocation(_)
                 | StoreError::BadUrl { .. }
                 | StoreError::UnknownHost { .. }

@@ -26,6 +26,7 @@ mod write;
 
 pub use error::{is_unreachable, Result, StoreError};
 pub use location::{hide_password, Location};
+pub use pg::{read_password_file, use_password};
 pub use spool::SpooledRun;
 pub use write::RunIdentity;
 
@@ -197,38 +198,50 @@ fn not_schedlab(shown: &Location, why: impl Into<String>) -> StoreError {
     }
 }
 
-/// Opens an SQLite file in `mode`.
+/// Opens an SQLite file in `mode`, after [`check_file`].
 fn open_sqlite(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<Db> {
-    if mode != Mode::Write && !path.exists() {
+    if mode != Mode::Write && schedlab_sys::lstat(path).is_err() {
         return Err(StoreError::NoDatabase {
             location: shown.to_string(),
         });
     }
+    check_file(path, shown, mode)?;
     if mode != Mode::Read {
-        let conn = Connection::open(path).map_err(|source| StoreError::CannotOpen {
-            location: shown.to_string(),
-            hint: "; check that its directory exists and is writable, or pass --db PATH",
-            source,
-        })?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn =
+            Connection::open_with_flags(path, flags).map_err(|source| StoreError::CannotOpen {
+                location: shown.to_string(),
+                hint: "; check that its directory exists and is writable, or pass --db PATH",
+                source,
+            })?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.set_prepared_statement_cache_capacity(64);
-        let version = check_version(&conn, shown)?;
-        if version == 0 {
-            if mode == Mode::Existing {
-                return Err(not_schedlab(shown, "is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote"));
-            }
-            conn.execute_batch(SCHEMA)
-                .with_context(|| format!("cannot create the schema in {shown}"))?;
+        // A current version comes with its whole schema (both are made in one transaction):
+        // then nothing is written, and a read-only file can still be opened. Anything else is
+        // read again, and made, under the write lock.
+        let current = conn
+            .query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+            .is_ok_and(|v| v == SCHEMA_VERSION);
+        if current {
+            check_version(&conn, shown)?;
         } else {
-            migrate::upgrade_sqlite(&conn, version)
-                .with_context(|| format!("cannot upgrade the schema of {shown}"))?;
-        }
-        if version != SCHEMA_VERSION {
-            conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+            // A table rebuild of an upgrade must not delete the rows that refer to it: foreign
+            // keys are off around the transaction (the pragma is a no-op inside one).
+            let enforced: bool = conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?;
+            conn.execute_batch("PRAGMA foreign_keys = OFF")?;
+            let prepared = in_immediate(&conn, || prepare_schema(&conn, shown, mode));
+            if enforced {
+                conn.execute_batch("PRAGMA foreign_keys = ON")?;
+            }
+            prepared?;
         }
         return Ok(Db::Sqlite(conn));
     }
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_NOFOLLOW;
     let conn =
         Connection::open_with_flags(path, flags).map_err(|source| StoreError::CannotOpen {
             location: shown.to_string(),
@@ -250,9 +263,91 @@ fn open_sqlite(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<D
         copy.run_to_completion(1024, std::time::Duration::ZERO, None)
             .with_context(|| format!("cannot read {shown}"))?;
     }
+    // A copy: its rebuilt tables keep the rows that refer to them (foreign keys off).
+    mem.execute_batch("PRAGMA foreign_keys = OFF")?;
     migrate::upgrade_sqlite(&mem, version)
         .with_context(|| format!("cannot read the schema of {shown} (version {version})"))?;
     Ok(Db::Sqlite(mem))
+}
+
+/// The SQLite file at `path` may be opened in `mode`: never a symbolic link; for writing, in a
+/// directory nobody else may write (SQLite creates its journal beside it, by name), and
+/// either created here anew (`O_CREAT | O_EXCL | O_NOFOLLOW`) or a regular file of this
+/// process's user with one link. Else [`StoreError::Unsafe`], saying why.
+fn check_file(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<()> {
+    let unsafe_file = |why: String| StoreError::Unsafe {
+        location: shown.to_string(),
+        why,
+    };
+    if mode == Mode::Read {
+        return match schedlab_sys::lstat(path) {
+            Ok(m) if m.kind == schedlab_sys::FileKind::Symlink => {
+                Err(unsafe_file("is a symbolic link".into()))
+            }
+            _ => Ok(()),
+        };
+    }
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| unsafe_file("names no file (a UTF-8 name, not a directory)".into()))?;
+    let dir = schedlab_sys::OutDir::open(path.parent().unwrap_or(std::path::Path::new("")))
+        .map_err(|e| unsafe_file(format!("cannot be kept safe: {e}")))?;
+    let existing = dir
+        .entry(name)
+        .map_err(|e| unsafe_file(format!("cannot be checked: {e}")))?;
+    let found = match existing {
+        Some(m) => m,
+        None => {
+            // Created anew, or by a concurrent run a moment before: either way checked below.
+            match dir.create_new(name, 0o666) {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(unsafe_file(format!("cannot be created: {e}"))),
+            }
+            dir.entry(name)
+                .map_err(|e| unsafe_file(format!("cannot be checked: {e}")))?
+                .ok_or_else(|| unsafe_file("vanished as it was created".into()))?
+        }
+    };
+    schedlab_sys::OutDir::own_file(&found).map_err(unsafe_file)
+}
+
+/// Runs `f` in one `BEGIN IMMEDIATE` transaction of `conn`: the write lock is taken before
+/// anything is read, so two processes opening one new file never see each other's half-made
+/// schema (the second waits, then finds it whole). Rolled back when `f` fails.
+fn in_immediate<T>(conn: &Connection, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    match f() {
+        Ok(v) => {
+            conn.execute_batch("COMMIT")?;
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// Creates the schema of a new database, or upgrades an older one, in `mode` (inside the
+/// caller's transaction); refuses a database without the schema when `mode` needs one.
+fn prepare_schema(conn: &Connection, shown: &Location, mode: Mode) -> Result<()> {
+    let version = check_version(conn, shown)?;
+    if version == 0 {
+        if mode == Mode::Existing {
+            return Err(not_schedlab(shown, "is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote"));
+        }
+        conn.execute_batch(SCHEMA)
+            .with_context(|| format!("cannot create the schema in {shown}"))?;
+    } else {
+        migrate::upgrade_sqlite(conn, version)
+            .with_context(|| format!("cannot upgrade the schema of {shown}"))?;
+    }
+    if version != SCHEMA_VERSION {
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    }
+    Ok(())
 }
 
 /// The schema version of `conn`'s database: 0 for a new, empty one. Refuses a file that is not
@@ -365,3 +460,7 @@ fn pg_version(db: &Db, shown: &Location) -> Result<i64> {
     };
     check_tables(shown, version, &tables, OLDEST_PG_VERSION)
 }
+
+#[cfg(test)]
+#[path = "lib_tests.rs"]
+mod tests;

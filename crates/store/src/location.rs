@@ -1,5 +1,5 @@
 //! Where a results store is: an SQLite file or a PostgreSQL server (`--db PATH` or
-//! `--db postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, or `SCHEDLAB_DB`).
+//! `--db postgres://USER@HOST[:PORT]/DATABASE`, or `SCHEDLAB_DB`, which may hold a password).
 
 use crate::error::StoreError;
 use schedlab_machine::secret;
@@ -87,7 +87,7 @@ impl FromStr for Location {
                 .iter()
                 .any(|k| w.strip_prefix(k).is_some_and(|r| r.starts_with('=')))
         }) {
-            Err(StoreError::BadLocation("a key=value connection string (not shown: it may hold a password) is not accepted; write postgres://USER@HOST:PORT/DATABASE, with the password in the URL (percent-encoded) or in PGPASSWORD".into()))
+            Err(StoreError::BadLocation("a key=value connection string (not shown: it may hold a password) is not accepted; write postgres://USER@HOST:PORT/DATABASE, with the password in PGPASSWORD, ~/.pgpass or --db-password-file".into()))
         } else {
             Ok(Location::File(PathBuf::from(s)))
         }

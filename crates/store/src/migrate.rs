@@ -196,27 +196,17 @@ fn rebuild(conn: &Connection, table: &str) -> Result<()> {
         .map(|c| db::quote_ident(c))
         .collect::<Vec<_>>()
         .join(", ");
-    // Other tables' rows refer to this one's: dropping it must not delete them (rusqlite's
-    // SQLite enforces foreign keys unless told not to; the pragma is a no-op in a transaction).
-    let enforced: bool = conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?;
-    conn.execute_batch("PRAGMA foreign_keys = OFF")?;
-    let rebuilt = conn.execute_batch(&format!(
-        "BEGIN;
+    // Other tables' rows refer to this one's: dropping it must not delete them. The caller
+    // (`open_sqlite`) turns foreign keys off around its transaction, as the pragma is a no-op
+    // inside one; this runs inside it, in a savepoint.
+    conn.execute_batch(&format!(
+        "SAVEPOINT rebuild;
          {create}
          INSERT INTO {table}_new ({list}) SELECT {list} FROM {table};
          DROP TABLE {table};
          ALTER TABLE {table}_new RENAME TO {table};
-         COMMIT;"
-    ));
-    if rebuilt.is_err() {
-        let _ = conn.execute_batch("ROLLBACK");
-    }
-    conn.execute_batch(if enforced {
-        "PRAGMA foreign_keys = ON"
-    } else {
-        "PRAGMA foreign_keys = OFF"
-    })?;
-    rebuilt?;
+         RELEASE rebuild;"
+    ))?;
     // The indexes dropped with the old table (every other statement of the schema is a no-op).
     conn.execute_batch(SCHEMA)?;
     Ok(())

@@ -4,10 +4,104 @@
 use super::location::hide_password;
 use crate::error::{Result, StoreError};
 use std::net::ToSocketAddrs;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Time allowed to reach the server when the URL sets none (`connect_timeout`).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The password of `--db-password-file`, read once by the binary ([`use_password`]).
+static GIVEN_PASSWORD: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Uses `password` for every connection whose URL names none, before `PGPASSWORD` and
+/// `~/.pgpass` (the password of `--db-password-file`).
+pub fn use_password(password: String) {
+    let _ = GIVEN_PASSWORD.set(password);
+}
+
+/// Longest password file read, bytes.
+const MAX_PASSWORD_FILE_BYTES: u64 = 4096;
+
+/// The password in the file at `path` (`--db-password-file`): its first line. Refused, as
+/// libpq refuses a `.pgpass` that others may read, unless it is a regular file (not a link)
+/// of this process's user that nobody else may read or write.
+pub fn read_password_file(path: &Path) -> Result<String> {
+    use std::io::Read;
+    let refuse = |why: String| StoreError::PasswordFile {
+        path: path.to_path_buf(),
+        why,
+    };
+    let m = schedlab_sys::lstat(path).map_err(|e| refuse(format!("cannot be read: {e}")))?;
+    if m.kind != schedlab_sys::FileKind::Regular {
+        return Err(refuse(
+            "is not a regular file (a link or something else)".into(),
+        ));
+    }
+    if m.uid != schedlab_sys::euid() {
+        return Err(refuse(format!(
+            "is owned by uid {}, not by the user running schedlab",
+            m.uid
+        )));
+    }
+    if m.mode & 0o077 != 0 {
+        return Err(refuse(format!(
+            "may be read or written by others (mode {:04o}); chmod 0600 it",
+            m.mode
+        )));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_PASSWORD_FILE_BYTES).read_to_string(&mut text))
+        .map_err(|e| refuse(format!("cannot be read: {e}")))?;
+    let line = text.lines().next().unwrap_or("").trim_end_matches('\r');
+    if line.is_empty() {
+        return Err(refuse("holds no password on its first line".into()));
+    }
+    Ok(line.to_string())
+}
+
+/// The password `~/.pgpass` (or `$PGPASSFILE`) gives for `host`, `port`, `db` and `user`, as
+/// libpq reads it: `host:port:database:user:password` lines, `*` matching anything, `\:` and
+/// `\\` escaped, `#` comments; a file others may read or write is ignored, as libpq does.
+fn pgpass(host: &str, port: u16, db: &str, user: &str) -> Option<String> {
+    let path = match std::env::var_os("PGPASSFILE") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(std::env::var_os("HOME")?).join(".pgpass"),
+    };
+    let m = schedlab_sys::lstat(&path).ok()?;
+    if m.kind != schedlab_sys::FileKind::Regular || m.mode & 0o077 != 0 {
+        return None;
+    }
+    let text = std::fs::read_to_string(&path).ok()?;
+    let port = port.to_string();
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .find_map(|line| {
+            let f = pgpass_fields(line);
+            let matches = |i: usize, want: &str| f.get(i).is_some_and(|v| v == "*" || v == want);
+            (f.len() == 5
+                && matches(0, host)
+                && matches(1, &port)
+                && matches(2, db)
+                && matches(3, user))
+            .then(|| f[4].clone())
+        })
+}
+
+/// The fields of a `.pgpass` line: four split at unescaped `:`, then the rest of the line (the
+/// password, which may hold `:`), `\` escaping the next character.
+fn pgpass_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => fields.last_mut().expect("one").extend(chars.next()),
+            ':' if fields.len() < 5 => fields.push(String::new()),
+            c => fields.last_mut().expect("one").push(c),
+        }
+    }
+    fields
+}
 
 /// Connects to the server at `url`; with `read_only`, every transaction of the session is
 /// read-only (`default_transaction_read_only`), so a reading command cannot write.
@@ -23,7 +117,7 @@ pub fn connect(url: &str, read_only: bool) -> Result<postgres::Client> {
     };
     let mut cfg: postgres::Config = url.parse().map_err(|e| {
         bad(format!(
-            "is not a valid PostgreSQL URL ({e}); write it as postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+            "is not a valid PostgreSQL URL ({e}); write it as postgres://USER@HOST[:PORT]/DATABASE"
         ))
     })?;
     if cfg.get_user().is_none() {
@@ -33,7 +127,7 @@ pub fn connect(url: &str, read_only: bool) -> Result<postgres::Client> {
         cfg.user(&user);
     }
     if cfg.get_password().is_none() {
-        if let Ok(p) = std::env::var("PGPASSWORD") {
+        if let Some(p) = password_for(&cfg) {
             cfg.password(p);
         }
     }
@@ -62,6 +156,28 @@ pub fn connect(url: &str, read_only: bool) -> Result<postgres::Client> {
     cfg.application_name("schedlab");
     cfg.connect(postgres::NoTls)
         .map_err(|e| connect_error(&shown, &cfg, &e).into())
+}
+
+/// The password for a URL that names none: `--db-password-file`'s, else `PGPASSWORD`, else
+/// the `~/.pgpass` line for the URL's host, port, database and user.
+fn password_for(cfg: &postgres::Config) -> Option<String> {
+    if let Some(p) = GIVEN_PASSWORD.get() {
+        return Some(p.clone());
+    }
+    if let Ok(p) = std::env::var("PGPASSWORD") {
+        return Some(p);
+    }
+    let host = match cfg.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(h)) => h.clone(),
+        _ => "localhost".to_string(),
+    };
+    let port = cfg.get_ports().first().copied().unwrap_or(5432);
+    pgpass(
+        &host,
+        port,
+        cfg.get_dbname().unwrap_or(""),
+        cfg.get_user().unwrap_or(""),
+    )
 }
 
 /// Resolves the URL's host names to addresses on the calling thread (see [`connect`]), unless
@@ -124,7 +240,7 @@ fn connect_error(shown: &str, cfg: &postgres::Config, e: &postgres::Error) -> Co
     if let Some(d) = e.as_db_error() {
         let what = match d.code().code() {
             "28P01" | "28000" => format!(
-                "the server refused user {user} ({}); check the user and password in the URL (or PGPASSWORD) and the server's pg_hba.conf",
+                "the server refused user {user} ({}); check the user, the password (PGPASSWORD, ~/.pgpass or --db-password-file) and the server's pg_hba.conf",
                 d.message()
             ),
             "3D000" => format!(
@@ -167,4 +283,43 @@ pub(crate) fn unreachable(pe: &postgres::Error) -> bool {
     pe.as_db_error().is_none()
         && std::error::Error::source(pe)
             .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pgpass_lines_match_as_libpq_reads_them() {
+        assert_eq!(
+            pgpass_fields(r"h:5432:d\:b:u:p\\w:x"),
+            ["h", "5432", "d:b", "u", r"p\w:x"]
+        );
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("pgpass");
+        std::fs::write(
+            &f,
+            "# c\nother:*:*:*:no\n127.0.0.1:*:lab:alice:s3:cr\\:et\n",
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::env::set_var("PGPASSFILE", &f);
+        assert_eq!(
+            pgpass("127.0.0.1", 5433, "lab", "alice").as_deref(),
+            Some("s3:cr:et")
+        );
+        assert_eq!(pgpass("127.0.0.1", 5433, "lab", "bob"), None);
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(
+            pgpass("127.0.0.1", 5433, "lab", "alice"),
+            None,
+            "others may read it"
+        );
+        std::env::remove_var("PGPASSFILE");
+        let e = read_password_file(&f).unwrap_err().to_string();
+        assert!(e.contains("mode 0644"), "{e}");
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(read_password_file(&f).unwrap(), "# c");
+    }
 }

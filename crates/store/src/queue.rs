@@ -164,6 +164,31 @@ impl Store {
         labels: &[String],
         lease_ms: i64,
     ) -> Result<Result<Claim, Idle>> {
+        self.claim_except(worker, labels, lease_ms, &[])
+    }
+
+    /// [`Store::claim`], passing over the runs in `except` (which this worker cannot run).
+    pub fn claim_except(
+        &self,
+        worker: &str,
+        labels: &[String],
+        lease_ms: i64,
+        except: &[i64],
+    ) -> Result<Result<Claim, Idle>> {
+        let skip = |first: usize| {
+            let marks: Vec<String> = (first..first + except.len())
+                .map(|i| format!("?{i}"))
+                .collect();
+            if marks.is_empty() {
+                String::new()
+            } else {
+                format!(" AND run_id NOT IN ({})", marks.join(", "))
+            }
+        };
+        let excepted = |mut v: Vec<Value>| {
+            v.extend(except.iter().map(|&id| Value::Int(id)));
+            v
+        };
         self.db.execute(
             &format!(
                 "UPDATE queue SET state = 'failed', lease_until_ms = NULL,
@@ -179,12 +204,13 @@ impl Store {
                         lease_until_ms = {{now_ms}} + ?2
                  WHERE queue_id = (SELECT queue_id FROM queue
                                    WHERE (state = 'pending' OR (state = 'claimed' AND lease_until_ms < {{now_ms}}))
-                                     AND {}
+                                     AND {}{}
                                    ORDER BY run_id, position, retry LIMIT 1 {{skip_locked}})
                  RETURNING queue_id, run_id, cell_index, trial_index, position, attempts, retry",
-                label_matches(3, labels.len())
+                label_matches(3, labels.len()),
+                skip(3 + labels.len())
             ),
-            &with_labels(params![worker, lease_ms], labels),
+            &excepted(with_labels(params![worker, lease_ms], labels)),
             |r| {
                 Ok(Claim {
                     queue_id: r.get(0)?,
@@ -202,10 +228,11 @@ impl Store {
         }
         let claimed: i64 = self.db.query_one(
             &format!(
-                "SELECT COUNT(*) FROM queue WHERE state IN ('pending', 'claimed') AND {}",
-                label_matches(1, labels.len())
+                "SELECT COUNT(*) FROM queue WHERE state IN ('pending', 'claimed') AND {}{}",
+                label_matches(1, labels.len()),
+                skip(1 + labels.len())
             ),
-            &with_labels(&[], labels),
+            &excepted(with_labels(&[], labels)),
             |r| r.get(0),
         )?;
         Ok(Err(if claimed > 0 {
@@ -221,6 +248,39 @@ impl Store {
             "UPDATE queue SET lease_until_ms = {now_ms} + ?3 WHERE queue_id = ?1 AND attempts = ?2 AND state = 'claimed'",
             params![claim.queue_id, claim.attempt, lease_ms],
         )? == 1)
+    }
+
+    /// Gives `claim` back as one this worker cannot run, for `reason` (its machine lacks what
+    /// the run needs): the attempt counts, and the trial is pending again for other workers,
+    /// unless [`MAX_ATTEMPTS`] workers have tried: then every trial of the run still waiting
+    /// is failed with the reason and the run with them. Returns whether it was refused so.
+    pub fn give_back(&self, claim: &Claim, reason: &str) -> Result<bool> {
+        self.db.transaction(|| {
+            let mine = self.db.execute(
+                "UPDATE queue SET state = 'pending', worker = NULL, lease_until_ms = NULL, reason = ?3
+                 WHERE queue_id = ?1 AND attempts = ?2 AND state = 'claimed'",
+                params![claim.queue_id, claim.attempt, reason],
+            )?;
+            if mine == 0 || claim.attempt < MAX_ATTEMPTS {
+                return Ok(false);
+            }
+            let why = format!(
+                "no worker could run it ({} tried): {reason}",
+                claim.attempt
+            );
+            self.db.execute(
+                "UPDATE queue SET state = 'failed', reason = ?2
+                 WHERE run_id = ?1 AND state = 'pending'",
+                params![claim.run_id, why.as_str()],
+            )?;
+            self.db.execute(
+                "UPDATE runs SET status = 'failed', finished_at = ?2
+                 WHERE run_id = ?1 AND status IN ('queued', 'running')
+                   AND NOT EXISTS (SELECT 1 FROM queue q WHERE q.run_id = ?1 AND q.state IN ('pending', 'claimed'))",
+                params![claim.run_id, super::now_utc()],
+            )?;
+            Ok(true)
+        })
     }
 
     /// Gives `claim` back: the trial is pending again (and this attempt does not count).

@@ -156,12 +156,47 @@ pub fn user_name(uid: u32) -> Option<String> {
         .map(|u| u.name)
 }
 
+/// The uid and primary gid of user `name` from the user database, if it has one.
+pub fn user_ids(name: &str) -> Option<(u32, u32)> {
+    nix::unistd::User::from_name(name)
+        .ok()
+        .flatten()
+        .map(|u| (u.uid.as_raw(), u.gid.as_raw()))
+}
+
 /// Opens the directory at `path`, following symbolic links (the user chose that path), for
 /// creating private directories in it.
 pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
     let fd = nix::fcntl::open(
         path,
         OFlag::O_DIRECTORY | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )?;
+    Ok(owned(fd))
+}
+
+/// Opens directory `name` under `dir` as a path only (`O_PATH`: search permission suffices,
+/// as for a path lookup); refuses a symbolic link and anything else that is not a directory.
+/// The fd serves `*at` calls and `fstat`, not reading its entries.
+pub fn open_path_at(dir: BorrowedFd, name: &str) -> io::Result<OwnedFd> {
+    if name == ".." {
+        // `..` is never a link; it is no single component `check_name` lets through.
+        let fd = openat(
+            Some(dir.as_raw_fd()),
+            "..",
+            OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )?;
+        return Ok(owned(fd));
+    }
+    open_at(dir, name, OFlag::O_PATH | OFlag::O_DIRECTORY, Mode::empty())
+}
+
+/// Opens the directory at `path` as a path only (see [`open_path_at`]), following links.
+pub fn open_path(path: &Path) -> io::Result<OwnedFd> {
+    let fd = nix::fcntl::open(
+        path,
+        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
         Mode::empty(),
     )?;
     Ok(owned(fd))
@@ -269,6 +304,23 @@ pub fn create_file_at(dir: BorrowedFd, name: &str, flags: OFlag) -> io::Result<F
     Ok(File::from(fd))
 }
 
+/// Creates file `name` in `dir` for writing with `mode` (less the umask): refuses an existing
+/// entry (EEXIST), a symbolic link included. `flags` are added.
+pub fn create_file_mode_at(
+    dir: BorrowedFd,
+    name: &str,
+    flags: OFlag,
+    mode: u32,
+) -> io::Result<File> {
+    let fd = open_at(
+        dir,
+        name,
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | flags,
+        Mode::from_bits_truncate(mode),
+    )?;
+    Ok(File::from(fd))
+}
+
 /// Opens file `name` of `dir` for reading; refuses a symbolic link (ELOOP). `flags` are added.
 pub fn open_file_at(dir: BorrowedFd, name: &str, flags: OFlag) -> io::Result<File> {
     Ok(File::from(open_at(
@@ -316,6 +368,16 @@ fn entries(dir: BorrowedFd) -> io::Result<Vec<(String, Option<Type>)>> {
         }
     }
     Ok(names)
+}
+
+/// Gives the open file `fd` to user `uid` and group `gid` (fchown): the trial directory of a
+/// program a worker runs as an unprivileged user.
+pub fn chown_fd(fd: BorrowedFd, uid: u32, gid: u32) -> io::Result<()> {
+    Ok(nix::unistd::fchown(
+        fd.as_raw_fd(),
+        Some(nix::unistd::Uid::from_raw(uid)),
+        Some(nix::unistd::Gid::from_raw(gid)),
+    )?)
 }
 
 /// Makes `dir` the working directory of the calling process (fchdir).

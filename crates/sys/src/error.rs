@@ -62,6 +62,14 @@ pub enum SysError {
         /// The deepest nesting removed.
         depth: usize,
     },
+    /// A directory schedlab would write into, where someone else could plant entries.
+    #[error("{} {why}, so another user could plant a link or a file at the names schedlab writes; choose a directory only you (or root) can write", path.display())]
+    OpenToOthers {
+        /// The directory.
+        path: PathBuf,
+        /// Who else may write it.
+        why: String,
+    },
     /// Shared memory cannot hold a type aligned to more than a page.
     #[error("a shared slice cannot hold a type aligned to more than a page (4096 bytes)")]
     OverAligned,
@@ -74,6 +82,7 @@ impl SysError {
             SysError::ThreadsUnknown { source } => source.kind(),
             SysError::CpuBeyondMask { .. } | SysError::OverAligned => io::ErrorKind::InvalidInput,
             SysError::NamesTaken { .. } => io::ErrorKind::AlreadyExists,
+            SysError::OpenToOthers { .. } => io::ErrorKind::PermissionDenied,
             _ => io::ErrorKind::Other,
         }
     }

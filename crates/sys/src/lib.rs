@@ -16,11 +16,14 @@
 //! - [`error`]: the refusals that are schedlab's own ([`SysError`]), inside `io::Error`.
 //! - [`dir`]: directories held open (private ones in shared directories, the state directory)
 //!   and the files in them reached through the fd, no links followed.
+//! - [`outdir`]: output directories a user names, refused when others may write them, and
+//!   files written in them under a temp name and renamed.
 
 pub mod clock;
 pub mod dir;
 pub mod error;
 pub mod host;
+pub mod outdir;
 pub mod process;
 pub mod sched;
 pub mod shm;
@@ -28,16 +31,18 @@ pub mod threads;
 pub mod wait;
 
 pub use clock::{now_ns, process_cpu_ns, sleep_until_ns, thread_cpu_ns};
-pub use dir::{lstat, user_name, DirFd, FileKind, FileMeta};
+pub use dir::{lstat, user_ids, user_name, DirFd, FileKind, FileMeta};
 pub use error::SysError;
 pub use host::{
     is_tmpfs, lock_exclusive, read_small, set_rlimit, soft_rlimit, uname, FileLock, Resource, Uname,
 };
+pub use outdir::OutDir;
 pub use process::{
-    become_child_subreaper, detach_terminal_on_hangup, die_with_parent, euid, exit_now, fork,
-    fork_stamped, getpid, gettid, group_alive, is_root, kill_group, process_exists,
-    redirect_std_fd, restore_default_signal, setpgid, signal_description, signal_ignored,
-    signal_process, thread_count, ExecArgs, Signal,
+    become_child_subreaper, detach_terminal_on_hangup, die_with_parent, drop_privileges, egid,
+    euid, exit_now, fork, fork_stamped, getpid, gettid, group_alive, ignore_signal, is_root,
+    kill_group, parent_is, process_exists, redirect_std_fd, restore_default_signal, setpgid,
+    signal_description, signal_ignored, signal_on_parent_death, signal_process,
+    terminating_signals, thread_count, ExecArgs, Signal,
 };
 pub use sched::{
     affinity_of, allowed_cpus, cpu_set, current_cpu, pin_command, sched_getattr, sched_setattr,

@@ -28,6 +28,11 @@ pub fn euid() -> u32 {
     nix::unistd::geteuid().as_raw()
 }
 
+/// Effective group id of the process.
+pub fn egid() -> u32 {
+    nix::unistd::getegid().as_raw()
+}
+
 /// Whether the effective uid is 0.
 pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
@@ -113,11 +118,72 @@ pub fn exit_now(code: i32) -> ! {
 /// Asks the kernel to send SIGKILL to the caller when its parent thread dies; exits with
 /// status 111 at once if the parent (`parent_pid`) is already gone.
 pub fn die_with_parent(parent_pid: i32) {
-    let _ = prctl::set_pdeathsig(Signal::SIGKILL);
+    signal_on_parent_death(parent_pid, Signal::SIGKILL);
+}
+
+/// Asks the kernel to send `sig` to the caller when its parent thread dies
+/// (PR_SET_PDEATHSIG); exits with status 111 at once if the parent (`parent_pid`) is already
+/// gone.
+pub fn signal_on_parent_death(parent_pid: i32, sig: Signal) {
+    let _ = prctl::set_pdeathsig(sig);
     // The parent may already be gone between fork and prctl.
-    if nix::unistd::getppid().as_raw() != parent_pid {
+    if !parent_is(parent_pid) {
         exit_now(111);
     }
+}
+
+/// Whether the caller's parent is still `parent_pid` (an orphan is adopted by another).
+pub fn parent_is(parent_pid: i32) -> bool {
+    nix::unistd::getppid().as_raw() == parent_pid
+}
+
+/// The signals whose default action ends the process and that a process can catch without
+/// harm, by number: SIGPIPE excepted (a run ignores it, see [`ignore_signal`]), and the
+/// signals of faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT), which a
+/// handler that returns would only meet again. The real-time signals (SIGRTMIN..SIGRTMAX,
+/// those the C library keeps for itself excepted) end a process by default too.
+pub fn terminating_signals() -> Vec<i32> {
+    let mut out = vec![
+        libc::SIGHUP,
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGQUIT,
+        libc::SIGUSR1,
+        libc::SIGUSR2,
+        libc::SIGALRM,
+        libc::SIGVTALRM,
+        libc::SIGPROF,
+        libc::SIGXCPU,
+        libc::SIGXFSZ,
+        libc::SIGIO,
+        libc::SIGPWR,
+        libc::SIGSTKFLT,
+    ];
+    out.extend(libc::SIGRTMIN()..=libc::SIGRTMAX());
+    out
+}
+
+/// Makes the caller ignore `sig` (SIG_IGN): for SIGPIPE, a write to a closed pipe then fails
+/// with EPIPE instead of ending the process. An ignored signal stays ignored across fork and
+/// exec: restore the default ([`restore_default_signal`]) in children that run programs.
+pub fn ignore_signal(sig: Signal) -> io::Result<()> {
+    // SAFETY: SIG_IGN installs no handler of ours, so no code runs in signal context.
+    unsafe { nix::sys::signal::signal(sig, SigHandler::SigIgn) }
+        .map(|_| ())
+        .map_err(io::Error::from)
+}
+
+/// Makes the calling process user `uid` with group `gid` and no other group, for good (real,
+/// effective and saved ids alike), with no way back to more through a set-id program
+/// (PR_SET_NO_NEW_PRIVS). For a forked, single-threaded child about to exec a program.
+pub fn drop_privileges(uid: u32, gid: u32) -> io::Result<()> {
+    use nix::unistd::{Gid, Uid};
+    let (u, g) = (Uid::from_raw(uid), Gid::from_raw(gid));
+    nix::unistd::setgroups(&[g])?;
+    nix::unistd::setresgid(g, g, g)?;
+    nix::unistd::setresuid(u, u, u)?;
+    prctl::set_no_new_privs()?;
+    Ok(())
 }
 
 /// Makes the caller a child subreaper: orphaned descendants are reparented to it, not to init.
@@ -321,6 +387,29 @@ mod tests {
         let _ = t.join();
         // Other tests may start or end threads between the two readings.
         assert!(ours >= 2 && theirs >= 2, "{ours} {theirs}");
+    }
+
+    #[test]
+    fn every_signal_that_ends_a_process_by_default_is_listed_but_faults_and_pipe() {
+        let caught = terminating_signals();
+        for sig in [
+            libc::SIGQUIT,
+            libc::SIGUSR1,
+            libc::SIGALRM,
+            libc::SIGRTMIN(),
+        ] {
+            assert!(caught.contains(&sig), "{sig}");
+        }
+        for sig in [
+            libc::SIGPIPE,
+            libc::SIGSEGV,
+            libc::SIGKILL,
+            libc::SIGCHLD,
+            libc::SIGABRT,
+        ] {
+            assert!(!caught.contains(&sig), "{sig}");
+        }
+        assert!(caught.len() >= 14 + 30, "{}", caught.len());
     }
 
     #[test]

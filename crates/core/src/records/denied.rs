@@ -12,6 +12,12 @@
 //! until a reboot (one-way switches such as modules_disabled), so a restore would fail.
 //! The list is not exhaustive: knobs need root, and it stops mistakes and planted specs, not
 //! root itself.
+//!
+//! Files whose write makes the kernel run a program as root (the module loader, power-off and
+//! device-event helpers, binfmt_misc, a cgroup's `release_agent` and the `notify_on_release`
+//! that calls it) are refused whatever `--allow-knob` says ([`runs_program`]), and so is a
+//! core_pattern that pipes dumps to a program ([`program_value`]): a spec, a queued run or a
+//! planted journal must never be a way to have root run a program.
 
 /// Denied files as path patterns, with the reason. A `*` matches within one component, a
 /// `**` component any number of components.
@@ -23,6 +29,8 @@ const RULES: &[(&str, &str)] = &[
     ("/proc/sys/kernel/hotplug", "the kernel runs this program as root at every device event (the uevent helper)"),
     ("/sys/kernel/uevent_helper", "the kernel runs this program as root at every device event"),
     ("/proc/sys/kernel/usermodehelper/**", "sets the capabilities of the programs the kernel runs as root"),
+    ("/sys/**/release_agent", "the kernel runs this program as root when a cgroup of the hierarchy empties (cgroup v1)"),
+    ("/sys/**/notify_on_release", "makes the kernel run the hierarchy's release_agent as root when the cgroup empties (cgroup v1)"),
     ("/proc/sys/fs/binfmt_misc/**", "registers interpreters the kernel runs for matching executables"),
     ("/sys/module/firmware_class/parameters/path", "the directory the kernel loads device firmware (code run by devices) from"),
     ("/sys/class/firmware/**", "feeds firmware (code run by devices) to the kernel's fallback loader"),
@@ -57,19 +65,59 @@ const RULES: &[(&str, &str)] = &[
     ("/sys/**/driver_override", "changes which driver a device binds to"),
 ];
 
+/// Files whose write makes the kernel run a program as root: refused even with `--allow-knob`
+/// (patterns as in [`RULES`], where each is also listed with its reason).
+const RUNS_PROGRAM: &[&str] = &[
+    "/proc/sys/kernel/modprobe",
+    "/proc/sys/kernel/poweroff_cmd",
+    "/proc/sys/kernel/hotplug",
+    "/sys/kernel/uevent_helper",
+    "/proc/sys/kernel/usermodehelper/**",
+    "/proc/sys/fs/binfmt_misc/**",
+    "/sys/**/release_agent",
+    "/sys/**/notify_on_release",
+];
+
+/// The setting whose values starting with `|` name a program the kernel runs as root.
+const CORE_PATTERN: &str = "/proc/sys/kernel/core_pattern";
+
 /// Longest value a knob may be given or restored to, bytes.
 pub const MAX_KNOB_VALUE_BYTES: usize = 4096;
 
 /// Why writing the file at `path` is refused without `--allow-knob`, if it is on the list.
 pub fn denied(path: &str) -> Option<&'static str> {
-    if !path.starts_with('/') {
-        return None;
-    }
-    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let parts = components(path)?;
     RULES.iter().find_map(|(pattern, reason)| {
-        let pat: Vec<&str> = pattern.split('/').filter(|p| !p.is_empty()).collect();
+        let pat = components(pattern).unwrap_or_default();
         matches_parts(&pat, &parts).then_some(*reason)
     })
+}
+
+/// Why writing the file at `path` is refused even with `--allow-knob`: the kernel would run a
+/// program as root. None for any other file.
+pub fn runs_program(path: &str) -> Option<&'static str> {
+    let parts = components(path)?;
+    if !RUNS_PROGRAM
+        .iter()
+        .any(|pattern| matches_parts(&components(pattern).unwrap_or_default(), &parts))
+    {
+        return None;
+    }
+    denied(path)
+}
+
+/// Why writing `value` to the file at `path` is refused whatever the flags: a core pattern
+/// starting with `|` makes the kernel run that program as root at every crash.
+pub fn program_value(path: &str, value: &str) -> Option<&'static str> {
+    (path == CORE_PATTERN && value.trim_start().starts_with('|')).then_some(
+        "a core_pattern starting with | makes the kernel run that program as root at every crash",
+    )
+}
+
+/// The components of an absolute path; None for a relative one.
+fn components(path: &str) -> Option<Vec<&str>> {
+    path.starts_with('/')
+        .then(|| path.split('/').filter(|p| !p.is_empty()).collect())
 }
 
 /// Whether `value` is what schedlab writes to a knob: one line of printable text (tabs
@@ -139,6 +187,34 @@ mod tests {
         assert!(denied("/proc/sys/kernel/core_pattern")
             .unwrap()
             .contains("run that program as root"));
+    }
+
+    #[test]
+    fn files_and_values_that_run_programs_are_never_allowed() {
+        for path in [
+            "/sys/fs/cgroup/cpu/release_agent",
+            "/sys/fs/cgroup/memory/notify_on_release",
+            "/sys/fs/cgroup/cpu/a/b/notify_on_release",
+            "/proc/sys/kernel/modprobe",
+            "/proc/sys/fs/binfmt_misc/register",
+            "/sys/kernel/uevent_helper",
+        ] {
+            assert!(runs_program(path).is_some(), "{path}");
+            assert!(denied(path).is_some(), "{path}");
+        }
+        for path in [
+            "/proc/sys/kernel/core_pattern",
+            "/sys/power/state",
+            "/sys/fs/cgroup/cpu/cpu.shares",
+            "/proc/sys/vm/swappiness",
+        ] {
+            assert_eq!(runs_program(path), None, "{path}");
+        }
+        let core = "/proc/sys/kernel/core_pattern";
+        assert!(program_value(core, "|/tmp/x %p").is_some());
+        assert!(program_value(core, "  |/tmp/x").is_some());
+        assert_eq!(program_value(core, "core.%p"), None);
+        assert_eq!(program_value("/proc/sys/vm/swappiness", "|1"), None);
     }
 
     #[test]

@@ -11,7 +11,7 @@ mod knob;
 mod trial;
 
 pub use cell::{StartMode, TaskKind, WorkSize};
-pub use denied::{check_knob_value, denied, MAX_KNOB_VALUE_BYTES};
+pub use denied::{check_knob_value, denied, program_value, runs_program, MAX_KNOB_VALUE_BYTES};
 pub use figures::TrialFigures;
 pub use group::GroupRecord;
 pub use knob::{slice_label, KnobReading, KnobSetting, ScxCommand};

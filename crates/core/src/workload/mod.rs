@@ -129,6 +129,21 @@ pub struct Workload {
         skip_serializing_if = "is_default_footprint"
     )]
     pub footprint_kib: u64,
+    /// Who a command workload's programs run as, with only the spec's environment: set by a
+    /// worker for the queued runs it admits (`--command-user`), never by a spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<Sandbox>,
+}
+
+/// The unprivileged user a worker runs queued programs as (`--command-user`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Sandbox {
+    /// The user's name, for messages.
+    pub user: String,
+    /// Its uid.
+    pub uid: u32,
+    /// Its primary gid (the only group the program keeps).
+    pub gid: u32,
 }
 
 fn default_footprint() -> u64 {
@@ -184,6 +199,7 @@ impl Default for Workload {
             messaging: None,
             request: None,
             footprint_kib: DEFAULT_FOOTPRINT_KIB,
+            sandbox: None,
         }
     }
 }

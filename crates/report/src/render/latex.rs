@@ -3,7 +3,9 @@
 
 use crate::model::{fmt_effect, fmt_num, fmt_with_unit, median_ci_coverage, Metric, Report};
 
-/// Text with LaTeX's special characters escaped.
+/// Text with every character LaTeX gives a meaning escaped: the ten specials, `<`, `>` and
+/// `|` (which the default font turns into other glyphs), and every control or bidirectional
+/// character made a space (a CR ends a line, so a `%` comment, for TeX).
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
@@ -15,6 +17,10 @@ pub fn escape(s: &str) -> String {
             }
             '~' => out += "\\textasciitilde{}",
             '^' => out += "\\textasciicircum{}",
+            '<' => out += "\\textless{}",
+            '>' => out += "\\textgreater{}",
+            '|' => out += "\\textbar{}",
+            c if schedlab_core::text::is_unsafe(c) => out.push(' '),
             _ => out.push(ch),
         }
     }
@@ -190,7 +196,7 @@ pub fn render(r: &Report) -> String {
     let mut out = format!(
         "% schedlab report of run {} \"{}\" (seed {}), schedlab {}.\n% Tables use booktabs: \\usepackage{{booktabs}} in the preamble.\n\n",
         r.run.run_id,
-        r.run.name.replace('\n', " "),
+        escape(&r.run.name),
         r.run.seed,
         r.run.version
     );
@@ -218,6 +224,10 @@ mod tests {
             "a\\_b \\& 50\\% \\#1 \\{x\\} \\textasciitilde{} \\textasciicircum{}"
         );
         assert_eq!(escape("c:\\d"), "c:\\textbackslash{}d");
+        assert_eq!(
+            escape("x\r\\immediate<a>|\u{1b}"),
+            "x \\textbackslash{}immediate\\textless{}a\\textgreater{}\\textbar{} "
+        );
         assert_eq!(
             label("cpu:pi, spread priorities"),
             "cpu-pi-spread-priorities"

@@ -5,14 +5,31 @@ use crate::model::figures::Figure;
 use crate::model::tables::{self, Table};
 use crate::model::{Report, EXPLORATORY_HEADING, EXPLORATORY_NOTE};
 
-/// A table cell with the characters that would break a pipe table escaped.
+/// Text for Markdown: `&`, `<` and `>` as character references, so that no stored text
+/// becomes raw HTML (a `<script>` in a run's name), and every control or bidirectional
+/// character as a space.
+pub fn text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out += "&amp;",
+            '<' => out += "&lt;",
+            '>' => out += "&gt;",
+            c if schedlab_core::text::is_unsafe(c) => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A table cell: [`text`], with the pipes that would break a pipe table escaped.
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    text(s).replace('|', "\\|")
 }
 
 /// A GitHub-flavoured pipe table with its title as a bold line above.
 pub fn md_table(t: &Table) -> String {
-    let mut out = format!("**{}**\n\n", t.title);
+    let mut out = format!("**{}**\n\n", text(&t.title));
     let row = |cells: &[String]| {
         format!(
             "| {} |\n",
@@ -38,7 +55,7 @@ fn warnings_section(r: &Report) -> String {
     }
     let mut out = "## Warnings\n\n".to_string();
     for k in &r.warning_kinds {
-        out += &format!("- {}\n", k.line().replace('\n', " "));
+        out += &format!("- {}\n", text(&k.line()));
     }
     if r.warnings_grouped() {
         out += &format!(
@@ -49,25 +66,45 @@ fn warnings_section(r: &Report) -> String {
     out + "\n"
 }
 
-/// The whole summary; figures are linked as `plots/ID.png`.
-pub fn render(r: &Report, figs: &[Figure]) -> String {
+/// The title and the run's lines: when, how, the command line.
+fn header(r: &Report, stored: i64) -> String {
     let run = &r.run;
-    let stored: i64 = r.cells.iter().map(|c| c.trials_total).sum();
-    let mut out = format!("# schedlab report: run {} \"{}\"\n\n", run.run_id, run.name);
+    let mut out = format!(
+        "# schedlab report: run {} \"{}\"\n\n",
+        run.run_id,
+        text(&run.name)
+    );
     out += &format!(
         "- started {}, finished {}, status {}\n",
-        run.started_at,
-        run.finished_at.as_deref().unwrap_or("-"),
-        run.status
+        text(&run.started_at),
+        text(run.finished_at.as_deref().unwrap_or("-")),
+        text(&run.status)
     );
     out += &format!(
         "- schedlab {}, seed {}, {} cells, {stored} trials stored of {} planned\n",
-        run.version,
+        text(&run.version),
         run.seed,
         r.cells.len(),
         run.trials_planned
     );
-    out += &format!("- command: `{}`\n\n", run.argv.replace('`', "'"));
+    // A code span shows `<` as it is; only its delimiter and control characters go.
+    let argv: String = run
+        .argv
+        .chars()
+        .map(|c| match c {
+            '`' => '\'',
+            c if schedlab_core::text::is_unsafe(c) => ' ',
+            c => c,
+        })
+        .collect();
+    out += &format!("- command: `{argv}`\n\n");
+    out
+}
+
+/// The whole summary; figures are linked as `plots/ID.png`.
+pub fn render(r: &Report, figs: &[Figure]) -> String {
+    let stored: i64 = r.cells.iter().map(|c| c.trials_total).sum();
+    let mut out = header(r, stored);
     out += &r
         .claims
         .as_ref()
@@ -77,7 +114,7 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
     out += &format!("## {EXPLORATORY_HEADING}\n\n{EXPLORATORY_NOTE}\n\n");
     let mut any = false;
     for f in r.exploratory.iter().filter(|f| f.metric.headline()) {
-        out += &format!("- {}\n", f.sentence);
+        out += &format!("- {}\n", text(&f.sentence));
         any = true;
     }
     if !any {
@@ -107,15 +144,15 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
         for f in figs {
             out += &format!(
                 "![{}](plots/{}.png)\n\n*{}*\n\n",
-                f.title.replace(['[', ']'], ""),
+                text(&f.title.replace(['[', ']'], "")),
                 f.id,
-                f.caption
+                text(&f.caption)
             );
         }
     }
     out += "## Methods\n\n";
     for n in &r.methods.notes {
-        out += &format!("- {n}\n");
+        out += &format!("- {}\n", text(n));
     }
     out += "\nEvery table, with full-precision numbers and every metric, is in `csv/`; the HTML page (index.html) has all summaries, tests and figures.\n";
     out
@@ -124,6 +161,14 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stored_text_never_becomes_html_or_a_line_break() {
+        assert_eq!(
+            text("<script>a & b</script>\r\u{1b}x"),
+            "&lt;script&gt;a &amp; b&lt;/script&gt;  x"
+        );
+    }
 
     #[test]
     fn pipe_tables_escape_pipes_and_have_one_rule_cell_per_column() {

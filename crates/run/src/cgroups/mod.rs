@@ -59,6 +59,24 @@ fn specs(plan: &Plan) -> Vec<TrialSpec> {
         .collect()
 }
 
+/// The kernel settings files `plan`'s groups hold, which no knob may name: the v1 root
+/// cpuset's `cpuset.sched_load_balance`, which a partition switches off for each trial.
+pub fn held_files(plan: &Plan) -> Vec<super::knobpaths::Held> {
+    let partitions = specs(plan).iter().any(|s| !s.partition_cpus().is_empty());
+    let placement = detect()
+        .ok()
+        .filter(|_| partitions)
+        .and_then(|caps| caps.placement(Controller::Cpuset).ok().cloned());
+    match placement {
+        Some(p) if p.version == Version::V1 => vec![super::knobpaths::Held {
+            by: "the partition axis (switched off in the root cpuset for each partition trial)"
+                .into(),
+            file: p.mount.join(LOAD_BALANCE),
+        }],
+        _ => Vec::new(),
+    }
+}
+
 /// Why a trial's groups could not be had.
 #[derive(Debug, Clone)]
 pub enum Refusal {

@@ -187,7 +187,7 @@ impl Drop for TraceSession {
             std::thread::sleep(Duration::from_millis(10));
         }
         if let Some(e) = failure {
-            eprintln!(
+            say_err!(
                 "warning: could not remove the tracing instance {}: {e}; remove it with `rmdir {}`",
                 self.dir.display(),
                 self.dir.display()

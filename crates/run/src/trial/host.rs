@@ -67,6 +67,8 @@ fn become_host(setup: &TrialSetup, h: &Header, launcher: i32) {
     // The launcher handles Ctrl-C, SIGTERM and SIGHUP; the host dies with it or by SIGKILL.
     let _ = schedlab_sys::restore_default_signal(schedlab_sys::Signal::SIGINT);
     let _ = schedlab_sys::restore_default_signal(schedlab_sys::Signal::SIGTERM);
+    // The launcher ignores SIGPIPE; tasks and the programs they run get the default.
+    let _ = schedlab_sys::restore_default_signal(schedlab_sys::Signal::SIGPIPE);
     if !schedlab_sys::signal_ignored(schedlab_sys::Signal::SIGHUP) {
         let _ = schedlab_sys::restore_default_signal(schedlab_sys::Signal::SIGHUP);
     }

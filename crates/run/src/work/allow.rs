@@ -1,35 +1,47 @@
 //! What a worker lets queued runs do to its machine. A run arrives through the shared
 //! database, so anyone who can write there could otherwise run any program, or change any
 //! kernel setting, as root on every worker. A queued run that starts programs (`command`
-//! workloads), changes kernel settings (knobs, the I/O scheduler) or starts a BPF scheduler
-//! is refused unless the worker's own flags allow exactly that; each of its trials is stored
-//! as skipped, with the reason naming the flag, so its queue rows end.
+//! workloads), changes kernel settings (knobs, the I/O scheduler, CPU partitions) or starts a
+//! BPF scheduler is refused unless the worker's own flags allow exactly that; each of its
+//! trials is stored as skipped, with the reason naming the flag, so its queue rows end.
+//!
+//! Programs: only those on `--allow-commands`' list of absolute paths (compared with links
+//! resolved; a program named without a path, looked up in PATH, is refused), and they run as
+//! `--command-user` (nobody unless the worker says otherwise) with only the spec's environment
+//! ([`Allowed::confine`]): the worker's own (PGPASSWORD, SCHEDLAB_DB) is not theirs.
+//!
+//! Partitions (`partition = [true]`) change the machine beyond the trial's own groups (v1:
+//! the root cpuset's load balancing; v2: CPUs taken from the rest of the system): they need
+//! `--allow-knobs partition`.
 //!
 //! Custom slices (`slices`) need no flag: a slice is an attribute of the trial's own tasks
 //! (`sched_setattr` on them), gone when they exit, and changes nothing else on the machine.
 //!
-//! Files: a worker writes trial files only under its own `--io-dir` (default /var/tmp). A
-//! queued run's `settings.io_dir` names a directory on the submitter's say; as root, writing
-//! there would let anyone with database access make the worker create (and remove) files
-//! anywhere. A run whose trials write files is run only if its io_dir is the worker's
-//! `--io-dir` or a directory inside it (after resolving links), else refused; a run that
-//! writes none runs with the worker's `--io-dir`.
+//! Files: a worker writes trial files only under its own `--io-dir` (default /var/tmp), see
+//! [`super::iodir`].
 
 use schedlab_core::records::{TrialMeta, TrialOutcome, TrialStatus};
-use schedlab_core::workload::WorkloadKind;
+use schedlab_core::workload::{Sandbox, WorkloadKind};
 use schedlab_spec::plan::{Cell, Plan};
 use std::path::{Path, PathBuf};
 
 /// The name that allows the I/O scheduler axis in `--allow-knobs`.
 pub const IO_SCHEDULER: &str = super::super::knobs::IO_SCHEDULER;
+/// The name that allows CPU partitions in `--allow-knobs`.
+pub const PARTITION: &str = "partition";
 
 /// What this worker allows queued runs (its `--allow-*` flags); nothing by default.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Allowed {
-    /// `--allow-commands`: `command` workloads, programs run as the worker's user.
-    pub commands: bool,
+    /// `--allow-commands`: the programs queued runs may start, as absolute paths with every
+    /// link resolved (empty: none).
+    pub commands: Vec<PathBuf>,
+    /// `--command-user`: who those programs run as, with only the spec's environment (None:
+    /// the worker's own user and environment).
+    pub command_user: Option<Sandbox>,
     /// `--allow-knobs`: the kernel settings queued runs may change, each as the file the
-    /// spec's knob name stands for (`spec::knob_path`), or [`IO_SCHEDULER`]; compared exactly.
+    /// spec's knob name stands for (`spec::knob_path`), or [`IO_SCHEDULER`] or [`PARTITION`];
+    /// compared exactly.
     pub knobs: Vec<String>,
     /// `--allow-scx`: BPF schedulers (sched_ext), programs run as root.
     pub scx: bool,
@@ -48,36 +60,49 @@ impl Allowed {
         ))
     }
 
-    /// The I/O directory run `run_id` (of `plan`) uses on this worker: its own io_dir when
-    /// its trials write files and it lies within this worker's `--io-dir`, this worker's
-    /// `--io-dir` when they write none; else why the run is refused.
-    pub fn io_dir(&self, run_id: i64, plan: &Plan) -> Result<PathBuf, String> {
-        if !plan.cells.iter().any(super::super::one::needs_trial_dir) {
-            return Ok(self.io_dir.clone());
+    /// The I/O directory run `run_id` (of `plan`) uses on this worker, or why it is refused
+    /// (see [`super::iodir::choose`]).
+    pub fn io_dir(&self, run_id: i64, plan: &Plan) -> Result<super::iodir::IoDir, String> {
+        super::iodir::choose(&self.io_dir, run_id, plan)
+    }
+
+    /// Puts the admitted `plan`'s programs in this worker's sandbox: they run as
+    /// `--command-user` with only the spec's environment.
+    pub fn confine(&self, plan: &mut Plan) {
+        for c in plan
+            .cells
+            .iter_mut()
+            .filter(|c| c.workload.kind == WorkloadKind::Command)
+        {
+            c.workload.sandbox = self.command_user.clone();
         }
-        let asked = &plan.settings.io_dir;
-        if within(asked, &self.io_dir) {
-            return Ok(asked.clone());
-        }
-        Err(format!(
-            "this worker refuses queued run {run_id}: its trials write files in {}, outside this worker's --io-dir {}; start the worker with --io-dir {} (or a directory holding it) to allow it (a worker writes only where its own flags allow: write access to the database must not let anyone make root create files anywhere)",
-            asked.display(),
-            self.io_dir.display(),
-            asked.display()
-        ))
+    }
+
+    /// Whether `program` (a command's argv[0]) is on the allow-list: an absolute path whose
+    /// real file is one of [`Allowed::commands`].
+    fn program_allowed(&self, program: &str) -> bool {
+        Path::new(program).is_absolute()
+            && std::fs::canonicalize(program).is_ok_and(|real| self.commands.contains(&real))
     }
 
     fn cell_refusal(&self, cell: &Cell) -> Option<String> {
-        if cell.workload.kind == WorkloadKind::Command && !self.commands {
-            let program = cell
+        if cell.workload.kind == WorkloadKind::Command {
+            let refused = cell
                 .workload
                 .commands
-                .first()
-                .and_then(|c| c.argv.first())
-                .map_or(String::new(), |p| format!(" ({p})"));
-            return Some(format!(
-                "runs programs{program}; start the worker with --allow-commands to run them"
-            ));
+                .iter()
+                .filter_map(|c| c.argv.first())
+                .find(|p| !self.program_allowed(p));
+            if let Some(p) = refused {
+                let how = if Path::new(p).is_absolute() {
+                    format!("start the worker with --allow-commands {p} to run it")
+                } else {
+                    "name it by its absolute path in the spec (a program is never looked up in PATH), and start the worker with --allow-commands PATH".to_string()
+                };
+                return Some(format!(
+                    "runs the program {p}, which is not on this worker's --allow-commands list; {how}"
+                ));
+            }
         }
         if let Some(k) = cell.knobs.iter().find(|k| !self.knobs.contains(&k.path)) {
             return Some(format!(
@@ -90,6 +115,14 @@ impl Allowed {
                 "changes the I/O scheduler of a block device; start the worker with --allow-knobs {IO_SCHEDULER} to allow it"
             ));
         }
+        let partitions = cell
+            .trial_spec("queued")
+            .is_some_and(|s| !s.partition_cpus().is_empty());
+        if partitions && !self.knobs.iter().any(|k| k == PARTITION) {
+            return Some(format!(
+                "makes CPU partitions (the root cpuset's load balancing switched off, or CPUs taken from the rest of the system); start the worker with --allow-knobs {PARTITION} to allow it"
+            ));
+        }
         if let (Some(scx), false) = (&cell.scx, self.scx) {
             return Some(format!(
                 "starts the BPF scheduler `{}` as root; start the worker with --allow-scx to allow it",
@@ -97,15 +130,6 @@ impl Allowed {
             ));
         }
         None
-    }
-}
-
-/// Whether `path` is `dir` or lies inside it, both with every link resolved; false when either
-/// cannot be resolved (does not exist).
-fn within(path: &Path, dir: &Path) -> bool {
-    match (path.canonicalize(), dir.canonicalize()) {
-        (Ok(p), Ok(d)) => p.starts_with(d),
-        _ => false,
     }
 }
 
@@ -181,10 +205,40 @@ mod tests {
             "{why}"
         );
         let commands = Allowed {
-            commands: true,
+            commands: vec![std::fs::canonicalize("/bin/sh").unwrap()],
             ..Allowed::default()
         };
-        assert_eq!(commands.refusal(7, &[command]), None);
+        assert_eq!(commands.refusal(7, std::slice::from_ref(&command)), None);
+        // Another program, or the same one looked up in PATH: not on the list.
+        for argv0 in ["/usr/bin/id", "sh"] {
+            let mut other = command.clone();
+            other.workload.commands[0].argv[0] = argv0.into();
+            let why = commands.refusal(7, &[other]).unwrap();
+            assert!(
+                why.contains(argv0) && why.contains("--allow-commands"),
+                "{why}"
+            );
+        }
+        // Partitions are a machine-wide change: their own name in --allow-knobs.
+        let part = Cell {
+            groups: vec![schedlab_spec::plan::CellGroup {
+                name: schedlab_cgroup::Name::new("a").unwrap(),
+                tasks: 1,
+                settings: schedlab_cgroup::GroupSettings {
+                    cpus: Some(schedlab_cgroup::CpuList::parse("1").unwrap()),
+                    partition: true,
+                    ..Default::default()
+                },
+            }],
+            ..cell()
+        };
+        let why = none.refusal(2, std::slice::from_ref(&part)).unwrap();
+        assert!(why.contains("--allow-knobs partition"), "{why}");
+        let partitions = Allowed {
+            knobs: vec![PARTITION.into()],
+            ..Allowed::default()
+        };
+        assert_eq!(partitions.refusal(2, &[part]), None);
 
         let knob = Cell {
             knobs: vec![KnobSetting {
@@ -242,51 +296,5 @@ mod tests {
             .refusal(1, &[scx]),
             None
         );
-    }
-
-    #[test]
-    fn files_go_only_under_the_workers_io_dir() {
-        let t = tempfile::tempdir().unwrap();
-        let base = t.path().join("io");
-        let inner = base.join("ssd");
-        let outside = t.path().join("elsewhere");
-        for d in [&inner, &outside] {
-            std::fs::create_dir_all(d).unwrap();
-        }
-        std::os::unix::fs::symlink(&outside, base.join("link")).unwrap();
-        let worker = Allowed {
-            io_dir: base.clone(),
-            ..Allowed::default()
-        };
-        let plan = |kind: &str, dir: &Path| {
-            schedlab_spec::plan::build_from_text(
-                "q.toml",
-                &format!(
-                    "name = \"q\"\n[axes]\nworkloads = [{{ kind = \"{kind}\" }}]\n[settings]\nio_dir = \"{}\"\n",
-                    dir.display()
-                ),
-                1,
-            )
-            .unwrap()
-            .1
-        };
-        assert_eq!(worker.io_dir(1, &plan("io", &base)), Ok(base.clone()));
-        assert_eq!(worker.io_dir(1, &plan("io", &inner)), Ok(inner.clone()));
-        let why = worker.io_dir(3, &plan("io", &outside)).unwrap_err();
-        assert!(
-            why.contains("run 3") && why.contains(&format!("--io-dir {}", outside.display())),
-            "{why}"
-        );
-        // Inside by name only: the link leads out.
-        assert!(worker.io_dir(1, &plan("io", &base.join("link"))).is_err());
-        assert!(worker
-            .io_dir(1, &plan("mixed", &base.join("../elsewhere")))
-            .is_err());
-        assert!(worker
-            .io_dir(1, &plan("io", &base.join("missing")))
-            .is_err());
-        // A run that writes no file runs in the worker's directory, whatever it named.
-        assert_eq!(worker.io_dir(1, &plan("cpu", &outside)), Ok(base.clone()));
-        assert!(Allowed::default().io_dir(1, &plan("io", &base)).is_err());
     }
 }
