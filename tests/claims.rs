@@ -188,6 +188,7 @@ smallest_effect = "20%"
             "--format",
             "json",
             "--include-disturbed",
+            "--include-slowed",
             "--fail-on",
             "inconclusive",
             "--db",
@@ -221,6 +222,7 @@ smallest_effect = "20%"
         .args([
             "stats",
             "--include-disturbed",
+            "--include-slowed",
             "--fail-on",
             "contradicted",
             "--db",
