@@ -312,7 +312,7 @@ pub struct SelectionArgs {
     /// Policy every other is compared with (default: the first of the run's policy axis).
     #[arg(long, value_name = "POLICY")]
     pub baseline: Option<String>,
-    /// Leave out the trials flagged noisy (reference speed more than 10% off); the output says so.
+    /// Leave out the trials flagged noisy (reference speed more than 10% below the run's steady speed); the output says so.
     #[arg(long)]
     pub exclude_noisy: bool,
     /// Claims tested after the data, and which trials verdicts use.

@@ -382,7 +382,7 @@ fn noisy(
     };
     write!(
         f,
-        "trial {trial} ({cell}): the reference loop ran at {} of {of} before the trial and {} after it (more than {limit_pct:.0} % off): the machine was slower or faster around this trial than in the rest of the run (other load, steal, CPU frequency), so this trial's times are off too; it is flagged noisy, and `schedlab stats --exclude-noisy` leaves such trials out",
+        "trial {trial} ({cell}): the reference loop ran at {} of {of} before the trial and {} after it (more than {limit_pct:.0} % slower): the machine was slower around this trial than in the rest of the run (other load, steal, CPU frequency), so this trial's times are off too; it is flagged noisy, and `schedlab stats --exclude-noisy` leaves such trials out",
         pct(speeds[0]),
         pct(speeds[1])
     )

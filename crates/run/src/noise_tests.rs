@@ -3,15 +3,19 @@
 use super::*;
 
 #[test]
-fn noisy_means_more_than_ten_percent_off_the_runs_steady_speed() {
+fn noisy_means_more_than_ten_percent_below_the_runs_steady_speed() {
     let steady = Some(1.0);
     assert!(!is_noisy(Some(0.95), Some(1.08), steady));
     assert!(is_noisy(Some(0.85), Some(1.0), steady));
-    assert!(is_noisy(None, Some(1.15), steady));
+    assert!(is_noisy(None, Some(0.88), steady));
+    // A fast reading is no slowdown: the quick experiment of 2026-11-28 read 1.0 against a
+    // steady 0.53 (190 %) beside makespans within 3 % (7 of 24 trials were flagged so).
+    assert!(!is_noisy(Some(1.0), Some(0.52), Some(0.53)));
+    assert!(!is_noisy(None, Some(1.15), steady));
     assert!(!is_noisy(None, None, steady));
     assert!(!is_noisy(Some(0.5), Some(0.5), None), "no steady speed yet");
     // Against a steady speed of 1.31 (a calibration taken at a slow moment), 1.3 is steady
-    // and 1.0 is 24 % off.
+    // and 1.0 is 24 % below it.
     assert!(!is_noisy(Some(1.3), Some(1.32), Some(1.31)));
     assert!(is_noisy(Some(1.0), Some(1.3), Some(1.31)));
     let meta = TrialMeta {

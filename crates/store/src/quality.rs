@@ -28,7 +28,7 @@ pub struct TrialQuality {
     pub speed_after: Option<f64>,
     /// Steal share of the trial's CPUs during the trial, percent.
     pub steal_pct: Option<f64>,
-    /// Flagged noisy (a reference speed more than 10 % off).
+    /// Flagged noisy (a reference speed more than 10 % below the run's steady speed).
     pub noisy: bool,
     /// RT throttling cut its RT tasks short (None: nothing to judge).
     pub rt_throttled: Option<bool>,
