@@ -9,7 +9,7 @@
 //! calibration for the run's first trials: a cell whose policy costs cache misses is not
 //! slowed for that, and a calibration taken at a slow moment does not flag a steady run.
 
-use schedlab_core::records::{TrialOutcome, SLOWED_PCT};
+use schedlab_core::records::{TrialMeta, TrialOutcome, SLOWED_PCT};
 use schedlab_core::workload::{Workload, WorkloadKind};
 use std::collections::HashMap;
 
@@ -55,6 +55,20 @@ impl Steady {
         }
         .unwrap_or(1.0);
         (steady, speed < steady * (1.0 - SLOWED_PCT / 100.0))
+    }
+}
+
+/// Records a trial's in-trial `speed` (None: not calibrated CPU work) of cell `cell` in
+/// `meta`, judged against the run's `steady` speeds. The trial's own work is measured
+/// directly, so the reference loop's reading around it (a 3 ms proxy) no longer makes it
+/// noisy: at its steady speed it is not, and slowed, the slowed flag says so.
+pub fn record(meta: &mut TrialMeta, speed: Option<f64>, steady: &mut Steady, cell: usize) {
+    meta.speed_in_trial = speed;
+    if let Some(v) = speed {
+        let (s, slowed) = steady.judge(cell, v);
+        meta.speed_in_trial_steady = Some(s);
+        meta.slowed = Some(slowed);
+        meta.noisy = false;
     }
 }
 
@@ -134,5 +148,34 @@ mod tests {
         // The run's first trial is judged against the calibration.
         assert!(Steady::default().judge(0, 0.5).1);
         assert!(!Steady::default().judge(0, 0.95).1);
+    }
+
+    #[test]
+    fn the_trials_own_speed_decides_over_the_reference_loop() {
+        // The quick experiment of 2026-11-28: the loop read half speed before a trial whose
+        // tasks ran at 0.976 of the calibration, as the run's other trials did.
+        let mut steady = Steady::default();
+        for v in [1.01, 1.0, 1.003, 1.002] {
+            record(&mut TrialMeta::default(), Some(v), &mut steady, 0);
+        }
+        let mut meta = TrialMeta {
+            noisy: true,
+            ..TrialMeta::default()
+        };
+        record(&mut meta, Some(0.976), &mut steady, 0);
+        assert!(!meta.noisy && meta.slowed == Some(false), "{meta:?}");
+        let mut slow = TrialMeta {
+            noisy: true,
+            ..TrialMeta::default()
+        };
+        record(&mut slow, Some(0.8), &mut steady, 0);
+        assert_eq!(slow.slowed, Some(true));
+        // Without calibrated CPU work the loop's flag stands.
+        let mut io = TrialMeta {
+            noisy: true,
+            ..TrialMeta::default()
+        };
+        record(&mut io, None, &mut steady, 1);
+        assert!(io.noisy && io.slowed.is_none());
     }
 }

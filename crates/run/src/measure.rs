@@ -296,10 +296,6 @@ fn judge_speed(
     outcome: &TrialOutcome,
     meta: &mut TrialMeta,
 ) {
-    meta.speed_in_trial = intrial::speed(&t.cell.workload, cs.units_per_sec, outcome);
-    if let Some(v) = meta.speed_in_trial {
-        let (steady, slowed) = history.in_trial.judge(t.planned.cell, v);
-        meta.speed_in_trial_steady = Some(steady);
-        meta.slowed = Some(slowed);
-    }
+    let speed = intrial::speed(&t.cell.workload, cs.units_per_sec, outcome);
+    intrial::record(meta, speed, &mut history.in_trial, t.planned.cell);
 }

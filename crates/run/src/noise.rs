@@ -21,7 +21,9 @@
 //! A calibration taken at a slow (or fast) moment shifts every speed of a run alike, so the
 //! noise flag does not use it: a trial is noisy when its speed before or after is more than
 //! [`SPEED_WARN_PCT`] below the run's steady speed, the median of the run's reference speeds
-//! so far ([`Steady`]); only slowdowns count ([`is_noisy`]). The steady speed against the calibration is stored with each trial
+//! so far ([`Steady`]); only slowdowns count ([`is_noisy`]). A trial of calibrated CPU work
+//! is judged by its own in-trial speed instead (`intrial.rs`: slowed or not), which the
+//! loop only stands in for. The steady speed against the calibration is stored with each trial
 //! (`speed_steady`), for comparisons across runs and machines.
 
 use super::cells::Calibrator;
@@ -47,6 +49,8 @@ pub const CAL_QUANTILE: f64 = 0.9;
 const CHUNK_NS: u64 = 500_000;
 /// Chunks per CPU and measurement (3 ms of spinning per CPU).
 const CHUNKS: usize = 6;
+/// Chunks run untimed before the timed ones (2 ms at the calibrated speed).
+const WARM_CHUNKS: usize = 4;
 /// Most CPUs measured per trial (evenly spread over its CPUs), so a large machine does not
 /// spend long on the loop.
 const MAX_CPUS: usize = 4;
@@ -152,9 +156,15 @@ impl Reference {
         slowest
     }
 
-    /// The median speed of [`CHUNKS`] chunks on the CPU this thread runs on.
+    /// The median speed of [`CHUNKS`] chunks on the CPU this thread runs on, after
+    /// [`WARM_CHUNKS`] chunks that are not timed: a CPU that was idle (the settle window
+    /// sleeps 100 ms before the loop) first runs slow for a moment on this VM, which read as
+    /// half speed beside trials that ran at full speed.
     fn speed_here(&self) -> f64 {
         let mut state = CpuState::new(1);
+        for _ in 0..WARM_CHUNKS {
+            state.run(CpuKernel::Spin, self.units_per_chunk);
+        }
         let mut speeds = [0.0f64; CHUNKS];
         for s in &mut speeds {
             let t0 = schedlab_sys::now_ns();

@@ -342,17 +342,18 @@ pub(super) fn progress(input: &ReportInput, outcome: &ClaimsOutcome) -> Progress
         if o.claim.declared != Declared::Before {
             continue;
         }
-        let open = o.overall.verdict == Some(schedlab_analyze::Verdict::Inconclusive)
-            || o.cells
-                .iter()
-                .any(|x| x.verdict == Some(schedlab_analyze::Verdict::Inconclusive));
-        undecided +=
-            usize::from(o.overall.verdict == Some(schedlab_analyze::Verdict::Inconclusive));
-        undecided += o
+        use schedlab_analyze::Verdict;
+        // A claim found negligible overall is answered: its cells are not judged behind it
+        // (no significance gate opened), so they neither wait nor keep the run going.
+        let answered = o.overall.verdict == Some(Verdict::Negligible);
+        let pending = o
             .cells
             .iter()
-            .filter(|x| x.verdict == Some(schedlab_analyze::Verdict::Inconclusive))
+            .filter(|x| !answered && x.verdict == Some(Verdict::Inconclusive))
             .count();
+        let claim_open = o.overall.verdict == Some(Verdict::Inconclusive);
+        let open = claim_open || pending > 0;
+        undecided += usize::from(claim_open) + pending;
         for cell in claim_cells(&o.claim, &input.cells) {
             let used = cell
                 .levels

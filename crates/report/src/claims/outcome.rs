@@ -53,6 +53,12 @@ pub(super) fn claim_level(claim: &Claim, t: &ClaimTest, level: f64) -> ClaimLeve
         (None, Some(p)) => p.to_string(),
         (None, None) => "not tested".into(),
     };
+    // A trend's claim level is its one context's test (or the best of several): its rounds.
+    let n = match (&t.trend, b) {
+        (Some(tr), _) => (tr.used, tr.used),
+        (None, Some(p)) => (p.n_a, p.n_b),
+        (None, None) => (0, 0),
+    };
     ClaimLevel {
         reading: reading.into(),
         verdict: None,
@@ -60,7 +66,7 @@ pub(super) fn claim_level(claim: &Claim, t: &ClaimTest, level: f64) -> ClaimLeve
         p_adjusted: None,
         effect: shown(b.and_then(|p| p.effect)),
         interval_level: level,
-        n: b.map_or((0, 0), |p| (p.n_a, p.n_b)),
+        n,
         rounds: 0,
         rounds_dropped: b.map_or(0, dropped),
         test,

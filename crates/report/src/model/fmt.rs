@@ -98,9 +98,9 @@ pub fn fmt_effect(e: &Effect, metric: Option<Metric>) -> String {
     if unbounded {
         // No boundary is rejected at this level on one side: these trials cannot bound it.
         return format!(
-            "{}{unit} [no {:.1}% bound with these trials]",
+            "{}{unit} [no {}% bound with these trials]",
             num(e.estimate),
-            e.level * 100.0
+            fmt_level_pct(e.level)
         );
     }
     let mut out = format!("{}{unit} [{}, {}]", num(e.estimate), num(e.lo), num(e.hi));
@@ -115,7 +115,16 @@ pub fn fmt_effect(e: &Effect, metric: Option<Metric>) -> String {
 /// (3 vs 3 trials); `None` for a 95% interval.
 pub fn ci_shortfall(e: &Effect) -> Option<String> {
     (e.below_level || (e.level - 0.95).abs() > 1e-9)
-        .then(|| format!("{:.1}% CI", e.coverage * 100.0))
+        .then(|| format!("{}% CI", fmt_level_pct(e.coverage)))
+}
+
+/// A coverage (0..1) in percent with the digits that tell it from 100 %: 0.975 as "97.5",
+/// 0.99962 as "99.962".
+pub fn fmt_level_pct(level: f64) -> String {
+    let decimals = ((1.0 - level).max(1e-9).log10().abs().ceil() as usize)
+        .saturating_sub(1)
+        .clamp(1, 4);
+    format!("{:.*}", decimals, level * 100.0)
 }
 
 /// What an effect's interval is called: "95% CI", or its [`ci_shortfall`] name.

@@ -121,6 +121,9 @@ fn cell_verdict(c: &ClaimOutcome, cell: &CellOutcome, notes: &mut Notes) -> Stri
     };
     let judged = cell.interval_level.is_some() || c.cells.len() == 1;
     match v {
+        Verdict::Inconclusive if !judged && c.overall.verdict == Some(Verdict::Negligible) => {
+            "not judged (claim negligible)".into()
+        }
         Verdict::Inconclusive if !judged => "inconclusive (claim undecided)".into(),
         Verdict::Inconclusive => match cell.power.as_ref().and_then(need) {
             Some(n) => format!("inconclusive {}", notes.add(n)),
@@ -151,8 +154,9 @@ fn p_text(p: f64, adj: Option<f64>) -> String {
     }
 }
 
-fn rounds_text(n: (usize, usize), dropped: usize, decided_after: Option<usize>) -> String {
-    let mut s = n.0.to_string();
+/// "8", "68 over its cells (2 dropped), decided at 5": rounds used (`what` says over what).
+fn rounds_text((n, what): (usize, &str), dropped: usize, decided_after: Option<usize>) -> String {
+    let mut s = format!("{n} {what}").trim_end().to_string();
     if dropped > 0 {
         s += &format!(" ({dropped} dropped)");
     }
@@ -177,7 +181,7 @@ pub fn claims_table(o: &ClaimsOutcome) -> ClaimsTable {
                 claim_verdict(c, &mut notes),
                 effect_text(v.effect.as_ref(), true, metric, None),
                 p_text(v.p, v.p_adjusted),
-                rounds_text(v.n, v.rounds_dropped, v.decided_after),
+                rounds_text((v.n.0, "over its cells"), v.rounds_dropped, v.decided_after),
             ]);
         }
         for cell in &c.cells {
@@ -205,17 +209,25 @@ pub fn claims_table(o: &ClaimsOutcome) -> ClaimsTable {
                 verdict,
                 effect_text(cell.effect.as_ref(), shown, metric, cell.step_factor),
                 p_text(cell.p, cell.p_adjusted),
-                rounds_text(cell.n, cell.rounds_dropped, cell.decided_after),
+                rounds_text((cell.n.0, ""), cell.rounds_dropped, cell.decided_after),
             ]);
         }
     }
     ClaimsTable {
         table: Table {
-            title: format!(
-                "Claims: {} declared claims decided together (Holm at alpha {}, each claim's cells behind it)",
-                o.family_size,
-                fmt_alpha(o.alpha)
-            ),
+            title: match o.looks {
+                Some(l) => format!(
+                    "Claims: {} declared claims decided together over {} looks of --until-decided (Holm, alpha 0.05 spent over the looks; the last look's {}; each claim's cells behind it)",
+                    o.family_size,
+                    l.taken,
+                    fmt_alpha(o.alpha)
+                ),
+                None => format!(
+                    "Claims: {} declared claims decided together (Holm at alpha {}, each claim's cells behind it)",
+                    o.family_size,
+                    fmt_alpha(o.alpha)
+                ),
+            },
             header: HEADER.iter().map(|h| h.to_string()).collect(),
             rows,
         },
