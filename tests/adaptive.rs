@@ -299,3 +299,54 @@ fn until_decided_stops_once_every_claim_is_decided() {
         "the methods name the rule: {text}"
     );
 }
+
+#[test]
+fn until_decided_stops_once_a_claim_is_found_negligible() {
+    // OTHER and BATCH share one CPU the same way for 4 tasks of 30 ms (both EEVDF; BATCH only
+    // gives up wakeup preemption, and these tasks never sleep): their makespans differ by the
+    // machine's drift, a few %. A claim that one is lower by at least 20 % is answered
+    // negligible once its interval lies within [0.8, 1.25], which a handful of rounds shows,
+    // and the run stops there instead of running to its maximum of 30 rounds.
+    let s = Scratch::new();
+    let spec = s.path().join("negligible.toml");
+    std::fs::write(
+        &spec,
+        r#"
+name = "negligible"
+[axes]
+policies = ["other", "batch"]
+tasks = [4]
+cpus = ["0"]
+[settings]
+work = "30ms"
+trials = 4
+until_decided = true
+max_trials = 30
+sample_interval = "off"
+[[claims]]
+name = "batch-faster"
+metric = "makespan"
+lower = "batch"
+than = "other"
+smallest_effect = "20%"
+"#,
+    )
+    .unwrap();
+    let out = run_ok(&s, &[spec.to_str().unwrap()]);
+    let got = rounds(&s);
+    let n = got.len() as i64 / 2;
+    assert_whole_rounds(&got, 2, n);
+    assert!(n < 30, "{n} rounds: {out}");
+    let stats = schedlab()
+        .args(["stats", "--db", s.db().to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&stats.stdout);
+    // The verdict the run stopped on, on the trials it used; the summary and the table agree.
+    assert!(text.contains("- batch-faster: negligible"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("│ batch-faster ") && l.contains("│ negligible ")),
+        "{text}"
+    );
+}

@@ -6,7 +6,8 @@ mod common;
 
 use common::*;
 
-/// A trial's (speed before, speed after, steal %, noisy, trial id, the run's steady speed).
+/// A trial's (speed before, speed after, steal %, noisy, trial id, the run's steady speed,
+/// (in-trial speed, its steady speed, slowed)).
 type Conditions = (
     Option<f64>,
     Option<f64>,
@@ -14,31 +15,44 @@ type Conditions = (
     bool,
     i64,
     Option<f64>,
+    (Option<f64>, Option<f64>, Option<bool>),
 );
 
 /// Each trial of run `run_id`: (speed before, speed after, steal %, noisy, trial id, steady
-/// speed).
+/// speed, (in-trial speed, its steady speed, slowed)).
 fn conditions(s: &Scratch, run_id: i64) -> Vec<Conditions> {
     s.conn()
         .prepare(
-            "SELECT speed_before, speed_after, trial_steal_pct, noisy, trial_id, speed_steady FROM trials
+            "SELECT speed_before, speed_after, trial_steal_pct, noisy, trial_id, speed_steady,
+                    speed_in_trial, speed_in_trial_steady, slowed FROM trials
              WHERE run_id = ?1 ORDER BY trial_id",
         )
         .unwrap()
         .query_map([run_id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                (r.get(6)?, r.get(7)?, r.get(8)?),
+            ))
         })
         .unwrap()
         .map(|r| r.unwrap())
         .collect()
 }
 
-/// The flag and its warning follow the stored speeds exactly; returns every speed measured.
+/// The flags and the warning follow the stored speeds exactly: a trial of calibrated CPU work
+/// is judged by its own in-trial speed (slowed when more than 10 % below its steady speed,
+/// never noisy), any other by the reference loop (noisy when a reading is more than 10 % below
+/// the run's steady speed). Returns every reference-loop speed measured.
 fn check_flags(s: &Scratch, rows: &[Conditions]) -> Vec<f64> {
     let c = s.conn();
     let mut speeds = Vec::new();
     let mut so_far = Vec::new();
-    for &(before, after, steal, noisy, id, steady) in rows {
+    for &(before, after, steal, noisy, id, steady, in_trial) in rows {
         let (b, a) = (before.expect("speed before"), after.expect("speed after"));
         let steal = steal.expect("steal over the trial");
         assert!((0.0..=100.0).contains(&steal), "{steal}");
@@ -47,8 +61,22 @@ fn check_flags(s: &Scratch, rows: &[Conditions]) -> Vec<f64> {
         let m = median(so_far.clone());
         let steady = steady.expect("steady speed");
         assert!((steady - m).abs() < 1e-9, "steady {steady}, median {m}");
-        let off = (b / steady - 1.0).abs() > 0.10 || (a / steady - 1.0).abs() > 0.10;
-        assert_eq!(noisy, off, "flag for speeds {b} and {a}");
+        let off = b / steady < 0.90 || a / steady < 0.90;
+        match in_trial {
+            (Some(v), Some(v_steady), Some(slowed)) => {
+                assert!(
+                    !noisy,
+                    "calibrated CPU work is judged by its in-trial speed"
+                );
+                assert_eq!(
+                    slowed,
+                    v < v_steady * 0.90,
+                    "slowed for {v} against {v_steady}"
+                );
+            }
+            (None, None, None) => assert_eq!(noisy, off, "flag for speeds {b} and {a}"),
+            other => panic!("in-trial speed, steady and slowed are stored together: {other:?}"),
+        }
         let warned = ints(
             &c,
             &format!(
@@ -102,7 +130,11 @@ fn a_calibration_taken_at_a_slow_moment_flags_no_trial_of_a_steady_run() {
     assert_eq!(second.len(), 3);
     let slowed = check_flags(&s, &second);
     assert!(
-        second.iter().filter(|r| r.3).count() < second.len(),
+        second
+            .iter()
+            .filter(|r| r.3 || r.6 .2 == Some(true))
+            .count()
+            < second.len(),
         "a steady run is never all flagged: {second:?}"
     );
     // Medians of 6 speeds each, side by side a few seconds apart: the machine's drift (tens

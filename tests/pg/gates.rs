@@ -36,11 +36,12 @@ fn work(url: &str, dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// (status, reason) of the trials of the run named `name`.
+/// (status, reason) of the trials of the run named `name`, first attempts only (a trial
+/// disturbed on a busy machine is run again and stored again, with its retry).
 fn trials(c: &mut postgres::Client, name: &str) -> Vec<(String, String)> {
     c.query(
         "SELECT t.status, COALESCE(t.reason, '') FROM trials t JOIN runs r USING (run_id)
-         WHERE r.name = $1 ORDER BY t.trial_id",
+         WHERE r.name = $1 AND t.retry = 0 ORDER BY t.trial_id",
         &[&name],
     )
     .unwrap()

@@ -53,9 +53,10 @@ pub struct ClaimDecision {
 }
 
 impl ClaimDecision {
-    /// Whether the claim was decided, so its cells were judged.
+    /// Whether the claim was decided by its test, so its cells were judged (a claim found
+    /// negligible was not: that is an interval's statement, no rejection).
     pub fn gate_open(&self) -> bool {
-        self.verdict != Verdict::Inconclusive
+        !matches!(self.verdict, Verdict::Inconclusive | Verdict::Negligible)
     }
 
     fn closed(&self) -> bool {

@@ -477,6 +477,7 @@ impl Trials<'_, '_, '_> {
                 (shown, extra) = (shown + 1, extra + 1);
                 a.shown = shown;
                 progress.set_total(schedule.len() + extra + self.reruns.len());
+                reruns::wait_quiet(&interrupted);
                 if interrupted.load(SeqCst) || !self.attempt(&a, true)? {
                     return Ok(());
                 }

@@ -50,6 +50,32 @@ impl Reruns {
     }
 }
 
+/// Longest wait for a quiet machine before a re-run, ns.
+pub(crate) const QUIET_WAIT_NS: u64 = 3_000_000_000;
+
+/// Waits before a re-run until one settle window (100 ms) of the machine was idle (busy
+/// under the settle check's threshold), at most [`QUIET_WAIT_NS`], or until `interrupted`:
+/// what contaminated the trial may still be running, and a re-run at once would run into it
+/// too (a 1.5 s CPU hog outlasted both re-runs of its round when they came 0.2 s apart).
+/// Returns the time waited, ns.
+pub(crate) fn wait_quiet(interrupted: &std::sync::atomic::AtomicBool) -> u64 {
+    use super::settle::SystemSnapshot;
+    let start = schedlab_sys::now_ns();
+    loop {
+        let before = SystemSnapshot::capture();
+        std::thread::sleep(std::time::Duration::from_nanos(super::SETTLE_NS));
+        let idle = SystemSnapshot::capture().busy_since(&before);
+        let waited = schedlab_sys::now_ns().saturating_sub(start);
+        let quiet = idle
+            .busy_pct
+            .is_none_or(|b| b <= super::settle::BUSY_WARN_PCT);
+        if quiet || waited >= QUIET_WAIT_NS || interrupted.load(std::sync::atomic::Ordering::SeqCst)
+        {
+            return waited;
+        }
+    }
+}
+
 /// The number of `planned` in the run's order, from 0: its place in the plan, or in the
 /// adaptive round that added it.
 fn position(plan: &Plan, planned: &PlannedTrial) -> usize {
@@ -108,5 +134,43 @@ mod tests {
             .collect();
         assert_eq!(rest, vec![(0, 1, 1), (1, 0, 2)]);
         assert_eq!(r.len(), 0);
+    }
+
+    #[test]
+    fn a_rerun_waits_for_a_busy_machine_at_most_its_bound_and_not_once_interrupted() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        // A spinning thread keeps one CPU busy: at least 1 / CPUs of the machine, over the
+        // 10 % a quiet window allows on up to 9 CPUs (this machine has 2), so no window is
+        // quiet and the wait runs to its bound (a busier machine only keeps it so).
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if cpus >= 10 {
+            eprintln!("skipped: one busy thread is under 10 % of {cpus} CPUs");
+            return;
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let spin = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        };
+        let waited = wait_quiet(&AtomicBool::new(false));
+        // Interrupted: one window, then back.
+        let start = std::time::Instant::now();
+        let interrupted = wait_quiet(&AtomicBool::new(true));
+        let elapsed = start.elapsed();
+        stop.store(true, Ordering::Relaxed);
+        spin.join().unwrap();
+        assert!(
+            (QUIET_WAIT_NS..QUIET_WAIT_NS * 3).contains(&waited),
+            "waited {waited} ns with a CPU busy"
+        );
+        assert!(
+            interrupted < QUIET_WAIT_NS / 2 && elapsed.as_nanos() < u128::from(QUIET_WAIT_NS / 2),
+            "interrupted, still waited {interrupted} ns"
+        );
     }
 }

@@ -29,8 +29,14 @@ pub(super) struct Decided {
     pub looks_text: Option<String>,
 }
 
-/// The measured rounds after which a claim, and each of its cells, was decided.
-type DecidedAt = (Option<usize>, Vec<Option<usize>>);
+/// The measured rounds after which a claim, and each of its cells, was decided (0: a fixed
+/// design's one look), and after which the claim was found negligible (kept once found).
+#[derive(Debug, Clone, Default)]
+struct DecidedAt {
+    claim: Option<usize>,
+    cells: Vec<Option<usize>>,
+    negligible: Option<usize>,
+}
 
 /// One look: the rounds it sees (None: all) and its alpha.
 #[derive(Debug, Clone, Copy)]
@@ -167,34 +173,68 @@ fn replay(
     let mut decided_at: Vec<DecidedAt> = family
         .confirmatory
         .iter()
-        .map(|&k| (None, vec![None; cells[k].len()]))
+        .map(|&k| DecidedAt {
+            cells: vec![None; cells[k].len()],
+            ..DecidedAt::default()
+        })
         .collect();
+    let m = family.confirmatory.len();
     for look in looks {
         let d = Data {
             through: look.through,
             ..*data
         };
-        let t = test_all(claims, cells, &d, &|_| (None, 0.95));
+        // The claim-level effect only where it can make the claim negligible.
+        let level = |k: usize| {
+            let c = &claims[k];
+            let with_effect = c.declared == Declared::Before
+                && relation(&c.relation).is_some_and(|r| r.smallest_effect().is_some());
+            let (claim, _) =
+                interval_levels(look.alpha, m, cells[k].len(), scope(c), kind(&c.relation));
+            (with_effect.then_some(claim), 0.95)
+        };
+        let t = test_all(claims, cells, &d, &level);
         let filled = filled(claims, &t);
         let now = decide_claims(
             &members(&family.confirmatory, claims, &t, &filled),
             look.alpha,
             before.as_deref(),
         );
-        for (j, dn) in now.iter().enumerate().filter(|_| sequential) {
+        for (j, dn) in now.iter().enumerate() {
+            let k = family.confirmatory[j];
             let at = &mut decided_at[j];
-            if dn.gate_open() && at.0.is_none() {
-                at.0 = Some(look.rounds);
+            if negligible_now(&claims[k], &t.claims[k]) && at.negligible.is_none() {
+                at.negligible = Some(look.rounds);
+            }
+            if !sequential {
+                continue;
+            }
+            if dn.gate_open() && at.claim.is_none() {
+                at.claim = Some(look.rounds);
             }
             for (i, v) in dn.cells.iter().enumerate() {
-                if *v != Verdict::Inconclusive && at.1[i].is_none() {
-                    at.1[i] = Some(look.rounds);
+                if *v != Verdict::Inconclusive && at.cells[i].is_none() {
+                    at.cells[i] = Some(look.rounds);
                 }
             }
         }
         before = Some(now);
     }
     (before, decided_at)
+}
+
+/// Whether claim `c`'s claim-level test `t` shows it negligible: its interval (at the look's
+/// level) within ± smallest_effect of the boundary. A look that finds it so keeps it so, as
+/// for every verdict of `--until-decided` (the union bound over looks covers intervals too).
+fn negligible_now(c: &Claim, t: &ClaimTest) -> bool {
+    let Some(rel) = relation(&c.relation) else {
+        return false;
+    };
+    t.pairs
+        .iter()
+        .max_by(|x, y| x.p_support.total_cmp(&y.p_support))
+        .and_then(|p| p.effect)
+        .is_some_and(|e| !e.below_level && negligible(&rel, &e))
 }
 
 /// Decides the family over its looks and builds every claim's outcome.
@@ -345,14 +385,22 @@ impl Outcomes<'_> {
         overall.verdict = Some(d.verdict);
         overall.p_adjusted = adj.map(|a| a.0);
         overall.earliest_round = earliest_round;
-        overall.decided_after = at.0;
+        overall.decided_after = at.claim;
+        // Negligible when found so before the test decided it (both at once: the test).
+        if at
+            .negligible
+            .is_some_and(|n| at.claim.is_none_or(|c| n < c))
+        {
+            overall.verdict = Some(Verdict::Negligible);
+            overall.decided_after = at.negligible.filter(|r| *r > 0);
+        }
         overall.heterogeneity = super::outcome::heterogeneity(claim, &self.t.cells[k]);
         if let (Some(rel), Some(e)) = (relation(&claim.relation), &overall.effect) {
             if negligible(&rel, e) {
                 overall.verdict = Some(Verdict::Negligible);
             }
         }
-        let cells = (0..self.cells[k].len())
+        let mut cells = (0..self.cells[k].len())
             .map(|i| {
                 let mut c = super::outcome::cell(
                     &self.cells[k][i],
@@ -363,7 +411,7 @@ impl Outcomes<'_> {
                 );
                 c.verdict = Some(d.cells[i]);
                 c.p_adjusted = adj.map(|a| a.1[i]);
-                c.decided_after = at.1[i];
+                c.decided_after = at.cells[i];
                 if d.gate_open() || self.cells[k].len() == 1 {
                     c.interval_level = c.effect.map(|_| cell_level);
                     if let (Some(rel), Some(e)) = (relation(&claim.relation), &c.effect) {
@@ -386,6 +434,12 @@ impl Outcomes<'_> {
                 c
             })
             .collect::<Vec<CellOutcome>>();
+        // A claim of one cell is that cell: found negligible, so is the cell.
+        if let ([c], Some(Verdict::Negligible)) = (&mut cells[..], overall.verdict) {
+            c.verdict = overall.verdict;
+            c.decided_after = overall.decided_after;
+            c.power = None;
+        }
         overall.rounds = cells.iter().map(|c| c.n.0).max().unwrap_or(0);
         (overall, cells)
     }
