@@ -282,7 +282,7 @@ fn until_decided_stops_once_every_claim_is_decided() {
     assert!((9..24).contains(&n), "{n} rounds: {out}");
     let warned = ints(
         &s.conn(),
-        "SELECT COUNT(*) FROM warnings WHERE message LIKE 'adaptive run:%'",
+        "SELECT COUNT(*) FROM warnings WHERE code IN ('adaptive_max_trials', 'adaptive_max_time')",
     );
     assert_eq!(warned, vec![0], "decided before the maximum");
     let stats = schedlab()

@@ -177,14 +177,11 @@ fn a_killed_workers_trial_is_rerun_by_another_once() {
     );
     // No process of worker A is left (its launcher and trial die with it).
     std::thread::sleep(Duration::from_millis(200));
-    let left = std::process::Command::new("pgrep")
-        .args([
-            "-f",
-            &format!("--spool-file {}", dir.path().join("a.db").display()),
-        ])
-        .output()
-        .unwrap();
-    assert!(left.stdout.is_empty(), "worker A left processes behind");
+    let left = schedlab_testkit::processes_matching(&format!(
+        "--spool-file {}",
+        dir.path().join("a.db").display()
+    ));
+    assert!(left.is_empty(), "worker A left processes behind: {left:?}");
 }
 
 #[test]

@@ -187,6 +187,30 @@ pub fn program(program: &str, arg: &str, package: &str) -> bool {
     runs
 }
 
+/// The pids of the processes whose command line matches the extended regular expression
+/// `pattern` (`pgrep -f`), this process's own excluded. Panics when the listing itself fails
+/// (pgrep exits 2 for a bad pattern or option, 3 for a fatal error), so a test that counts
+/// processes left behind never passes on a listing that did not run: a pattern starting with
+/// `--` was once read as an option, the output was empty, and the check always held.
+pub fn processes_matching(pattern: &str) -> Vec<u32> {
+    let out = std::process::Command::new("pgrep")
+        .args(["-f", "--", pattern])
+        .output()
+        .expect("running pgrep (Debian package procps)");
+    match out.status.code() {
+        Some(0 | 1) => {}
+        other => panic!(
+            "pgrep -f -- {pattern:?} failed (exit {other:?}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(|p| p.parse().expect("pgrep prints pids"))
+        .filter(|&p| p != std::process::id())
+        .collect()
+}
+
 /// The resident size, in KiB, of this process's mapping that starts at `addr`, from the
 /// kernel's own accounting (the mapping's `Rss:` line in /proc/self/smaps; the shared zero
 /// page is not counted). Panics when no mapping starts there.
@@ -210,6 +234,33 @@ pub fn resident_kib(addr: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pattern_that_starts_with_dashes_finds_its_process_and_a_bad_one_fails() {
+        // The marker is sh's $0, so it stands in the shell's command line; the shell waits in
+        // its own `read` (no child of its own to leave behind) on a pipe nobody writes.
+        let marker = format!("--spool-file /nonexistent/{}.db", std::process::id());
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "read x", &marker])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut found = processes_matching(&marker);
+        while found.is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            found = processes_matching(&marker);
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(found, vec![child.id()]);
+        assert!(processes_matching(&marker).is_empty(), "gone once reaped");
+        let bad = std::panic::catch_unwind(|| processes_matching("("));
+        assert!(
+            bad.is_err(),
+            "a listing that fails (bad pattern) fails the test"
+        );
+    }
 
     #[test]
     fn the_variable_names_all_none_or_a_list_of_needs() {

@@ -10,7 +10,7 @@ use crate::model::ReportInput;
 use schedlab_analyze::{
     adjusted, claim_power, decide_claims, earliest, exploratory, interval_levels, look_schedule,
     negligible, untested, ClaimDecision, ClaimDesign, ClaimMember, ClaimTest, LookSchedule,
-    PowerQuery, Verdict,
+    Effect, PowerQuery, Verdict,
 };
 use schedlab_spec::claims::{Claim, Declared};
 use std::collections::BTreeSet;
@@ -36,6 +36,8 @@ struct DecidedAt {
     claim: Option<usize>,
     cells: Vec<Option<usize>>,
     negligible: Option<usize>,
+    /// The claim's effect, and its interval's level, at the look that found it negligible.
+    negligible_effect: Option<(Effect, f64)>,
 }
 
 /// One look: the rounds it sees (None: all) and its alpha.
@@ -203,8 +205,19 @@ fn replay(
         for (j, dn) in now.iter().enumerate() {
             let k = family.confirmatory[j];
             let at = &mut decided_at[j];
-            if negligible_now(&claims[k], &t.claims[k]) && at.negligible.is_none() {
-                at.negligible = Some(look.rounds);
+            if at.negligible.is_none() {
+                if let Some(e) = negligible_now(&claims[k], &t.claims[k]) {
+                    at.negligible = Some(look.rounds);
+                    let c = &claims[k];
+                    let (claim_level, _) = interval_levels(
+                        look.alpha,
+                        m,
+                        cells[k].len(),
+                        scope(c),
+                        kind(&c.relation),
+                    );
+                    at.negligible_effect = Some((e, claim_level));
+                }
             }
             if !sequential {
                 continue;
@@ -223,18 +236,17 @@ fn replay(
     (before, decided_at)
 }
 
-/// Whether claim `c`'s claim-level test `t` shows it negligible: its interval (at the look's
-/// level) within ± smallest_effect of the boundary. A look that finds it so keeps it so, as
-/// for every verdict of `--until-decided` (the union bound over looks covers intervals too).
-fn negligible_now(c: &Claim, t: &ClaimTest) -> bool {
-    let Some(rel) = relation(&c.relation) else {
-        return false;
-    };
+/// The effect of claim `c`'s claim-level test `t` when it shows the claim negligible: its
+/// interval (at the look's level) within ± smallest_effect of the boundary. A look that finds
+/// it so keeps it so, as for every verdict of `--until-decided` (the union bound over looks
+/// covers intervals too), and the report shows that look's interval.
+fn negligible_now(c: &Claim, t: &ClaimTest) -> Option<Effect> {
+    let rel = relation(&c.relation)?;
     t.pairs
         .iter()
         .max_by(|x, y| x.p_support.total_cmp(&y.p_support))
         .and_then(|p| p.effect)
-        .is_some_and(|e| !e.below_level && negligible(&rel, &e))
+        .filter(|e| !e.below_level && negligible(&rel, e))
 }
 
 /// Decides the family over its looks and builds every claim's outcome.
@@ -393,6 +405,11 @@ impl Outcomes<'_> {
         {
             overall.verdict = Some(Verdict::Negligible);
             overall.decided_after = at.negligible.filter(|r| *r > 0);
+            if let Some((e, level)) = at.negligible_effect {
+                // The interval that showed it, at its look's level (the last look's may be
+                // wider, or unbounded when the cells left the run once it was decided).
+                (overall.effect, overall.interval_level) = (Some(e), level);
+            }
         }
         overall.heterogeneity = super::outcome::heterogeneity(claim, &self.t.cells[k]);
         if let (Some(rel), Some(e)) = (relation(&claim.relation), &overall.effect) {
