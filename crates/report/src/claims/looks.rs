@@ -9,8 +9,8 @@ use super::{CellOutcome, ClaimLevel, LooksTaken, CLAIMS_ALPHA};
 use crate::model::ReportInput;
 use schedlab_analyze::{
     adjusted, claim_power, decide_claims, earliest, exploratory, interval_levels, look_schedule,
-    negligible, untested, ClaimDecision, ClaimDesign, ClaimMember, ClaimTest, LookSchedule,
-    Effect, PowerQuery, Verdict,
+    negligible, untested, ClaimDecision, ClaimDesign, ClaimMember, ClaimTest, Effect, LookSchedule,
+    PowerQuery, Verdict,
 };
 use schedlab_spec::claims::{Claim, Declared};
 use std::collections::BTreeSet;
@@ -209,13 +209,8 @@ fn replay(
                 if let Some(e) = negligible_now(&claims[k], &t.claims[k]) {
                     at.negligible = Some(look.rounds);
                     let c = &claims[k];
-                    let (claim_level, _) = interval_levels(
-                        look.alpha,
-                        m,
-                        cells[k].len(),
-                        scope(c),
-                        kind(&c.relation),
-                    );
+                    let (claim_level, _) =
+                        interval_levels(look.alpha, m, cells[k].len(), scope(c), kind(&c.relation));
                     at.negligible_effect = Some((e, claim_level));
                 }
             }
@@ -247,6 +242,24 @@ fn negligible_now(c: &Claim, t: &ClaimTest) -> Option<Effect> {
         .max_by(|x, y| x.p_support.total_cmp(&y.p_support))
         .and_then(|p| p.effect)
         .filter(|e| !e.below_level && negligible(&rel, e))
+}
+
+/// Makes `overall` negligible when a look found it so before its test decided it (both at
+/// once: the test's verdict), with that look's round and interval.
+fn negligible_at_look(overall: &mut ClaimLevel, at: &DecidedAt) {
+    let first = at
+        .negligible
+        .is_some_and(|n| at.claim.is_none_or(|c| n < c));
+    if !first {
+        return;
+    }
+    overall.verdict = Some(Verdict::Negligible);
+    overall.decided_after = at.negligible.filter(|r| *r > 0);
+    if let Some((e, level)) = at.negligible_effect {
+        // The interval that showed it, at its look's level (the last look's may be wider, or
+        // unbounded when the cells left the run once it was decided).
+        (overall.effect, overall.interval_level) = (Some(e), level);
+    }
 }
 
 /// Decides the family over its looks and builds every claim's outcome.
@@ -398,19 +411,7 @@ impl Outcomes<'_> {
         overall.p_adjusted = adj.map(|a| a.0);
         overall.earliest_round = earliest_round;
         overall.decided_after = at.claim;
-        // Negligible when found so before the test decided it (both at once: the test).
-        if at
-            .negligible
-            .is_some_and(|n| at.claim.is_none_or(|c| n < c))
-        {
-            overall.verdict = Some(Verdict::Negligible);
-            overall.decided_after = at.negligible.filter(|r| *r > 0);
-            if let Some((e, level)) = at.negligible_effect {
-                // The interval that showed it, at its look's level (the last look's may be
-                // wider, or unbounded when the cells left the run once it was decided).
-                (overall.effect, overall.interval_level) = (Some(e), level);
-            }
-        }
+        negligible_at_look(&mut overall, at);
         overall.heterogeneity = super::outcome::heterogeneity(claim, &self.t.cells[k]);
         if let (Some(rel), Some(e)) = (relation(&claim.relation), &overall.effect) {
             if negligible(&rel, e) {
