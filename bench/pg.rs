@@ -130,7 +130,9 @@ fn fill(store: &mut Store, plan: &Plan) -> (usize, f64) {
         };
         store.insert_trial(run_id, p, &o, &meta).expect("trial");
     }
-    store.finish_run(run_id, "done").expect("finish");
+    store
+        .finish_run(run_id, schedlab_core::records::RunStatus::Done)
+        .expect("finish");
     (rows, t.elapsed().as_secs_f64())
 }
 

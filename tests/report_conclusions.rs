@@ -104,7 +104,9 @@ fn the_baseline_is_the_first_policy_of_the_spec_axis_or_the_one_asked_for() {
         .contains("higher (worse) than the baseline at alpha 0.01"));
     // The stored spec lists fifo first: fifo is the default baseline.
     let mut input = load_input(&store, 1, false).unwrap();
-    input.run.spec_toml = "[axes]\npolicies = [\"fifo\", \"other\", \"rr\"]\n".into();
+    input
+        .run
+        .set_spec_toml("[axes]\npolicies = [\"fifo\", \"other\", \"rr\"]\n".into());
     let r = model::build(&input);
     assert_eq!(makespan(&r).baseline, "fifo");
     assert!(r

@@ -247,13 +247,17 @@ fn a_contaminated_queued_trial_is_queued_again_at_the_end_of_its_round() {
         .complete(&next, &plan.trials[2], &ok(), &clean)
         .unwrap();
     let info = schedlab_store::query::run_info(&store, 1).unwrap();
-    assert_eq!(info.status, "queued", "one trial is left");
+    assert_eq!(
+        info.status,
+        schedlab_core::records::RunStatus::Queued,
+        "one trial is left"
+    );
     let last = store.claim("w", &any, 60_000).unwrap().unwrap();
     store
         .complete(&last, &plan.trials[3], &ok(), &clean)
         .unwrap();
     let info = schedlab_store::query::run_info(&store, 1).unwrap();
-    assert_eq!(info.status, "done");
+    assert_eq!(info.status, schedlab_core::records::RunStatus::Done);
     // Five attempts stored, the re-run with its trial's round; the queue has its row.
     let c = rusqlite::Connection::open(dir.path().join("q.db")).unwrap();
     assert_eq!(

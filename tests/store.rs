@@ -348,7 +348,7 @@ fn a_trial_whose_workers_keep_dying_fails_and_the_run_ends_when_all_are_stored()
             .unwrap();
     }
     let info = schedlab_store::query::run_info(&store, 1).unwrap();
-    assert_eq!(info.status, "done");
+    assert_eq!(info.status, schedlab_core::records::RunStatus::Done);
     assert_eq!(store.trial_count().unwrap() as usize, plan.trials.len() - 1);
 }
 

@@ -5,6 +5,7 @@
 //! has). A local SQLite file is the same thing that never drops ([`Remote::local`]), so one
 //! sink ([`super::sink::StoreSink`]) serves both. [`RemoteError`] is what they fail with.
 
+use schedlab_core::records::RunStatus;
 use schedlab_machine::HostIdentity;
 use schedlab_report::ReportError;
 use schedlab_spec::plan::{Cell, Plan};
@@ -12,6 +13,7 @@ use schedlab_spec::SpecError;
 use schedlab_store::push::{push, PushOptions};
 use schedlab_store::{Location, NewRun, RunIdentity, SpooledRun, Store, StoreError};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A result of a store that may drop.
@@ -93,7 +95,7 @@ pub enum RemoteError {
         /// The run.
         run_id: i64,
         /// Why.
-        source: Box<SpecError>,
+        source: Arc<SpecError>,
     },
     /// The claims of a run could not be judged.
     #[error(transparent)]
@@ -381,7 +383,7 @@ impl RunCopy {
             id: RunIdentity {
                 uuid: Some(uuid::Uuid::new_v4().to_string()),
                 host: Some(HostIdentity::capture()),
-                status: "running",
+                status: RunStatus::Running,
             },
             units: Vec::new(),
         }
@@ -391,19 +393,19 @@ impl RunCopy {
     /// rebuilt from its spec and seed.
     pub fn read(server: &Store, run_id: i64, host: HostIdentity) -> Result<(RunCopy, Plan)> {
         let info = schedlab_store::query::run_info(server, run_id)?;
-        let spec = info.spec().map_err(|e| RemoteError::StoredSpec {
-            run_id,
-            source: Box::new(e),
-        })?;
+        let spec = info
+            .spec_read()
+            .map_err(|source| RemoteError::StoredSpec { run_id, source })?;
         let plan =
-            schedlab_spec::plan::build(&spec, info.seed).map_err(|e| RemoteError::StoredSpec {
+            schedlab_spec::plan::build(spec, info.seed).map_err(|e| RemoteError::StoredSpec {
                 run_id,
-                source: Box::new(e),
+                source: Arc::new(e),
             })?;
+        let spec_toml = info.spec_toml().to_string();
         let copy = RunCopy {
             name: info.name,
             seed: info.seed,
-            spec_toml: info.spec_toml,
+            spec_toml,
             argv: info.argv,
             env_json: info.env_json,
             trials_planned: info.trials_planned as usize,
@@ -411,7 +413,7 @@ impl RunCopy {
             id: RunIdentity {
                 uuid: info.uuid,
                 host: Some(host),
-                status: "running",
+                status: RunStatus::Running,
             },
             units: Vec::new(),
         };

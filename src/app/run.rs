@@ -49,7 +49,7 @@ fn build_plan(args: &RunArgs) -> Result<(schedlab_spec::plan::Plan, Option<i64>)
             })?,
         };
         let info = schedlab_store::query::run_info(&store, run_id)?;
-        if info.status == "running" {
+        if info.status == schedlab_core::records::RunStatus::Running {
             anyhow::bail!(
                 "run {run_id} in {} is still running in another schedlab process; wait for it or stop it (Ctrl-C) before resuming",
                 args.db.display()

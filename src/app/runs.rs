@@ -31,7 +31,7 @@ pub fn cmd_runs(args: &RunsArgs) -> Result<Outcome> {
             r.started_at,
             r.cells.to_string(),
             format!("{}/{}", r.trials_done, r.trials_planned),
-            r.status,
+            r.status.to_string(),
         ]);
     }
     sayln!("{}", b.build().with(tabled::settings::Style::sharp()));
@@ -59,7 +59,7 @@ pub fn cmd_show(args: &ShowArgs) -> Result<Outcome> {
             .map_or(String::new(), |c| format!(" ({c})")),
         info.uuid.as_deref().unwrap_or("none")
     );
-    sayln!("# spec as run\n{}", info.spec_toml);
+    sayln!("# spec as run\n{}", info.spec_toml());
     if let Some(env) = info.env_json {
         let v: serde_json::Value = serde_json::from_str(&env)?;
         sayln!(

@@ -10,7 +10,7 @@
 use super::remote::Remote;
 use super::remote::{RemoteError, Result, RunCopy};
 use schedlab_core::metric::Metric;
-use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_core::records::{RunStatus, TrialMeta, TrialOutcome};
 use schedlab_core::Warning;
 use schedlab_machine::HostIdentity;
 use schedlab_run::sink::{Sink, Stored};
@@ -165,7 +165,7 @@ impl StoreSink {
         Ok(spool.spool_warning(&run.spooled(), spooled_trial, warning)?)
     }
 
-    fn finish(&mut self, run_id: i64, status: &str) -> Result<()> {
+    fn finish(&mut self, run_id: i64, status: RunStatus) -> Result<()> {
         if self
             .remote
             .try_server(|s| s.finish_run(run_id, status))?
@@ -248,7 +248,7 @@ impl Sink for StoreSink {
 
     /// Called by the run loop only: a worker's queued run is done when its last trial is
     /// stored (see `Store::complete`).
-    fn finish_run(&mut self, run_id: i64, status: &str) -> SinkResult<()> {
+    fn finish_run(&mut self, run_id: i64, status: RunStatus) -> SinkResult<()> {
         Ok(self.finish(run_id, status)?)
     }
 

@@ -83,7 +83,8 @@ fn a_local_store_is_never_out_of_reach_and_has_no_spool() {
     let id = sink
         .insert_trial(run_id, &plan.trials[0], &outcome, &TrialMeta::default())
         .unwrap();
-    sink.finish_run(run_id, "done").unwrap();
+    sink.finish_run(run_id, schedlab_core::records::RunStatus::Done)
+        .unwrap();
     assert!(id > 0);
     assert_eq!(sink.remote.spooled, 0);
     assert!(matches!(sink.remote.spool(), Err(RemoteError::Internal(_))));
@@ -93,6 +94,6 @@ fn a_local_store_is_never_out_of_reach_and_has_no_spool() {
         schedlab_store::query::run_info(store, run_id)
             .unwrap()
             .status,
-        "done"
+        schedlab_core::records::RunStatus::Done
     );
 }

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 /// Every crate of the workspace and the schedlab crates it may depend on. Dependencies point
 /// down the pipeline only: sys < procfs, cgroup < core < machine < spec < run, spec < store,
-/// store and analyze < report, and the binary on top of all of them.
+/// store and analyze < report, and the binary on top of all of them; claim (the claims'
+/// relation) below spec and analyze alike.
 pub const ALLOWED: &[(&str, &[&str])] = &[
     ("schedlab-sys", &[]),
     // Test support (what a test needs from the machine): a dev-dependency of any crate
@@ -16,6 +17,9 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
     // CPU cgroups (v1 and v2 behind one interface): beside procfs, below every stage.
     ("schedlab-cgroup", &["schedlab-sys"]),
     ("schedlab-core", &["schedlab-sys", "schedlab-procfs"]),
+    // What a claim says about A against B: the one relation type of the spec (which reads
+    // claims) and the analysis (which tests them), below both; it depends on no schedlab crate.
+    ("schedlab-claim", &[]),
     (
         "schedlab-machine",
         &[
@@ -32,6 +36,7 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
             "schedlab-procfs",
             "schedlab-cgroup",
             "schedlab-core",
+            "schedlab-claim",
             "schedlab-machine",
         ],
     ),
@@ -42,6 +47,7 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
             "schedlab-procfs",
             "schedlab-cgroup",
             "schedlab-core",
+            "schedlab-claim",
             "schedlab-machine",
             "schedlab-spec",
         ],
@@ -53,11 +59,12 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
             "schedlab-procfs",
             "schedlab-cgroup",
             "schedlab-core",
+            "schedlab-claim",
             "schedlab-machine",
             "schedlab-spec",
         ],
     ),
-    ("schedlab-analyze", &["schedlab-core"]),
+    ("schedlab-analyze", &["schedlab-core", "schedlab-claim"]),
     (
         "schedlab-report",
         &[
@@ -65,6 +72,7 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
             "schedlab-procfs",
             "schedlab-cgroup",
             "schedlab-core",
+            "schedlab-claim",
             "schedlab-machine",
             "schedlab-spec",
             "schedlab-store",
@@ -78,6 +86,7 @@ pub const ALLOWED: &[(&str, &[&str])] = &[
             "schedlab-procfs",
             "schedlab-cgroup",
             "schedlab-core",
+            "schedlab-claim",
             "schedlab-machine",
             "schedlab-spec",
             "schedlab-run",

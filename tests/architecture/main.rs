@@ -5,14 +5,17 @@
 //! root but sys and no `unsafe` in the files of test, bench and example targets, files under
 //! 600 lines, functions under 80 lines (every one of the 28 longer ones of issue 17 was split).
 
+mod deps;
 mod graph;
+mod reach;
 mod source;
 mod sql;
+mod tree;
 
 use graph::{Workspace, STORE, SYS};
 use std::path::{Path, PathBuf};
 
-/// The longest files allowed, in lines (test files beside a module are not counted).
+/// The longest files allowed, in lines (files only tests compile are not counted).
 const MAX_FILE_LINES: usize = 600;
 
 /// The longest function allowed outside tests, in lines (issue 17, part 3).
@@ -36,6 +39,28 @@ fn code_files(p: &graph::Package) -> Vec<PathBuf> {
             .filter(|t| t.kind == "custom-build")
             .map(|t| t.src_path.clone()),
     );
+    files
+}
+
+/// The target kinds whose module trees are production code (not tests, benchmarks, examples).
+const PRODUCTION: &[&str] = &["lib", "rlib", "bin", "proc-macro", "custom-build"];
+
+/// The files of a package's production code: the module trees of its library, binaries and
+/// build script without the modules only tests compile, told by the tree (a `#[cfg(test)]`
+/// on the way), not by the files' names: `crates/analyze/src/rank_tests.rs` is production.
+fn production_files(p: &graph::Package) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    for t in p
+        .targets
+        .iter()
+        .filter(|t| PRODUCTION.contains(&t.kind.as_str()))
+    {
+        for f in tree::files(&t.src_path) {
+            if !f.test_only && !files.contains(&f.path) {
+                files.push(f.path);
+            }
+        }
+    }
     files
 }
 
@@ -420,9 +445,9 @@ fn no_source_file_is_longer_than_600_lines() {
     let ws = workspace();
     let mut long = Vec::new();
     for p in &ws.packages {
-        for f in code_files(p) {
+        for f in production_files(p) {
             let n = std::fs::read_to_string(&f).unwrap().lines().count();
-            if n > MAX_FILE_LINES && !source::is_test_file(&f) {
+            if n > MAX_FILE_LINES {
                 long.push(format!("{}: {n} lines", relative(&ws, &f)));
             }
         }
@@ -439,10 +464,7 @@ fn no_function_outside_tests_is_longer_than_80_lines() {
     let ws = workspace();
     let mut long = Vec::new();
     for p in &ws.packages {
-        for f in code_files(p) {
-            if source::is_test_file(&f) {
-                continue;
-            }
+        for f in production_files(p) {
             let (_, file) = read(&f);
             for (name, n) in source::functions(&file) {
                 if n > MAX_FUNCTION_LINES {
@@ -523,5 +545,26 @@ fn the_model_check_reads_paths_not_prose() {
         "mod render { pub fn f() {} }\nfn g() { self::render::f(); render::f(); }\n",
     ] {
         assert!(paths(clean).is_empty(), "{clean}");
+    }
+}
+
+/// The model reaches the renderers by no way round either: no module it names names them, and
+/// so on. Ignored until the report's import circle is broken (issue 28, part B): today the
+/// model reaches them by `model` -> `pool` -> `cmd` -> `render` (`cargo test --test
+/// architecture -- --ignored` shows it).
+#[test]
+#[ignore = "the report model reaches render by model -> pool -> cmd -> render until issue 28 part B breaks the circle"]
+fn the_report_model_reaches_its_renderers_by_no_way_round() {
+    let ws = workspace();
+    let edges = reach::module_edges(&ws.root.join("crates/report/src/lib.rs"));
+    assert!(
+        edges.contains_key("render") && edges.contains_key("model"),
+        "{edges:?}"
+    );
+    if let Some(way) = reach::way(&edges, &["model", "claims"], "render") {
+        panic!(
+            "the report model reaches its renderers: {} (modules naming modules: {edges:?})",
+            way.join(" -> ")
+        );
     }
 }

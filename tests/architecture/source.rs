@@ -24,12 +24,6 @@ pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Whether a file holds only tests (`tests.rs`, `*_tests.rs` beside the module they test).
-pub fn is_test_file(path: &Path) -> bool {
-    let name = path.file_name().unwrap().to_string_lossy();
-    name == "tests.rs" || name.ends_with("_tests.rs")
-}
-
 /// Parses Rust source; panics with the file's name where it is not Rust.
 pub fn parse(name: &str, text: &str) -> syn::File {
     syn::parse_file(text).unwrap_or_else(|e| panic!("{name} does not parse as Rust: {e}"))
@@ -172,7 +166,8 @@ pub fn unsafe_lines(name: &str, text: &str) -> Vec<usize> {
     lines
 }
 
-fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
+/// Whether an item is compiled only for tests (`#[test]`, `#[cfg(test)]`).
+pub fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         a.path().is_ident("test")
             || (a.path().is_ident("cfg") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "test"))

@@ -261,24 +261,27 @@ fn a_bandwidth_limit_throttles_and_no_limit_does_not() {
         *turnaround as f64 / 1e6
     );
     assert_eq!((*throttled, *throttled_ns), (0, 0), "not throttled");
-    // The kernel throttles only a group that used its quota: when the machine left the
-    // unlimited task less than 30 % of a CPU, the 20 % quota may never bind (printed).
-    let free_share = *cpu as f64 / *turnaround as f64;
-    if free_share >= 0.3 {
-        assert!(limited_throttled >= 3, "nr_throttled {limited_throttled}");
-        assert!(limited_throttled_ns > 0);
-    } else {
-        println!(
-            "    the unlimited task got {:.0} % of a CPU: throttling not asserted",
-            free_share * 100.0
-        );
-    }
     let named = ints(
         &s.conn(),
         "SELECT COUNT(*) FROM tasks WHERE group_name = 'all'",
     );
     assert_eq!(named, [2], "each task row carries its group");
     assert_nothing_left();
+    // The kernel throttles only a group that used its quota: when the machine left the
+    // unlimited task less than 30 % of a CPU, the 20 % quota may never bind. Then the
+    // throttling is not checked: a skip, which fails under SCHEDLAB_TEST_REQUIRE.
+    let free_share = *cpu as f64 / *turnaround as f64;
+    if free_share < 0.3 {
+        return skip(
+            Need::Idle,
+            format!(
+                "the unlimited task got {:.0} % of a CPU (a busy machine): throttling not checked",
+                free_share * 100.0
+            ),
+        );
+    }
+    assert!(limited_throttled >= 3, "nr_throttled {limited_throttled}");
+    assert!(limited_throttled_ns > 0);
 }
 
 #[test]

@@ -76,7 +76,7 @@ pub fn synthetic_db(dir: &Path, name: &str, slow: f64) -> PathBuf {
         c.execute(
             "INSERT INTO cells (run_id, cell_index, policy, priorities, workload, workload_json, kind, start, tasks, cpus,
                                 dl_runtime_ns, dl_deadline_ns, dl_period_ns, work_ns, units, split)
-             VALUES (?1, ?2, ?3, 'same', 'cpu:pi', '{}', 'process', 'barrier', ?4, NULL, 5000000, 50000000, 50000000, 20000000, 1000, 0)",
+             VALUES (?1, ?2, ?3, 'same', 'cpu:pi', '{\"kind\":\"cpu\"}', 'process', 'barrier', ?4, NULL, 5000000, 50000000, 50000000, 20000000, 1000, 0)",
             params![run_id, ci as i64, policy, n],
         )
         .expect("cell row");

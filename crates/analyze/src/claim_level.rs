@@ -18,7 +18,9 @@
 
 use serde::Serialize;
 
-use super::claim_types::{Amount, Arm, ClaimError, ClaimKind, Design, RankTest, Relation};
+use super::claim_types::{
+    check_relation, Amount, Arm, ClaimError, ClaimKind, Design, RankTest, Relation,
+};
 use super::claims::{boundaries, combine, pair_data, sides, ClaimTest, PairData, PairTest};
 use super::effect::{Effect, EffectMethod, EffectScale};
 use super::hypothesis::PValueMethod;
@@ -55,7 +57,7 @@ pub fn test_claim_over_cells(
     if let Some(level) = level.filter(|l| !(*l > 0.0 && *l < 1.0)) {
         return Err(ClaimError::BadLevel(level));
     }
-    relation.check()?;
+    check_relation(relation)?;
     let k = cells.first().map_or(0, |c| c.others.len());
     if k == 0 || cells.iter().any(|c| c.others.len() != k) {
         return Err(ClaimError::NoComparison);

@@ -21,7 +21,9 @@
 
 use serde::Serialize;
 
-use super::claim_types::{Amount, Arm, ClaimError, ClaimKind, Design, Leaning, Relation};
+use super::claim_types::{
+    check_relation, Amount, Arm, ClaimError, ClaimKind, Design, Leaning, Relation,
+};
 use super::claims::{boundaries, combine, pair_data, sides, Boundary, PairData};
 use super::draws::standard_normal;
 use super::effect::EffectScale;
@@ -136,7 +138,7 @@ pub fn claim_power(
     relation: &Relation,
     query: &PowerQuery,
 ) -> Result<Option<Power>, ClaimError> {
-    relation.check()?;
+    check_relation(relation)?;
     if others.is_empty() {
         return Err(ClaimError::NoComparison);
     }

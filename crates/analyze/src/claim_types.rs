@@ -1,126 +1,51 @@
-//! The vocabulary of claims: relations, amounts, the trials of one treatment, and the
-//! errors a claim can have before any test runs.
+//! The vocabulary of claims: relations and amounts (the one type of `schedlab-claim`, which
+//! the spec reads), the trials of one treatment, and the errors a claim can have before any
+//! test runs.
 
 use std::fmt;
 
 use serde::Serialize;
 
-/// An amount: relative to B (`Relative(0.05)` is "5%") or absolute, in the unit of the
-/// values.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Amount {
-    /// A fraction of B, in (0, 1) for margins.
-    Relative(f64),
-    /// In the unit of the values.
-    Absolute(f64),
-}
+pub use schedlab_claim::{Amount, ClaimKind, Relation};
 
-impl Amount {
-    fn value(self) -> f64 {
-        match self {
-            Amount::Relative(v) | Amount::Absolute(v) => v,
-        }
-    }
-
-    fn check(self) -> Result<(), ClaimError> {
-        let v = self.value();
-        let ok = v.is_finite() && v > 0.0 && !matches!(self, Amount::Relative(r) if r >= 1.0);
-        if ok {
-            Ok(())
-        } else {
-            Err(ClaimError::BadAmount(self))
-        }
+/// Checks an amount: finite, above 0, and below 1 when relative.
+fn check_amount(a: Amount) -> Result<(), ClaimError> {
+    let v = a.value();
+    let ok = v.is_finite() && v > 0.0 && !matches!(a, Amount::Relative(r) if r >= 1.0);
+    if ok {
+        Ok(())
+    } else {
+        Err(ClaimError::BadAmount(a))
     }
 }
 
-/// What a claim says about treatment A against treatment B (see `claims.rs`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Relation {
-    /// A is lower than B.
-    Lower {
-        /// The smallest difference that matters, for power and trials needed.
-        smallest_effect: Option<Amount>,
-    },
-    /// A is higher than B.
-    Higher {
-        /// The smallest difference that matters, for power and trials needed.
-        smallest_effect: Option<Amount>,
-    },
-    /// A/B is at least `ratio`.
-    RatioAtLeast {
-        /// The bound R, > 0.
-        ratio: f64,
-        /// How far above R matters (relative), for power and trials needed.
-        smallest_effect: Option<Amount>,
-    },
-    /// A/B is at most `ratio`.
-    RatioAtMost {
-        /// The bound R, > 0.
-        ratio: f64,
-        /// How far below R matters (relative), for power and trials needed.
-        smallest_effect: Option<Amount>,
-    },
-    /// A equals B within `margin` (equivalence).
-    Equal {
-        /// Relative (ratio within 1 ± m) or absolute (difference within ± m).
-        margin: Amount,
-    },
-}
-
-impl Relation {
-    /// Which family of verdict words the relation gets.
-    pub fn kind(&self) -> ClaimKind {
-        match self {
-            Relation::Equal { .. } => ClaimKind::Equivalence,
-            _ => ClaimKind::Direction,
+/// Checks a relation's amounts and ratios before any test runs.
+pub fn check_relation(relation: &Relation) -> Result<(), ClaimError> {
+    match *relation {
+        Relation::Lower { smallest_effect } | Relation::Higher { smallest_effect } => {
+            match smallest_effect {
+                Some(e) => check_amount(e),
+                None => Ok(()),
+            }
         }
-    }
-
-    /// The declared smallest effect (none for equivalence, whose power is stated at θ = 1).
-    pub fn smallest_effect(&self) -> Option<Amount> {
-        match *self {
-            Relation::Lower { smallest_effect }
-            | Relation::Higher { smallest_effect }
-            | Relation::RatioAtLeast {
-                smallest_effect, ..
-            }
-            | Relation::RatioAtMost {
-                smallest_effect, ..
-            } => smallest_effect,
-            Relation::Equal { .. } => None,
+        Relation::RatioAtLeast {
+            ratio,
+            smallest_effect,
         }
-    }
-
-    /// Check amounts and ratios.
-    pub fn check(&self) -> Result<(), ClaimError> {
-        match *self {
-            Relation::Lower { smallest_effect } | Relation::Higher { smallest_effect } => {
-                match smallest_effect {
-                    Some(e) => e.check(),
-                    None => Ok(()),
-                }
+        | Relation::RatioAtMost {
+            ratio,
+            smallest_effect,
+        } => {
+            if !(ratio.is_finite() && ratio > 0.0) {
+                return Err(ClaimError::BadRatio(ratio));
             }
-            Relation::RatioAtLeast {
-                ratio,
-                smallest_effect,
+            match smallest_effect {
+                Some(Amount::Absolute(_)) => Err(ClaimError::AbsoluteEffectOfRatio),
+                Some(e) => check_amount(e),
+                None => Ok(()),
             }
-            | Relation::RatioAtMost {
-                ratio,
-                smallest_effect,
-            } => {
-                if !(ratio.is_finite() && ratio > 0.0) {
-                    return Err(ClaimError::BadRatio(ratio));
-                }
-                match smallest_effect {
-                    Some(Amount::Absolute(_)) => Err(ClaimError::AbsoluteEffectOfRatio),
-                    Some(e) => e.check(),
-                    None => Ok(()),
-                }
-            }
-            Relation::Equal { margin } => margin.check(),
         }
+        Relation::Equal { margin } => check_amount(margin),
     }
 }
 
@@ -167,18 +92,6 @@ impl<'a> Arm<'a> {
             _ => Ok(()),
         }
     }
-}
-
-/// Which verdict words a claim can get.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ClaimKind {
-    /// supported / contradicted.
-    Direction,
-    /// equivalent / not equivalent.
-    Equivalence,
-    /// supported / contradicted (the ratio moves toward the target, or away).
-    Trend,
 }
 
 /// Which side of a claim its family p-value speaks for.

@@ -54,6 +54,7 @@ use super::rank_tests::{mann_whitney_one_sided, signed_rank_one_sided};
 use super::summary::median;
 use super::trend::TrendTest;
 
+use super::claim_types::check_relation;
 pub use super::claim_types::{
     Amount, Arm, ClaimError, ClaimKind, Design, Fallback, Leaning, RankTest, Relation,
 };
@@ -133,7 +134,7 @@ pub fn test_claim(
     relation: &Relation,
     level: f64,
 ) -> Result<ClaimTest, ClaimError> {
-    relation.check()?;
+    check_relation(relation)?;
     if !(level > 0.0 && level < 1.0) {
         return Err(ClaimError::BadLevel(level));
     }

@@ -226,7 +226,51 @@ impl Metric {
 
     /// Its row of [`Metric::TABLE`].
     pub const fn info(self) -> &'static MetricInfo {
-        &Metric::TABLE[self as usize]
+        &Metric::TABLE[self.row()]
+    }
+
+    /// The position of its row in [`Metric::TABLE`]: one arm per metric, so that a metric
+    /// added without its row (key, names, unit, level, direction) does not compile; the
+    /// rows' order is checked at compile time below.
+    const fn row(self) -> usize {
+        match self {
+            Metric::Makespan => 0,
+            Metric::Response => 1,
+            Metric::Turnaround => 2,
+            Metric::RunSpan => 3,
+            Metric::Cpu => 4,
+            Metric::Vcsw => 5,
+            Metric::Ivcsw => 6,
+            Metric::RqWait => 7,
+            Metric::TrialCpu => 8,
+            Metric::TrialVcsw => 9,
+            Metric::TrialIvcsw => 10,
+            Metric::MakespanPerTask => 11,
+            Metric::CpuPerTask => 12,
+            Metric::CswPerTask => 13,
+            Metric::JainCpu => 14,
+            Metric::EndGroups => 15,
+            Metric::MessagesPerS => 16,
+            Metric::Rps => 17,
+            Metric::RoundTrip => 18,
+            Metric::SwitchTime => 19,
+            Metric::WakeupP50 => 20,
+            Metric::WakeupP90 => 21,
+            Metric::WakeupP99 => 22,
+            Metric::WakeupP999 => 23,
+            Metric::RequestP50 => 24,
+            Metric::RequestP90 => 25,
+            Metric::RequestP99 => 26,
+            Metric::RequestP999 => 27,
+            Metric::MessageP50 => 28,
+            Metric::MessageP99 => 29,
+            Metric::Misses => 30,
+            Metric::MissPct => 31,
+            Metric::SlackP1 => 32,
+            Metric::SlackP50 => 33,
+            Metric::SlackP99 => 34,
+            Metric::LatenessMax => 35,
+        }
     }
 
     /// Position in [`Metric::ALL`] (and in per-cell sample vectors).
@@ -296,6 +340,18 @@ impl Metric {
         self.info().headline
     }
 }
+
+/// Every row of the table sits at its metric's position (a compile-time check).
+const _: () = {
+    let mut i = 0;
+    while i < N {
+        assert!(
+            Metric::TABLE[i].metric.row() == i,
+            "Metric::TABLE out of order"
+        );
+        i += 1;
+    }
+};
 
 impl fmt::Display for Metric {
     /// The key, as in specs.

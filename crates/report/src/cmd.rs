@@ -74,8 +74,7 @@ impl Selection {
             include_slowed: self.include_slowed,
             ..Default::default()
         };
-        super::claims::claims_of(&input.run.spec_toml, &input.claims)
-            .map_err(ReportError::BadSelection)?;
+        super::claims::claims_of(&input.run, &input.claims).map_err(ReportError::BadSelection)?;
         Ok(input)
     }
 }

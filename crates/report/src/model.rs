@@ -25,7 +25,8 @@ pub mod workload;
 mod workload_plots;
 
 use schedlab_analyze::{jain_index, Comparison, Summary};
-use schedlab_store::query::CellView;
+use schedlab_core::workload::WorkloadKind;
+use schedlab_store::query::{CellView, TaskRow};
 use serde::Serialize;
 
 pub use exploratory::ExploratoryComparison;
@@ -80,6 +81,10 @@ pub struct CellKey {
     pub priorities: String,
     /// Workload label.
     pub workload: String,
+    /// The workload's family (it follows from the label's cell, so it adds nothing to the
+    /// key's identity or order; not serialised).
+    #[serde(skip)]
+    pub workload_kind: WorkloadKind,
     /// Task count.
     pub tasks: i64,
     /// process or thread.
@@ -121,6 +126,7 @@ impl CellKey {
             policy: c.policy.clone(),
             priorities: c.priorities.clone(),
             workload: c.workload.clone(),
+            workload_kind: c.workload_kind,
             tasks: c.tasks,
             kind: c.kind.clone(),
             start: c.start.clone(),
@@ -287,53 +293,95 @@ fn ms(ns: i64) -> f64 {
     ns as f64 / 1e6
 }
 
-/// The samples of every metric of one cell, indexed by [`Metric::index`], in the metric's unit.
-/// Per-trial metrics from task rows group them by trial (rows are ordered by trial).
+/// Where the samples of a metric come from, and how each is computed.
+enum Source {
+    /// One value per ok trial, from its makespan (ms) and the cell's task count.
+    Makespan(fn(f64, f64) -> f64),
+    /// One value per task of the ok trials (None: not stored for that task).
+    Task(fn(&TaskRow) -> Option<f64>),
+    /// One value per ok trial, from its tasks' rows and the cell's task count.
+    Trial(fn(&[TaskRow], f64) -> Option<f64>),
+    /// One value per ok trial with the workload's own figures ([`workload::per_trial`]).
+    Figures,
+}
+
+/// The source of `m`'s samples: one arm per metric, so that a metric added without its
+/// computation does not compile.
+fn source(m: Metric) -> Source {
+    use Metric as M;
+    fn total_cpu(t: &[TaskRow]) -> f64 {
+        t.iter().map(|r| ms(r.cpu_ns)).sum::<f64>()
+    }
+    fn vcsw(t: &[TaskRow]) -> i64 {
+        t.iter().map(|r| r.nvcsw).sum::<i64>()
+    }
+    fn ivcsw(t: &[TaskRow]) -> i64 {
+        t.iter().map(|r| r.nivcsw).sum::<i64>()
+    }
+    match m {
+        M::Makespan => Source::Makespan(|ms, _| ms),
+        M::MakespanPerTask => Source::Makespan(|ms, n| ms / n),
+        M::Response => Source::Task(|r| r.response_ns.map(ms)),
+        M::Turnaround => Source::Task(|r| r.turnaround_ns.map(ms)),
+        M::RunSpan => Source::Task(|r| Some(ms(r.turnaround_ns? - r.response_ns?))),
+        M::Cpu => Source::Task(|r| Some(ms(r.cpu_ns))),
+        M::Vcsw => Source::Task(|r| Some(r.nvcsw as f64)),
+        M::Ivcsw => Source::Task(|r| Some(r.nivcsw as f64)),
+        M::RqWait => Source::Task(|r| Some(ms(r.run_delay_ns))),
+        M::TrialCpu => Source::Trial(|t, _| Some(total_cpu(t))),
+        M::TrialVcsw => Source::Trial(|t, _| Some(vcsw(t) as f64)),
+        M::TrialIvcsw => Source::Trial(|t, _| Some(ivcsw(t) as f64)),
+        M::CpuPerTask => Source::Trial(|t, n| Some(total_cpu(t) / n)),
+        M::CswPerTask => Source::Trial(|t, n| Some((vcsw(t) + ivcsw(t)) as f64 / n)),
+        M::JainCpu => {
+            Source::Trial(|t, _| jain_index(&t.iter().map(|r| ms(r.cpu_ns)).collect::<Vec<f64>>()))
+        }
+        M::EndGroups => Source::Trial(|t, _| end_groups::end_groups(t)),
+        M::MessagesPerS
+        | M::Rps
+        | M::RoundTrip
+        | M::SwitchTime
+        | M::WakeupP50
+        | M::WakeupP90
+        | M::WakeupP99
+        | M::WakeupP999
+        | M::RequestP50
+        | M::RequestP90
+        | M::RequestP99
+        | M::RequestP999
+        | M::MessageP50
+        | M::MessageP99
+        | M::Misses
+        | M::MissPct
+        | M::SlackP1
+        | M::SlackP50
+        | M::SlackP99
+        | M::LatenessMax => Source::Figures,
+    }
+}
+
+/// The samples of every metric of one cell, indexed by [`Metric::index`], in the metric's unit,
+/// each in trial order (tasks in their stored order), as [`source`] says.
 pub fn cell_samples(c: &CellView) -> Vec<Vec<f64>> {
-    let mut s: Vec<Vec<f64>> = vec![Vec::new(); Metric::ALL.len()];
     let n = c.tasks.max(1) as f64;
-    for &m in &c.makespans_ns {
-        s[Metric::Makespan.index()].push(ms(m));
-        s[Metric::MakespanPerTask.index()].push(ms(m) / n);
-    }
-    for r in &c.task_rows {
-        if let Some(v) = r.response_ns {
-            s[Metric::Response.index()].push(ms(v));
-        }
-        if let Some(v) = r.turnaround_ns {
-            s[Metric::Turnaround.index()].push(ms(v));
-        }
-        if let (Some(t), Some(r)) = (r.turnaround_ns, r.response_ns) {
-            s[Metric::RunSpan.index()].push(ms(t - r));
-        }
-        s[Metric::Cpu.index()].push(ms(r.cpu_ns));
-        s[Metric::Vcsw.index()].push(r.nvcsw as f64);
-        s[Metric::Ivcsw.index()].push(r.nivcsw as f64);
-        s[Metric::RqWait.index()].push(ms(r.run_delay_ns));
-    }
-    for trial in c.task_rows.chunk_by(|a, b| a.trial_id == b.trial_id) {
-        let cpu: Vec<f64> = trial.iter().map(|r| ms(r.cpu_ns)).collect();
-        let total_cpu: f64 = cpu.iter().sum();
-        let vcsw: i64 = trial.iter().map(|r| r.nvcsw).sum();
-        let ivcsw: i64 = trial.iter().map(|r| r.nivcsw).sum();
-        s[Metric::TrialCpu.index()].push(total_cpu);
-        s[Metric::TrialVcsw.index()].push(vcsw as f64);
-        s[Metric::TrialIvcsw.index()].push(ivcsw as f64);
-        s[Metric::CpuPerTask.index()].push(total_cpu / n);
-        s[Metric::CswPerTask.index()].push((vcsw + ivcsw) as f64 / n);
-        if let Some(j) = jain_index(&cpu) {
-            s[Metric::JainCpu.index()].push(j);
-        }
-        if let Some(g) = end_groups::end_groups(trial) {
-            s[Metric::EndGroups.index()].push(g);
-        }
-    }
-    for (_, values) in workload::per_trial(c) {
-        for (m, v) in values {
-            s[m.index()].push(v);
-        }
-    }
-    s
+    let trials: Vec<&[TaskRow]> = c
+        .task_rows
+        .chunk_by(|a, b| a.trial_id == b.trial_id)
+        .collect();
+    let figures = workload::per_trial(c);
+    Metric::ALL
+        .iter()
+        .map(|&m| match source(m) {
+            Source::Makespan(f) => c.makespans_ns.iter().map(|&v| f(ms(v), n)).collect(),
+            Source::Task(f) => c.task_rows.iter().filter_map(f).collect(),
+            Source::Trial(f) => trials.iter().filter_map(|t| f(t, n)).collect(),
+            Source::Figures => figures
+                .iter()
+                .flat_map(|(_, values)| values.iter().filter(|(k, _)| *k == m))
+                .map(|&(_, v)| v)
+                .collect(),
+        })
+        .collect()
 }
 
 /// "1 task" or "10 tasks".

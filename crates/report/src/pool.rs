@@ -7,9 +7,10 @@ use super::error::ReportError;
 use super::model::{self, CellKey, ReportInput};
 
 type Result<T, E = ReportError> = std::result::Result<T, E>;
+use schedlab_core::records::RunStatus;
 use schedlab_store::error::Context;
 use schedlab_store::kernel::{kernel_rows, KernelCellRows};
-use schedlab_store::query::{self, spec_hash, CellView};
+use schedlab_store::query::{self, CellView};
 use schedlab_store::Store;
 
 /// Which of the machine's axes differ among a report's cells.
@@ -118,14 +119,14 @@ pub fn load(store: &Store, ids: &[i64], include_warmup: bool) -> Result<ReportIn
 
 /// The spec hash the runs share; [`ReportError::BadSelection`] for runs of different specs.
 fn one_spec(infos: &[query::RunInfo]) -> Result<String> {
-    let hash = spec_hash(&infos[0].spec_toml);
-    if let Some(other) = infos.iter().find(|i| spec_hash(&i.spec_toml) != hash) {
+    let hash = infos[0].spec_hash();
+    if let Some(other) = infos.iter().find(|i| i.spec_hash() != hash) {
         return Err(ReportError::BadSelection(format!(
             "--runs: runs {} and {} are different experiments (spec hashes {} and {}); a report compares runs of one spec, `schedlab compare A B` any two runs",
             infos[0].run_id,
             other.run_id,
             &hash[..8],
-            &spec_hash(&other.spec_toml)[..8]
+            &other.spec_hash()[..8]
         )));
     }
     Ok(hash)
@@ -194,8 +195,8 @@ impl Gathered {
         input
             .quality
             .extend(schedlab_store::quality::trial_quality(store, id, warmup)?);
-        if info.status != "done" && input.run.status == "done" {
-            input.run.status = info.status.clone();
+        if info.status != RunStatus::Done && input.run.status == RunStatus::Done {
+            input.run.status = info.status;
         }
         Ok(())
     }

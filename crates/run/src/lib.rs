@@ -54,7 +54,7 @@ use launcher::Launcher;
 use measure::one_trial;
 pub use measure::{Attempt, Done};
 use one::Observe;
-use schedlab_core::records::TrialStatus;
+use schedlab_core::records::{RunStatus, TrialStatus};
 use schedlab_spec::plan::Plan;
 use sink::Sink;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
@@ -140,9 +140,9 @@ pub fn execute(
     }
     let summary = run_trials(&mut launcher, sink, run_id, &stored, plan, opts);
     let status = match &summary {
-        Ok(s) if s.interrupted => "interrupted",
-        Ok(_) => "done",
-        Err(_) => "failed",
+        Ok(s) if s.interrupted => RunStatus::Interrupted,
+        Ok(_) => RunStatus::Done,
+        Err(_) => RunStatus::Failed,
     };
     sink.finish_run(run_id, status)?;
     Ok((run_id, summary?))

@@ -6,7 +6,7 @@
 
 use crate::error::SinkResult as Result;
 use schedlab_core::metric::Metric;
-use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_core::records::{RunStatus, TrialMeta, TrialOutcome};
 use schedlab_core::Warning;
 use schedlab_spec::plan::{Plan, PlannedTrial};
 use std::collections::HashSet;
@@ -44,7 +44,7 @@ pub trait Sink {
     /// sentence).
     fn add_warning(&mut self, run_id: i64, trial_id: Option<i64>, warning: &Warning) -> Result<()>;
     /// Marks the run finished with `status` (done, interrupted, failed).
-    fn finish_run(&mut self, run_id: i64, status: &str) -> Result<()>;
+    fn finish_run(&mut self, run_id: i64, status: RunStatus) -> Result<()>;
     /// The stored speed of a workload (units per second) on this kernel and CPU, if any.
     fn calibration(&self, key: &str, kernel: &str, cpu_model: &str) -> Result<Option<f64>>;
     /// Per cell of run `run_id` (by cell index, every cell), the value of `metric` of each ok,

@@ -65,9 +65,15 @@ impl Spec {
 /// The hash of a stored spec as run, see [`Spec::hash_as_run`]; a text that does not read as
 /// a spec is hashed as it is.
 pub fn spec_hash(text: &str) -> String {
-    match Spec::read_as_run(text) {
-        Ok(spec) => spec.hash_as_run(),
-        Err(_) => fnv_hex(text),
+    read_spec_hash(Spec::read_as_run(text).as_ref().ok(), text)
+}
+
+/// [`spec_hash`] of a stored spec already read: `spec`, the spec `text` reads as (None: it
+/// does not read, and `text` is hashed as it is).
+pub fn read_spec_hash(spec: Option<&Spec>, text: &str) -> String {
+    match spec {
+        Some(spec) => spec.hash_as_run(),
+        None => fnv_hex(text),
     }
 }
 

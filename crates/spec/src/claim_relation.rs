@@ -4,7 +4,7 @@
 
 use super::adaptive::percent;
 use super::claim_axes::{ClaimAxis, Resolver};
-use super::claims::{ClaimAmount, ClaimRelation, ClaimSpec, Treatment};
+use super::claims::{ClaimAmount, ClaimRelation, ClaimSpec, Relation, Treatment};
 use super::Problem;
 
 impl Resolver<'_> {
@@ -88,11 +88,11 @@ impl Resolver<'_> {
         };
         let smallest_effect = self.amount(c.smallest_effect.as_ref(), "smallest_effect")?;
         let relation = if word == "lower" {
-            ClaimRelation::Lower { smallest_effect }
+            Relation::Lower { smallest_effect }
         } else {
-            ClaimRelation::Higher { smallest_effect }
+            Relation::Higher { smallest_effect }
         };
-        Ok((a, others, relation))
+        Ok((a, others, ClaimRelation::Pair(relation)))
     }
 
     fn pair(&self, value: &toml::Value, word: &str) -> Result<(Treatment, Treatment), Problem> {
@@ -116,7 +116,7 @@ impl Resolver<'_> {
             )
             .accepting("a percentage such as \"5%\", or a number in the metric's unit")
         })?;
-        Ok((a, vec![b], ClaimRelation::Equal { margin }))
+        Ok((a, vec![b], ClaimRelation::Pair(Relation::Equal { margin })))
     }
 
     fn ratio(&self, c: &ClaimSpec) -> Result<(Treatment, Vec<Treatment>, ClaimRelation), Problem> {
@@ -134,17 +134,17 @@ impl Resolver<'_> {
         let relation = match (c.ratio_at_least, c.ratio_at_most, &c.trend) {
             (Some(r), None, None) => {
                 self.stray(c, &["ratio_at_least", "smallest_effect"])?;
-                ClaimRelation::RatioAtLeast {
+                ClaimRelation::Pair(Relation::RatioAtLeast {
                     ratio: bound(r, "ratio_at_least")?,
                     smallest_effect: self.relative(c)?,
-                }
+                })
             }
             (None, Some(r), None) => {
                 self.stray(c, &["ratio_at_most", "smallest_effect"])?;
-                ClaimRelation::RatioAtMost {
+                ClaimRelation::Pair(Relation::RatioAtMost {
                     ratio: bound(r, "ratio_at_most")?,
                     smallest_effect: self.relative(c)?,
-                }
+                })
             }
             (None, None, Some(t)) => {
                 self.stray(c, &["trend"])?;

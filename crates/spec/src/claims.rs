@@ -102,49 +102,18 @@ pub struct TrendSpec {
     pub toward: f64,
 }
 
-/// An amount: a fraction of B ("5%") or a value in the metric's report unit (ms, count).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ClaimAmount {
-    /// A fraction, in (0, 1).
-    Relative(f64),
-    /// In the metric's unit as reports show it (ms for times, counts as counts).
-    Absolute(f64),
-}
+/// An amount: a fraction of B ("5%") or a value in the metric's report unit (ms, count): the
+/// one type the analysis tests too (`schedlab-claim`).
+pub use schedlab_claim::Amount as ClaimAmount;
+/// What a claim says about A against one B: the one type the analysis tests (`schedlab-claim`).
+pub use schedlab_claim::Relation;
 
 /// What a claim says about A against B.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ClaimRelation {
-    /// A below every B.
-    Lower {
-        /// The smallest effect that matters.
-        smallest_effect: Option<ClaimAmount>,
-    },
-    /// A above every B.
-    Higher {
-        /// The smallest effect that matters.
-        smallest_effect: Option<ClaimAmount>,
-    },
-    /// A/B >= ratio.
-    RatioAtLeast {
-        /// The bound.
-        ratio: f64,
-        /// How far above it matters (relative).
-        smallest_effect: Option<ClaimAmount>,
-    },
-    /// A/B <= ratio.
-    RatioAtMost {
-        /// The bound.
-        ratio: f64,
-        /// How far below it matters (relative).
-        smallest_effect: Option<ClaimAmount>,
-    },
-    /// A equals B within the margin.
-    Equal {
-        /// The margin.
-        margin: ClaimAmount,
-    },
+    /// A against every B, tested pair by pair.
+    Pair(Relation),
     /// A/B moves toward `toward` as `along` grows.
     Trend {
         /// The ordered axis.
@@ -157,16 +126,8 @@ pub enum ClaimRelation {
 impl ClaimRelation {
     /// The relation in a few words, for tables: "<", ">", "≥ 10x", "= ±5%", "→ 1 along tasks".
     pub fn symbol(&self) -> String {
-        let pct = |a: &ClaimAmount| match a {
-            ClaimAmount::Relative(r) => format!("{}%", r * 100.0),
-            ClaimAmount::Absolute(v) => format!("{v}"),
-        };
         match self {
-            ClaimRelation::Lower { .. } => "<".into(),
-            ClaimRelation::Higher { .. } => ">".into(),
-            ClaimRelation::RatioAtLeast { ratio, .. } => format!("≥ {ratio}x"),
-            ClaimRelation::RatioAtMost { ratio, .. } => format!("≤ {ratio}x"),
-            ClaimRelation::Equal { margin } => format!("= ±{}", pct(margin)),
+            ClaimRelation::Pair(r) => r.symbol(),
             ClaimRelation::Trend { along, toward } => {
                 format!("ratio → {toward} along {}", along.key())
             }

@@ -63,9 +63,9 @@ than = { slice = "0.1ms" }
     assert_eq!(c[0].others.len(), 2);
     assert_eq!(
         c[0].relation,
-        ClaimRelation::Lower {
+        ClaimRelation::Pair(Relation::Lower {
             smallest_effect: Some(ClaimAmount::Relative(0.05))
-        }
+        })
     );
     assert_eq!(
         c[0].scope,
@@ -81,11 +81,13 @@ than = { slice = "0.1ms" }
     );
     assert_eq!(
         c[1].relation,
-        ClaimRelation::Equal {
+        ClaimRelation::Pair(Relation::Equal {
             margin: ClaimAmount::Absolute(2.5)
-        }
+        })
     );
-    assert!(matches!(c[2].relation, ClaimRelation::RatioAtLeast { ratio, .. } if ratio == 10.0));
+    assert!(
+        matches!(c[2].relation, ClaimRelation::Pair(Relation::RatioAtLeast { ratio, .. }) if ratio == 10.0)
+    );
     assert_eq!(
         c[3].relation,
         ClaimRelation::Trend {

@@ -3,55 +3,13 @@
 use super::db::{params, Db};
 use super::Store;
 use crate::error::{Result, StoreError};
-use schedlab_spec::{Spec, SpecError};
+use schedlab_core::records::RunStatus;
+use schedlab_core::workload::WorkloadKind;
 use serde::Serialize;
 
-/// The stored row of a run, as read for a report.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct RunInfo {
-    /// Run id.
-    pub run_id: i64,
-    /// Spec name.
-    pub name: String,
-    /// Start, UTC RFC 3339.
-    pub started_at: String,
-    /// End, UTC RFC 3339, if it ended.
-    pub finished_at: Option<String>,
-    /// running, done, interrupted or failed.
-    pub status: String,
-    /// Seed of the trial order; also seeds every bootstrap of the report.
-    pub seed: u64,
-    /// schedlab version that ran it.
-    pub version: String,
-    /// Command line of the run.
-    pub argv: String,
-    /// The spec as run, as stored (TOML); read it with [`RunInfo::spec`].
-    pub spec_toml: String,
-    /// Environment record (JSON text), if captured.
-    pub env_json: Option<String>,
-    /// Trials in the plan.
-    pub trials_planned: i64,
-    /// The run's UUID (the same in every database it is pushed to).
-    pub uuid: Option<String>,
-    /// Host name of the machine that ran it.
-    pub host: Option<String>,
-    /// That machine's /etc/machine-id.
-    pub machine_id: Option<String>,
-    /// Its kernel release.
-    pub kernel: Option<String>,
-    /// Its CPU model.
-    pub cpu_model: Option<String>,
-    /// Commit of the schedlab that ran it.
-    pub git_commit: Option<String>,
-}
-
-impl RunInfo {
-    /// The spec as run, read back as the spec crate's type; an error says why it does not
-    /// read (written by another version) and what to do.
-    pub fn spec(&self) -> std::result::Result<Spec, SpecError> {
-        Spec::read_as_run(&self.spec_toml)
-    }
-}
+mod run;
+use run::run_status;
+pub use run::{run_info, RunInfo};
 
 /// A trial that did not end `ok` (timeout or failed), for the warnings.
 #[derive(Debug, Clone, Serialize)]
@@ -101,6 +59,8 @@ pub struct CellView {
     pub priorities: String,
     /// Workload label.
     pub workload: String,
+    /// The workload's family, as stored with its parameters (`workload_json`).
+    pub workload_kind: WorkloadKind,
     /// Task kind.
     pub kind: String,
     /// Start mode.
@@ -119,8 +79,14 @@ pub struct CellView {
     /// Kernel release of that machine, likewise.
     pub kernel: Option<String>,
     /// The cell's kernel settings in one line (`slice=0.1ms`, `NAME=VALUE`, `scx=COMMAND`),
-    /// None when it has none.
+    /// None when it has none: for people; the settings one by one are the fields below.
     pub settings: Option<String>,
+    /// The EEVDF slice of the measured tasks as labelled (`0.1ms`), None: the kernel's default.
+    pub slice: Option<String>,
+    /// Each kernel setting of the cell: (name, value), in the stored order.
+    pub knobs: Vec<(String, String)>,
+    /// The BPF scheduler's command the cell runs under, if any.
+    pub scx: Option<String>,
     /// Trials stored per status: (status, count).
     pub statuses: Vec<(String, i64)>,
     /// First reason given for a trial that was not ok.
@@ -157,6 +123,7 @@ impl CellView {
             policy: c.policy.name().to_string(),
             priorities: c.priorities.name().to_string(),
             workload: c.workload.label(),
+            workload_kind: c.workload.kind,
             kind: c.kind.name().to_string(),
             start: c.start.name().to_string(),
             tasks: i64::from(c.tasks),
@@ -169,6 +136,13 @@ impl CellView {
                 c.scx.as_ref().map(|x| x.command_line()),
                 c.groups_label(),
             ),
+            slice: c.slice_ns.map(schedlab_core::records::slice_label),
+            knobs: c
+                .knobs
+                .iter()
+                .map(|k| (k.name.clone(), k.value.clone()))
+                .collect(),
+            scx: c.scx.as_ref().map(|x| x.command_line()),
             ..CellView::default()
         }
     }
@@ -187,7 +161,7 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
     let db = &store.db;
     let cells = db.query(
         "SELECT cell_id, cell_index, policy, priorities, workload, kind, start, tasks, cpus, antagonists, io_scheduler, work_ns, units,
-                slice_ns, knobs, scx, cgroups
+                slice_ns, knobs, scx, cgroups, workload_json
          FROM cells WHERE run_id = ?1 ORDER BY cell_index",
         params![run_id],
         |r| {
@@ -198,6 +172,7 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
                     policy: r.get(2)?,
                     priorities: r.get(3)?,
                     workload: r.get(4)?,
+                    workload_kind: stored_workload_kind(&r.get::<String>(17)?)?,
                     kind: r.get(5)?,
                     start: r.get(6)?,
                     tasks: r.get(7)?,
@@ -207,6 +182,11 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
                     work_ns: r.get(11)?,
                     units: r.get(12)?,
                     settings: settings_label(r.get(13)?, r.get(14)?, r.get(15)?, r.get(16)?),
+                    slice: r
+                        .get::<Option<i64>>(13)?
+                        .map(|ns| schedlab_core::records::slice_label(ns as u64)),
+                    knobs: stored_knobs(r.get::<Option<String>>(14)?.as_deref()),
+                    scx: r.get(15)?,
                     ..CellView::default()
                 },
             ))
@@ -220,6 +200,29 @@ pub fn cells(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<CellView>> 
         out.push(view);
     }
     Ok(out)
+}
+
+/// The kernel settings of a cell as the store keeps them (`KnobSetting::label`s, `name=value`,
+/// separated by spaces), one by one; the column is the only record of them, so a value with a
+/// space in it reads as its first word.
+fn stored_knobs(column: Option<&str>) -> Vec<(String, String)> {
+    column
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// The family of a stored workload, from its parameters as stored (`workload_json`), never
+/// from its label.
+fn stored_workload_kind(json: &str) -> Result<WorkloadKind> {
+    /// The one field read of the stored parameters.
+    #[derive(serde::Deserialize)]
+    struct Family {
+        kind: WorkloadKind,
+    }
+    Ok(serde_json::from_str::<Family>(json)?.kind)
 }
 
 /// Cell `cell_id`'s trials in `view`: their count per status (and the first reason of one not
@@ -307,8 +310,8 @@ pub struct RunRow {
     pub name: String,
     /// Start, UTC.
     pub started_at: String,
-    /// queued, running, done, interrupted or failed.
-    pub status: String,
+    /// Queued, running, done, interrupted or failed.
+    pub status: RunStatus,
     /// Number of cells.
     pub cells: i64,
     /// Planned trials stored (their re-runs not counted).
@@ -344,7 +347,7 @@ pub fn runs(store: &Store, host: Option<&str>) -> Result<Vec<RunRow>> {
                 run_id: r.get(0)?,
                 name: r.get(1)?,
                 started_at: r.get(2)?,
-                status: runner.status(&r.get::<String>(3)?),
+                status: runner.status(run_status(&r.get::<String>(3)?, 3)?),
                 trials_planned: r.get(4)?,
                 cells: r.get(5)?,
                 trials_done: r.get(6)?,
@@ -414,48 +417,6 @@ pub fn warnings(store: &Store, run_id: i64) -> Result<Vec<String>> {
     )
 }
 
-/// The stored row of run `run_id`.
-pub fn run_info(store: &Store, run_id: i64) -> Result<RunInfo> {
-    store.require_run(run_id)?;
-    let (mut info, runner) = store.db.query_one(
-        "SELECT run_id, name, started_at, finished_at, status, seed, version, argv, spec_toml, env_json, trials_planned,
-                runner_pid, runner_boot_id, runner_start_ticks, uuid, host, machine_id, kernel, cpu_model, git_commit
-         FROM runs WHERE run_id = ?1",
-        params![run_id],
-        |r| {
-            Ok((
-                RunInfo {
-                    run_id: r.get(0)?,
-                    name: r.get(1)?,
-                    started_at: r.get(2)?,
-                    finished_at: r.get(3)?,
-                    status: r.get(4)?,
-                    seed: r.get::<i64>(5)? as u64,
-                    version: r.get(6)?,
-                    // Masked again: a row written by an older schedlab may hold a password.
-                    argv: schedlab_machine::secret::mask_command_line(&r.get::<String>(7)?),
-                    spec_toml: r.get(8)?,
-                    env_json: r.get(9)?,
-                    trials_planned: r.get(10)?,
-                    uuid: r.get(14)?,
-                    host: r.get(15)?,
-                    machine_id: r.get(16)?,
-                    kernel: r.get(17)?,
-                    cpu_model: r.get(18)?,
-                    git_commit: r.get(19)?,
-                },
-                Runner {
-                    pid: r.get(11)?,
-                    boot_id: r.get(12)?,
-                    start_ticks: r.get(13)?,
-                },
-            ))
-        },
-    )?;
-    info.status = runner.status(&info.status);
-    Ok(info)
-}
-
 /// The trials of run `run_id` that timed out or failed; warm-up trials only if `warmup`.
 pub fn problems(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<TrialProblem>> {
     store.db.query(
@@ -499,11 +460,11 @@ impl Runner {
 
     /// The status to show for a run stored as `stored`: a run stored as `running` whose runner
     /// is gone (another boot, or no process with its pid and start time) was `interrupted`.
-    pub fn status(&self, stored: &str) -> String {
-        if stored == "running" && !self.alive() {
-            "interrupted".into()
+    pub fn status(&self, stored: RunStatus) -> RunStatus {
+        if stored == RunStatus::Running && !self.alive() {
+            RunStatus::Interrupted
         } else {
-            stored.into()
+            stored
         }
     }
 

@@ -18,7 +18,7 @@ use super::db::{params, Value};
 use super::write::RunIdentity;
 use super::{NewRun, Store};
 use crate::error::Result;
-use schedlab_core::records::{TrialMeta, TrialOutcome, TrialStatus};
+use schedlab_core::records::{RunStatus, TrialMeta, TrialOutcome, TrialStatus};
 use schedlab_machine::HostIdentity;
 use schedlab_spec::plan::{Cell, PlannedTrial};
 
@@ -121,7 +121,7 @@ impl Store {
         let id = RunIdentity {
             uuid: None,
             host: None,
-            status: "queued",
+            status: RunStatus::Queued,
         };
         self.db.transaction(|| {
             let run_id = self.create_run_rows(run, cells, &id)?;

@@ -6,7 +6,7 @@ use super::db::params;
 use super::write::RunIdentity;
 use super::{NewRun, Store};
 use crate::error::{Result, StoreError};
-use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_core::records::{RunStatus, TrialMeta, TrialOutcome};
 use schedlab_core::Warning;
 use schedlab_spec::plan::{Cell, PlannedTrial};
 
@@ -62,7 +62,7 @@ impl Store {
     }
 
     /// Records in this (spool) store how `run` ended, creating the run if absent.
-    pub fn spool_finish(&self, run: &SpooledRun, status: &str) -> Result<()> {
+    pub fn spool_finish(&self, run: &SpooledRun, status: RunStatus) -> Result<()> {
         self.db.transaction(|| {
             let run_id = self.spooled_run(run)?;
             self.finish_run(run_id, status)

@@ -6,7 +6,7 @@ use super::query::Runner;
 use super::rows;
 use super::{now_utc, NewRun, Store};
 use crate::error::Result;
-use schedlab_core::records::{TrialMeta, TrialOutcome};
+use schedlab_core::records::{RunStatus, TrialMeta, TrialOutcome};
 use schedlab_core::Warning;
 use schedlab_machine::HostIdentity;
 use schedlab_spec::plan::{Cell, PlannedTrial};
@@ -48,8 +48,8 @@ pub struct RunIdentity {
     pub uuid: Option<String>,
     /// The machine that runs it; None: not known yet (a queued run: its first worker's).
     pub host: Option<HostIdentity>,
-    /// `running`, or `queued` for a submitted run.
-    pub status: &'static str,
+    /// Running, or queued for a submitted run.
+    pub status: RunStatus,
 }
 
 impl Store {
@@ -59,7 +59,7 @@ impl Store {
         let id = RunIdentity {
             uuid: None,
             host: Some(HostIdentity::capture()),
-            status: "running",
+            status: RunStatus::Running,
         };
         self.create_run_as(run, cells, &id)
     }
@@ -85,7 +85,7 @@ impl Store {
             env_json,
             trials_planned,
         } = *run;
-        let me = if id.status == "running" {
+        let me = if id.status == RunStatus::Running {
             Runner::this_process()
         } else {
             Runner::default()
@@ -100,7 +100,7 @@ impl Store {
             "INSERT INTO runs (name, started_at, status, seed, spec_toml, argv, env_json, version, trials_planned,
                                runner_pid, runner_boot_id, runner_start_ticks, uuid, host, machine_id, kernel, cpu_model, git_commit)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) RETURNING run_id",
-            params![name, now_utc(), id.status, seed as i64, spec_toml, argv, env_json,
+            params![name, now_utc(), id.status.name(), seed as i64, spec_toml, argv, env_json,
                     h.map_or(env!("CARGO_PKG_VERSION"), |h| h.version.as_str()), trials_planned as i64,
                     me.pid, me.boot_id, me.start_ticks, uuid, h.map(|h| h.hostname.as_str()),
                     h.and_then(|h| h.machine_id.as_deref()), h.map(|h| h.kernel.as_str()),
@@ -242,10 +242,10 @@ impl Store {
     }
 
     /// Marks a run finished with `status` (done, interrupted, failed).
-    pub fn finish_run(&self, run_id: i64, status: &str) -> Result<()> {
+    pub fn finish_run(&self, run_id: i64, status: RunStatus) -> Result<()> {
         self.db.execute(
             "UPDATE runs SET status = ?2, finished_at = ?3 WHERE run_id = ?1",
-            params![run_id, status, now_utc()],
+            params![run_id, status.name(), now_utc()],
         )?;
         Ok(())
     }

@@ -41,11 +41,14 @@ pub enum Need {
     /// A kernel feature or setting (sched_ext, RT throttling, custom slices, ...), or a
     /// machine shape (two CPUs).
     Kernel,
+    /// A machine quiet enough to leave a test the CPU share the kernel behaviour it checks
+    /// needs to show (a bandwidth limit throttles only a group that gets more than its quota).
+    Idle,
 }
 
 impl Need {
     /// Every need, in the order of [`Need::name`]s.
-    pub const ALL: [Need; 7] = [
+    pub const ALL: [Need; 8] = [
         Need::Root,
         Need::Program,
         Need::Postgresql,
@@ -53,6 +56,7 @@ impl Need {
         Need::User,
         Need::Cgroup,
         Need::Kernel,
+        Need::Idle,
     ];
 
     /// The name used in [`REQUIRE_VAR`].
@@ -65,6 +69,7 @@ impl Need {
             Need::User => "user",
             Need::Cgroup => "cgroup",
             Need::Kernel => "kernel",
+            Need::Idle => "idle",
         }
     }
 }

@@ -9,15 +9,20 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Why a test did not run.
-pub struct Skip(pub String);
+/// Why a test did not run, or did not check all it checks.
+pub enum Skip {
+    /// What the machine lacks: root, else the cgroup hierarchy or a controller.
+    Machine(String),
+    /// The machine was too busy for the behaviour to show (`Need::Idle`).
+    Busy(String),
+}
 
 /// The machine's capabilities, or why the real tests cannot run.
 pub fn caps() -> Result<Capabilities, Skip> {
-    let caps =
-        Capabilities::detect(&RealFs).map_err(|e| Skip(format!("cannot detect cgroups: {e}")))?;
+    let caps = Capabilities::detect(&RealFs)
+        .map_err(|e| Skip::Machine(format!("cannot detect cgroups: {e}")))?;
     if !caps.root_user {
-        return Err(Skip("needs root (creates cgroups)".into()));
+        return Err(Skip::Machine("needs root (creates cgroups)".into()));
     }
     Ok(caps)
 }
@@ -26,7 +31,7 @@ pub fn caps() -> Result<Capabilities, Skip> {
 pub fn need(caps: &Capabilities, c: Controller) -> Result<(), Skip> {
     caps.placement(c)
         .map(|_| ())
-        .map_err(|u| Skip(format!("{c}: {u}")))
+        .map_err(|u| Skip::Machine(format!("{c}: {u}")))
 }
 
 /// A session of this process.

@@ -21,13 +21,13 @@ fn v2_only() -> Result<Capabilities, Skip> {
         .map(|l| format!("{l}\n"))
         .collect();
     if v2.is_empty() {
-        return Err(Skip("no cgroup v2 mount".into()));
+        return Err(Skip::Machine("no cgroup v2 mount".into()));
     }
     let pc = "#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpuacct\t0\t1\t1\n";
     let caps = Capabilities::detect_from(&RealFs, &v2, pc).expect("detect");
     match caps.placement(Controller::Cpuacct) {
         Ok(p) if p.version == Version::V2 => Ok(caps),
-        _ => Err(Skip("the v2 mount is not usable".into())),
+        _ => Err(Skip::Machine("the v2 mount is not usable".into())),
     }
 }
 

@@ -8,6 +8,7 @@ mod denied;
 mod figures;
 mod group;
 mod knob;
+mod run;
 mod trial;
 
 pub use cell::{StartMode, TaskKind, WorkSize};
@@ -15,6 +16,7 @@ pub use denied::{check_knob_value, denied, program_value, runs_program, MAX_KNOB
 pub use figures::TrialFigures;
 pub use group::GroupRecord;
 pub use knob::{slice_label, KnobReading, KnobSetting, ScxCommand};
+pub use run::RunStatus;
 pub use trial::{
     now_utc, Sample, Slice, TaskRecord, TaskTrace, TrialMeta, TrialOutcome, TrialStatus,
     DISTURBED_PCT, SLOWED_PCT,

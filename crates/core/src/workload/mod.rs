@@ -23,10 +23,13 @@ use std::os::fd::BorrowedFd;
 use std::str::FromStr;
 
 /// The family of a workload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum WorkloadKind {
     /// CPU-bound: units of a CPU kernel.
+    #[default]
     Cpu,
     /// I/O-bound: units are I/O operations.
     Io,

@@ -8,24 +8,16 @@ use schedlab_store::query::CellView;
 /// A cell's value of every axis a claim can name, as the store writes them.
 pub(super) type AxisValues = Vec<(ClaimAxis, String)>;
 
-/// The axis values of a stored cell. Absent settings read as "default" (slice), "none"
-/// (BPF scheduler) or "" (I/O scheduler, CPUs, host, kernel).
+/// The axis values of a stored cell, from its fields (never from its labels). Absent settings
+/// read as "default" (slice), "none" (BPF scheduler) or "" (I/O scheduler, CPUs, host, kernel).
 pub(super) fn axis_values(c: &CellView) -> AxisValues {
-    let settings = c.settings.clone().unwrap_or_default();
-    // `scx=COMMAND` comes last and its command may hold spaces.
-    let (knobs, scx) = match settings.find("scx=") {
-        Some(i) => (&settings[..i], settings[i + 4..].trim().to_string()),
-        None => (settings.as_str(), "none".to_string()),
-    };
-    let mut slice = "default".to_string();
-    let mut out: AxisValues = Vec::new();
-    for token in knobs.split_whitespace() {
-        match token.split_once('=') {
-            Some(("slice", v)) => slice = v.to_string(),
-            Some((name, v)) => out.push((ClaimAxis::Knob(name.to_string()), v.to_string())),
-            None => {}
-        }
-    }
+    let mut out: AxisValues = c
+        .knobs
+        .iter()
+        .map(|(name, v)| (ClaimAxis::Knob(name.clone()), v.clone()))
+        .collect();
+    let slice = c.slice.clone().unwrap_or_else(|| "default".into());
+    let scx = c.scx.clone().unwrap_or_else(|| "none".into());
     out.extend([
         (ClaimAxis::Policy, c.policy.clone()),
         (ClaimAxis::Priorities, c.priorities.clone()),
@@ -55,14 +47,15 @@ fn value<'a>(values: &'a AxisValues, axis: &ClaimAxis) -> &'a str {
         .map_or("", |(_, v)| v.as_str())
 }
 
-/// Whether a cell with `values` has `wanted` on `axis` (a workload by kind or label).
-fn matches(values: &AxisValues, axis: &ClaimAxis, wanted: &str) -> bool {
-    let v = value(values, axis);
-    v == wanted || (*axis == ClaimAxis::Workload && v.split(':').next() == Some(wanted))
+/// Whether cell `c`, with `values`, has `wanted` on `axis` (a workload by its kind's name or by
+/// its label).
+fn matches(c: &CellView, values: &AxisValues, axis: &ClaimAxis, wanted: &str) -> bool {
+    value(values, axis) == wanted
+        || (*axis == ClaimAxis::Workload && c.workload_kind.name() == wanted)
 }
 
-fn is(values: &AxisValues, t: &Treatment) -> bool {
-    t.values.iter().all(|(axis, v)| matches(values, axis, v))
+fn is(c: &CellView, values: &AxisValues, t: &Treatment) -> bool {
+    t.values.iter().all(|(axis, v)| matches(c, values, axis, v))
 }
 
 /// One place a claim is tested: A's cell and each B's (None where B has no cell here), or for
@@ -84,7 +77,7 @@ pub(super) fn claim_cells(claim: &Claim, cells: &[CellView]) -> Vec<ClaimCell> {
     let values: Vec<AxisValues> = cells.iter().map(axis_values).collect();
     let along = match &claim.relation {
         ClaimRelation::Trend { along, .. } => Some(along.clone()),
-        _ => None,
+        ClaimRelation::Pair(_) => None,
     };
     let mut dropped = claim.a.axes();
     dropped.extend(along.clone());
@@ -96,19 +89,20 @@ pub(super) fn claim_cells(claim: &Claim, cells: &[CellView]) -> Vec<ClaimCell> {
             .collect()
     };
     let in_scope = |i: usize| {
-        claim
-            .scope
-            .iter()
-            .all(|(axis, wanted)| wanted.iter().any(|w| matches(&values[i], axis, w)))
+        claim.scope.iter().all(|(axis, wanted)| {
+            wanted
+                .iter()
+                .any(|w| matches(&cells[i], &values[i], axis, w))
+        })
     };
     let varying = varying_axes(&values, &dropped);
     let mut out: Vec<ClaimCell> = Vec::new();
-    for i in (0..cells.len()).filter(|&i| in_scope(i) && is(&values[i], &claim.a)) {
+    for i in (0..cells.len()).filter(|&i| in_scope(i) && is(&cells[i], &values[i], &claim.a)) {
         let ctx = context(i);
         let find = |t: &Treatment, level: Option<&str>| {
             (0..cells.len()).find(|&k| {
                 in_scope(k)
-                    && is(&values[k], t)
+                    && is(&cells[k], &values[k], t)
                     && context(k) == ctx
                     && level
                         .is_none_or(|l| along.as_ref().is_some_and(|a| value(&values[k], a) == l))
@@ -194,7 +188,7 @@ mod tests {
     use schedlab_spec::claims::check_claims;
     use schedlab_spec::Spec;
 
-    fn cell(policy: &str, tasks: i64, settings: Option<&str>) -> CellView {
+    fn cell(policy: &str, tasks: i64, slice: Option<&str>) -> CellView {
         CellView {
             policy: policy.into(),
             priorities: "same".into(),
@@ -202,7 +196,8 @@ mod tests {
             kind: "process".into(),
             start: "barrier".into(),
             tasks,
-            settings: settings.map(String::from),
+            settings: slice.map(|s| format!("slice={s}")),
+            slice: slice.map(String::from),
             ..CellView::default()
         }
     }
@@ -235,14 +230,14 @@ mod tests {
     }
 
     #[test]
-    fn slices_come_from_the_settings_label_and_trends_collect_their_levels_in_order() {
+    fn slices_come_from_the_cells_settings_and_trends_collect_their_levels_in_order() {
         let cells = vec![
-            cell("other", 4, Some("slice=3ms")),
-            cell("other", 4, Some("slice=0.1ms")),
-            cell("other", 50, Some("slice=3ms")),
-            cell("other", 50, Some("slice=0.1ms")),
-            cell("other", 10, Some("slice=0.1ms")),
-            cell("other", 10, Some("slice=3ms")),
+            cell("other", 4, Some("3ms")),
+            cell("other", 4, Some("0.1ms")),
+            cell("other", 50, Some("3ms")),
+            cell("other", 50, Some("0.1ms")),
+            cell("other", 10, Some("0.1ms")),
+            cell("other", 10, Some("3ms")),
         ];
         let v = axis_values(&cells[0]);
         assert!(v.contains(&(ClaimAxis::Slice, "3ms".into())));

@@ -7,10 +7,10 @@ use super::looks::{decide, Decided};
 use super::{ClaimOutcome, ClaimsOutcome, Progress};
 use crate::model::{par_map, trial_values, Metric, ReportInput};
 use schedlab_analyze::{
-    claims_methods_text, every_of, test_claim, test_claim_over_cells, test_trend, untested, Amount,
-    Arm, CellArms, ClaimDesign, ClaimKind, ClaimTest, Relation, Scope,
+    claims_methods_text, every_of, test_claim, test_claim_over_cells, test_trend, untested, Arm,
+    CellArms, ClaimDesign, ClaimKind, ClaimTest, Relation, Scope,
 };
-use schedlab_spec::claims::{Claim, ClaimAmount, ClaimRelation, ClaimScope, Declared};
+use schedlab_spec::claims::{Claim, ClaimRelation, ClaimScope, Declared};
 use schedlab_store::query::CellView;
 use std::collections::HashSet;
 
@@ -118,44 +118,18 @@ fn without(c: &CellView, drop: &HashSet<i64>) -> CellView {
 /// The verdict words a claim's relation gets.
 pub(super) fn kind(r: &ClaimRelation) -> ClaimKind {
     match r {
-        ClaimRelation::Equal { .. } => ClaimKind::Equivalence,
+        ClaimRelation::Pair(relation) => relation.kind(),
         ClaimRelation::Trend { .. } => ClaimKind::Trend,
-        _ => ClaimKind::Direction,
     }
 }
 
-/// The analysis relation of a claim (None for a trend).
+/// The relation the analysis tests pair by pair (the spec's own, `schedlab-claim`); None for a
+/// trend.
 pub(super) fn relation(r: &ClaimRelation) -> Option<Relation> {
-    let amount = |a: ClaimAmount| match a {
-        ClaimAmount::Relative(v) => Amount::Relative(v),
-        ClaimAmount::Absolute(v) => Amount::Absolute(v),
-    };
-    Some(match *r {
-        ClaimRelation::Lower { smallest_effect } => Relation::Lower {
-            smallest_effect: smallest_effect.map(amount),
-        },
-        ClaimRelation::Higher { smallest_effect } => Relation::Higher {
-            smallest_effect: smallest_effect.map(amount),
-        },
-        ClaimRelation::RatioAtLeast {
-            ratio,
-            smallest_effect,
-        } => Relation::RatioAtLeast {
-            ratio,
-            smallest_effect: smallest_effect.map(amount),
-        },
-        ClaimRelation::RatioAtMost {
-            ratio,
-            smallest_effect,
-        } => Relation::RatioAtMost {
-            ratio,
-            smallest_effect: smallest_effect.map(amount),
-        },
-        ClaimRelation::Equal { margin } => Relation::Equal {
-            margin: amount(margin),
-        },
-        ClaimRelation::Trend { .. } => return None,
-    })
+    match *r {
+        ClaimRelation::Pair(relation) => Some(relation),
+        ClaimRelation::Trend { .. } => None,
+    }
 }
 
 /// How a claim reads over its cells, for the analysis.

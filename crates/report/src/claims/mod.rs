@@ -31,7 +31,7 @@ mod outcome;
 use crate::model::ReportInput;
 use schedlab_analyze::{Effect, Exploratory, Power, Verdict};
 use schedlab_spec::claims::{check_claims, check_post_hoc, Claim, ClaimSpec};
-use schedlab_spec::Spec;
+use schedlab_store::query::RunInfo;
 use serde::Serialize;
 
 /// The family's alpha.
@@ -165,19 +165,28 @@ pub struct ClaimsOutcome {
 }
 
 /// The run's declared claims (its spec as run) and `request`'s post-hoc ones, checked.
-/// Err: a post-hoc claim that does not fit the run (a usage error).
-pub fn claims_of(spec_toml: &str, request: &ClaimsRequest) -> Result<Vec<Claim>, String> {
-    let Ok(spec) = Spec::read_as_run(spec_toml) else {
-        return Ok(Vec::new());
+/// Err: a post-hoc claim that does not fit the run (a usage error), or that cannot be checked
+/// because the run's spec as run does not read. A run whose spec does not read has no
+/// declared claims; its report's warnings say why (`notes::spec_warning`).
+pub fn claims_of(run: &RunInfo, request: &ClaimsRequest) -> Result<Vec<Claim>, String> {
+    let spec = match run.spec() {
+        Ok(spec) => spec,
+        Err(e) if !request.post_hoc.is_empty() => {
+            return Err(format!(
+                "--claim cannot be checked against run {}: {e}",
+                run.run_id
+            ))
+        }
+        Err(_) => return Ok(Vec::new()),
     };
-    let mut claims = check_claims(&spec).unwrap_or_default();
-    claims.extend(check_post_hoc(&spec, &request.post_hoc).map_err(|p| p.to_string())?);
+    let mut claims = check_claims(spec).unwrap_or_default();
+    claims.extend(check_post_hoc(spec, &request.post_hoc).map_err(|p| p.to_string())?);
     Ok(claims)
 }
 
 /// The claims of `input`'s run decided from its stored trials; None when it has none.
 pub fn build(input: &ReportInput) -> Option<ClaimsOutcome> {
-    let claims = claims_of(&input.run.spec_toml, &input.claims).ok()?;
+    let claims = claims_of(&input.run, &input.claims).ok()?;
     if claims.is_empty() {
         return None;
     }

@@ -5,7 +5,7 @@ use super::cells::ClaimCell;
 use super::eval::Data;
 use super::{CellOutcome, ClaimLevel};
 use schedlab_analyze::{ClaimTest, Design, Effect, PairTest};
-use schedlab_spec::claims::{Claim, ClaimRelation, ClaimScope};
+use schedlab_spec::claims::{Claim, ClaimRelation, ClaimScope, Relation};
 
 /// `e` as a claim shows it: an interval that cannot reach its level with these trials
 /// bounds nothing at that level (its ends become infinite, shown as "no bound"), so that no
@@ -129,11 +129,13 @@ pub(super) fn cell(
 /// of 2 apart. None for one cell or a trend.
 pub(super) fn heterogeneity(claim: &Claim, tests: &[Option<ClaimTest>]) -> Option<String> {
     let boundary = match claim.relation {
-        ClaimRelation::RatioAtLeast { ratio, .. } | ClaimRelation::RatioAtMost { ratio, .. } => {
-            ratio
-        }
+        ClaimRelation::Pair(
+            Relation::RatioAtLeast { ratio, .. } | Relation::RatioAtMost { ratio, .. },
+        ) => ratio,
+        ClaimRelation::Pair(
+            Relation::Lower { .. } | Relation::Higher { .. } | Relation::Equal { .. },
+        ) => 1.0,
         ClaimRelation::Trend { .. } => return None,
-        _ => 1.0,
     };
     let estimates: Vec<f64> = tests
         .iter()

@@ -122,9 +122,10 @@ mod tests {
         let inp = input(vec![cell("rr", 0), cell("fifo", 3), cell("other", 3)]);
         let keys = CellKey::all_of(&inp.cells);
         let all = [0, 1, 2];
-        let run = |spec: &str| RunInfo {
-            spec_toml: spec.into(),
-            ..RunInfo::default()
+        let run = |spec: &str| {
+            let mut run = RunInfo::default();
+            run.set_spec_toml(spec.into());
+            run
         };
         let order = spec_policies(&run("[axes]\npolicies = [\"rr\", \"other\", \"fifo\"]\n"));
         assert_eq!(order, vec!["rr", "other", "fifo"]);

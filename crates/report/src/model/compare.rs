@@ -391,14 +391,15 @@ mod tests {
     #[test]
     fn sides_come_from_the_environment_record() {
         let input = ReportInput {
-            run: schedlab_store::query::RunInfo {
-                run_id: 3,
-                name: "x".into(),
-                env_json: Some(
+            run: {
+                let mut run = schedlab_store::query::RunInfo::default();
+                run.run_id = 3;
+                run.name = "x".into();
+                run.env_json = Some(
                     r#"{"kernel_release":"6.8.0","cpu_model":"AMD EPYC","cpu_count":2,"hostname":"vm"}"#
                         .into(),
-                ),
-                ..Default::default()
+                );
+                run
             },
             ..Default::default()
         };

@@ -2,6 +2,7 @@
 
 use super::{CellReport, ExploratoryComparison, Group, Methods, ReportInput, StoredWarning};
 use schedlab_analyze::{PValueMethod, CI_LEVEL, MEAN_CI_LABEL};
+use schedlab_core::records::RunStatus;
 use serde::Serialize;
 
 /// The heading of the comparisons nobody declared: exploratory, no verdicts.
@@ -97,7 +98,7 @@ pub fn methods(m: &MethodsInput, exploratory: &[ExploratoryComparison]) -> Metho
 fn spec_warning(input: &ReportInput) -> Option<String> {
     let e = input.run.spec().err()?;
     Some(format!(
-        "{e}. The baseline follows the cell order, and an adaptive run's precision is not shown."
+        "{e}. The baseline follows the cell order, the primary metric is makespan, an adaptive run's precision is not shown, and no declared claim is judged."
     ))
 }
 
@@ -106,7 +107,7 @@ fn spec_warning(input: &ReportInput) -> Option<String> {
 pub fn warnings(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> Vec<String> {
     let mut out = Vec::new();
     let cell_label = |c: &CellReport| format!("{}, {}", c.key.policy, groups[c.group].label);
-    if input.run.status != "done" {
+    if input.run.status != RunStatus::Done {
         let stored: i64 = cells.iter().map(|c| c.trials_total).sum();
         out.push(format!(
             "The run's status is '{}': this report covers the {stored} trials stored of {} planned.",
@@ -288,9 +289,13 @@ mod tests {
     #[test]
     fn a_spec_as_run_this_version_cannot_read_is_a_warning_that_says_why() {
         let mut input = ReportInput::default();
-        input.run.spec_toml = "[axes]\npolicies = [\"other\"]\n".into();
+        input
+            .run
+            .set_spec_toml("[axes]\npolicies = [\"other\"]\n".into());
         assert_eq!(spec_warning(&input), None);
-        input.run.spec_toml = "[axes]\npolicies = [\"other\"]\nquantum = 4\n".into();
+        input
+            .run
+            .set_spec_toml("[axes]\npolicies = [\"other\"]\nquantum = 4\n".into());
         let w = spec_warning(&input).unwrap();
         assert!(
             w.contains("axes.quantum") && w.contains("does not read"),

@@ -6,9 +6,10 @@ use schedlab_store::query::TaskRow;
 
 #[test]
 fn the_target_is_read_from_the_spec_as_run() {
-    let run = |spec: &str| RunInfo {
-        spec_toml: spec.into(),
-        ..RunInfo::default()
+    let run = |spec: &str| {
+        let mut run = RunInfo::default();
+        run.set_spec_toml(spec.into());
+        run
     };
     let t = target(&run("[settings]\ntrials = 3\nprecision = \"2%\"\nprecision_metric = \"turnaround\"\nmax_trials = 20\n")).unwrap();
     assert_eq!(t.precision, 0.02);

@@ -6,20 +6,17 @@
 
 use super::tables::Table;
 use super::{fmt_value, Metric, Report};
+use schedlab_core::workload::WorkloadKind;
 use schedlab_store::figures::FigureRow;
 use schedlab_store::query::CellView;
 
-/// The workload family of a label: the part before ':' ("request" of "request:m1/...").
-pub fn kind_of(label: &str) -> &str {
-    label.split(':').next().unwrap_or(label)
-}
-
-/// The metrics of each workload kind's table, in column order.
-pub fn metrics_of(kind: &str) -> &'static [Metric] {
+/// The metrics of each workload kind's table, in column order (none: the kind has no figures
+/// of its own). One arm per kind: a kind added without its figures does not compile.
+pub fn metrics_of(kind: WorkloadKind) -> &'static [Metric] {
     use Metric as M;
     match kind {
-        "messaging" => &[M::Makespan, M::MessagesPerS, M::MessageP50, M::MessageP99],
-        "request" => &[
+        WorkloadKind::Messaging => &[M::Makespan, M::MessagesPerS, M::MessageP50, M::MessageP99],
+        WorkloadKind::Request => &[
             M::Rps,
             M::WakeupP50,
             M::WakeupP90,
@@ -30,8 +27,8 @@ pub fn metrics_of(kind: &str) -> &'static [Metric] {
             M::RequestP99,
             M::RequestP999,
         ],
-        "pipe" => &[M::RoundTrip, M::SwitchTime, M::TrialVcsw, M::TrialIvcsw],
-        "periodic" => &[
+        WorkloadKind::Pipe => &[M::RoundTrip, M::SwitchTime, M::TrialVcsw, M::TrialIvcsw],
+        WorkloadKind::Periodic => &[
             M::MissPct,
             M::Misses,
             M::SlackP1,
@@ -41,12 +38,12 @@ pub fn metrics_of(kind: &str) -> &'static [Metric] {
             M::WakeupP50,
             M::WakeupP99,
         ],
-        _ => &[],
+        WorkloadKind::Cpu | WorkloadKind::Io | WorkloadKind::Mixed | WorkloadKind::Command => &[],
     }
 }
 
 /// One trial's figures as metric values, in each metric's unit.
-fn values(kind: &str, f: &FigureRow) -> Vec<(Metric, f64)> {
+fn values(kind: WorkloadKind, f: &FigureRow) -> Vec<(Metric, f64)> {
     use Metric as M;
     let us = |ns: Option<i64>| ns.map(|v| v as f64 / 1e3);
     let per = |total: Option<i64>, n: Option<i64>| match (total, n) {
@@ -57,21 +54,21 @@ fn values(kind: &str, f: &FigureRow) -> Vec<(Metric, f64)> {
     let request = [M::RequestP50, M::RequestP90, M::RequestP99, M::RequestP999];
     let mut out: Vec<(Metric, Option<f64>)> = Vec::new();
     match kind {
-        "messaging" => out.extend([
+        WorkloadKind::Messaging => out.extend([
             (M::MessagesPerS, f.ops_per_s),
             (M::MessageP50, us(f.op_ns[0])),
             (M::MessageP99, us(f.op_ns[2])),
         ]),
-        "request" => {
+        WorkloadKind::Request => {
             out.push((M::Rps, f.ops_per_s));
             out.extend(wake.iter().zip(f.wake_ns).map(|(&m, v)| (m, us(v))));
             out.extend(request.iter().zip(f.op_ns).map(|(&m, v)| (m, us(v))));
         }
-        "pipe" => out.extend([
+        WorkloadKind::Pipe => out.extend([
             (M::RoundTrip, per(f.makespan_ns, f.ops)),
             (M::SwitchTime, per(f.makespan_ns, f.switches)),
         ]),
-        "periodic" => {
+        WorkloadKind::Periodic => {
             let late = match f.misses {
                 Some(0) => Some(0.0),
                 _ => us(f.late_max_ns),
@@ -89,7 +86,7 @@ fn values(kind: &str, f: &FigureRow) -> Vec<(Metric, f64)> {
                 (M::LatenessMax, late),
             ]);
         }
-        _ => {}
+        WorkloadKind::Cpu | WorkloadKind::Io | WorkloadKind::Mixed | WorkloadKind::Command => {}
     }
     out.into_iter()
         .filter_map(|(m, v)| Some((m, v.filter(|v| v.is_finite())?)))
@@ -98,10 +95,9 @@ fn values(kind: &str, f: &FigureRow) -> Vec<(Metric, f64)> {
 
 /// Per ok trial with figures, in trial order: its round and its figures as metric values.
 pub fn per_trial(c: &CellView) -> Vec<(i64, Vec<(Metric, f64)>)> {
-    let kind = kind_of(&c.workload);
     c.figures
         .iter()
-        .map(|f| (f.round, values(kind, f)))
+        .map(|f| (f.round, values(c.workload_kind, f)))
         .collect()
 }
 
@@ -113,24 +109,31 @@ pub fn narrow(t: &Table) -> Table {
     t.keep(&keep)
 }
 
-/// The parameter that sets a cell's task count, for the tables: (heading, value).
-pub fn task_axis(workload: &str, tasks: i64) -> (&'static str, String) {
+/// The parameter that sets a cell's task count, for the tables: (heading, value). The
+/// parameter's value is read from the workload's label (`f20`: fds per group, `m2`: message
+/// threads).
+pub fn task_axis(kind: WorkloadKind, workload: &str, tasks: i64) -> (&'static str, String) {
     let number = |prefix: &str| -> Option<i64> {
         workload
             .split(['/', ':'])
             .find_map(|part| part.strip_prefix(prefix)?.parse().ok())
             .filter(|&n: &i64| n > 0)
     };
-    match kind_of(workload) {
-        "messaging" => match number("f") {
+    match kind {
+        WorkloadKind::Messaging => match number("f") {
             Some(f) => ("groups", (tasks / (2 * f)).to_string()),
             None => ("tasks", tasks.to_string()),
         },
-        "request" => match number("m") {
+        WorkloadKind::Request => match number("m") {
             Some(m) => ("workers", (tasks / m - 1).to_string()),
             None => ("tasks", tasks.to_string()),
         },
-        _ => ("tasks", tasks.to_string()),
+        WorkloadKind::Cpu
+        | WorkloadKind::Io
+        | WorkloadKind::Mixed
+        | WorkloadKind::Periodic
+        | WorkloadKind::Command
+        | WorkloadKind::Pipe => ("tasks", tasks.to_string()),
     }
 }
 
@@ -138,22 +141,25 @@ pub fn task_axis(workload: &str, tasks: i64) -> (&'static str, String) {
 /// parameter behind the task count, the axes that vary), the median over trials of each of
 /// the kind's metrics.
 pub fn tables(r: &Report) -> Vec<Table> {
-    let mut labels: Vec<&str> = Vec::new();
+    let mut labels: Vec<(WorkloadKind, &str)> = Vec::new();
     for c in &r.cells {
-        let l = c.key.workload.as_str();
-        if !metrics_of(kind_of(l)).is_empty() && !labels.contains(&l) {
+        let l = (c.key.workload_kind, c.key.workload.as_str());
+        if !metrics_of(l.0).is_empty() && !labels.contains(&l) {
             labels.push(l);
         }
     }
-    labels.into_iter().filter_map(|l| table(r, l)).collect()
+    labels
+        .into_iter()
+        .filter_map(|(kind, l)| table(r, kind, l))
+        .collect()
 }
 
-fn table(r: &Report, label: &str) -> Option<Table> {
-    let metrics = metrics_of(kind_of(label));
+fn table(r: &Report, kind: WorkloadKind, label: &str) -> Option<Table> {
+    let metrics = metrics_of(kind);
     let cells: Vec<usize> = (0..r.cells.len())
         .filter(|&c| r.cells[c].key.workload == label)
         .collect();
-    let axis = task_axis(label, r.cells[cells[0]].key.tasks).0;
+    let axis = task_axis(kind, label, r.cells[cells[0]].key.tasks).0;
     let mut header: Vec<String> = vec![
         "policy".into(),
         axis.into(),
@@ -167,7 +173,7 @@ fn table(r: &Report, label: &str) -> Option<Table> {
             let cell = &r.cells[c];
             let mut row = vec![
                 cell.key.policy.clone(),
-                task_axis(label, cell.key.tasks).1,
+                task_axis(kind, label, cell.key.tasks).1,
                 other_axes(&r.groups[cell.group].label, label, cell.key.tasks),
                 cell.trials_ok.to_string(),
             ];
@@ -248,15 +254,17 @@ mod tests {
     #[test]
     fn the_task_count_gives_back_groups_and_workers() {
         assert_eq!(
-            task_axis("messaging:pipe/f20/100B", 160),
+            task_axis(WorkloadKind::Messaging, "messaging:pipe/f20/100B", 160),
             ("groups", "4".to_string())
         );
         assert_eq!(
-            task_axis("request:m2/1000us/256KiB", 10),
+            task_axis(WorkloadKind::Request, "request:m2/1000us/256KiB", 10),
             ("workers", "4".to_string())
         );
-        assert_eq!(task_axis("pipe", 2), ("tasks", "2".to_string()));
-        assert_eq!(kind_of("periodic:1000us/500us"), "periodic");
+        assert_eq!(
+            task_axis(WorkloadKind::Pipe, "pipe", 2),
+            ("tasks", "2".to_string())
+        );
     }
 
     #[test]
@@ -268,7 +276,7 @@ mod tests {
             switches: Some(4000),
             ..FigureRow::default()
         };
-        let v = values("pipe", &f);
+        let v = values(WorkloadKind::Pipe, &f);
         assert_eq!(v, vec![(Metric::RoundTrip, 2.0), (Metric::SwitchTime, 0.5)]);
         let p = FigureRow {
             misses: Some(0),
@@ -276,12 +284,12 @@ mod tests {
             slack_ns: [Some(-5_000), Some(400_000), Some(450_000)],
             ..FigureRow::default()
         };
-        let v = values("periodic", &p);
+        let v = values(WorkloadKind::Periodic, &p);
         assert!(v.contains(&(Metric::SlackP1, -5.0)));
         assert!(
             v.contains(&(Metric::LatenessMax, 0.0)),
             "no miss: lateness 0"
         );
-        assert!(values("cpu", &p).is_empty());
+        assert!(values(WorkloadKind::Cpu, &p).is_empty());
     }
 }

@@ -9,8 +9,9 @@
 
 use super::figures::{Figure, Plot};
 use super::plot_data::{Bar, BarGroup};
-use super::workload::{kind_of, task_axis};
+use super::workload::task_axis;
 use super::{Metric, Report};
+use schedlab_core::workload::WorkloadKind;
 
 /// (x, median) points of `metric` for the cells `cells`, per policy, with x from `x_of`.
 fn series(
@@ -104,32 +105,37 @@ fn panel_figures(r: &Report, out: &mut Vec<Figure>) {
             continue;
         };
         let label = &r.cells[first].key.workload;
-        let kind = kind_of(label);
-        let axis = task_axis(label, r.cells[first].key.tasks).0;
+        let kind = r.cells[first].key.workload_kind;
+        let axis = task_axis(kind, label, r.cells[first].key.tasks).0;
         let x_of = |c: usize| -> Option<f64> {
-            task_axis(&r.cells[c].key.workload, r.cells[c].key.tasks)
+            let k = &r.cells[c].key;
+            task_axis(k.workload_kind, &k.workload, k.tasks)
                 .1
                 .parse()
                 .ok()
         };
-        let id = |what: &str| format!("{}-{kind}-{what}", p + 1);
+        let id = |what: &str| format!("{}-{}-{what}", p + 1, kind.name());
         let title = |what: &str| format!("{}: {what}", panel.label);
         let plots: &[(&str, &[Metric], bool)] = match kind {
-            "messaging" => &[
+            WorkloadKind::Messaging => &[
                 ("time", &[M::Makespan], false),
                 ("throughput", &[M::MessagesPerS], false),
                 ("message-latency", &[M::MessageP50, M::MessageP99], true),
             ],
-            "request" => &[
+            WorkloadKind::Request => &[
                 ("wakeup-latency", &[M::WakeupP50, M::WakeupP99], true),
                 ("request-latency", &[M::RequestP50, M::RequestP99], true),
                 ("rps", &[M::Rps], false),
             ],
-            "pipe" => {
+            WorkloadKind::Pipe => {
                 out.extend(round_trip_bars(r, p, &cells));
                 continue;
             }
-            _ => continue,
+            WorkloadKind::Cpu
+            | WorkloadKind::Io
+            | WorkloadKind::Mixed
+            | WorkloadKind::Periodic
+            | WorkloadKind::Command => continue,
         };
         for &(what, metrics, log) in plots {
             let t = title(

@@ -78,7 +78,7 @@ fn header(r: &Report, stored: i64) -> String {
         "- started {}, finished {}, status {}\n",
         text(&run.started_at),
         text(run.finished_at.as_deref().unwrap_or("-")),
-        text(&run.status)
+        text(run.status.name())
     );
     out += &format!(
         "- schedlab {}, seed {}, {} cells, {stored} trials stored of {} planned\n",
