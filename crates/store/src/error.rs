@@ -115,7 +115,7 @@ pub enum StoreError {
         /// The column's index in the row.
         index: usize,
         /// What was found.
-        why: String,
+        why: crate::value::WrongKind,
     },
     /// A query that returns one row returned none.
     #[error("the query returned no row")]
