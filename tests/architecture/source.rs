@@ -172,7 +172,8 @@ pub fn unsafe_lines(name: &str, text: &str) -> Vec<usize> {
     lines
 }
 
-fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
+/// Whether `attrs` mark a test: `#[test]` or `#[cfg(test)]`.
+pub fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         a.path().is_ident("test")
             || (a.path().is_ident("cfg") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "test"))
