@@ -5,6 +5,7 @@ use schedlab_core::policy::{PolicyKind, PriorityMode};
 use schedlab_core::records::{StartMode, TaskKind};
 use schedlab_core::workload::{CpuKernel, IoMode, WorkloadKind};
 use schedlab_report::cmd::{CompareOptions, ReportFormat, ReportOptions, Selection, StatsOptions};
+use schedlab_spec::SpecError;
 use schedlab_store::export::{Format, Table};
 use schedlab_store::Location;
 use std::path::PathBuf;
@@ -322,7 +323,7 @@ pub struct SelectionArgs {
 
 impl SelectionArgs {
     /// The selection as the report stage takes it; Err: a malformed `--claim`.
-    pub fn selection(&self) -> Result<Selection, String> {
+    pub fn selection(&self) -> Result<Selection, SpecError> {
         Ok(Selection {
             db: self.db.location.clone(),
             run: self.run,
@@ -438,7 +439,7 @@ pub struct CompareArgs {
 
 impl ReportArgs {
     /// The report's options; Err: a malformed `--claim`.
-    pub fn options(&self) -> Result<ReportOptions, String> {
+    pub fn options(&self) -> Result<ReportOptions, SpecError> {
         Ok(ReportOptions {
             selection: self.selection.selection()?,
             formats: self.format.iter().map(|&f| f.into()).collect(),
@@ -449,7 +450,7 @@ impl ReportArgs {
 
 impl StatsArgs {
     /// The options of `stats`; Err: a malformed `--claim`.
-    pub fn options(&self) -> Result<StatsOptions, String> {
+    pub fn options(&self) -> Result<StatsOptions, SpecError> {
         Ok(StatsOptions {
             selection: self.selection.selection()?,
             all: self.all,

@@ -196,9 +196,19 @@ mod tests {
         assert_eq!(error_code(&gave_up.into()), EXIT_FAILURE);
         let io: anyhow::Error = std::io::Error::other("disk on fire").into();
         assert_eq!(error_code(&io), EXIT_FAILURE);
-        let knob: anyhow::Error = KernelError::Refused("deny list".into()).into();
+        let knob: anyhow::Error = KernelError::from(schedlab_run::error::Refusal::DeniedHeld {
+            file: "/proc/sys/kernel/modprobe".into(),
+            reason: "deny list",
+        })
+        .into();
         assert_eq!(error_code(&knob), EXIT_USAGE);
-        let busy: anyhow::Error = KernelError::Busy("another schedlab".into()).into();
+        let busy: anyhow::Error = KernelError::from(schedlab_run::error::Busy {
+            name: "vm.swappiness".into(),
+            path: "/proc/sys/vm/swappiness".into(),
+            pid: 1,
+            command: "schedlab run".into(),
+        })
+        .into();
         assert_eq!(error_code(&busy), EXIT_FAILURE);
     }
 

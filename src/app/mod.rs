@@ -65,7 +65,7 @@ mod worker;
 
 use crate::cli::{Cli, Command};
 use clap::Parser;
-use exit::{Outcome, Usage};
+use exit::Outcome;
 use schedlab_machine::secret;
 
 /// The message for a password given on the command line, which every user can read.
@@ -133,14 +133,14 @@ pub fn main() -> i32 {
         Command::Plan(args) => run::cmd_plan(&args),
         Command::Runs(args) => runs::cmd_runs(&args),
         Command::Show(args) => runs::cmd_show(&args),
-        // A malformed --claim is bad input; the message names it.
+        // A malformed --claim is bad input (a SpecError); the message names it.
         Command::Report(args) => args
             .options()
-            .map_err(|m| Usage(m).into())
+            .map_err(Into::into)
             .and_then(|o| done(schedlab_report::cmd::report(&o)).map_err(Into::into)),
         Command::Stats(args) => args
             .options()
-            .map_err(|m| Usage(m).into())
+            .map_err(Into::into)
             .and_then(|o| cmd_stats(&o)),
         Command::Compare(args) => {
             done(schedlab_report::cmd::compare(&args.options())).map_err(Into::into)

@@ -198,10 +198,10 @@ fn allowed(args: &WorkerArgs) -> Result<Allowed, BadFlag> {
         .map(|name| match name.trim() {
             allow::IO_SCHEDULER => Ok(allow::IO_SCHEDULER.to_string()),
             allow::PARTITION => Ok(allow::PARTITION.to_string()),
-            name => schedlab_spec::knob_path(name).map_err(|message| BadFlag {
+            name => schedlab_spec::knob_path(name).map_err(|e| BadFlag {
                 flag: "--allow-knobs",
                 value: name.to_string(),
-                message,
+                message: e.to_string(),
             }),
         })
         .collect::<Result<_, BadFlag>>()?;

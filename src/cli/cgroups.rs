@@ -57,10 +57,10 @@ impl CgroupArgs {
                 .split(',')
                 .map(Groups::parse_layout)
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|message| SpecError::Flag {
+                .map_err(|e| SpecError::Flag {
                     flag: "--groups",
                     value: g.clone(),
-                    message,
+                    message: e.to_string(),
                 })?;
             a.groups = Some(Groups::Many(layouts));
         }

@@ -24,8 +24,7 @@ impl RunClaimArgs {
     /// `spec` with these claims and the stopping rule added.
     pub fn apply(&self, spec: &mut Spec) -> Result<(), SpecError> {
         for c in &self.claims {
-            spec.claims
-                .push(parse_claim_flag(c).map_err(SpecError::Claim)?);
+            spec.claims.push(parse_claim_flag(c)?);
         }
         spec.settings.until_decided |= self.until_decided;
         Ok(())
@@ -51,8 +50,11 @@ pub struct ReportClaimArgs {
 }
 
 impl ReportClaimArgs {
-    /// The post-hoc claims, read; Err: the message of a malformed one.
-    pub fn post_hoc(&self) -> Result<Vec<ClaimSpec>, String> {
-        self.claims.iter().map(|c| parse_claim_flag(c)).collect()
+    /// The post-hoc claims, read; Err: the first malformed one.
+    pub fn post_hoc(&self) -> Result<Vec<ClaimSpec>, SpecError> {
+        self.claims
+            .iter()
+            .map(|c| parse_claim_flag(c).map_err(SpecError::from))
+            .collect()
     }
 }

@@ -139,14 +139,14 @@ fn leftovers(fs: &dyn CgroupFs, version: Version, dir: &Path) -> String {
 }
 
 /// A leftover tree found by the recovery, and what became of it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug)]
 pub struct StaleTree {
     /// Its top directory (`MOUNT/schedlab-PID-START`).
     pub path: PathBuf,
     /// The dead process that created it.
     pub owner: OwnerId,
     /// What removal did, or why it failed.
-    pub result: Result<Removal, String>,
+    pub result: Result<Removal, Error>,
 }
 
 /// The distinct hierarchies the layer may have used.
@@ -184,8 +184,7 @@ pub fn remove_stale_with(
                 continue;
             }
             let path = mount.join(&name);
-            let result =
-                remove_tree(fs, version, &mount, &path, REMOVE_WAIT).map_err(|e| e.to_string());
+            let result = remove_tree(fs, version, &mount, &path, REMOVE_WAIT);
             out.push(StaleTree {
                 path,
                 owner,
@@ -241,7 +240,7 @@ pub fn remove_recorded(
             continue;
         }
         done.push(top.clone());
-        let result = remove_tree(fs, version, &mount, &top, REMOVE_WAIT).map_err(|e| e.to_string());
+        let result = remove_tree(fs, version, &mount, &top, REMOVE_WAIT);
         out.push(Ok(StaleTree {
             path: top,
             owner,

@@ -3,11 +3,78 @@
 //! store failed (a [`SinkError`], whatever the sink's own type is), or the machine did.
 //! [`KernelError`] is what the kernel settings (knobs, I/O scheduler, BPF scheduler, restore
 //! journal and its state directory) fail with, and [`TraceError`] the kernel's tracer. Their
-//! variants name the kind; the text in them is the sentence shown, cause and remedy.
+//! variants name the kind and hold what it is about (files, values, errno: `kernel`, `state`,
+//! `trace`); each shows as the sentence printed, cause and remedy.
+
+mod kernel;
+mod state;
+mod trace;
+
+pub use kernel::{
+    Busy, Internal, NotRestored, Refusal, ScxError, SettingError, Unavailable, Unrestored,
+};
+pub use state::{ParentOpen, StateError, Untrusted};
+pub use trace::{TraceFailure, TraceUnavailable};
 
 use schedlab_spec::SpecError;
 use std::io;
 use std::path::PathBuf;
+use std::sync::Arc;
+
+/// An I/O error kept as a value (the errors of this crate are cloned and compared): the
+/// kernel's errno when it gave one, and the error as `io::Error` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IoCause {
+    /// The errno, when the kernel refused.
+    pub errno: Option<i32>,
+    /// `io::Error`'s text (for an errno: the C library's message and `(os error N)`).
+    text: String,
+}
+
+impl From<&io::Error> for IoCause {
+    fn from(e: &io::Error) -> IoCause {
+        IoCause {
+            errno: e.raw_os_error(),
+            text: e.to_string(),
+        }
+    }
+}
+
+impl From<io::Error> for IoCause {
+    fn from(e: io::Error) -> IoCause {
+        IoCause::from(&e)
+    }
+}
+
+impl std::fmt::Display for IoCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// An error of the cgroup layer, shared (it is not `Clone`) and compared by its code and text.
+#[derive(Debug, Clone)]
+pub struct CgroupCause(pub Arc<schedlab_cgroup::Error>);
+
+impl From<schedlab_cgroup::Error> for CgroupCause {
+    fn from(e: schedlab_cgroup::Error) -> CgroupCause {
+        CgroupCause(Arc::new(e))
+    }
+}
+
+impl PartialEq for CgroupCause {
+    fn eq(&self, other: &CgroupCause) -> bool {
+        self.0.code() == other.0.code() && self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for CgroupCause {}
+
+impl std::fmt::Display for CgroupCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&*self.0, f)
+    }
+}
 
 /// A result of the run stage.
 pub type Result<T, E = RunError> = std::result::Result<T, E>;
@@ -108,43 +175,75 @@ impl From<SinkError> for RunError {
 }
 
 /// Why a kernel setting, the I/O scheduler, a BPF scheduler or the restore journal failed.
+/// Each kind's value is boxed, so that a result of the run stage stays small.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KernelError {
     /// A setting schedlab refuses to change (deny list without `--allow-knob`, outside
     /// /proc/sys and /sys, one file under two names).
-    #[error("{0}")]
-    Refused(String),
+    #[error(transparent)]
+    Refused(Box<Refusal>),
     /// This machine cannot give a cell what it asks (the setting is absent, needs root, an
     /// I/O scheduler not offered, no sched_ext, a slice not kept): the cell is skipped.
-    #[error("{0}")]
-    Unavailable(String),
+    #[error(transparent)]
+    Unavailable(Box<Unavailable>),
     /// Reading or writing a setting failed, or it read back otherwise.
-    #[error("{0}")]
-    Setting(String),
+    #[error(transparent)]
+    Setting(Box<SettingError>),
     /// Something stays changed; the journal keeps it for `schedlab restore`.
-    #[error("{0}")]
-    NotRestored(String),
+    #[error(transparent)]
+    NotRestored(Box<NotRestored>),
     /// Another live schedlab process varies the same setting.
-    #[error("{0}")]
-    Busy(String),
+    #[error(transparent)]
+    Busy(Box<Busy>),
     /// The state directory or a restore journal is not trusted, or cannot be written.
-    #[error("{0}")]
-    State(String),
+    #[error(transparent)]
+    State(Box<StateError>),
     /// A BPF scheduler could not be started or stopped.
-    #[error("{0}")]
-    Scx(String),
+    #[error(transparent)]
+    Scx(Box<ScxError>),
     /// A broken promise of schedlab's own code.
     #[error("internal error: {0}")]
-    Internal(String),
+    Internal(#[from] Internal),
+}
+
+/// `From<KIND>` for [`KernelError`], boxing the kind's value.
+macro_rules! kernel_from {
+    ($($kind:ident => $variant:ident),* $(,)?) => {
+        $(impl From<$kind> for KernelError {
+            fn from(e: $kind) -> KernelError {
+                KernelError::$variant(Box::new(e))
+            }
+        })*
+    };
+}
+
+kernel_from! {
+    Refusal => Refused,
+    SettingError => Setting,
+    NotRestored => NotRestored,
+    Busy => Busy,
+    StateError => State,
+    ScxError => Scx,
+}
+
+impl From<Unavailable> for KernelError {
+    /// A refusal found while resolving a file stays a refusal (bad input); anything else the
+    /// machine lacks is [`KernelError::Unavailable`].
+    fn from(u: Unavailable) -> KernelError {
+        match u {
+            Unavailable::Refused(r) => r.into(),
+            u => KernelError::Unavailable(Box::new(u)),
+        }
+    }
 }
 
 /// Why the kernel's tracer (tracefs) cannot be used or failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TraceError {
     /// Tracing cannot work here (not root, no tracefs, a tracefs not to be trusted).
-    #[error("{0}")]
-    Unavailable(String),
+    #[error(transparent)]
+    Unavailable(#[from] TraceUnavailable),
     /// Setting up, stopping or reading a trace failed.
-    #[error("{0}")]
-    Failed(String),
+    #[error(transparent)]
+    Failed(#[from] TraceFailure),
 }

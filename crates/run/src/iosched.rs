@@ -4,7 +4,7 @@
 //! trial and read back, restored at the end of the run however it ends, and journaled before
 //! any change so that the next schedlab command restores it even after a SIGKILL.
 
-use crate::error::KernelError;
+use crate::error::{KernelError, SettingError, Unavailable};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -42,35 +42,37 @@ fn scheduler_path(device: &str) -> PathBuf {
 pub fn read(device: &str) -> Result<IoScheds, KernelError> {
     let path = scheduler_path(device);
     let text = std::fs::read_to_string(&path).map_err(|e| {
-        KernelError::Unavailable(format!(
-            "cannot read {}: {e}; name a block device from /sys/block with settings.device",
-            path.display()
-        ))
+        KernelError::Unavailable(Box::new(Unavailable::SchedulerUnreadable {
+            path: path.clone(),
+            cause: e.into(),
+        }))
     })?;
     parse_scheduler(&text).ok_or_else(|| {
-        KernelError::Setting(format!(
-            "{} has no scheduler in brackets: '{}'",
-            path.display(),
-            text.trim()
-        ))
+        SettingError::NoCurrentScheduler {
+            text: text.trim().to_string(),
+            path,
+        }
+        .into()
     })
 }
 
 /// The whole-disk block device holding `dir` (e.g. `vda` for a partition `vda1`).
 pub fn device_for(dir: &Path) -> Result<String, KernelError> {
-    device_of(dir).map_err(KernelError::Unavailable)
+    device_of(dir).map_err(|u| KernelError::Unavailable(Box::new(u)))
 }
 
-fn device_of(dir: &Path) -> Result<String, String> {
-    let meta = std::fs::metadata(dir).map_err(|e| format!("cannot stat {}: {e}", dir.display()))?;
+fn device_of(dir: &Path) -> Result<String, Unavailable> {
+    let meta = std::fs::metadata(dir).map_err(|e| Unavailable::Stat {
+        dir: dir.to_path_buf(),
+        cause: e.into(),
+    })?;
     let dev = meta.dev();
     let (major, minor) = (libc::major(dev), libc::minor(dev));
     let sys = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
-    let real = std::fs::canonicalize(&sys).map_err(|_| {
-        format!(
-            "{} is not on a block device (device {major}:{minor}, e.g. tmpfs or overlay); set settings.device to a disk from /sys/block",
-            dir.display()
-        )
+    let real = std::fs::canonicalize(&sys).map_err(|_| Unavailable::NotBlock {
+        dir: dir.to_path_buf(),
+        major,
+        minor,
     })?;
     // A partition's directory sits inside its disk's directory.
     let disk = if real.join("partition").exists() {
@@ -83,10 +85,10 @@ fn device_of(dir: &Path) -> Result<String, String> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     if !scheduler_path(&name).exists() {
-        return Err(format!(
-            "block device {name} (under {}) has no I/O scheduler file; set settings.device",
-            dir.display()
-        ));
+        return Err(Unavailable::NoSchedulerFile {
+            device: name,
+            dir: dir.to_path_buf(),
+        });
     }
     Ok(name)
 }
@@ -109,7 +111,8 @@ mod tests {
         if Path::new("/dev/shm").exists() {
             let e = device_for(Path::new("/dev/shm")).unwrap_err();
             assert!(
-                matches!(&e, KernelError::Unavailable(why) if why.contains("settings.device")),
+                matches!(&e, KernelError::Unavailable(u) if matches!(**u, Unavailable::NotBlock { .. }))
+                    && e.to_string().contains("settings.device"),
                 "{e}"
             );
         }

@@ -24,7 +24,7 @@ mod restore;
 
 use super::knobfile;
 use super::statedir::StateDir;
-use crate::error::KernelError;
+use crate::error::{Busy, Internal, KernelError};
 use restore::{printable, restore_file};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -213,7 +213,7 @@ impl Journal {
         read: impl FnOnce() -> Result<Vec<Entry>, KernelError>,
     ) -> Result<Journal, KernelError> {
         if HELD.swap(true, SeqCst) {
-            return Err(KernelError::Internal("this process holds a restore journal already (its settings must be restored before others are read)".into()));
+            return Err(Internal::JournalHeld.into());
         }
         let made = Journal::write_new(dir, roots, read);
         if made.is_err() {
@@ -256,8 +256,9 @@ impl Journal {
     }
 
     fn save(&self) -> Result<(), KernelError> {
-        let text = serde_json::to_string_pretty(&self.record)
-            .map_err(|e| KernelError::Internal(format!("cannot write a journal as JSON: {e}")))?;
+        let text = serde_json::to_string_pretty(&self.record).map_err(|e| Internal::Json {
+            detail: e.to_string(),
+        })?;
         self.dir.write(&self.name, &text)
     }
 
@@ -366,10 +367,13 @@ fn held_by(other: &Record, entries: &[Entry]) -> Result<(), KernelError> {
         .iter()
         .find(|e| other.entries.iter().any(|o| o.path == e.path))
     {
-        Some(e) => Err(KernelError::Busy(format!(
-            "{} ({}) is being varied by another schedlab process (pid {}, `{}`); wait for it to end, or vary other settings",
-            e.name, e.path, other.owner.pid, other.command
-        ))),
+        Some(e) => Err(Busy {
+            name: e.name.clone(),
+            path: e.path.clone(),
+            pid: other.owner.pid,
+            command: other.command.clone(),
+        }
+        .into()),
         None => Ok(()),
     }
 }

@@ -143,7 +143,8 @@ fn a_live_owners_journal_is_left_alone_and_blocks_the_same_setting() {
     )
     .unwrap_err();
     assert!(
-        matches!(&e, KernelError::Busy(why) if why.contains("another schedlab process")),
+        matches!(&e, KernelError::Busy(b) if b.name == "kernel.sched_rr_timeslice_ms" && b.pid == record.owner.pid)
+            && e.to_string().contains("another schedlab process"),
         "{e}"
     );
     // Another setting is fine; the journal holds this process's identity and the original.
@@ -284,7 +285,8 @@ fn a_process_holds_one_journal_at_a_time() {
     assert!(held());
     let e = Journal::create(&s.state(), vec![entry("a", &a, "1")], &s.roots()).unwrap_err();
     assert!(
-        matches!(&e, KernelError::Internal(why) if why.contains("holds a restore journal already")),
+        matches!(&e, KernelError::Internal(Internal::JournalHeld))
+            && e.to_string().contains("holds a restore journal already"),
         "{e}"
     );
     first.remove();

@@ -2,7 +2,7 @@
 //! (a plain value, or the bracketed choice of a list such as `none [mq-deadline] kyber`),
 //! written, compared, and the check that a path really lies under /proc/sys or /sys.
 
-use crate::error::KernelError;
+use crate::error::{Refusal, Unavailable};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -106,24 +106,22 @@ pub fn same(a: &str, b: &str) -> bool {
 }
 
 /// The real path of `path` (symbolic links resolved) if it lies under one of `roots`;
-/// otherwise why it may not be changed ([`KernelError::Refused`]; [`KernelError::Unavailable`]
-/// when it cannot be resolved).
-pub fn check_allowed(path: &Path, roots: &[PathBuf]) -> Result<PathBuf, KernelError> {
-    let real = std::fs::canonicalize(path)
-        .map_err(|e| KernelError::Unavailable(format!("{}: {e}", path.display())))?;
+/// otherwise why it may not be changed ([`Refusal::Outside`], or [`Unavailable::Unresolved`]
+/// when it cannot be resolved; as a [`crate::error::KernelError`], the first stays a refusal).
+pub fn check_allowed(path: &Path, roots: &[PathBuf]) -> Result<PathBuf, Unavailable> {
+    let real = std::fs::canonicalize(path).map_err(|e| Unavailable::Unresolved {
+        path: path.to_path_buf(),
+        cause: e.into(),
+    })?;
     if roots.iter().any(|r| real.starts_with(r)) {
         Ok(real)
     } else {
-        Err(KernelError::Refused(format!(
-            "{} leads to {}, outside {}; schedlab changes only kernel settings there",
-            path.display(),
-            real.display(),
-            roots
-                .iter()
-                .map(|r| r.display().to_string())
-                .collect::<Vec<_>>()
-                .join(" and ")
-        )))
+        Err(Refusal::Outside {
+            path: path.to_path_buf(),
+            real,
+            roots: roots.to_vec(),
+        }
+        .into())
     }
 }
 
@@ -242,7 +240,8 @@ mod tests {
         assert!(check_allowed(&inside.join("knob"), &roots).is_ok());
         let e = check_allowed(&inside.join("link"), &roots).unwrap_err();
         assert!(
-            matches!(&e, KernelError::Refused(why) if why.contains("outside")),
+            matches!(&e, Unavailable::Refused(Refusal::Outside { real, .. }) if *real == std::fs::canonicalize(outside.path()).unwrap())
+                && e.to_string().contains("outside"),
             "{e}"
         );
         // The real system: a sysctl passes, a block device's link under /sys stays in /sys.

@@ -8,7 +8,7 @@
 //! skips its cells with the reason.
 
 use super::knobfile;
-use crate::error::KernelError;
+use crate::error::{KernelError, Refusal, Unavailable};
 use std::path::{Path, PathBuf};
 
 /// One knob of a plan, resolved on this machine.
@@ -20,10 +20,10 @@ pub struct Resolved {
     pub pattern: String,
     /// Each file it names: the real file under /proc/sys or /sys, or why it is not usable.
     /// Empty when nothing matches here.
-    pub files: Vec<Result<PathBuf, KernelError>>,
+    pub files: Vec<Result<PathBuf, Unavailable>>,
     /// Why it may not be used at all: on the deny list and not allowed, or the same file as
     /// another knob.
-    pub refused: Option<String>,
+    pub refused: Option<Refusal>,
 }
 
 impl Resolved {
@@ -48,36 +48,38 @@ fn allows(allow: &str, pattern: &str, real: Option<&Path>) -> bool {
 /// Why `file` (the real file of knob `pattern`, or the pattern itself when `file` is None) is
 /// refused by the deny list, unless `allow` names it (a file that makes the kernel run a
 /// program, whatever it names).
-fn deny_refusal(pattern: &str, file: Option<&Path>, allow: &[String]) -> Option<String> {
+fn deny_refusal(pattern: &str, file: Option<&Path>, allow: &[String]) -> Option<Refusal> {
     let checked = file.map_or(pattern.to_string(), |f| f.display().to_string());
     let reason = schedlab_core::records::denied(&checked)?;
-    let via = if checked == pattern {
-        String::new()
-    } else {
-        format!(" ({pattern} leads to it)")
-    };
+    let via = (checked != pattern).then(|| pattern.to_string());
     if schedlab_core::records::runs_program(&checked).is_some() {
-        return Some(format!(
-            "{checked}{via} is on schedlab's deny list: {reason}; no flag allows it (schedlab never makes the kernel run a program)"
-        ));
+        return Some(Refusal::RunsProgram {
+            file: checked,
+            pattern: via,
+            reason,
+        });
     }
     if allow.iter().any(|a| allows(a, pattern, file)) {
         return None;
     }
-    Some(format!(
-        "{checked}{via} is on schedlab's deny list: {reason}; if you mean it, allow it with --allow-knob {checked} (settings.allow_knobs)"
-    ))
+    Some(Refusal::Denied {
+        file: checked,
+        pattern: via,
+        reason,
+    })
 }
 
 /// Why one of `values` may not be written to `file` (the real file of knob `pattern`),
 /// whatever the flags: it makes the kernel run a program.
-fn value_refusal(pattern: &str, file: &Path, values: &[String]) -> Option<String> {
+fn value_refusal(pattern: &str, file: &Path, values: &[String]) -> Option<Refusal> {
     let real = file.display().to_string();
     values.iter().find_map(|v| {
         let reason = schedlab_core::records::program_value(&real, v)?;
-        Some(format!(
-            "{pattern} = {v:?}: {reason}; no flag allows it (schedlab never makes the kernel run a program)"
-        ))
+        Some(Refusal::ProgramValue {
+            pattern: pattern.to_string(),
+            value: v.clone(),
+            reason,
+        })
     })
 }
 
@@ -120,7 +122,7 @@ pub fn resolve(
         values,
     } in settings
     {
-        let files: Vec<Result<PathBuf, KernelError>> = knobfile::expand(pattern)
+        let files: Vec<Result<PathBuf, Unavailable>> = knobfile::expand(pattern)
             .iter()
             .map(|f| knobfile::check_allowed(f, roots))
             .collect();
@@ -146,12 +148,11 @@ pub fn resolve(
             let Some(shared) = earlier.files.iter().flatten().find(|f| real.contains(f)) else {
                 continue;
             };
-            let why = format!(
-                "{} and {} are the same file, {}; give each setting once, with all its values",
-                earlier.label(),
-                me.label(),
-                shared.display()
-            );
+            let why = Refusal::SameFile {
+                first: earlier.label(),
+                second: me.label(),
+                file: shared.clone(),
+            };
             earlier.refused.get_or_insert_with(|| why.clone());
             me.refused.get_or_insert(why);
         }
@@ -161,7 +162,7 @@ pub fn resolve(
 }
 
 /// Why knob `name` (`pattern`, real file `real`) may not be used: another axis holds its file.
-fn held_refusal(name: &str, pattern: &str, real: &Path, held: &[Held]) -> Option<String> {
+fn held_refusal(name: &str, pattern: &str, real: &Path, held: &[Held]) -> Option<Refusal> {
     let h = held
         .iter()
         .find(|h| h.file == real || std::fs::canonicalize(&h.file).is_ok_and(|f| f == real))?;
@@ -170,11 +171,11 @@ fn held_refusal(name: &str, pattern: &str, real: &Path, held: &[Held]) -> Option
     } else {
         format!("{name} ({pattern})")
     };
-    Some(format!(
-        "{label} is {}, which {} sets and restores itself; drop the knob (one file is set by one axis only)",
-        real.display(),
-        h.by
-    ))
+    Some(Refusal::HeldByAxis {
+        label,
+        file: real.to_path_buf(),
+        by: h.by.clone(),
+    })
 }
 
 /// The first reason the knobs `settings` cannot be used as a plan (deny list, programs run by
@@ -185,7 +186,7 @@ pub fn check(settings: &[Setting], allow: &[String], held: &[Held]) -> Result<()
         .into_iter()
         .find_map(|r| r.refused)
     {
-        Some(why) => Err(KernelError::Refused(why)),
+        Some(why) => Err(why.into()),
         None => Ok(()),
     }
 }
@@ -218,7 +219,7 @@ mod tests {
             &held,
             std::slice::from_ref(&root),
         );
-        let why = r[0].refused.as_deref().unwrap();
+        let why = r[0].refused.as_ref().unwrap().to_string();
         assert!(why.contains("the partition axis"), "{why}");
         let free = resolve(
             &[setting(&file, &file)],
@@ -245,7 +246,7 @@ mod tests {
             setting(&p("vm/other"), &p("vm/other")),
         ];
         let r = resolve(&settings, &[], &[], std::slice::from_ref(&root));
-        let why = r[0].refused.as_deref().unwrap();
+        let why = r[0].refused.as_ref().unwrap().to_string();
         assert!(
             why.contains(&format!("vm.swappiness ({})", p("vm/swappiness")))
                 && why.contains(&p("vm/swappines*"))
@@ -255,8 +256,9 @@ mod tests {
         assert!(r[1].refused.is_some());
         assert!(r[2]
             .refused
-            .as_deref()
+            .as_ref()
             .unwrap()
+            .to_string()
             .contains(&p("link/swappiness")));
         assert_eq!(r[3].refused, None);
         assert_eq!(r[3].files, [Ok(root.join("vm/other"))]);
@@ -268,14 +270,14 @@ mod tests {
         let core = "/proc/sys/kernel/core_pattern";
         let s = |name: &str, path: &str| vec![setting(name, path)];
         let r = resolve(&s("kernel.core_pattern", core), &[], &[], &roots);
-        let why = r[0].refused.as_deref().unwrap();
+        let why = r[0].refused.as_ref().unwrap().to_string();
         assert!(
             why.contains("--allow-knob /proc/sys/kernel/core_pattern"),
             "{why}"
         );
         let glob = "/proc/sys/kernel/core_patter*";
         let r = resolve(&s(glob, glob), &[], &[], &roots);
-        let why = r[0].refused.as_deref().unwrap();
+        let why = r[0].refused.as_ref().unwrap().to_string();
         assert!(
             why.contains("(/proc/sys/kernel/core_patter* leads to it)"),
             "{why}"
@@ -299,6 +301,10 @@ mod tests {
             .refused
             .clone()
             .unwrap();
-        assert!(why.contains("no flag allows it"), "{why}");
+        assert!(
+            matches!(&why, Refusal::ProgramValue { value, .. } if value == "|/tmp/x %p"),
+            "{why}"
+        );
+        assert!(why.to_string().contains("no flag allows it"), "{why}");
     }
 }

@@ -15,7 +15,8 @@ use super::journal::{self, Entry, Journal, Owner, ScxProcess};
 use super::knobfile;
 use super::knobpaths;
 use super::scx::Scx;
-use crate::error::KernelError;
+use crate::error::{Internal, KernelError, NotRestored, Refusal, SettingError};
+use crate::error::{Unavailable, Unrestored};
 use schedlab_core::policy::PolicyKind;
 use schedlab_core::records::{KnobReading, KnobSetting};
 use schedlab_core::Warning;
@@ -50,15 +51,15 @@ struct Managed {
 pub struct Knobs {
     files: Vec<Managed>,
     /// Knob paths that cannot be set here, with the reason (absent, outside, not root).
-    unusable: BTreeMap<String, String>,
+    unusable: BTreeMap<String, Unavailable>,
     journal: Option<Journal>,
     scx: Option<Scx>,
     /// Why BPF schedulers and the ext policy cannot run here.
-    ext_refusal: Option<String>,
+    ext_refusal: Option<Unavailable>,
     /// Device whose I/O scheduler is varied.
     io_device: Option<String>,
     /// Custom slices probed so far: (policy number, slice ns) -> refusal.
-    slices: HashMap<(u32, u64), Option<String>>,
+    slices: HashMap<(u32, u64), Option<schedlab_machine::probe::SliceError>>,
 }
 
 /// The I/O scheduler file of block device `device`.
@@ -113,25 +114,21 @@ fn plan_settings(plan: &Plan, io_device: Option<&str>) -> Vec<knobpaths::Setting
 }
 
 /// Why knob `name` at `pattern` cannot be used: it names nothing on this machine.
-fn absent(name: &str, pattern: &str) -> String {
+fn absent(name: &str, pattern: &str) -> Unavailable {
     if name == IO_SCHEDULER {
-        return format!(
-            "{pattern} does not exist: the block device has no I/O scheduler; name a block device from /sys/block with settings.device (--device)"
-        );
+        return Unavailable::NoIoScheduler {
+            pattern: pattern.to_string(),
+        };
     }
-    let hint = if pattern.contains("cpufreq") {
-        " (no cpufreq driver: common in virtual machines)"
-    } else {
-        ""
-    };
-    format!(
-        "{name} is absent on this kernel ({}): {pattern} does not exist{hint}; drop it from the knobs axis",
-        schedlab_machine::kernel_release()
-    )
+    Unavailable::Absent {
+        name: name.to_string(),
+        pattern: pattern.to_string(),
+        kernel: schedlab_machine::kernel_release(),
+    }
 }
 
 /// Why `plan` needs sched_ext and cannot have it here, if it needs it and cannot.
-fn ext_refusal(plan: &Plan) -> Option<String> {
+fn ext_refusal(plan: &Plan) -> Option<Unavailable> {
     let needs = plan
         .cells
         .iter()
@@ -141,9 +138,7 @@ fn ext_refusal(plan: &Plan) -> Option<String> {
     }
     let ext = SchedExt::now();
     let why = sched_ext::unavailable(&ext, schedlab_machine::kernel_sched_config().as_ref())?;
-    Some(format!(
-        "the ext policy and the scx axis need sched_ext, and {why}"
-    ))
+    Some(Unavailable::NoSchedExt { why })
 }
 
 impl Knobs {
@@ -154,7 +149,7 @@ impl Knobs {
     pub fn prepare(plan: &Plan, io_dir: &Path) -> Result<(Knobs, Vec<Warning>), KernelError> {
         if journal::held() {
             // One owner per process: what is read now may be a change of its own.
-            return Err(KernelError::Internal("kernel settings of an earlier run are still in force; restore them before reading originals".into()));
+            return Err(Internal::EarlierRunInForce.into());
         }
         let io_device = io_device(plan, io_dir)?;
         let mut k = Knobs::default();
@@ -198,24 +193,27 @@ impl Knobs {
             if !root {
                 self.unusable.insert(
                     pattern.clone(),
-                    format!(
-                        "changing kernel settings needs root (this process runs as uid {}); run schedlab as root to vary {name}",
-                        schedlab_sys::euid()
-                    ),
+                    Unavailable::NotRoot {
+                        euid: schedlab_sys::euid(),
+                        name: name.clone(),
+                    },
                 );
                 continue;
             }
             if let Some(why) = r.refused {
-                self.unusable.insert(pattern.clone(), why);
+                self.unusable.insert(pattern.clone(), why.into());
                 continue;
             }
             if r.files.is_empty() {
                 self.unusable.insert(pattern.clone(), absent(name, pattern));
             }
             for file in r.files {
-                let read = file.map_err(|e| e.to_string()).and_then(|real| {
-                    let r = knobfile::read(&real)
-                        .map_err(|e| format!("cannot read {name} ({}): {e}", real.display()))?;
+                let read = file.and_then(|real| {
+                    let r = knobfile::read(&real).map_err(|e| Unavailable::Unreadable {
+                        name: name.clone(),
+                        file: real.clone(),
+                        cause: e.into(),
+                    })?;
                     Ok((real, r.value))
                 });
                 match read {
@@ -274,7 +272,7 @@ impl Knobs {
     pub fn apply(&mut self, cell: &Cell) -> Result<Vec<KnobReading>, KernelError> {
         if cell.scx.is_some() || cell.policy == PolicyKind::Ext {
             if let Some(why) = &self.ext_refusal {
-                return Err(KernelError::Unavailable(why.clone()));
+                return Err(KernelError::Unavailable(Box::new(why.clone())));
             }
         }
         if let Some(ns) = cell.slice_ns {
@@ -282,17 +280,17 @@ impl Knobs {
                 .slices
                 .entry((cell.policy.number(), ns))
                 .or_insert_with(|| {
-                    schedlab_machine::probe::slice_support(cell.policy.number(), ns)
-                        .err()
-                        .map(|e| e.to_string())
+                    schedlab_machine::probe::slice_support(cell.policy.number(), ns).err()
                 });
             if let Some(why) = probed {
-                return Err(KernelError::Unavailable(why.clone()));
+                return Err(KernelError::Unavailable(Box::new(Unavailable::Slice(
+                    why.clone(),
+                ))));
             }
         }
         let wanted = cell_settings(cell, self.io_device.as_deref());
         if let Some(why) = wanted.iter().find_map(|s| self.unusable.get(&s.path)) {
-            return Err(KernelError::Unavailable(why.clone()));
+            return Err(KernelError::Unavailable(Box::new(why.clone())));
         }
         let mut readings = Vec::new();
         for m in &self.files {
@@ -364,18 +362,17 @@ impl Knobs {
         if self.files.iter().any(|m| m.file == file) {
             return Ok(());
         }
-        if let Some(why) = schedlab_core::records::denied(&file.display().to_string()) {
-            return Err(KernelError::Refused(format!(
-                "{} is on schedlab's deny list: {why}",
-                file.display()
-            )));
+        if let Some(reason) = schedlab_core::records::denied(&file.display().to_string()) {
+            return Err(Refusal::DeniedHeld { file, reason }.into());
         }
         // Read under the journal's lock, after a dead schedlab's changes are restored.
         let mut original = String::new();
         self.journal()?.add_reading(|| {
             original = knobfile::read(&file)
-                .map_err(|e| {
-                    KernelError::Setting(format!("cannot read {name} ({}): {e}", file.display()))
+                .map_err(|e| SettingError::Unreadable {
+                    name: name.to_string(),
+                    file: file.clone(),
+                    cause: e.into(),
                 })?
                 .value;
             Ok(vec![Entry {
@@ -399,7 +396,9 @@ impl Knobs {
             .files
             .iter()
             .find(|m| m.file == path || Path::new(&m.pattern) == path)
-            .ok_or_else(|| KernelError::Internal(format!("{} is not held", path.display())))?;
+            .ok_or_else(|| Internal::NotHeld {
+                path: path.to_path_buf(),
+            })?;
         set(m, value.unwrap_or(&m.original), None)
     }
 
@@ -414,36 +413,32 @@ impl Knobs {
         let mut failed = Vec::new();
         if let Some(scx) = self.scx.as_mut() {
             if let Err(e) = scx.stop() {
-                failed.push(e.to_string());
+                failed.push(Unrestored::Scx(e));
             }
         }
         for m in &self.files {
             if let Err(e) = set(m, &m.original, self.io_device.as_deref()) {
-                failed.push(format!(
-                    "could not restore {} to {:?}: {e}; {}",
-                    m.name,
-                    m.original,
-                    knobfile::hand_fix_hint(&m.original, &m.file.display().to_string())
-                ));
+                failed.push(Unrestored::Setting {
+                    name: m.name.clone(),
+                    original: m.original.clone(),
+                    file: m.file.clone(),
+                    cause: Box::new(e),
+                });
             }
         }
         match self.journal.take() {
-            Some(j) if j.has_cgroups() => failed.push(format!(
-                "the restore journal {} keeps the cgroups that could not be removed; the next schedlab command removes them",
-                j.path().display()
-            )),
+            Some(j) if j.has_cgroups() => {
+                failed.push(Unrestored::JournalKeepsCgroups { journal: j.path() })
+            }
             Some(j) if failed.is_empty() => j.remove(),
-            Some(j) => failed.push(format!(
-                "the restore journal {} keeps the original values; `schedlab restore` tries again, and removes it once every setting is back",
-                j.path().display()
-            )),
+            Some(j) => failed.push(Unrestored::JournalKeepsOriginals { journal: j.path() }),
             None => {}
         }
         if failed.is_empty() {
             Ok(())
         } else {
             self.files.clear();
-            Err(KernelError::NotRestored(failed.join("; ")))
+            Err(NotRestored::Left(failed).into())
         }
     }
 }
@@ -469,50 +464,51 @@ pub fn check(plan: &Plan, io_dir: &Path) -> Result<(), KernelError> {
 /// back, or why it could not be set.
 fn set(m: &Managed, target: &str, io_device: Option<&str>) -> Result<String, KernelError> {
     let file = &m.file;
-    let now = knobfile::read(file).map_err(|e| {
-        KernelError::Setting(format!("cannot read {} ({}): {e}", m.name, file.display()))
+    let now = knobfile::read(file).map_err(|e| SettingError::Unreadable {
+        name: m.name.clone(),
+        file: file.clone(),
+        cause: e.into(),
     })?;
     if knobfile::same(&now.value, target) {
         return Ok(now.value);
     }
     if let Some(offered) = now.offered.filter(|o| !o.iter().any(|v| v == target)) {
-        return Err(KernelError::Unavailable(match io_device.filter(|_| m.name == IO_SCHEDULER) {
-            Some(dev) => format!(
-                "device {dev} does not offer the I/O scheduler '{target}' (offered: {}); load its module (modprobe) or drop it from io_schedulers",
-                offered.join(", ")
-            ),
-            None => format!(
-                "{} ({}) does not offer '{target}' (offered: {})",
-                m.name,
-                file.display(),
-                offered.join(", ")
-            ),
-        }));
+        return Err(KernelError::Unavailable(Box::new(
+            match io_device.filter(|_| m.name == IO_SCHEDULER) {
+                Some(dev) => Unavailable::IoSchedulerNotOffered {
+                    device: dev.to_string(),
+                    target: target.to_string(),
+                    offered,
+                },
+                None => Unavailable::NotOffered {
+                    name: m.name.clone(),
+                    file: file.clone(),
+                    target: target.to_string(),
+                    offered,
+                },
+            },
+        )));
     }
-    knobfile::write(file, target).map_err(|e| {
-        let errno = e.raw_os_error().unwrap_or(0);
-        let why = match errno {
-            libc::EINVAL | libc::ERANGE => "the kernel does not accept this value there".to_string(),
-            libc::EACCES | libc::EPERM => "needs root".to_string(),
-            libc::EBUSY => "the setting is busy (for sched_rt_runtime_us: SCHED_DEADLINE bandwidth in use needs more)".to_string(),
-            _ => e.to_string(),
-        };
-        KernelError::Setting(format!(
-            "{} ({}) refused '{target}' ({}: {why})",
-            m.name,
-            file.display(),
-            schedlab_sys::errno_name(errno)
-        ))
+    knobfile::write(file, target).map_err(|e| SettingError::Refused {
+        name: m.name.clone(),
+        file: file.clone(),
+        target: target.to_string(),
+        cause: e.into(),
     })?;
     let back = knobfile::read(file)
-        .map_err(|e| KernelError::Setting(format!("cannot read {} back: {e}", m.name)))?
+        .map_err(|e| SettingError::ReadBack {
+            name: m.name.clone(),
+            cause: e.into(),
+        })?
         .value;
     if !knobfile::same(&back, target) {
-        return Err(KernelError::Setting(format!(
-            "{} ({}) reads back as '{back}' after writing '{target}'",
-            m.name,
-            file.display()
-        )));
+        return Err(SettingError::Mismatch {
+            name: m.name.clone(),
+            file: file.clone(),
+            back,
+            target: target.to_string(),
+        }
+        .into());
     }
     Ok(back)
 }

@@ -9,7 +9,7 @@
 use super::cgroups::{CgroupRun, GroupTrial, Refusal, Unended};
 use super::knobs::Knobs;
 use super::sink::Sink;
-use crate::error::{KernelError, Result, RunError};
+use crate::error::{Internal, KernelError, Result, RunError};
 use schedlab_core::records::{KnobReading, TrialOutcome};
 use schedlab_spec::plan::{Cell, Plan};
 use std::collections::HashSet;
@@ -49,9 +49,7 @@ impl KernelOwner {
     pub fn apply(&mut self, run_id: i64, cell: &Cell) -> Result<Vec<KnobReading>, KernelError> {
         match self.active.as_mut() {
             Some((id, knobs, _)) if *id == run_id => knobs.apply(cell),
-            _ => Err(KernelError::Internal(format!(
-                "run {run_id}'s kernel settings were not prepared"
-            ))),
+            _ => Err(Internal::NotPrepared { run_id }.into()),
         }
     }
 

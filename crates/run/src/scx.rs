@@ -10,7 +10,7 @@
 //! of ours in between), in its own process group so that a terminal's Ctrl-C does not reach it.
 //! Its output goes to a file in a private directory of the temp directory ([`Log`]).
 
-use crate::error::KernelError;
+use crate::error::{KernelError, ScxError};
 use nix::fcntl::OFlag;
 use schedlab_core::records::ScxCommand;
 use schedlab_machine::sched_ext::SchedExt;
@@ -124,53 +124,48 @@ impl Scx {
         command: &ScxCommand,
         on_spawn: &mut dyn FnMut(i32),
     ) -> Result<String, KernelError> {
-        self.start_scx(command, on_spawn).map_err(KernelError::Scx)
+        Ok(self.start_scx(command, on_spawn)?)
     }
 
     /// Stops the scheduler of ours (SIGTERM to its group, SIGKILL after the stop timeout) and
     /// waits until the kernel is back on its fair class (`state` = `disabled`).
-    pub fn stop(&mut self) -> Result<(), KernelError> {
-        self.stop_scx().map_err(KernelError::Scx)
+    pub fn stop(&mut self) -> Result<(), ScxError> {
+        self.stop_scx()
     }
 
     fn start_scx(
         &mut self,
         command: &ScxCommand,
         on_spawn: &mut dyn FnMut(i32),
-    ) -> Result<String, String> {
+    ) -> Result<String, ScxError> {
         if self.running.is_some() {
             self.stop_scx()?;
         }
         let before = self.state();
         if before.state != "disabled" {
             return Err(match before.ops {
-                Some(ops) if before.state == "enabled" => format!(
-                    "another BPF scheduler ({ops}) is already loaded; stop it before running the scx axis"
-                ),
-                _ => format!(
-                    "sched_ext is in state '{}', not 'disabled'; wait for it to settle or stop the scheduler that holds it",
-                    before.state
-                ),
+                Some(ops) if before.state == "enabled" => ScxError::AnotherLoaded { ops },
+                _ => ScxError::NotDisabled {
+                    state: before.state,
+                },
             });
         }
-        let (log, out) = Log::create().map_err(|e| {
-            format!(
-                "cannot create a private directory for the BPF scheduler's output in {}: {e}",
-                std::env::temp_dir().display()
-            )
+        let (log, out) = Log::create().map_err(|e| ScxError::LogDir {
+            dir: std::env::temp_dir(),
+            cause: e.into(),
         })?;
-        let err = out.try_clone().map_err(|e| e.to_string())?;
+        let err = out
+            .try_clone()
+            .map_err(|e| ScxError::LogFile { cause: e.into() })?;
         let mut cmd = Command::new(&command.argv[0]);
         cmd.args(&command.argv[1..])
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err);
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        let child = cmd.spawn().map_err(|e| {
-            format!(
-                "cannot start the BPF scheduler `{}`: {e}; install it (the scx packages) or give its full path",
-                command.command_line()
-            )
+        let child = cmd.spawn().map_err(|e| ScxError::Spawn {
+            command: command.command_line(),
+            cause: e.into(),
         })?;
         on_spawn(child.id() as i32);
         self.running = Some(Running {
@@ -184,11 +179,11 @@ impl Scx {
             if let Ok(Some(status)) = running.child.try_wait() {
                 let tail = running.log.last_lines(3);
                 self.running = None;
-                return Err(format!(
-                    "the BPF scheduler `{}` exited ({status}) before the kernel enabled it{}",
-                    command.command_line(),
-                    tail.map_or_else(String::new, |t| format!("; its last output: {t}"))
-                ));
+                return Err(ScxError::Exited {
+                    command: command.command_line(),
+                    status,
+                    tail,
+                });
             }
             let now = self.state();
             if now.state == "enabled" && now.ops.as_deref().is_some_and(|o| command.matches_ops(o))
@@ -197,20 +192,19 @@ impl Scx {
             }
             if Instant::now() >= deadline {
                 let _ = self.stop();
-                return Err(format!(
-                    "the BPF scheduler `{}` was not enabled as '{}' within {} ms (sched_ext state '{}', ops '{}'); if its ops name differs, give it: {{ command = \"...\", ops = \"NAME\" }}",
-                    command.command_line(),
-                    command.ops,
-                    self.start_timeout.as_millis(),
-                    now.state,
-                    now.ops.unwrap_or_default()
-                ));
+                return Err(ScxError::NotEnabled {
+                    command: command.command_line(),
+                    ops: command.ops.clone(),
+                    timeout_ms: u64::try_from(self.start_timeout.as_millis()).unwrap_or(u64::MAX),
+                    state: now.state,
+                    now_ops: now.ops.unwrap_or_default(),
+                });
             }
             std::thread::sleep(POLL);
         }
     }
 
-    fn stop_scx(&mut self) -> Result<(), String> {
+    fn stop_scx(&mut self) -> Result<(), ScxError> {
         let Some(mut running) = self.running.take() else {
             return Ok(());
         };
@@ -238,12 +232,11 @@ impl Scx {
                 return Ok(());
             }
             if Instant::now() >= deadline {
-                return Err(format!(
-                    "after stopping `{}` sched_ext still reports state '{}' (ops '{}'), so the kernel is not back on its fair class; check dmesg",
-                    running.command.command_line(),
-                    now.state,
-                    now.ops.unwrap_or_default()
-                ));
+                return Err(ScxError::StillLoaded {
+                    command: running.command.command_line(),
+                    state: now.state,
+                    ops: now.ops.unwrap_or_default(),
+                });
             }
             std::thread::sleep(POLL);
         }

@@ -14,8 +14,7 @@
 //!
 //! What is refused is said with its cause and what to do.
 
-use super::journal::STATE_DIR_ENV;
-use crate::error::KernelError;
+use crate::error::{KernelError, ParentOpen, StateError, Untrusted};
 use schedlab_sys::{DirFd, FileKind, FileMeta};
 use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
@@ -30,24 +29,13 @@ pub struct StateDir {
     dir: DirFd,
 }
 
-/// `uid 65534 (nobody)`.
-fn who(uid: u32) -> String {
-    match schedlab_sys::user_name(uid) {
-        Some(n) => format!("uid {uid} ({n})"),
-        None => format!("uid {uid}"),
-    }
-}
-
 /// What is wrong with a parent of the state directory, if anything.
-fn parent_open_to_others(info: &FileMeta, euid: u32) -> Option<String> {
+fn parent_open_to_others(info: &FileMeta, euid: u32) -> Option<ParentOpen> {
     if info.uid != 0 && info.uid != euid {
-        return Some(format!("is owned by {}", who(info.uid)));
+        return Some(ParentOpen::Owner { uid: info.uid });
     }
     if info.mode & 0o022 != 0 && info.mode & 0o1000 == 0 {
-        return Some(format!(
-            "may be written by group or others (mode {:04o}, not sticky)",
-            info.mode
-        ));
+        return Some(ParentOpen::Writable { mode: info.mode });
     }
     None
 }
@@ -57,38 +45,40 @@ impl StateDir {
     /// creates what is missing, else answers None when it does not exist. Refusals and
     /// failures are [`KernelError::State`].
     pub fn open(path: &Path, create: bool) -> Result<Option<StateDir>, KernelError> {
-        Self::open_checked(path, create).map_err(KernelError::State)
+        Ok(Self::open_checked(path, create)?)
     }
 
-    fn open_checked(path: &Path, create: bool) -> Result<Option<StateDir>, String> {
+    fn open_checked(path: &Path, create: bool) -> Result<Option<StateDir>, StateError> {
         let abs = if path.is_absolute() {
             path.to_path_buf()
         } else {
             std::env::current_dir()
-                .map_err(|e| format!("cannot resolve {}: {e}", path.display()))?
+                .map_err(|e| StateError::Resolve {
+                    path: path.to_path_buf(),
+                    cause: e.into(),
+                })?
                 .join(path)
         };
-        let shown = abs.display();
         let parts: Vec<Component> = abs.components().collect();
         if parts
             .iter()
             .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
         {
-            return Err(format!(
-                "the state directory {shown} has a `..` or `.` component; set {STATE_DIR_ENV} to its plain path"
-            ));
+            return Err(StateError::DotComponent { dir: abs.clone() });
         }
         let euid = schedlab_sys::euid();
         let mut cur = PathBuf::new();
         for (i, part) in parts.iter().enumerate() {
             cur.push(part);
-            if !check_part(&cur, i + 1 == parts.len(), create, &shown, euid)? {
+            if !check_part(&cur, i + 1 == parts.len(), create, &abs, euid)? {
                 return Ok(None);
             }
         }
-        let dir = DirFd::open(&abs)
-            .map_err(|e| format!("cannot open the state directory {shown}: {e}"))?;
-        check_owner(&dir, &shown, euid)?;
+        let dir = DirFd::open(&abs).map_err(|e| StateError::Open {
+            dir: abs.clone(),
+            cause: e.into(),
+        })?;
+        check_owner(&dir, &abs, euid)?;
         Ok(Some(StateDir { path: abs, dir }))
     }
 
@@ -108,7 +98,13 @@ impl StateDir {
         self.dir
             .try_clone()
             .and_then(schedlab_sys::lock_exclusive)
-            .map_err(|e| KernelError::State(format!("cannot lock {}: {e}", self.path.display())))
+            .map_err(|e| {
+                StateError::Lock {
+                    dir: self.path.clone(),
+                    cause: e.into(),
+                }
+                .into()
+            })
     }
 
     /// The names of the entries that `keep` accepts, sorted.
@@ -122,33 +118,29 @@ impl StateDir {
     /// one link, written by nobody else, not larger than 1 MiB. Else why not
     /// ([`KernelError::State`]).
     pub fn read(&self, name: &str) -> Result<String, KernelError> {
-        self.read_trusted(name).map_err(KernelError::State)
+        Ok(self.read_trusted(name).map_err(StateError::from)?)
     }
 
-    fn read_trusted(&self, name: &str) -> Result<String, String> {
+    fn read_trusted(&self, name: &str) -> Result<String, Untrusted> {
         let euid = schedlab_sys::euid();
         let (mut f, info) = self.dir.open_read(name).map_err(|e| {
             if e.raw_os_error() == Some(libc::ELOOP) {
-                "it is a symbolic link".to_string()
+                Untrusted::Link
             } else {
-                format!("cannot open it: {e}")
+                Untrusted::Open { cause: e.into() }
             }
         })?;
         let why = if info.kind != FileKind::Regular {
-            Some("it is not a regular file".to_string())
+            Some(Untrusted::NotRegular)
         } else if info.uid != euid {
-            Some(format!(
-                "it is owned by {}, not by {} that runs schedlab",
-                who(info.uid),
-                who(euid)
-            ))
+            Some(Untrusted::Owner {
+                owner: info.uid,
+                euid,
+            })
         } else if info.mode & 0o022 != 0 {
-            Some(format!(
-                "group or others may write it (mode {:04o})",
-                info.mode
-            ))
+            Some(Untrusted::Writable { mode: info.mode })
         } else if info.nlink != 1 {
-            Some(format!("it has {} hard links", info.nlink))
+            Some(Untrusted::HardLinks { links: info.nlink })
         } else {
             None
         };
@@ -159,9 +151,11 @@ impl StateDir {
         Read::by_ref(&mut f)
             .take(MAX_JOURNAL_BYTES + 1)
             .read_to_string(&mut text)
-            .map_err(|e| format!("cannot read it: {e}"))?;
+            .map_err(|e| Untrusted::Read { cause: e.into() })?;
         if text.len() as u64 > MAX_JOURNAL_BYTES {
-            return Err(format!("it is larger than {MAX_JOURNAL_BYTES} bytes"));
+            return Err(Untrusted::TooLarge {
+                max_bytes: MAX_JOURNAL_BYTES,
+            });
         }
         Ok(text)
     }
@@ -186,10 +180,11 @@ impl StateDir {
         };
         write().map_err(|e| {
             let _ = self.dir.remove(&tmp);
-            KernelError::State(format!(
-                "cannot write the restore journal {}: {e}",
-                self.file(name).display()
-            ))
+            StateError::Write {
+                file: self.file(name),
+                cause: e.into(),
+            }
+            .into()
         })
     }
 
@@ -199,16 +194,16 @@ impl StateDir {
     }
 }
 
-/// Checks one component `cur` of the state directory's path `shown` (the directory itself if
+/// Checks one component `cur` of the state directory's path `dir` (the directory itself if
 /// `last`): a real directory, not a link, and, for a parent, written by no one but root and
 /// `euid`. With `create`, creates it if missing; false if it is missing and not created.
 fn check_part(
     cur: &Path,
     last: bool,
     create: bool,
-    shown: &std::path::Display,
+    dir: &Path,
     euid: u32,
-) -> Result<bool, String> {
+) -> Result<bool, StateError> {
     let mut info = schedlab_sys::lstat(cur);
     if matches!(&info, Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
         if !create {
@@ -220,67 +215,77 @@ fn check_part(
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => {
-                return Err(format!(
-                    "cannot create the state directory {shown} ({}: {e}); run as root or set {STATE_DIR_ENV} to a directory you own",
-                    cur.display()
-                ))
+                return Err(StateError::Create {
+                    dir: dir.to_path_buf(),
+                    part: cur.to_path_buf(),
+                    cause: e.into(),
+                })
             }
         }
         info = schedlab_sys::lstat(cur);
     }
-    let info = info.map_err(|e| format!("cannot check {}: {e}", cur.display()))?;
+    let info = info.map_err(|e| StateError::Check {
+        part: cur.to_path_buf(),
+        cause: e.into(),
+    })?;
     match info.kind {
         FileKind::Dir => {}
         FileKind::Symlink => {
             let to = std::fs::read_link(cur)
                 .map(|t| t.display().to_string())
                 .unwrap_or_default();
-            return Err(format!(
-                "the state directory {shown} is reached through a symbolic link ({} -> {to}), which could lead schedlab's restore journals anywhere; set {STATE_DIR_ENV} to the real directory's path",
-                cur.display()
-            ));
+            return Err(StateError::Link {
+                dir: dir.to_path_buf(),
+                part: cur.to_path_buf(),
+                to,
+            });
         }
         _ => {
-            return Err(format!(
-                "{} is not a directory, so it cannot hold the state directory {shown}; remove it or set {STATE_DIR_ENV}",
-                cur.display()
-            ))
+            return Err(StateError::NotDir {
+                dir: dir.to_path_buf(),
+                part: cur.to_path_buf(),
+            })
         }
     }
     if !last {
         if let Some(why) = parent_open_to_others(&info, euid) {
-            return Err(format!(
-                "the state directory {shown} lies in {}, which {why}: someone else could replace the state directory and its journals; set {STATE_DIR_ENV} to a directory whose parents only root writes",
-                cur.display()
-            ));
+            return Err(StateError::ParentOpen {
+                dir: dir.to_path_buf(),
+                parent: cur.to_path_buf(),
+                why,
+            });
         }
     }
     Ok(true)
 }
 
-/// Checks the opened state directory `dir` (at `shown`): owned by `euid`, written by no one
+/// Checks the opened state directory `fd` (at `dir`): owned by `euid`, written by no one
 /// else; makes it mode 0700 if others could read it.
-fn check_owner(dir: &DirFd, shown: &std::path::Display, euid: u32) -> Result<(), String> {
-    let info = dir
-        .meta()
-        .map_err(|e| format!("cannot check the state directory {shown}: {e}"))?;
+fn check_owner(fd: &DirFd, dir: &Path, euid: u32) -> Result<(), StateError> {
+    let dir = dir.to_path_buf();
+    let info = fd.meta().map_err(|e| StateError::CheckOpen {
+        dir: dir.clone(),
+        cause: e.into(),
+    })?;
     if info.uid != euid {
-        return Err(format!(
-            "the state directory {shown} is owned by {}, not by {} that runs schedlab, so someone else could have written its restore journals; nothing in it was obeyed. Check its journals, then `chown {euid} {shown}` and `chmod 0700 {shown}`, or remove it",
-            who(info.uid),
-            who(euid)
-        ));
+        return Err(StateError::Owner {
+            dir,
+            owner: info.uid,
+            euid,
+        });
     }
     if info.mode & 0o022 != 0 {
-        return Err(format!(
-            "the state directory {shown} may be written by group or others (mode {:04o}), so anyone could have planted restore journals; nothing in it was obeyed. Check its journals, then `chmod 0700 {shown}`",
-            info.mode
-        ));
+        return Err(StateError::Writable {
+            dir,
+            mode: info.mode,
+        });
     }
     if info.mode & 0o077 != 0 {
         // Readable by others (an older schedlab made it 0755): journals hold command lines.
-        dir.chmod(0o700)
-            .map_err(|e| format!("cannot make {shown} mode 0700: {e}"))?;
+        fd.chmod(0o700).map_err(|e| StateError::Chmod {
+            dir,
+            cause: e.into(),
+        })?;
     }
     Ok(())
 }

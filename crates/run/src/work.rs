@@ -238,7 +238,10 @@ fn run_claimed(
 fn admit(queue: &mut dyn Queue, c: &Claimed, opts: &WorkOptions) -> Result<Admission> {
     let io_dir = match opts.allowed.refusal(c.run_id, &c.plan.cells) {
         Some(reason) => Err(reason),
-        None => opts.allowed.io_dir(c.run_id, &c.plan),
+        None => opts
+            .allowed
+            .io_dir(c.run_id, &c.plan)
+            .map_err(|e| e.to_string()),
     };
     let io_dir = match io_dir {
         Ok(d) => d,

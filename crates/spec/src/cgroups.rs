@@ -47,15 +47,19 @@ impl Groups {
     }
 
     /// A layout from a `--groups` value: `NAME=TASKS` items joined with `:`, e.g. `a=1:b=3`.
-    pub fn parse_layout(text: &str) -> Result<Vec<GroupDef>, String> {
+    pub fn parse_layout(text: &str) -> Result<Vec<GroupDef>, LayoutError> {
         text.split(':')
             .map(|item| {
-                let (name, tasks) = item.split_once('=').ok_or_else(|| {
-                    format!("--groups {text}: write NAME=TASKS for each group, joined with `:`, e.g. a=1:b=3")
+                let (name, tasks) = item.split_once('=').ok_or_else(|| LayoutError::NoTasks {
+                    text: text.to_string(),
                 })?;
-                let tasks = tasks.trim().parse::<u32>().map_err(|_| {
-                    format!("--groups {text}: {tasks:?} is not a task count")
-                })?;
+                let tasks = tasks
+                    .trim()
+                    .parse::<u32>()
+                    .map_err(|_| LayoutError::BadCount {
+                        text: text.to_string(),
+                        tasks: tasks.to_string(),
+                    })?;
                 Ok(GroupDef {
                     name: name.trim().to_string(),
                     tasks: Some(tasks),
@@ -63,6 +67,25 @@ impl Groups {
             })
             .collect()
     }
+}
+
+/// A `--groups` layout that cannot be read ([`Groups::parse_layout`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LayoutError {
+    /// An item without `=`.
+    #[error("--groups {text}: write NAME=TASKS for each group, joined with `:`, e.g. a=1:b=3")]
+    NoTasks {
+        /// The layout given.
+        text: String,
+    },
+    /// A task count that is no number.
+    #[error("--groups {text}: {tasks:?} is not a task count")]
+    BadCount {
+        /// The layout given.
+        text: String,
+        /// The count as written.
+        tasks: String,
+    },
 }
 
 /// One value of a cgroup axis as written in a spec: a boolean, a number or text.
@@ -357,7 +380,14 @@ mod tests {
             Groups::parse_layout("a=1:b=3").unwrap(),
             vec![def("a", Some(1)), def("b", Some(3))]
         );
-        assert!(Groups::parse_layout("a:b").is_err());
+        assert_eq!(
+            Groups::parse_layout("a:b"),
+            Err(LayoutError::NoTasks { text: "a:b".into() })
+        );
+        assert_eq!(
+            Groups::parse_layout("a=x").unwrap_err().to_string(),
+            "--groups a=x: \"x\" is not a task count"
+        );
     }
 
     #[test]

@@ -11,39 +11,78 @@ use super::claims::ClaimSpec;
 /// What `--claim` accepts, for messages.
 pub const CLAIM_FLAG_ACCEPTED: &str = "'METRIC: A < B', 'METRIC: A > B, C' or 'METRIC: A = B within 10%', where A, B are axis values such as fifo or slice=0.1ms";
 
+/// A `--claim` that cannot be read: its text and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--claim '{text}': {fault} (accepted: {CLAIM_FLAG_ACCEPTED})")]
+pub struct ClaimFlagError {
+    /// The text given.
+    pub text: String,
+    /// What is wrong with it.
+    pub fault: ClaimFlagFault,
+}
+
+/// What is wrong with a `--claim` text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ClaimFlagFault {
+    /// No `METRIC:` prefix.
+    #[error("no `METRIC:` before the claim")]
+    NoMetric,
+    /// The metric is empty or holds a space.
+    #[error("the metric is not one word")]
+    MetricNotOneWord,
+    /// None of `<`, `>`, ` = `.
+    #[error("no relation: <, > or =")]
+    NoRelation,
+    /// Nothing before the relation.
+    #[error("no treatment before the relation")]
+    NoLeftTreatment,
+    /// `=` without `within MARGIN`.
+    #[error("an equality needs `within MARGIN`, e.g. within 10%")]
+    NoMargin,
+    /// A margin that is neither `N%` nor a number.
+    #[error("the margin is not a percentage or a number")]
+    BadMargin,
+    /// An empty item in the list after the relation.
+    #[error("an empty treatment after the relation")]
+    EmptyTreatment,
+    /// `=` with other than one treatment on its right.
+    #[error("an equality compares two treatments")]
+    EqualityNotTwo,
+}
+
 /// Reads one `--claim` text; the error says what is wrong.
-pub fn parse_claim_flag(text: &str) -> Result<ClaimSpec, String> {
-    let bad = |why: &str| format!("--claim '{text}': {why} (accepted: {CLAIM_FLAG_ACCEPTED})");
-    let (metric, rest) = text
-        .split_once(':')
-        .ok_or_else(|| bad("no `METRIC:` before the claim"))?;
+pub fn parse_claim_flag(text: &str) -> Result<ClaimSpec, ClaimFlagError> {
+    use ClaimFlagFault as F;
+    let bad = |fault: ClaimFlagFault| ClaimFlagError {
+        text: text.to_string(),
+        fault,
+    };
+    let (metric, rest) = text.split_once(':').ok_or_else(|| bad(F::NoMetric))?;
     let metric = metric.trim();
     if metric.is_empty() || metric.contains(char::is_whitespace) {
-        return Err(bad("the metric is not one word"));
+        return Err(bad(F::MetricNotOneWord));
     }
     // `=` also joins an axis to its value (slice=0.1ms): as a relation it stands between spaces.
     let at = rest
         .find(['<', '>'])
         .or_else(|| rest.find(" = ").map(|i| i + 1))
-        .ok_or_else(|| bad("no relation: <, > or ="))?;
+        .ok_or_else(|| bad(F::NoRelation))?;
     let op = &rest[at..at + 1];
-    let a = treatment(&rest[..at]).ok_or_else(|| bad("no treatment before the relation"))?;
+    let a = treatment(&rest[..at]).ok_or_else(|| bad(F::NoLeftTreatment))?;
     let mut right = rest[at + 1..].trim();
     let mut margin = None;
     if op == "=" {
         let (before, m) = right
             .split_once(" within ")
-            .ok_or_else(|| bad("an equality needs `within MARGIN`, e.g. within 10%"))?;
-        margin = Some(
-            amount(m.trim()).ok_or_else(|| bad("the margin is not a percentage or a number"))?,
-        );
+            .ok_or_else(|| bad(F::NoMargin))?;
+        margin = Some(amount(m.trim()).ok_or_else(|| bad(F::BadMargin))?);
         right = before.trim();
     }
     let others: Vec<toml::Value> = right
         .split(',')
         .map(treatment)
         .collect::<Option<_>>()
-        .ok_or_else(|| bad("an empty treatment after the relation"))?;
+        .ok_or_else(|| bad(F::EmptyTreatment))?;
     let mut spec = ClaimSpec {
         name: text.trim().to_string(),
         text: String::new(),
@@ -70,7 +109,7 @@ pub fn parse_claim_flag(text: &str) -> Result<ClaimSpec, String> {
         ">" => (spec.higher, spec.than) = (Some(a), Some(list(others))),
         _ => {
             if others.len() != 1 {
-                return Err(bad("an equality compares two treatments"));
+                return Err(bad(F::EqualityNotTwo));
             }
             spec.equal = Some(toml::Value::Array(vec![a, others[0].clone()]));
             spec.margin = margin;
@@ -135,15 +174,33 @@ mod tests {
 
     #[test]
     fn malformed_claims_say_what_is_missing() {
-        for (text, why) in [
-            ("fifo < other", "METRIC:"),
-            ("turnaround: fifo other", "no relation"),
-            ("turnaround: < other", "before the relation"),
-            ("makespan: fifo = rr", "within"),
-            ("makespan: fifo = rr, other within 5%", "two treatments"),
-            ("turnaround: fifo < other,", "empty treatment"),
+        use ClaimFlagFault as F;
+        for (text, fault, why) in [
+            ("fifo < other", F::NoMetric, "METRIC:"),
+            ("turnaround: fifo other", F::NoRelation, "no relation"),
+            (
+                "turnaround: < other",
+                F::NoLeftTreatment,
+                "before the relation",
+            ),
+            ("makespan: fifo = rr", F::NoMargin, "within"),
+            ("makespan: fifo = rr within x", F::BadMargin, "margin"),
+            (
+                "makespan: fifo = rr, other within 5%",
+                F::EqualityNotTwo,
+                "two treatments",
+            ),
+            (
+                "turnaround: fifo < other,",
+                F::EmptyTreatment,
+                "empty treatment",
+            ),
+            ("turn around: fifo < other", F::MetricNotOneWord, "one word"),
         ] {
             let e = parse_claim_flag(text).unwrap_err();
+            assert_eq!((e.text.as_str(), e.fault), (text, fault));
+            let e = e.to_string();
+            assert!(e.starts_with(&format!("--claim '{text}': ")), "{e}");
             assert!(e.contains(why) && e.contains("accepted"), "{text}: {e}");
         }
     }

@@ -40,7 +40,7 @@ use super::{Problem, Spec};
 use serde::{Deserialize, Serialize};
 
 pub use super::claim_axes::ClaimAxis;
-pub use super::claim_flag::parse_claim_flag;
+pub use super::claim_flag::{parse_claim_flag, ClaimFlagError, ClaimFlagFault};
 
 /// One `[[claims]]` entry as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -97,30 +97,65 @@ pub struct CheckedKnob {
 /// The path of every CPU's cpufreq governor.
 pub const CPUFREQ_GOVERNOR: &str = "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor";
 
+/// Why a knob's name stands for no file schedlab may change ([`knob_path`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KnobNameError {
+    /// An empty name.
+    #[error("a knob needs a name")]
+    Empty,
+    /// An absolute path outside /proc/sys and /sys.
+    #[error("{name} is outside /proc/sys and /sys; schedlab changes only kernel settings there")]
+    Outside {
+        /// The name given (trimmed).
+        name: String,
+    },
+    /// A character no sysctl name holds.
+    #[error("'{name}' is not a sysctl name ('{found}' in it)")]
+    NotSysctl {
+        /// The name given (trimmed).
+        name: String,
+        /// The first character refused.
+        found: char,
+    },
+    /// An empty, `.` or `..` component.
+    #[error("{path} has an empty, `.` or `..` component; give the file's plain path")]
+    Component {
+        /// The path the name maps to.
+        path: String,
+    },
+    /// More than one `*`, or a `*` in more than one component.
+    #[error("{path}: at most one `*`, in one component (e.g. cpu*)")]
+    Stars {
+        /// The path the name maps to.
+        path: String,
+    },
+}
+
 /// The file a knob's name stands for: a sysctl name with dots (`kernel.sched_rr_timeslice_ms`
 /// -> `/proc/sys/kernel/sched_rr_timeslice_ms`, as sysctl(8) maps it), a path under /proc/sys
 /// or /sys, or `cpufreq.governor`. Anything else, and any `..`, is refused.
-pub fn knob_path(name: &str) -> Result<String, String> {
+pub fn knob_path(name: &str) -> Result<String, KnobNameError> {
     let name = name.trim();
     if name.is_empty() {
-        return Err("a knob needs a name".into());
+        return Err(KnobNameError::Empty);
     }
     if matches!(name, "cpufreq.governor" | "cpufreq_governor") {
         return Ok(CPUFREQ_GOVERNOR.into());
     }
     let path = if name.starts_with('/') {
         if !(name.starts_with("/proc/sys/") || name.starts_with("/sys/")) {
-            return Err(format!(
-                "{name} is outside /proc/sys and /sys; schedlab changes only kernel settings there"
-            ));
+            return Err(KnobNameError::Outside { name: name.into() });
         }
         name.to_string()
     } else {
-        if let Some(bad) = name
+        if let Some(found) = name
             .chars()
             .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/')))
         {
-            return Err(format!("'{name}' is not a sysctl name ('{bad}' in it)"));
+            return Err(KnobNameError::NotSysctl {
+                name: name.into(),
+                found,
+            });
         }
         let rel = if name.contains('/') {
             name.to_string()
@@ -134,15 +169,11 @@ pub fn knob_path(name: &str) -> Result<String, String> {
         .iter()
         .any(|p| p.is_empty() || *p == "." || *p == "..")
     {
-        return Err(format!(
-            "{path} has an empty, `.` or `..` component; give the file's plain path"
-        ));
+        return Err(KnobNameError::Component { path });
     }
     let stars = parts.iter().filter(|p| p.contains('*')).count();
     if stars > 1 || parts.iter().any(|p| p.matches('*').count() > 1) {
-        return Err(format!(
-            "{path}: at most one `*`, in one component (e.g. cpu*)"
-        ));
+        return Err(KnobNameError::Stars { path });
     }
     Ok(path)
 }
@@ -189,7 +220,7 @@ pub fn check_allow_knobs(allow: &[String]) -> Result<Vec<String>, Problem> {
         .enumerate()
         .map(|(i, a)| {
             let key = format!("settings.allow_knobs[{i}]");
-            let path = knob_path(a).map_err(|e| Problem::new(key.clone(), e))?;
+            let path = knob_path(a).map_err(|e| Problem::new(key.clone(), e.to_string()))?;
             if path.contains('*') {
                 return Err(Problem::new(
                     key,
@@ -208,7 +239,7 @@ pub fn check_knobs(knobs: &[KnobAxis], allow: &[String]) -> Result<Vec<CheckedKn
     let mut out: Vec<CheckedKnob> = Vec::with_capacity(knobs.len());
     for (i, k) in knobs.iter().enumerate() {
         let path = knob_path(&k.name).map_err(|e| {
-            Problem::new(format!("axes.knobs[{i}].name"), e).accepting(
+            Problem::new(format!("axes.knobs[{i}].name"), e.to_string()).accepting(
                 "a sysctl name such as \"kernel.sched_rr_timeslice_ms\", a path under /proc/sys or /sys, or \"cpufreq.governor\"",
             )
         })?;
@@ -351,7 +382,13 @@ mod tests {
             assert!(knob_path(bad).is_err(), "{bad} was accepted");
         }
         let e = knob_path("/etc/sysctl.conf").unwrap_err();
-        assert!(e.contains("outside /proc/sys and /sys"), "{e}");
+        assert_eq!(
+            e,
+            KnobNameError::Outside {
+                name: "/etc/sysctl.conf".into()
+            }
+        );
+        assert!(e.to_string().contains("outside /proc/sys and /sys"), "{e}");
     }
 
     #[test]

@@ -23,10 +23,12 @@ mod validate;
 mod workloads;
 
 pub use adaptive::Adaptive;
-pub use cgroups::{CgroupValue, CheckedCgroups, GroupDef, Groups};
+pub use cgroups::{CgroupValue, CheckedCgroups, GroupDef, Groups, LayoutError};
 pub use claims::{Claim, ClaimSpec};
 pub use durations::{parse_duration_ns, MAX_DURATION_NS};
-pub use knobs::{knob_path, CheckedKnob, KnobAxis, KnobValue, ScxSpec, MAX_SLICE_NS, MIN_SLICE_NS};
+pub use knobs::{
+    knob_path, CheckedKnob, KnobAxis, KnobNameError, KnobValue, ScxSpec, MAX_SLICE_NS, MIN_SLICE_NS,
+};
 pub use problem::{accepted_values, Problem, SpecError};
 pub use types::{
     Axes, DeadlineSpec, Orders, Settings, Spec, WorkloadSpec, DEFAULT_RETRIES, MAX_RETRIES,

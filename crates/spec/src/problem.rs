@@ -31,8 +31,8 @@ pub enum SpecError {
         message: String,
     },
     /// A `--claim` that cannot be read; the message quotes it and lists what is accepted.
-    #[error("{0}")]
-    Claim(String),
+    #[error(transparent)]
+    Claim(#[from] super::claim_flag::ClaimFlagError),
     /// The spec file cannot be read.
     #[error("cannot read spec {}: {source}", path.display())]
     Read {

@@ -42,7 +42,9 @@ fn values_convert_as_the_store_reads_them() {
     assert_eq!(i64::from_value(Value::Int(3)), Ok(3));
     assert_eq!(f64::from_value(Value::Int(3)), Ok(3.0));
     assert_eq!(Option::<i64>::from_value(Value::Null), Ok(None));
-    assert!(i64::from_value(Value::Null).is_err());
+    let e = i64::from_value(Value::Null).unwrap_err();
+    assert_eq!((e.expected, &e.found), ("an integer", &Value::Null));
+    assert_eq!(e.to_string(), "expected an integer, found Null");
     assert_eq!(Value::from(Some("a")), Value::Text("a".into()));
     assert_eq!(Value::from(None::<i64>), Value::Null);
     assert_eq!(Value::from(true), Value::Int(1));

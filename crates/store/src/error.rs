@@ -115,7 +115,16 @@ pub enum StoreError {
         /// The column's index in the row.
         index: usize,
         /// What was found.
-        why: String,
+        why: crate::value::WrongKind,
+    },
+    /// A column held a value this version does not know (a run status), named by the type it
+    /// was read as.
+    #[error("column {index}: {why}")]
+    Unknown {
+        /// The column's index in the row.
+        index: usize,
+        /// The value and what it was read as.
+        why: schedlab_core::CoreError,
     },
     /// A query that returns one row returned none.
     #[error("the query returned no row")]

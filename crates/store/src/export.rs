@@ -2,6 +2,7 @@
 
 use super::db::{params, Value};
 use crate::error::{Result, StoreError};
+use schedlab_core::CoreError;
 use std::io::Write;
 use std::str::FromStr;
 
@@ -24,15 +25,17 @@ fn binary(name: &str) -> StoreError {
 }
 
 impl FromStr for Table {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self, CoreError> {
         match s {
             "tasks" => Ok(Table::Tasks),
             "trials" => Ok(Table::Trials),
             "samples" => Ok(Table::Samples),
             "groups" => Ok(Table::Groups),
-            _ => Err(format!(
-                "unknown table '{s}'; accepted: tasks, trials, samples, groups"
+            _ => Err(CoreError::unknown(
+                "table",
+                s,
+                "tasks, trials, samples, groups",
             )),
         }
     }
@@ -48,12 +51,12 @@ pub enum Format {
 }
 
 impl FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = CoreError;
+    fn from_str(s: &str) -> Result<Self, CoreError> {
         match s {
             "csv" => Ok(Format::Csv),
             "json" => Ok(Format::Json),
-            _ => Err(format!("unknown format '{s}'; accepted: csv, json")),
+            _ => Err(CoreError::unknown("format", s, "csv, json")),
         }
     }
 }

@@ -28,6 +28,7 @@ pub use error::{is_unreachable, Result, StoreError};
 pub use location::{hide_password, Location};
 pub use pg::{read_password_file, use_password};
 pub use spool::SpooledRun;
+pub use value::WrongKind;
 pub use write::RunIdentity;
 
 use db::{params, Db, Engine};
@@ -310,7 +311,7 @@ fn check_file(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<()
                 .ok_or_else(|| unsafe_file("vanished as it was created".into()))?
         }
     };
-    schedlab_sys::OutDir::own_file(&found).map_err(unsafe_file)
+    schedlab_sys::OutDir::own_file(&found).map_err(|why| unsafe_file(why.to_string()))
 }
 
 /// Runs `f` in one `BEGIN IMMEDIATE` transaction of `conn`: the write lock is taken before

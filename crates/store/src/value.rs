@@ -55,63 +55,78 @@ macro_rules! params {
 }
 pub(crate) use params;
 
+/// A column's value of another kind than the one read there.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("expected {expected}, found {found:?}")]
+pub struct WrongKind {
+    /// The kind read, as a phrase: `an integer`, `a number`, `text`, `bytes`.
+    pub expected: &'static str,
+    /// The value found.
+    pub found: Value,
+}
+
+/// A [`WrongKind`] for `found` where `expected` was read.
+fn wrong<T>(expected: &'static str, found: Value) -> Result<T, WrongKind> {
+    Err(WrongKind { expected, found })
+}
+
 /// Conversion of a column's value into a Rust type.
 pub trait FromValue: Sized {
-    /// The value as `Self`, or why not.
-    fn from_value(v: Value) -> Result<Self, String>;
+    /// The value as `Self`, or what was found instead.
+    fn from_value(v: Value) -> Result<Self, WrongKind>;
 }
 
 impl FromValue for Value {
-    fn from_value(v: Value) -> Result<Self, String> {
+    fn from_value(v: Value) -> Result<Self, WrongKind> {
         Ok(v)
     }
 }
 
 impl FromValue for i64 {
-    fn from_value(v: Value) -> Result<Self, String> {
+    fn from_value(v: Value) -> Result<Self, WrongKind> {
         match v {
             Value::Int(i) => Ok(i),
-            other => Err(format!("expected an integer, found {other:?}")),
+            other => wrong("an integer", other),
         }
     }
 }
 
 impl FromValue for f64 {
-    fn from_value(v: Value) -> Result<Self, String> {
+    fn from_value(v: Value) -> Result<Self, WrongKind> {
         match v {
             Value::Real(x) => Ok(x),
             Value::Int(i) => Ok(i as f64),
-            other => Err(format!("expected a number, found {other:?}")),
+            other => wrong("a number", other),
         }
     }
 }
 
 impl FromValue for String {
-    fn from_value(v: Value) -> Result<Self, String> {
+    fn from_value(v: Value) -> Result<Self, WrongKind> {
         match v {
             Value::Text(s) => Ok(s),
-            other => Err(format!("expected text, found {other:?}")),
+            other => wrong("text", other),
         }
     }
 }
 
 impl FromValue for Vec<u8> {
-    fn from_value(v: Value) -> Result<Self, String> {
+    fn from_value(v: Value) -> Result<Self, WrongKind> {
         match v {
             Value::Blob(b) => Ok(b),
-            other => Err(format!("expected bytes, found {other:?}")),
+            other => wrong("bytes", other),
         }
     }
 }
 
 impl FromValue for bool {
-    fn from_value(v: Value) -> Result<Self, String> {
+    fn from_value(v: Value) -> Result<Self, WrongKind> {
         i64::from_value(v).map(|i| i != 0)
     }
 }
 
 impl<T: FromValue> FromValue for Option<T> {
-    fn from_value(v: Value) -> Result<Self, String> {
+    fn from_value(v: Value) -> Result<Self, WrongKind> {
         match v {
             Value::Null => Ok(None),
             v => T::from_value(v).map(Some),

@@ -45,6 +45,32 @@ fn who(uid: u32) -> String {
     }
 }
 
+/// Why a file is not one this process may open as its own ([`OutDir::own_file`]); shown after
+/// the file's name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotOwnFile {
+    /// A symbolic link.
+    #[error("is a symbolic link")]
+    Symlink,
+    /// A directory, device, pipe or socket.
+    #[error("is not a regular file")]
+    NotRegular,
+    /// Another user's file.
+    #[error("is owned by {}, not by {} that runs schedlab", who(*owner), who(*euid))]
+    Owner {
+        /// Its owner's uid.
+        owner: u32,
+        /// The effective uid of this process.
+        euid: u32,
+    },
+    /// A file with more than one name.
+    #[error("has {links} hard links")]
+    HardLinks {
+        /// Its link count.
+        links: u64,
+    },
+}
+
 /// Why others could plant entries in directory `m` (this process runs as `euid`, group
 /// `egid`), if they could.
 fn open_to_others(m: &FileMeta, gid: u32, euid: u32, egid: u32) -> Option<String> {
@@ -185,21 +211,20 @@ impl OutDir {
 
     /// Whether entry `m` is a file this process may open as its own: a regular file (not a
     /// link) of its user with one link; else why not.
-    pub fn own_file(m: &FileMeta) -> Result<(), String> {
+    pub fn own_file(m: &FileMeta) -> Result<(), NotOwnFile> {
         match m.kind {
             FileKind::Regular => {}
-            FileKind::Symlink => return Err("is a symbolic link".into()),
-            _ => return Err("is not a regular file".into()),
+            FileKind::Symlink => return Err(NotOwnFile::Symlink),
+            _ => return Err(NotOwnFile::NotRegular),
         }
         if m.uid != super::euid() {
-            return Err(format!(
-                "is owned by {}, not by {} that runs schedlab",
-                who(m.uid),
-                who(super::euid())
-            ));
+            return Err(NotOwnFile::Owner {
+                owner: m.uid,
+                euid: super::euid(),
+            });
         }
         if m.nlink != 1 {
-            return Err(format!("has {} hard links", m.nlink));
+            return Err(NotOwnFile::HardLinks { links: m.nlink });
         }
         Ok(())
     }

@@ -47,12 +47,12 @@ impl Ipc {
 }
 
 impl FromStr for Ipc {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::CoreError;
+    fn from_str(s: &str) -> Result<Self, crate::CoreError> {
         match s.trim().to_ascii_lowercase().as_str() {
             "socket" | "socketpair" => Ok(Ipc::Socket),
             "pipe" => Ok(Ipc::Pipe),
-            _ => Err(format!("unknown ipc '{s}'; accepted: socket, pipe")),
+            _ => Err(crate::CoreError::unknown("ipc", s, "socket, pipe")),
         }
     }
 }
@@ -372,6 +372,8 @@ mod tests {
         assert_eq!(r.check_comm().unwrap_err().0, "workers");
         assert!(messaging(1, 1).check_comm().is_ok());
         assert_eq!("socketpair".parse::<Ipc>(), Ok(Ipc::Socket));
-        assert!("tcp".parse::<Ipc>().unwrap_err().contains("socket, pipe"));
+        let e = "tcp".parse::<Ipc>().unwrap_err();
+        assert_eq!(e, crate::CoreError::unknown("ipc", "tcp", "socket, pipe"));
+        assert_eq!(e.to_string(), "unknown ipc 'tcp'; accepted: socket, pipe");
     }
 }

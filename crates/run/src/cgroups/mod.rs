@@ -15,7 +15,7 @@ pub use recover::{remove_recorded, remove_stale, Removed};
 
 use super::knobs::Knobs;
 use super::trial::groups::TrialGroups;
-use crate::error::KernelError;
+use crate::error::{KernelError, NotRestored, SettingError};
 use schedlab_cgroup::{
     Capabilities, Controller, Error, Needs, OwnerId, RealFs, Session, Trial, TrialSpec,
     Unavailable, Version,
@@ -35,8 +35,8 @@ pub const HIDE_ENV: &str = "SCHEDLAB_CGROUP_HIDE";
 const LOAD_BALANCE: &str = "cpuset.sched_load_balance";
 
 /// What this machine offers (with the controllers of [`HIDE_ENV`] taken away).
-pub fn detect() -> Result<Capabilities, String> {
-    let mut caps = Capabilities::detect(&RealFs).map_err(|e| e.to_string())?;
+pub fn detect() -> Result<Capabilities, schedlab_cgroup::Error> {
+    let mut caps = Capabilities::detect(&RealFs)?;
     let hidden = std::env::var(HIDE_ENV).unwrap_or_default();
     for name in hidden.split(',').map(str::trim) {
         let (slot, controller) = match name {
@@ -161,7 +161,8 @@ impl CgroupRun {
             }
         };
         let needs = Needs::of(&specs);
-        let owner = OwnerId::this_process().map_err(|e| KernelError::Setting(e.to_string()))?;
+        let owner = OwnerId::this_process()
+            .map_err(|e| KernelError::from(SettingError::Owner(e.into())))?;
         if let Ok(p) = caps.placement(Controller::Cpuset) {
             let partitions = specs.iter().any(|s| !s.partition_cpus().is_empty());
             if partitions && p.version == Version::V1 {
@@ -272,9 +273,8 @@ impl CgroupRun {
         let Some(s) = self.session.take() else {
             return Ok(());
         };
-        s.close().map_err(|e| {
-            KernelError::NotRestored(format!("the run's cgroups could not all be removed: {e}"))
-        })?;
+        s.close()
+            .map_err(|e| KernelError::from(NotRestored::Cgroups(e.into())))?;
         knobs.journal()?.remove_cgroups(&self.parents)
     }
 }

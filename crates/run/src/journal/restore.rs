@@ -4,6 +4,7 @@
 //! everything is back.
 
 use super::{knobfile, Entry, Record, ScxProcess};
+use crate::error::{IoCause, Unavailable};
 use crate::statedir::StateDir;
 use std::path::{Path, PathBuf};
 
@@ -33,34 +34,78 @@ pub(super) fn printable(s: &str) -> String {
     schedlab_core::text::printable_line(s)
 }
 
+/// Why a journaled setting is not restored (shown after its label).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum NotObeyed {
+    /// Its original value is not one schedlab writes.
+    #[error("its original value {original:?} is not one schedlab writes: {why}")]
+    Value {
+        /// The journaled value.
+        original: String,
+        /// What is wrong with it.
+        why: schedlab_core::CoreError,
+    },
+    /// Its file cannot be resolved, or lies outside the roots.
+    #[error(transparent)]
+    Path(#[from] Unavailable),
+    /// A path that is not the file's own.
+    #[error(
+        "{} is not the file's own path (that is {}); schedlab journals real paths",
+        printable(path),
+        real.display()
+    )]
+    NotReal {
+        /// The journaled path.
+        path: String,
+        /// The file's own path.
+        real: PathBuf,
+    },
+    /// A file on the deny list.
+    #[error(
+        "{} is on schedlab's deny list ({reason}); if you trust the journal{}, {}",
+        printable(path),
+        if *runs_program { " (it names a program the kernel runs as root: look at the value first)" } else { "" },
+        knobfile::hand_fix_hint(original, path)
+    )]
+    Denied {
+        /// The journaled path.
+        path: String,
+        /// The deny list's reason.
+        reason: &'static str,
+        /// Whether the file makes the kernel run a program.
+        runs_program: bool,
+        /// The journaled value.
+        original: String,
+    },
+    /// The setting cannot be read.
+    #[error("cannot read it: {cause}")]
+    Unreadable {
+        /// What failed.
+        cause: IoCause,
+    },
+}
+
 /// The file entry `e` may restore, checked again as if it came from a spec: under `roots`,
 /// its canonical path, not on the deny list, with a value schedlab would write. Else why not.
-fn check_entry(e: &Entry, roots: &[PathBuf]) -> Result<PathBuf, String> {
-    schedlab_core::records::check_knob_value(&e.original).map_err(|why| {
-        format!(
-            "its original value {:?} is not one schedlab writes: {why}",
-            e.original
-        )
+fn check_entry(e: &Entry, roots: &[PathBuf]) -> Result<PathBuf, NotObeyed> {
+    schedlab_core::records::check_knob_value(&e.original).map_err(|why| NotObeyed::Value {
+        original: e.original.clone(),
+        why,
     })?;
-    let real = knobfile::check_allowed(Path::new(&e.path), roots).map_err(|e| e.to_string())?;
+    let real = knobfile::check_allowed(Path::new(&e.path), roots)?;
     if real != Path::new(&e.path) {
-        return Err(format!(
-            "{} is not the file's own path (that is {}); schedlab journals real paths",
-            printable(&e.path),
-            real.display()
-        ));
+        return Err(NotObeyed::NotReal {
+            path: e.path.clone(),
+            real,
+        });
     }
     if let Some(reason) = schedlab_core::records::denied(&e.path) {
-        let check = if schedlab_core::records::runs_program(&e.path).is_some() {
-            " (it names a program the kernel runs as root: look at the value first)"
-        } else {
-            ""
-        };
-        return Err(format!(
-            "{} is on schedlab's deny list ({reason}); if you trust the journal{check}, {}",
-            printable(&e.path),
-            knobfile::hand_fix_hint(&e.original, &e.path)
-        ));
+        return Err(NotObeyed::Denied {
+            path: e.path.clone(),
+            reason,
+            runs_program: schedlab_core::records::runs_program(&e.path).is_some(),
+            original: e.original.clone(),
+        });
     }
     Ok(real)
 }
@@ -151,7 +196,7 @@ pub(super) fn restore_file(
 fn restore_entry(e: &Entry, roots: &[PathBuf], out: &mut Restored, unchanged: &mut Vec<String>) {
     let label = format!("{} ({})", printable(&e.name), printable(&e.path));
     let checked = check_entry(e, roots).and_then(|real| {
-        let r = knobfile::read(&real).map_err(|err| format!("cannot read it: {err}"))?;
+        let r = knobfile::read(&real).map_err(|err| NotObeyed::Unreadable { cause: err.into() })?;
         Ok((real, r.value))
     });
     let (real, now) = match checked {

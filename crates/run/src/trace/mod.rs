@@ -23,9 +23,9 @@ mod analysis;
 mod parser;
 mod session;
 
-pub use crate::error::TraceError;
+pub use crate::error::{TraceError, TraceFailure, TraceUnavailable};
 pub use analysis::{per_task, timeline, Slice, TaskTrace};
-pub use parser::{parse, parse_lenient, Event, EventKind, ParseError};
+pub use parser::{parse, parse_lenient, Event, EventKind, LineFault, ParseError};
 pub use session::{
     parse_stats, BufferStats, RawTrace, TraceSession, DEFAULT_BUFFER_KB, EVENTS, TRACEFS,
 };

@@ -102,7 +102,27 @@ pub struct ParseError {
     /// The line itself.
     pub line: String,
     /// What was wrong with it.
-    pub reason: String,
+    pub reason: LineFault,
+}
+
+/// What is wrong with one trace line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LineFault {
+    /// A sched event whose fields do not read as the kernel prints them.
+    #[error("unexpected fields of {event}")]
+    Fields {
+        /// The event's name.
+        event: String,
+    },
+    /// An event schedlab does not record.
+    #[error("event {event:?} is not one schedlab records")]
+    Foreign {
+        /// The event's name.
+        event: String,
+    },
+    /// No `[CPU] flags SECS.USECS: ` before an event name.
+    #[error("no \"[CPU] flags SECS.USECS: \" context")]
+    NoContext,
 }
 
 impl fmt::Display for ParseError {
@@ -185,7 +205,7 @@ fn push(events: &mut Vec<Event>, fix_from: &mut Option<usize>, e: Event) {
 }
 
 /// One line: `Ok(None)` for comments and blank lines.
-fn parse_line(line: &str) -> Result<Option<Event>, String> {
+fn parse_line(line: &str) -> Result<Option<Event>, LineFault> {
     // Header comments start in column 0; an event line starts with its right-aligned comm,
     // which may itself begin with '#'.
     if line.starts_with('#') || line.trim().is_empty() {
@@ -242,12 +262,16 @@ fn parse_line(line: &str) -> Result<Option<Event>, String> {
         };
         return kind
             .map(|kind| Some(Event { cpu, ts_ns, kind }))
-            .ok_or_else(|| format!("unexpected fields of {name}"));
+            .ok_or_else(|| LineFault::Fields {
+                event: name.to_string(),
+            });
     }
     if let Some(name) = foreign {
-        return Err(format!("event {name:?} is not one schedlab records"));
+        return Err(LineFault::Foreign {
+            event: name.to_string(),
+        });
     }
-    Err("no \"[CPU] flags SECS.USECS: \" context".to_string())
+    Err(LineFault::NoContext)
 }
 
 /// The CPU and time at the end of the context: `... [CPU] [flags] SECS.FRACTION`.

@@ -227,7 +227,13 @@ fn a_foreign_event_is_an_error_in_strict_mode_and_skipped_in_lenient_mode() {
     );
     let err = parse(&text).unwrap_err();
     assert_eq!(err.line_no, 21);
-    assert!(err.reason.contains("tracing_mark_write"), "{err}");
+    assert_eq!(
+        err.reason,
+        LineFault::Foreign {
+            event: "tracing_mark_write".into()
+        }
+    );
+    assert!(err.to_string().contains("\"tracing_mark_write\""), "{err}");
     let (events, skipped) = parse_lenient(&text);
     assert_eq!((events.len(), skipped), (8, 2));
 }

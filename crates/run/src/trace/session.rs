@@ -6,7 +6,7 @@
 //! is read once, after `stop`. Dropping the session removes the instance.
 
 use super::parser::lost_marker;
-use crate::error::TraceError;
+use crate::error::{TraceError, TraceFailure, TraceUnavailable};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::ErrorKind;
@@ -57,28 +57,24 @@ impl TraceSession {
     /// Whether a session can start here; [`TraceError::Unavailable`] says why not and what
     /// to do.
     pub fn available() -> Result<(), TraceError> {
-        check_tracefs(Path::new(TRACEFS), effective_uid()).map_err(TraceError::Unavailable)
+        Ok(check_tracefs(Path::new(TRACEFS), effective_uid())?)
     }
 
     /// Creates the instance, sizes its per-CPU buffers (`buffer_kb_per_cpu` KiB each), sets
     /// its clock to CLOCK_MONOTONIC, enables the sched events and turns recording on.
     pub fn start(buffer_kb_per_cpu: u32) -> Result<TraceSession, TraceError> {
         if buffer_kb_per_cpu == 0 {
-            return Err(TraceError::Failed(
-                "the trace buffer size must be at least 1 KiB per CPU".to_string(),
-            ));
+            return Err(TraceFailure::ZeroBuffer.into());
         }
         Self::available()?;
         if ACTIVE.swap(true, Ordering::SeqCst) {
-            return Err(TraceError::Failed(
-                "a trace session is already recording in this process".to_string(),
-            ));
+            return Err(TraceFailure::AlreadyRecording.into());
         }
-        Self::create(buffer_kb_per_cpu).map_err(TraceError::Failed)
+        Ok(Self::create(buffer_kb_per_cpu)?)
     }
 
     /// [`TraceSession::start`] once this process holds the one session slot.
-    fn create(buffer_kb_per_cpu: u32) -> Result<TraceSession, String> {
+    fn create(buffer_kb_per_cpu: u32) -> Result<TraceSession, TraceFailure> {
         remove_stale_instances();
         let dir = Path::new(TRACEFS)
             .join("instances")
@@ -97,10 +93,15 @@ impl TraceSession {
         session.write("trace_clock", "mono")?;
         // A full buffer drops new events rather than overwriting the trial's start.
         session.write("options/overwrite", "0")?;
-        let kb = buffer_kb_per_cpu.to_string();
-        session.write("buffer_size_kb", &kb).map_err(|e| {
-            format!("{e}: the kernel could not allocate {kb} KiB per CPU; use a smaller buffer")
-        })?;
+        let kb = buffer_kb_per_cpu;
+        session
+            .write("buffer_size_kb", &kb.to_string())
+            .map_err(|e| match e {
+                TraceFailure::Write { path, cause, .. } => {
+                    TraceFailure::BufferSize { kb, path, cause }
+                }
+                other => other,
+            })?;
         for event in EVENTS {
             session.write(&format!("events/sched/{event}/enable"), "1")?;
         }
@@ -111,7 +112,7 @@ impl TraceSession {
 
     /// Turns recording off (the events stay in the buffers). Calling it twice is harmless.
     pub fn stop(&mut self) -> Result<(), TraceError> {
-        self.write("tracing_on", "0").map_err(TraceError::Failed)?;
+        self.write("tracing_on", "0")?;
         self.recording = false;
         Ok(())
     }
@@ -120,17 +121,19 @@ impl TraceSession {
     /// itself is not recorded.
     pub fn read(&self) -> Result<RawTrace, TraceError> {
         if self.recording {
-            return Err(TraceError::Failed(
-                "read() while recording would trace the reader; call stop() first".to_string(),
-            ));
+            return Err(TraceFailure::ReadWhileRecording.into());
         }
-        self.read_stopped().map_err(TraceError::Failed)
+        Ok(self.read_stopped()?)
     }
 
-    fn read_stopped(&self) -> Result<RawTrace, String> {
-        let path = self.dir.join("trace");
-        let text =
-            fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    fn read_stopped(&self) -> Result<RawTrace, TraceFailure> {
+        let read = |path: PathBuf| {
+            fs::read_to_string(&path).map_err(|e| TraceFailure::Read {
+                path,
+                cause: e.into(),
+            })
+        };
+        let text = read(self.dir.join("trace"))?;
         let mut lost_events: u64 = text
             .lines()
             .filter_map(lost_marker)
@@ -138,13 +141,12 @@ impl TraceSession {
             .sum();
         let mut overruns = 0;
         let per_cpu = self.dir.join("per_cpu");
-        let cpus =
-            fs::read_dir(&per_cpu).map_err(|e| format!("listing {}: {e}", per_cpu.display()))?;
-        for entry in cpus {
-            let entry = entry.map_err(|e| format!("listing {}: {e}", per_cpu.display()))?;
-            let stats_path = entry.path().join("stats");
-            let stats = fs::read_to_string(&stats_path)
-                .map_err(|e| format!("reading {}: {e}", stats_path.display()))?;
+        let listing = |e: std::io::Error| TraceFailure::List {
+            path: per_cpu.clone(),
+            cause: e.into(),
+        };
+        for entry in fs::read_dir(&per_cpu).map_err(listing)? {
+            let stats = read(entry.map_err(listing)?.path().join("stats"))?;
             let s = parse_stats(&stats);
             lost_events += s.dropped_events;
             overruns += s.overrun + s.commit_overrun;
@@ -161,9 +163,13 @@ impl TraceSession {
         &self.dir
     }
 
-    fn write(&self, file: &str, value: &str) -> Result<(), String> {
+    fn write(&self, file: &str, value: &str) -> Result<(), TraceFailure> {
         let path = self.dir.join(file);
-        fs::write(&path, value).map_err(|e| format!("writing {value:?} to {}: {e}", path.display()))
+        fs::write(&path, value).map_err(|e| TraceFailure::Write {
+            value: value.to_string(),
+            path,
+            cause: e.into(),
+        })
     }
 }
 
@@ -198,14 +204,13 @@ impl Drop for TraceSession {
 }
 
 /// The checks of [`TraceSession::available`] on the tracefs mounted (or not) at `root`.
-pub(super) fn check_tracefs(root: &Path, euid: Option<u32>) -> Result<(), String> {
-    let at = root.display();
+pub(super) fn check_tracefs(root: &Path, euid: Option<u32>) -> Result<(), TraceUnavailable> {
+    let root_path = root.to_path_buf();
     if euid != Some(0) {
-        let uid = euid.map_or("unknown".to_string(), |u| u.to_string());
-        return Err(format!(
-            "--trace needs root (effective uid {uid}): it creates a tracefs instance under \
-             {at}/instances; run schedlab as root (sudo), or leave out --trace"
-        ));
+        return Err(TraceUnavailable::NotRoot {
+            euid,
+            root: root_path,
+        });
     }
     if !root.join("instances").is_dir() {
         let known = fs::read_to_string("/proc/filesystems")
@@ -215,13 +220,9 @@ pub(super) fn check_tracefs(root: &Path, euid: Option<u32>) -> Result<(), String
             })
             .unwrap_or(false);
         return Err(if known {
-            format!(
-                "tracefs is not mounted at {at}; mount it with `mount -t tracefs nodev {at}`, \
-                 or leave out --trace"
-            )
+            TraceUnavailable::NotMounted { root: root_path }
         } else {
-            "this kernel has no tracefs (built without CONFIG_TRACING); leave out --trace"
-                .to_string()
+            TraceUnavailable::NoTracefs
         });
     }
     let missing: Vec<&str> = EVENTS
@@ -230,23 +231,17 @@ pub(super) fn check_tracefs(root: &Path, euid: Option<u32>) -> Result<(), String
         .copied()
         .collect();
     if !missing.is_empty() {
-        return Err(format!(
-            "this kernel lacks the tracepoints sched:{}; --trace needs all of sched:{{{}}}; \
-             leave out --trace",
-            missing.join(", sched:"),
-            EVENTS.join(",")
-        ));
+        return Err(TraceUnavailable::MissingEvents { missing });
     }
     let clocks = fs::read_to_string(root.join("trace_clock")).unwrap_or_default();
     if !clocks
         .split_whitespace()
         .any(|c| c.trim_matches(['[', ']']) == "mono")
     {
-        return Err(format!(
-            "{at}/trace_clock offers no `mono` clock ({}), so trace times could not be \
-             compared with schedlab's CLOCK_MONOTONIC times; leave out --trace",
-            clocks.trim()
-        ));
+        return Err(TraceUnavailable::NoMonoClock {
+            root: root_path,
+            clocks: clocks.trim().to_string(),
+        });
     }
     Ok(())
 }
@@ -280,7 +275,7 @@ pub fn parse_stats(text: &str) -> BufferStats {
     s
 }
 
-fn make_instance(dir: &Path) -> Result<(), String> {
+fn make_instance(dir: &Path) -> Result<(), TraceFailure> {
     let mkdir = || fs::create_dir(dir);
     let result = match mkdir() {
         // Our pid is ours, so an existing instance was left by a killed earlier process.
@@ -289,12 +284,9 @@ fn make_instance(dir: &Path) -> Result<(), String> {
         }
         other => other,
     };
-    result.map_err(|e| {
-        format!(
-            "creating the tracing instance {}: {e}; tracefs instances need root with \
-             CAP_SYS_ADMIN and memory for the buffers",
-            dir.display()
-        )
+    result.map_err(|e| TraceFailure::Instance {
+        dir: dir.to_path_buf(),
+        cause: e.into(),
     })
 }
 

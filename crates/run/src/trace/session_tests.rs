@@ -52,10 +52,8 @@ fn buffer_stats_give_overruns_and_dropped_events() {
 #[test]
 fn a_zero_buffer_is_refused_before_anything_is_created() {
     let err = TraceSession::start(0).unwrap_err();
-    assert!(
-        matches!(&err, TraceError::Failed(why) if why.contains("at least 1 KiB")),
-        "{err}"
-    );
+    assert_eq!(err, TraceError::Failed(TraceFailure::ZeroBuffer));
+    assert!(err.to_string().contains("at least 1 KiB"), "{err}");
 }
 
 /// A fake tracefs root under the temp directory, removed on drop.
@@ -81,12 +79,20 @@ impl Drop for FakeRoot {
 fn availability_errors_name_the_cause_and_the_remedy() {
     let root = FakeRoot::new("check");
     let err = check_tracefs(&root.0, Some(1000)).unwrap_err();
+    assert!(matches!(
+        err,
+        TraceUnavailable::NotRoot {
+            euid: Some(1000),
+            ..
+        }
+    ));
+    let err = err.to_string();
     assert!(
         err.contains("needs root (effective uid 1000)") && err.contains("sudo"),
         "{err}"
     );
 
-    let err = check_tracefs(&root.0, Some(0)).unwrap_err();
+    let err = check_tracefs(&root.0, Some(0)).unwrap_err().to_string();
     assert!(err.contains("mount") || err.contains("no tracefs"), "{err}");
 
     std::fs::create_dir(root.0.join("instances")).unwrap();
@@ -95,7 +101,7 @@ fn availability_errors_name_the_cause_and_the_remedy() {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("enable"), "0").unwrap();
     }
-    let err = check_tracefs(&root.0, Some(0)).unwrap_err();
+    let err = check_tracefs(&root.0, Some(0)).unwrap_err().to_string();
     assert!(
         err.contains("lacks the tracepoints sched:sched_waking, sched:sched_wakeup_new, sched:sched_migrate_task"),
         "{err}"
@@ -111,7 +117,7 @@ fn availability_errors_name_the_cause_and_the_remedy() {
         "[local] global counter uptime perf\n",
     )
     .unwrap();
-    let err = check_tracefs(&root.0, Some(0)).unwrap_err();
+    let err = check_tracefs(&root.0, Some(0)).unwrap_err().to_string();
     assert!(err.contains("no `mono` clock"), "{err}");
 
     std::fs::write(
@@ -229,7 +235,10 @@ fn a_buffer_larger_than_memory_fails_and_leaves_no_instance_behind() {
     let _turn = ROOT_TESTS.lock().unwrap_or_else(|e| e.into_inner());
     let err = TraceSession::start(u32::MAX).unwrap_err();
     assert!(
-        matches!(&err, TraceError::Failed(why) if why.contains("could not allocate")),
+        matches!(
+            &err,
+            TraceError::Failed(TraceFailure::BufferSize { kb: u32::MAX, .. })
+        ) && err.to_string().contains("could not allocate"),
         "{err}"
     );
     let dir = std::path::Path::new(TRACEFS)

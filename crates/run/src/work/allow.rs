@@ -62,7 +62,11 @@ impl Allowed {
 
     /// The I/O directory run `run_id` (of `plan`) uses on this worker, or why it is refused
     /// (see [`super::iodir::choose`]).
-    pub fn io_dir(&self, run_id: i64, plan: &Plan) -> Result<super::iodir::IoDir, String> {
+    pub fn io_dir(
+        &self,
+        run_id: i64,
+        plan: &Plan,
+    ) -> Result<super::iodir::IoDir, super::iodir::IoDirRefusal> {
         super::iodir::choose(&self.io_dir, run_id, plan)
     }
 

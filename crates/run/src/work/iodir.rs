@@ -42,29 +42,105 @@ fn who(uid: u32) -> String {
     }
 }
 
+/// Why the way from a worker's `--io-dir` to a run's directory could be changed by others.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WayOpen {
+    /// A directory on the way could not be checked.
+    #[error("{} cannot be checked", path.display())]
+    Unchecked {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// Something on the way that is no directory.
+    #[error("{} is not a directory", path.display())]
+    NotDir {
+        /// What is there.
+        path: PathBuf,
+    },
+    /// A directory of another user than root or the worker's.
+    #[error("{} is owned by {}", path.display(), who(*uid))]
+    Owner {
+        /// The directory.
+        path: PathBuf,
+        /// Its owner.
+        uid: u32,
+    },
+    /// A directory in a parent others may write (not sticky).
+    #[error("{} lies in {}, which others may write (mode {mode:04o}, not sticky)", path.display(), parent.display())]
+    OpenParent {
+        /// The directory.
+        path: PathBuf,
+        /// Its parent.
+        parent: PathBuf,
+        /// The parent's mode bits.
+        mode: u32,
+    },
+}
+
+/// Why a worker refuses the I/O directory of a queued run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IoDirRefusal {
+    /// The run's io_dir is not under the worker's `--io-dir`.
+    #[error(
+        "this worker refuses queued run {run_id}: its trials write files in {}, outside this worker's --io-dir {}; start the worker with --io-dir {} (or a directory holding it) to allow it (a worker writes only where its own flags allow: write access to the database must not let anyone make root create files anywhere)",
+        asked.display(),
+        base.display(),
+        asked.display()
+    )]
+    Outside {
+        /// The queued run.
+        run_id: i64,
+        /// Its io_dir.
+        asked: PathBuf,
+        /// The worker's `--io-dir`.
+        base: PathBuf,
+    },
+    /// Another user could change the way to the run's io_dir.
+    #[error(
+        "this worker refuses queued run {run_id}: its trials write files in {}, and {why}, so another user could move it or put a link in its place while root writes there; give the run an io_dir that only root can change",
+        dir.display()
+    )]
+    WayOpen {
+        /// The queued run.
+        run_id: i64,
+        /// Its io_dir, links resolved.
+        dir: PathBuf,
+        /// What others could change.
+        why: WayOpen,
+    },
+    /// The io_dir could not be examined.
+    #[error("{cause}")]
+    Stat {
+        /// What failed.
+        cause: crate::error::IoCause,
+    },
+}
+
 /// Why a directory from below `base` down to `dir` (both with links resolved) could be
 /// changed by another user, if one could.
-fn changeable(base: &Path, dir: &Path) -> Option<String> {
+fn changeable(base: &Path, dir: &Path) -> Option<WayOpen> {
     let euid = schedlab_sys::euid();
     let mut parent = base.to_path_buf();
     for part in dir.strip_prefix(base).ok()?.components() {
         let cur = parent.join(part);
         let (Ok(m), Ok(p)) = (schedlab_sys::lstat(&cur), schedlab_sys::lstat(&parent)) else {
-            return Some(format!("{} cannot be checked", cur.display()));
+            return Some(WayOpen::Unchecked { path: cur });
         };
         if !m.is_dir() {
-            return Some(format!("{} is not a directory", cur.display()));
+            return Some(WayOpen::NotDir { path: cur });
         }
         if m.uid != 0 && m.uid != euid {
-            return Some(format!("{} is owned by {}", cur.display(), who(m.uid)));
+            return Some(WayOpen::Owner {
+                path: cur,
+                uid: m.uid,
+            });
         }
         if p.mode & 0o022 != 0 && p.mode & 0o1000 == 0 {
-            return Some(format!(
-                "{} lies in {}, which others may write (mode {:04o}, not sticky)",
-                cur.display(),
-                parent.display(),
-                p.mode
-            ));
+            return Some(WayOpen::OpenParent {
+                path: cur,
+                parent,
+                mode: p.mode,
+            });
         }
         parent = cur;
     }
@@ -74,7 +150,7 @@ fn changeable(base: &Path, dir: &Path) -> Option<String> {
 /// The I/O directory run `run_id` (of `plan`) uses on this worker, whose `--io-dir` is
 /// `base`: its own io_dir when its trials write files, it lies within `base` and no other
 /// user can change the way there; `base` when they write none; else why the run is refused.
-pub fn choose(base: &Path, run_id: i64, plan: &Plan) -> Result<IoDir, String> {
+pub fn choose(base: &Path, run_id: i64, plan: &Plan) -> Result<IoDir, IoDirRefusal> {
     if !plan.cells.iter().any(super::super::one::needs_trial_dir) {
         return Ok(IoDir {
             path: base.to_path_buf(),
@@ -82,13 +158,10 @@ pub fn choose(base: &Path, run_id: i64, plan: &Plan) -> Result<IoDir, String> {
         });
     }
     let asked = &plan.settings.io_dir;
-    let outside = || {
-        format!(
-            "this worker refuses queued run {run_id}: its trials write files in {}, outside this worker's --io-dir {}; start the worker with --io-dir {} (or a directory holding it) to allow it (a worker writes only where its own flags allow: write access to the database must not let anyone make root create files anywhere)",
-            asked.display(),
-            base.display(),
-            asked.display()
-        )
+    let outside = || IoDirRefusal::Outside {
+        run_id,
+        asked: asked.clone(),
+        base: base.to_path_buf(),
     };
     let (Ok(real), Ok(root)) = (asked.canonicalize(), base.canonicalize()) else {
         return Err(outside());
@@ -97,12 +170,15 @@ pub fn choose(base: &Path, run_id: i64, plan: &Plan) -> Result<IoDir, String> {
         return Err(outside());
     }
     if let Some(why) = changeable(&root, &real) {
-        return Err(format!(
-            "this worker refuses queued run {run_id}: its trials write files in {}, and {why}, so another user could move it or put a link in its place while root writes there; give the run an io_dir that only root can change",
-            real.display()
-        ));
+        return Err(IoDirRefusal::WayOpen {
+            run_id,
+            dir: real,
+            why,
+        });
     }
-    let id = schedlab_sys::lstat(&real).map_err(|e| e.to_string())?.id;
+    let id = schedlab_sys::lstat(&real)
+        .map_err(|e| IoDirRefusal::Stat { cause: e.into() })?
+        .id;
     Ok(IoDir {
         path: real,
         id: Some(id),
@@ -145,6 +221,11 @@ mod tests {
         assert_eq!(path("io", &base.join("to-inner")), Ok(inner.clone()));
         let why = choose(&base, 3, &plan("io", &outside)).unwrap_err();
         assert!(
+            matches!(&why, IoDirRefusal::Outside { run_id: 3, .. }),
+            "{why}"
+        );
+        let why = why.to_string();
+        assert!(
             why.contains("run 3") && why.contains(&format!("--io-dir {}", outside.display())),
             "{why}"
         );
@@ -173,7 +254,14 @@ mod tests {
         std::fs::create_dir_all(&inner).unwrap();
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
         let why = choose(&base, 1, &plan("io", &inner)).unwrap_err();
-        assert!(why.contains("others may write (mode 0777"), "{why}");
+        assert!(
+            matches!(&why, IoDirRefusal::WayOpen { why: WayOpen::OpenParent { mode, .. }, .. } if mode & 0o777 == 0o777),
+            "{why}"
+        );
+        assert!(
+            why.to_string().contains("others may write (mode 0777"),
+            "{why}"
+        );
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).unwrap();
         assert!(choose(&base, 1, &plan("io", &inner)).is_ok(), "sticky");
     }

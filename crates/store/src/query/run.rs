@@ -112,10 +112,7 @@ impl RunInfo {
 pub(super) fn run_status(stored: &str, index: usize) -> Result<RunStatus> {
     stored
         .parse()
-        .map_err(|e: schedlab_core::CoreError| StoreError::Column {
-            index,
-            why: e.to_string(),
-        })
+        .map_err(|why: schedlab_core::CoreError| StoreError::Unknown { index, why })
 }
 
 /// The stored row of run `run_id`.
