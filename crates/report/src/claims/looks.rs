@@ -5,8 +5,9 @@
 
 use super::cells::ClaimCell;
 use super::eval::{design, kind, relation, scope, Data};
-use super::{CellOutcome, ClaimLevel, LooksTaken, CLAIMS_ALPHA};
+use super::{CellOutcome, ClaimLevel, LooksTaken};
 use crate::model::ReportInput;
+use schedlab_analyze::ALPHA;
 use schedlab_analyze::{
     adjusted, claim_power, decide_claims, earliest, exploratory, interval_levels, look_schedule,
     negligible, untested, ClaimDecision, ClaimDesign, ClaimMember, ClaimTest, LookSchedule,
@@ -85,7 +86,7 @@ fn looks_of(input: &ReportInput, designs: &[ClaimDesign]) -> (Vec<Look>, Option<
     let fixed = vec![Look {
         through: None,
         rounds: 0,
-        alpha: CLAIMS_ALPHA,
+        alpha: ALPHA,
     }];
     let Some((min, max)) = until_decided(input) else {
         return (fixed, None);
@@ -97,7 +98,7 @@ fn looks_of(input: &ReportInput, designs: &[ClaimDesign]) -> (Vec<Look>, Option<
         .collect::<BTreeSet<i64>>()
         .into_iter()
         .collect();
-    let schedule = look_schedule(designs, CLAIMS_ALPHA, (min, max));
+    let schedule = look_schedule(designs, ALPHA, (min, max));
     let looks = schedule
         .looks
         .iter()
@@ -259,10 +260,7 @@ pub(super) fn decide(
     let (before, decided_at) = replay(&family, claims, cells, data, (&looks, schedule.is_some()));
     let last = looks.last().copied();
     let first_planned = schedule.as_ref().and_then(|s| s.looks.first());
-    let alpha = last.map_or_else(
-        || first_planned.map_or(CLAIMS_ALPHA, |l| l.alpha),
-        |l| l.alpha,
-    );
+    let alpha = last.map_or_else(|| first_planned.map_or(ALPHA, |l| l.alpha), |l| l.alpha);
     let final_data = Data {
         through: last.and_then(|l| l.through),
         ..*data
@@ -331,7 +329,7 @@ fn final_outcomes(
     });
     let adjusted_p = schedule.is_none().then(|| adjusted(&members));
     let horizon = schedule.map_or(100, |s| s.looks.last().map_or(0, |l| l.rounds));
-    let early = earliest(&family.designs, CLAIMS_ALPHA, horizon, schedule);
+    let early = earliest(&family.designs, ALPHA, horizon, schedule);
     let ctx = Outcomes {
         claims,
         cells,
@@ -457,9 +455,7 @@ impl Outcomes<'_> {
                     claim,
                     self.data,
                 );
-                c.exploratory = self.t.cells[k][i]
-                    .as_ref()
-                    .map(|t| exploratory(t, CLAIMS_ALPHA));
+                c.exploratory = self.t.cells[k][i].as_ref().map(|t| exploratory(t, ALPHA));
                 c.interval_level = c.effect.map(|_| 0.95);
                 c
             })

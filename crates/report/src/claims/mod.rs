@@ -34,9 +34,6 @@ use schedlab_spec::claims::{check_claims, check_post_hoc, Claim, ClaimSpec};
 use schedlab_spec::Spec;
 use serde::Serialize;
 
-/// The family's alpha.
-pub const CLAIMS_ALPHA: f64 = 0.05;
-
 /// What the caller asks of the claims.
 #[derive(Debug, Clone, Default)]
 pub struct ClaimsRequest {

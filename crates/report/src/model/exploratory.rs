@@ -8,8 +8,8 @@ use super::trials::{values, TestUnit};
 use super::{fmt_p, fmt_with_unit, Group, Metric};
 use schedlab_analyze::{
     cliff_delta, effect_two_sample, mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u,
-    median, min_detectable_difference, Comparison, Effect, EffectScale, PValueMethod, ALPHAS,
-    CI_LEVEL, MDD_ALPHA, MDD_POWER,
+    median, min_detectable_difference, Comparison, Effect, EffectScale, PValueMethod, ALPHA,
+    ALPHAS, CI_LEVEL, MDD_POWER,
 };
 use serde::Serialize;
 
@@ -171,12 +171,12 @@ pub fn against_baseline(
                 p,
                 method: t.map(|t| t.method),
                 cliff_delta: cliff_delta(v, &base),
-                significant_at_05: p.is_some_and(|p| p < ALPHAS.0),
+                significant_at_05: p.is_some_and(|p| p < ALPHA),
                 significant_at_01: p.is_some_and(|p| p < ALPHAS.1),
                 min_p,
-                too_few_trials: min_p.is_none_or(|p| p >= ALPHAS.0),
-                trials_needed: mann_whitney_trials_needed(ALPHAS.0),
-                min_detectable: min_detectable_difference(&base, v, MDD_ALPHA, MDD_POWER)
+                too_few_trials: min_p.is_none_or(|p| p >= ALPHA),
+                trials_needed: mann_whitney_trials_needed(ALPHA),
+                min_detectable: min_detectable_difference(&base, v, ALPHA, MDD_POWER)
                     .map(|d| d.difference),
                 anova_p: overall.and_then(|c| c.anova.map(|t| t.p_value)),
                 kruskal_p: overall.and_then(|c| c.kruskal_wallis.map(|t| t.p_value)),
