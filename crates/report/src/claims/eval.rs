@@ -1,10 +1,11 @@
-//! The claims' tests on stored trials: per claim its cells' arms (one value per kept trial,
-//! with its round, up to a look's last round), each cell's test, the claim-level test over
-//! them, and the outcome of the family decided by `looks.rs`.
+//! The claims decided from a run's stored trials ([`build`]): per claim its cells' arms (one
+//! value per kept trial, with its round, up to a look's last round), each cell's test, the
+//! claim-level test over them, and the outcome of the family decided by `looks.rs`; where an
+//! `--until-decided` run stands ([`progress`]).
 
 use super::cells::{claim_cells, ClaimCell};
 use super::looks::{decide, Decided};
-use super::{ClaimOutcome, ClaimsOutcome, Progress};
+use super::{claims_of, ClaimOutcome, ClaimsOutcome, Progress};
 use crate::model::{par_map, trial_values, Metric, ReportInput};
 use schedlab_analyze::{
     claims_methods_text, every_of, test_claim, test_claim_over_cells, test_trend, untested, Amount,
@@ -17,8 +18,17 @@ use std::collections::HashSet;
 /// One cell's trials of every metric: (round, value) per kept ok trial.
 pub(super) type CellValues = Vec<Vec<(i64, f64)>>;
 
+/// The claims of `input`'s run decided from its stored trials; None when it has none.
+pub fn build(input: &ReportInput) -> Option<ClaimsOutcome> {
+    let claims = claims_of(&input.run.spec_toml, &input.claims).ok()?;
+    if claims.is_empty() {
+        return None;
+    }
+    Some(evaluate(input, &claims))
+}
+
 /// Decides `claims` on `input`'s stored trials (see the module doc of `claims`).
-pub(super) fn evaluate(input: &ReportInput, claims: &[Claim]) -> ClaimsOutcome {
+fn evaluate(input: &ReportInput, claims: &[Claim]) -> ClaimsOutcome {
     let req = &input.claims;
     let disturbed: HashSet<i64> =
         crate::model::quality::excluded_trials(input, req.include_disturbed, req.include_slowed)
@@ -334,7 +344,7 @@ fn bonferroni(kind: ClaimKind, tests: &[ClaimTest], contexts: usize) -> ClaimTes
 }
 
 /// Where the run stands (see [`Progress`]).
-pub(super) fn progress(input: &ReportInput, outcome: &ClaimsOutcome) -> Progress {
+pub fn progress(input: &ReportInput, outcome: &ClaimsOutcome) -> Progress {
     let mut undecided = 0;
     let mut open_cells: HashSet<usize> = HashSet::new();
     let mut claimed: HashSet<usize> = HashSet::new();

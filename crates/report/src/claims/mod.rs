@@ -24,11 +24,10 @@
 
 mod cells;
 pub mod design;
-mod eval;
+pub mod eval;
 mod looks;
 mod outcome;
 
-use crate::model::ReportInput;
 use schedlab_analyze::{Effect, Exploratory, Power, Verdict};
 use schedlab_spec::claims::{check_claims, check_post_hoc, Claim, ClaimSpec};
 use schedlab_spec::Spec;
@@ -172,15 +171,6 @@ pub fn claims_of(spec_toml: &str, request: &ClaimsRequest) -> Result<Vec<Claim>,
     Ok(claims)
 }
 
-/// The claims of `input`'s run decided from its stored trials; None when it has none.
-pub fn build(input: &ReportInput) -> Option<ClaimsOutcome> {
-    let claims = claims_of(&input.run.spec_toml, &input.claims).ok()?;
-    if claims.is_empty() {
-        return None;
-    }
-    Some(eval::evaluate(input, &claims))
-}
-
 /// Where an `--until-decided` run stands: claims and claim cells still inconclusive, and
 /// the cells (run cell indices) no undecided claim needs any more.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -189,11 +179,6 @@ pub struct Progress {
     pub undecided: usize,
     /// Cells whose every claim is decided with all its cells.
     pub finished_cells: Vec<usize>,
-}
-
-/// The progress of `outcome` over `input`'s cells.
-pub fn progress(input: &ReportInput, outcome: &ClaimsOutcome) -> Progress {
-    eval::progress(input, outcome)
 }
 
 /// The verdicts of every confirmatory claim and claim cell.

@@ -4,6 +4,7 @@
 //! what too few trials could not have shown. Nothing here is a verdict: only declared claims
 //! (`crate::claims`) get those.
 
+use super::fmt::fmt_ratio_bare;
 use super::trials::{values, TestUnit};
 use super::{fmt_p, fmt_with_unit, Group, Metric};
 use schedlab_analyze::{
@@ -186,22 +187,6 @@ pub fn against_baseline(
             f
         })
         .collect()
-}
-
-/// "1.42x"; "133x" for large ratios, "0.012x" for small ones.
-pub fn fmt_ratio(r: f64) -> String {
-    format!("{}x", fmt_ratio_bare(r))
-}
-
-/// A ratio without its "x": "1.42", "133", "0.012".
-pub fn fmt_ratio_bare(r: f64) -> String {
-    if r >= 10.0 {
-        format!("{r:.0}")
-    } else if r >= 0.1 || r == 0.0 {
-        format!("{r:.2}")
-    } else {
-        super::fmt_num(r)
-    }
 }
 
 /// A signed value with the metric's unit: "+12", "-3.00 ms".

@@ -1,7 +1,7 @@
 //! Every table of a report as CSV (csv/*.csv), with full-precision numbers and one column
 //! per axis, for spreadsheets and scripts. Empty fields mean "not computed".
 
-use crate::model::tables::env_rows;
+use super::tables::env_rows;
 use crate::model::{Metric, MetricSummary, Report};
 use anyhow::Result;
 

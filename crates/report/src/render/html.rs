@@ -2,8 +2,8 @@
 //! record, warnings, exploratory comparisons, figures inline as SVG, and every table. No scripts, no
 //! external requests: it works offline and from a copied directory.
 
-use crate::model::figures::Figure;
-use crate::model::tables::{self, env_rows};
+use super::tables::{self, env_rows};
+use crate::model::plot_data::Figure;
 use crate::model::{Metric, Report, EXPLORATORY_HEADING, EXPLORATORY_NOTE};
 use anyhow::{Context, Result};
 use minijinja::{context, Environment, Value};

@@ -69,7 +69,7 @@ pub fn need(p: &Power) -> Option<String> {
 /// An effect's estimate alone (its interval is not shown where the cell was not judged).
 fn estimate(e: &Effect, metric: Option<Metric>) -> String {
     match e.scale {
-        EffectScale::Ratio => format!("{}x", crate::model::exploratory::fmt_ratio_bare(e.estimate)),
+        EffectScale::Ratio => format!("{}x", crate::model::fmt::fmt_ratio_bare(e.estimate)),
         EffectScale::Difference => format!(
             "{} {}",
             fmt_num(e.estimate),

@@ -11,7 +11,7 @@ use plotters::prelude::*;
 use plotters::style::register_font;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::stats::fmt_tick;
+use super::axes::fmt_tick;
 use super::{policy_color, FONT_BYTES, FONT_FAMILY, HEIGHT, WIDTH};
 
 /// The whole canvas (or a part of it) in pixel coordinates.
@@ -292,7 +292,7 @@ pub(crate) struct Axes<'s> {
     /// Vertical grid lines.
     pub x_grid: bool,
     /// Number of y labels plotters may place (0: up to 8); pass the count from
-    /// [`super::stats::nice_axis`] so that labels fall on its ticks.
+    /// [`super::axes::nice_axis`] so that labels fall on its ticks.
     pub y_count: usize,
 }
 
