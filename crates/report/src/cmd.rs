@@ -2,7 +2,7 @@
 //! report ([`crate::model`]), then write it (HTML, LaTeX, Markdown, CSV, plots) or print it as
 //! terminal tables ([`crate::render`]).
 
-use super::error::ReportError;
+use super::error::{RenderError, ReportError};
 use super::model::figures;
 use super::model::plot_data::Figure;
 use super::model::{self, Report, ReportInput};
@@ -76,7 +76,7 @@ impl Selection {
             ..Default::default()
         };
         super::claims::claims_of(&input.run.spec_toml, &input.claims)
-            .map_err(ReportError::BadSelection)?;
+            .map_err(ReportError::PostHoc)?;
         Ok(input)
     }
 }
@@ -134,10 +134,10 @@ fn with_exclusions(mut input: ReportInput, exclude: bool) -> ReportInput {
     input
 }
 
-/// Sets `input`'s baseline; [`ReportError::BadSelection`] for a policy the run does not have.
+/// Sets `input`'s baseline; [`ReportError::UnknownBaseline`] for a policy the run does not have.
 fn with_baseline(mut input: ReportInput, baseline: Option<&str>) -> Result<ReportInput> {
     if let Some(b) = baseline {
-        model::baseline::check(&input, b).map_err(ReportError::BadSelection)?;
+        model::baseline::check(&input, b)?;
         input.baseline = Some(b.to_string());
     }
     Ok(input)
@@ -208,8 +208,7 @@ pub fn write_report(r: &Report, formats: &[ReportFormat], dir: &Path) -> Result<
         written.push(format!("plots/ ({} figures, SVG and PNG)", figs.len()));
     }
     if has(ReportFormat::Html) {
-        let page =
-            html::render(r, &figs, &svgs).map_err(|e| ReportError::Render(format!("{e:#}")))?;
+        let page = html::render(r, &figs, &svgs)?;
         write_file(&out, "index.html", page.as_bytes())?;
         written.push("index.html".into());
     }
@@ -223,7 +222,7 @@ pub fn write_report(r: &Report, formats: &[ReportFormat], dir: &Path) -> Result<
     }
     if has(ReportFormat::Csv) {
         let csv_dir = subdir(&out, "csv")?;
-        let files = csv_tables::tables(r).map_err(|e| ReportError::Render(format!("{e:#}")))?;
+        let files = csv_tables::tables(r)?;
         for (name, text) in &files {
             write_file(&csv_dir, name, text.as_bytes())?;
         }
@@ -288,7 +287,7 @@ pub fn stats(args: &StatsOptions) -> Result<Vec<String>> {
         );
         println!(
             "{}",
-            serde_json::to_string_pretty(&doc).map_err(|e| ReportError::Render(e.to_string()))?
+            serde_json::to_string_pretty(&doc).map_err(RenderError::from)?
         );
     } else {
         // Through the one printable filter: names and labels come from stored rows.

@@ -23,10 +23,10 @@ pub fn chosen_runs(
     if let Some(h) = hash {
         let ids = query::runs_of_spec(store, h)?;
         if ids.is_empty() {
-            return Err(ReportError::BadSelection(format!(
-                "--spec-hash {h}: no run of {} has a spec hash starting with it; `schedlab runs` shows them",
-                store.location()
-            )));
+            return Err(ReportError::NoRunOfSpec {
+                hash: h.to_string(),
+                location: store.location().to_string(),
+            });
         }
         return Ok(ids);
     }
@@ -112,17 +112,16 @@ pub fn load(store: &Store, ids: &[i64], include_warmup: bool) -> Result<ReportIn
     Ok(read.pooled())
 }
 
-/// The spec hash the runs share; [`ReportError::BadSelection`] for runs of different specs.
+/// The spec hash the runs share; [`ReportError::DifferentSpecs`] for runs of different specs.
 fn one_spec(infos: &[query::RunInfo]) -> Result<String> {
     let hash = spec_hash(&infos[0].spec_toml);
     if let Some(other) = infos.iter().find(|i| spec_hash(&i.spec_toml) != hash) {
-        return Err(ReportError::BadSelection(format!(
-            "--runs: runs {} and {} are different experiments (spec hashes {} and {}); a report compares runs of one spec, `schedlab compare A B` any two runs",
-            infos[0].run_id,
-            other.run_id,
-            &hash[..8],
-            &spec_hash(&other.spec_toml)[..8]
-        )));
+        return Err(ReportError::DifferentSpecs {
+            a: infos[0].run_id,
+            b: other.run_id,
+            hash_a: hash[..8].to_string(),
+            hash_b: spec_hash(&other.spec_toml)[..8].to_string(),
+        });
     }
     Ok(hash)
 }

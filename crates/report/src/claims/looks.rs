@@ -6,6 +6,7 @@
 use super::cells::ClaimCell;
 use super::eval::{design, kind, relation, scope, Data};
 use super::{CellOutcome, ClaimLevel, LooksTaken};
+use crate::error::Untested;
 use crate::model::ReportInput;
 use schedlab_analyze::ALPHA;
 use schedlab_analyze::{
@@ -50,7 +51,7 @@ struct Look {
 /// Every claim's cell tests and claim-level test at one look (effects at the levels given).
 struct Tested {
     cells: Vec<Vec<Option<ClaimTest>>>,
-    why: Vec<Vec<Option<String>>>,
+    why: Vec<Vec<Option<Untested>>>,
     claims: Vec<ClaimTest>,
 }
 
@@ -67,7 +68,7 @@ fn test_all(
     };
     for (k, claim) in claims.iter().enumerate() {
         let (claim_level, cell_level) = levels(k);
-        let results: Vec<Result<ClaimTest, String>> = cells[k]
+        let results: Vec<Result<ClaimTest, Untested>> = cells[k]
             .iter()
             .map(|c| data.cell_test(claim, c, cell_level))
             .collect();

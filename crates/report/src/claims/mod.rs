@@ -30,7 +30,7 @@ mod outcome;
 
 use schedlab_analyze::{Effect, Exploratory, Power, Verdict};
 use schedlab_spec::claims::{check_claims, check_post_hoc, Claim, ClaimSpec};
-use schedlab_spec::Spec;
+use schedlab_spec::{Problem, Spec};
 use serde::Serialize;
 
 /// What the caller asks of the claims.
@@ -162,12 +162,12 @@ pub struct ClaimsOutcome {
 
 /// The run's declared claims (its spec as run) and `request`'s post-hoc ones, checked.
 /// Err: a post-hoc claim that does not fit the run (a usage error).
-pub fn claims_of(spec_toml: &str, request: &ClaimsRequest) -> Result<Vec<Claim>, String> {
+pub fn claims_of(spec_toml: &str, request: &ClaimsRequest) -> Result<Vec<Claim>, Problem> {
     let Ok(spec) = Spec::read_as_run(spec_toml) else {
         return Ok(Vec::new());
     };
     let mut claims = check_claims(&spec).unwrap_or_default();
-    claims.extend(check_post_hoc(&spec, &request.post_hoc).map_err(|p| p.to_string())?);
+    claims.extend(check_post_hoc(&spec, &request.post_hoc)?);
     Ok(claims)
 }
 

@@ -4,6 +4,7 @@
 use super::cells::ClaimCell;
 use super::eval::Data;
 use super::{CellOutcome, ClaimLevel};
+use crate::error::Untested;
 use schedlab_analyze::{ClaimTest, Design, Effect, PairTest};
 use schedlab_spec::claims::{Claim, ClaimRelation, ClaimScope};
 
@@ -80,7 +81,7 @@ pub(super) fn claim_level(claim: &Claim, t: &ClaimTest, level: f64) -> ClaimLeve
 pub(super) fn cell(
     cell: &ClaimCell,
     t: Option<&ClaimTest>,
-    why: Option<String>,
+    why: Option<Untested>,
     claim: &Claim,
     data: &Data,
 ) -> CellOutcome {
@@ -119,7 +120,7 @@ pub(super) fn cell(
         rounds_dropped: b.map_or(0, dropped),
         test,
         power: None,
-        untested: why,
+        untested: why.map(|w| w.to_string()),
         decided_after: None,
     }
 }
