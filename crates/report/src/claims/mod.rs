@@ -104,13 +104,29 @@ pub struct ClaimLevel {
     pub rounds_dropped: usize,
     /// The test.
     pub test: String,
-    /// Where its cells disagree, in words (large heterogeneity only).
-    pub heterogeneity: Option<String>,
+    /// Where its cells disagree (large heterogeneity only).
+    pub heterogeneity: Option<Heterogeneity>,
     /// The earliest round it could be decided at, in this design (None: not within its
     /// rounds).
     pub earliest_round: Option<usize>,
     /// The measured rounds after which its verdict was reached (`--until-decided`).
     pub decided_after: Option<usize>,
+}
+
+/// Where a claim's cells disagree by much: the range of their ratio effects and how many lie
+/// on the other side of the claim's boundary (rendered by `render::claims::table`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Heterogeneity {
+    /// The smallest cell effect, a ratio.
+    pub lo: f64,
+    /// The largest cell effect, a ratio.
+    pub hi: f64,
+    /// Cells on the other side of the boundary than the most.
+    pub minority: usize,
+    /// Cells with a ratio effect.
+    pub cells: usize,
+    /// The claim's boundary, a ratio (1 for lower, higher and equal).
+    pub boundary: f64,
 }
 
 /// One claim: the claim-level verdict and its cells.
