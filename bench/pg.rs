@@ -14,8 +14,8 @@ mod server;
 
 use schedlab_core::records::{TaskRecord, TrialMeta, TrialOutcome, TrialStatus};
 use schedlab_core::workload::WorkloadKind;
-use schedlab_report::cmd::load_input;
 use schedlab_report::model;
+use schedlab_report::pool::load_input;
 use schedlab_spec::plan::Plan;
 use schedlab_store::{Location, NewRun, Store};
 use std::time::Instant;
@@ -143,7 +143,7 @@ fn report(db: &Location) -> (f64, f64) {
     let store = Store::open_read(db).expect("open");
     let input = load_input(&store, 1, false).expect("load");
     let loaded = t.elapsed().as_secs_f64();
-    let r = model::build(&input);
+    let r = model::report::build(&input);
     assert!(!r.cells.is_empty());
     (loaded, t.elapsed().as_secs_f64())
 }

@@ -7,8 +7,9 @@
 //! with `--measure`) so that its peak RSS (VmHWM) counts the report alone. Set
 //! SCHEDLAB_BENCH_DIR=DIR to keep the database and the report in DIR.
 
-use schedlab_report::cmd::{load_input, write_report, ReportFormat};
+use schedlab_report::cmd::{write_report, ReportFormat};
 use schedlab_report::model;
+use schedlab_report::pool::load_input;
 use schedlab_store::Store;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -130,7 +131,7 @@ fn measure(db: &Path, out: &Path) {
     let store = Store::open_read(schedlab_store::Location::from(db)).expect("bench db opens");
     let input = load_input(&store, 1, false).expect("run 1 loads");
     let loaded = start.elapsed();
-    let report = model::build(&input);
+    let report = model::report::build(&input);
     let built = start.elapsed();
     drop(input);
     let written = write_report(&report, &formats, &out.join("1")).expect("report written");

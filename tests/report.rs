@@ -4,9 +4,10 @@
 use assert_cmd::Command;
 use predicates::prelude::*;
 use rusqlite::params;
-use schedlab_report::cmd::{load_input, write_report, ReportFormat};
+use schedlab_report::cmd::{write_report, ReportFormat};
 use schedlab_report::model::compare;
 use schedlab_report::model::{self, figures, Metric, Report};
+use schedlab_report::pool::load_input;
 use schedlab_report::render::stats::render_stats;
 use schedlab_report::render::{self, csv_tables, latex, markdown};
 use schedlab_store::Store;
@@ -522,7 +523,7 @@ fn runs_of_one_spec_on_two_hosts_compare_the_hosts_like_policies() {
     let dir = tempfile::tempdir().unwrap();
     let db = two_runs_db(dir.path(), "web2", "6.1.0");
     let store = Store::open_read(&db).unwrap();
-    let r = model::build(&pool::load(&store, &[1, 2], false).unwrap());
+    let r = model::report::build(&pool::load(&store, &[1, 2], false).unwrap());
     // By hand: FIFO's two tasks end at 20 ms + 0.15 ms x trial + 0.01 ms x task (trials 1-6),
     // whose median is (20.46 + 20.60) / 2 = 20.53 ms; run 2 scales that by 1.5.
     let (web1, n1) = turnaround(&r, "fifo @ web1");
@@ -534,7 +535,7 @@ fn runs_of_one_spec_on_two_hosts_compare_the_hosts_like_policies() {
     // found 1.5x slower at alpha 0.01 (6 trials each, every one of web2's above web1's).
     let mut input = pool::load(&store, &[1, 2], false).unwrap();
     input.baseline = Some("fifo @ web1".into());
-    let rb = model::build(&input);
+    let rb = model::report::build(&input);
     let g = rb
         .groups
         .iter()
@@ -594,7 +595,7 @@ fn kernels_are_treatments_too_and_repeats_on_one_host_pool_their_trials() {
     let dir = tempfile::tempdir().unwrap();
     let db = two_runs_db(dir.path(), "web1", "6.2.0");
     let store = Store::open_read(&db).unwrap();
-    let r = model::build(&pool::load(&store, &[1, 2], false).unwrap());
+    let r = model::report::build(&pool::load(&store, &[1, 2], false).unwrap());
     assert!((turnaround(&r, "fifo @ 6.2.0").0 - 1.5 * 20.53).abs() < 1e-9);
     let note = r
         .warnings
@@ -608,7 +609,7 @@ fn kernels_are_treatments_too_and_repeats_on_one_host_pool_their_trials() {
     let dir = tempfile::tempdir().unwrap();
     let db = two_runs_db(dir.path(), "web1", "6.1.0");
     let store = Store::open_read(&db).unwrap();
-    let r = model::build(&pool::load(&store, &[1, 2], false).unwrap());
+    let r = model::report::build(&pool::load(&store, &[1, 2], false).unwrap());
     assert_eq!(
         r.cells.len(),
         5,
@@ -787,7 +788,7 @@ fn the_pairwise_table_shows_each_pairs_unadjusted_p_as_the_comparisons_do() {
     // data has one tested pair per group, where the two agree: the header tells them apart).
     let dir = tempfile::tempdir().unwrap();
     let r = report_of(&synthetic_db(dir.path(), "p.db", 1.0), false);
-    let table = model::tables::pairs_table(&r);
+    let table = render::tables::pairs_table(&r);
     let col = |name: &str| table.header.iter().position(|h| h == name).expect(name);
     let (pair_col, mw_col) = (col("pair"), col("Mann-Whitney p (unadjusted)"));
     let mut checked = 0;

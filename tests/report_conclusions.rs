@@ -7,9 +7,9 @@
 use assert_cmd::Command;
 use predicates::prelude::*;
 use schedlab_analyze::PValueMethod;
-use schedlab_report::cmd::load_input;
 use schedlab_report::model::compare;
 use schedlab_report::model::{self, Metric, Report};
+use schedlab_report::pool::load_input;
 use schedlab_report::render::stats::render_stats;
 use schedlab_store::Store;
 
@@ -85,7 +85,7 @@ fn the_baseline_is_the_first_policy_of_the_spec_axis_or_the_one_asked_for() {
     };
     let mut input = load_input(&store, 1, false).unwrap();
     input.baseline = Some("fifo".into());
-    let f = makespan(&model::build(&input));
+    let f = makespan(&model::report::build(&input));
     assert_eq!((f.baseline.as_str(), f.policy.as_str()), ("fifo", "other"));
     let e = f.effect.expect("effect");
     assert!(
@@ -107,7 +107,7 @@ fn the_baseline_is_the_first_policy_of_the_spec_axis_or_the_one_asked_for() {
     input
         .run
         .set_spec_toml("[axes]\npolicies = [\"fifo\", \"other\", \"rr\"]\n".into());
-    let r = model::build(&input);
+    let r = model::report::build(&input);
     assert_eq!(makespan(&r).baseline, "fifo");
     assert!(r
         .methods
@@ -320,12 +320,13 @@ fn the_default_tables_fit_120_columns_and_wide_shows_every_column() {
     // The table after `schedlab run`.
     let store = Store::open(&db).unwrap();
     let cells = schedlab_store::query::cells(&store, 1, false).unwrap();
-    let table = schedlab_report::render::terminal::render(&cells, false);
+    let lines = schedlab_report::model::run_table::lines(&cells);
+    let table = schedlab_report::render::terminal::render(&lines, false);
     assert!(widest(&table) <= 120, "{table}");
     assert!(
         !table.contains("cpu/task p50") && !table.contains("prio"),
         "{table}"
     );
-    let all = schedlab_report::render::terminal::render(&cells, true);
+    let all = schedlab_report::render::terminal::render(&lines, true);
     assert!(all.contains("cpu/task p50") && all.contains("prio") && widest(&all) > 120);
 }

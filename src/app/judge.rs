@@ -5,8 +5,9 @@
 //! [`schedlab_analyze::LookSchedule`], as the report does; this judge counts what is left
 //! undecided).
 
-use schedlab_analyze::{AnytimeStoppingRule, SEQUENCE_ALPHA};
-use schedlab_run::adaptive::{Decision, Evidence, Judge};
+use schedlab_analyze::{AnytimeStoppingRule, ALPHA};
+use schedlab_core::precision::Decision;
+use schedlab_run::adaptive::{Evidence, Judge};
 use schedlab_spec::plan::Adaptive;
 
 /// The rules of an adaptive run's targets and limits.
@@ -26,9 +27,9 @@ impl Judge for StoppingJudge {
                 min_trials: min,
                 max_trials: max,
                 precision,
-                alpha: SEQUENCE_ALPHA,
+                alpha: ALPHA,
             };
-            rule.decide(&e.cells) == schedlab_analyze::Decision::Precise
+            rule.precise(&e.cells)
         });
         let decided = !a.until_decided || e.undecided == Some(0);
         if precise && decided {

@@ -233,13 +233,16 @@ fn print_cells(store: &Store, run_id: i64, name: &str, wide: bool) -> Result<()>
     sayln!("run {run_id} ({name})");
     say!(
         "{}",
-        schedlab_report::render::terminal::render(&cells, wide)
+        schedlab_report::render::terminal::render(
+            &schedlab_report::model::run_table::lines(&cells),
+            wide
+        )
     );
     if let Some(line) = schedlab_report::model::quality::left_out_line(&left_out) {
         sayln!("{line}");
     }
-    let input = schedlab_report::cmd::load_input(store, run_id, false)?;
-    if let Some(claims) = schedlab_report::claims::build(&input) {
+    let input = schedlab_report::pool::load_input(store, run_id, false)?;
+    if let Some(claims) = schedlab_report::claims::eval::build(&input) {
         sayln!();
         say!(
             "{}",

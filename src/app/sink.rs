@@ -337,8 +337,9 @@ pub fn claims_progress(
     store: &Store,
     run_id: i64,
 ) -> Result<schedlab_run::adaptive::ClaimsProgress> {
-    use schedlab_report::claims::{build, progress, ClaimsRequest};
-    let mut input = schedlab_report::cmd::load_input(store, run_id, false)?;
+    use schedlab_report::claims::eval::{build, progress};
+    use schedlab_report::claims::ClaimsRequest;
+    let mut input = schedlab_report::pool::load_input(store, run_id, false)?;
     input.claims = ClaimsRequest {
         no_power: true,
         ..ClaimsRequest::default()

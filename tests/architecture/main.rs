@@ -551,11 +551,8 @@ fn the_model_check_reads_paths_not_prose() {
 }
 
 /// The model reaches the renderers by no way round either: no module it names names them, and
-/// so on. Ignored until the report's import circle is broken (issue 28, part B): today the
-/// model reaches them by `model` -> `pool` -> `cmd` -> `render` (`cargo test --test
-/// architecture -- --ignored` shows it).
+/// so on (before issue 28 it did, by `model` -> `pool` -> `cmd` -> `render`).
 #[test]
-#[ignore = "the report model reaches render by model -> pool -> cmd -> render until issue 28 part B breaks the circle"]
 fn the_report_model_reaches_its_renderers_by_no_way_round() {
     let ws = workspace();
     let edges = reach::module_edges(&ws.root.join("crates/report/src/lib.rs"));

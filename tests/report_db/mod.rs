@@ -3,8 +3,8 @@
 #![allow(dead_code)] // each test crate uses some of the helpers
 
 use rusqlite::params;
-use schedlab_report::cmd::load_input;
 use schedlab_report::model::{self, Report};
+use schedlab_report::pool::load_input;
 use schedlab_store::Store;
 use std::path::{Path, PathBuf};
 
@@ -147,7 +147,7 @@ pub fn synthetic_db(dir: &Path, name: &str, slow: f64) -> PathBuf {
 
 pub fn report_of(db: &Path, warmup: bool) -> Report {
     let store = Store::open(db).expect("db opens");
-    model::build(&load_input(&store, 1, warmup).expect("run 1 loads"))
+    model::report::build(&load_input(&store, 1, warmup).expect("run 1 loads"))
 }
 
 /// Keeps only the measured trials 1..=n (and the warm-up) of every cell of `db`.

@@ -173,17 +173,9 @@ fn gaussian_binomial(m: usize, n: usize, top: usize) -> Vec<f64> {
 pub(super) fn mann_whitney_with_ties(doubled: &[i64], m: usize) -> Option<Counts> {
     let mut sorted = doubled.to_vec();
     sorted.sort_unstable();
-    let mut blocks: Vec<(i64, usize)> = Vec::new();
-    for &r in &sorted {
-        match blocks.last_mut() {
-            Some((last, t)) if *last == r => *t += 1,
-            _ => blocks.push((r, 1)),
-        }
-    }
-    // Rank sums shifted by the smallest rank times the subset size start near 0.
+    let blocks = tie_blocks(&sorted);
     let base = sorted[0];
-    let highest: i64 = sorted[sorted.len() - m..].iter().sum();
-    let span = (highest - base * m as i64) as usize + 1;
+    let span = shifted_span(&sorted, m);
     let work: usize = blocks
         .iter()
         .map(|&(_, t)| t.min(m).saturating_mul(m + 1).saturating_mul(span))
@@ -191,10 +183,41 @@ pub(super) fn mann_whitney_with_ties(doubled: &[i64], m: usize) -> Option<Counts
     if work > MAX_WORK || sorted.len() > 1000 {
         return None;
     }
-    // table[k * span + s]: subsets of size k with shifted doubled rank sum s.
+    let row = subset_sums(&blocks, base, span, m);
+    // Doubled U = doubled rank sum - m (m + 1); rank sum = shifted sum + base m.
+    let offset = base * m as i64 - (m * (m + 1)) as i64;
+    Some(Counts::new(offset, 1, row))
+}
+
+/// The tied blocks of ascending ranks `sorted`: each distinct rank with how many share it.
+pub(super) fn tie_blocks(sorted: &[i64]) -> Vec<(i64, usize)> {
+    let mut blocks: Vec<(i64, usize)> = Vec::new();
+    for &r in sorted {
+        match blocks.last_mut() {
+            Some((last, t)) if *last == r => *t += 1,
+            _ => blocks.push((r, 1)),
+        }
+    }
+    blocks
+}
+
+/// The width of [`subset_sums`]' row for subsets of size `m` of ascending ranks `sorted`:
+/// rank sums shifted by the smallest rank times `m` run from 0 to this minus 1.
+pub(super) fn shifted_span(sorted: &[i64], m: usize) -> usize {
+    let highest: i64 = sorted[sorted.len() - m..].iter().sum();
+    (highest - sorted[0] * m as i64) as usize + 1
+}
+
+/// How many subsets of size `m` of the ranks in `blocks` (ascending, tied ranks one block)
+/// have each rank sum, by dynamic programming: entry s counts the sum `base * m + s`
+/// (`base` the smallest rank), for s below `span` ([`shifted_span`]). Choosing j of a
+/// block's t tied members multiplies the count by C(t, j). The caller bounds the work,
+/// about the blocks' sizes (at most m) times (m + 1) times `span`.
+pub(super) fn subset_sums(blocks: &[(i64, usize)], base: i64, span: usize, m: usize) -> Vec<f64> {
+    // table[k * span + s]: subsets of size k with shifted rank sum s.
     let mut table = vec![0.0; (m + 1) * span];
     table[0] = 1.0;
-    for &(rank, t) in &blocks {
+    for &(rank, t) in blocks {
         let step = (rank - base) as usize;
         for k in (0..m).rev() {
             let mut choose = 1.0; // C(t, j)
@@ -210,10 +233,7 @@ pub(super) fn mann_whitney_with_ties(doubled: &[i64], m: usize) -> Option<Counts
             }
         }
     }
-    // Doubled U = doubled rank sum - m (m + 1); rank sum = shifted sum + base m.
-    let offset = base * m as i64 - (m * (m + 1)) as i64;
-    let row = table[m * span..(m + 1) * span].to_vec();
-    Some(Counts::new(offset, 1, row))
+    table.split_off(m * span)
 }
 
 /// The exact null distribution of T+ (in half units) for the doubled ranks `doubled` of the

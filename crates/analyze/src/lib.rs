@@ -12,7 +12,7 @@
 //! - [`mann_whitney_min_p`], [`mann_whitney_trials_needed`] and
 //!   [`min_detectable_difference`]: what too few trials could have found;
 //! - [`effect_two_sample`]: the Hodges-Lehmann effect with its exact interval;
-//! - [`precision()`] and [`StoppingRule`]: adaptive trial counts.
+//! - [`precision()`]: how precisely a cell is known from its trials.
 //!
 //! These serve the exploratory comparisons; the claims engine below gives verdicts.
 //!
@@ -39,9 +39,9 @@
 //!    effect. Trends get no power statement.
 //! 4. Cell summaries with stated coverage: [`median_ci`] (order statistics; `below_level`
 //!    and the achieved coverage where no 95% interval exists, n < 6), [`mean_ci`] (t).
-//! 5. Adaptive runs. `--precision`: [`AnytimeStoppingRule`] (the fields and calls of
-//!    [`StoppingRule`] plus `alpha`) and [`sequential_precision`] (for [`precision()`]): a
-//!    confidence sequence, finite from 10 trials. `--until-decided`: [`UntilDecided`]; after
+//! 5. Adaptive runs. `--precision`: [`AnytimeStoppingRule`] (whether every cell is precise
+//!    enough to stop) and [`sequential_precision`] (for [`precision()`]): a confidence
+//!    sequence, finite from 10 trials. `--until-decided`: [`UntilDecided`]; after
 //!    each round, `look(rounds)`, then `alpha_at(look)` for both `decide_family` and
 //!    `test_claim`'s level (1 - alpha_k), then `decide(rounds, &verdicts)`; report the last
 //!    look's verdicts. Both have `methods_text`.
@@ -70,6 +70,7 @@ pub mod power;
 pub mod precision;
 pub mod rank_tests;
 pub mod sequential;
+pub mod shape;
 #[cfg(test)]
 mod sim;
 pub mod stratified;
@@ -103,16 +104,17 @@ pub use mann_whitney::{
     mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u, mann_whitney_u_asymptotic,
 };
 pub use power::{
-    min_detectable_difference, min_detectable_difference_for, MinDetectable, MDD_ALPHA, MDD_POWER,
+    min_detectable_difference, min_detectable_difference_for, MinDetectable, MDD_POWER,
 };
-pub use precision::{precision, Decision, Precision, StoppingRule};
+pub use precision::{precision, Precision};
 pub use rank_tests::{
     jonckheere_one_sided, mann_whitney_one_sided, signed_rank_one_sided, OneSided,
 };
 pub use sequential::{
     sequence_boundary, sequential_precision, AnytimeStoppingRule, Look, LookSchedule,
-    MedianSequence, SequentialPrecision, SEQUENCE_ALPHA, SEQUENCE_RHO,
+    MedianSequence, SequentialPrecision, SEQUENCE_RHO,
 };
+pub use shape::{ecdf_steps, kde_at, silverman_bandwidth, sorted_finite, tukey_box, TukeyBox};
 pub use summary::{
     jain_index, mean, median, percentile, percentile_sorted, quantile_sorted, sample_variance,
     summarize, Summary, CI_LEVEL, MEAN_CI_LABEL, MEDIAN_CI_MIN_N,
@@ -122,8 +124,14 @@ pub use trials::{per_trial, per_trial_by_key, Location};
 
 use serde::Serialize;
 
-/// Significance levels reported by [`Best`].
-pub const ALPHAS: (f64, f64) = (0.05, 0.01);
+/// The significance level: the claims' family (Holm), the exploratory comparisons' marks,
+/// the confidence sequences of `--precision` and the minimum detectable difference all use
+/// it.
+pub const ALPHA: f64 = 0.05;
+
+/// The two levels reported by [`Best`] and marked in tables (`*` below [`ALPHA`], `**`
+/// below the second).
+pub const ALPHAS: (f64, f64) = (ALPHA, 0.01);
 
 /// Location of one named group in a [`Comparison`], in the unit of its samples.
 #[derive(Debug, Clone, PartialEq, Serialize)]

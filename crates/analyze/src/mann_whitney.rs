@@ -19,6 +19,7 @@
 
 use statrs::distribution::{ContinuousCDF, Normal};
 
+use super::exact;
 use super::hypothesis::{clamp_p, pooled_ranks, usable, PValueMethod, TestResult};
 
 /// Largest size of the smaller sample for which p is exact (or a permutation p with ties);
@@ -253,42 +254,16 @@ fn rank_sum_distribution(sorted: &[i64], m: usize) -> Option<(i64, Vec<f64>)> {
     let lowest: i64 = sorted[..m].iter().sum();
     let highest: i64 = sorted[sorted.len() - m..].iter().sum();
     let width = (highest - lowest) as usize + 1;
-    let mut blocks: Vec<(i64, usize)> = Vec::new();
-    for &r in sorted {
-        match blocks.last_mut() {
-            Some((last, t)) if *last == r => *t += 1,
-            _ => blocks.push((r, 1)),
-        }
-    }
-    // Sums are shifted by the smallest rank times the subset size, so they start near 0.
+    let blocks = exact::tie_blocks(sorted);
     let base = sorted[0];
-    let span = (highest - base * m as i64) as usize + 1;
+    let span = exact::shifted_span(sorted, m);
     let work: usize = blocks.iter().map(|&(_, t)| t.min(m) * (m + 1) * span).sum();
     if work > PERMUTATION_MAX_WORK {
         return None;
     }
-    // table[k * span + s]: subsets of size k with shifted rank sum s.
-    let mut table = vec![0.0; (m + 1) * span];
-    table[0] = 1.0;
-    for &(rank, t) in &blocks {
-        let step = (rank - base) as usize;
-        for k in (0..m).rev() {
-            let mut choose = 1.0; // C(t, j)
-            for j in 1..=t.min(m - k) {
-                choose = choose * (t + 1 - j) as f64 / j as f64;
-                let shift = j * step;
-                for s in (0..span - shift).rev() {
-                    let from = table[k * span + s];
-                    if from != 0.0 {
-                        table[(k + j) * span + s + shift] += from * choose;
-                    }
-                }
-            }
-        }
-    }
+    let row = exact::subset_sums(&blocks, base, span, m);
     let start = (lowest - base * m as i64) as usize;
-    let counts = table[m * span + start..m * span + start + width].to_vec();
-    Some((lowest, counts))
+    Some((lowest, row[start..start + width].to_vec()))
 }
 
 /// Counts of random subsets of size `m` of `pool` with rank sum <= and >= `observed`, over

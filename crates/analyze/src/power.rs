@@ -14,10 +14,6 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::summary::sample_variance;
 
-/// Significance level of the minimum detectable difference unless a caller has a reason
-/// for another (two-sided).
-pub const MDD_ALPHA: f64 = 0.05;
-
 /// Power of the minimum detectable difference unless a caller has a reason for another.
 pub const MDD_POWER: f64 = 0.8;
 
@@ -42,7 +38,7 @@ pub struct MinDetectable {
 }
 
 /// The minimum detectable difference of two groups of trial-level values `a` and `b` at
-/// `alpha` (two-sided) and `power` (e.g. [`MDD_ALPHA`], [`MDD_POWER`]), from their pooled
+/// `alpha` (two-sided) and `power` (e.g. [`crate::ALPHA`], [`MDD_POWER`]), from their pooled
 /// standard deviation.
 ///
 /// `None` if either group has fewer than two values or a non-finite value, or alpha or

@@ -27,14 +27,10 @@ use std::collections::HashMap;
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Normal};
 
-use super::precision::Decision;
 use super::summary::median;
 
 /// ρ of the normal-mixture boundary, in units of V = t/4 (see the module doc).
 pub const SEQUENCE_RHO: f64 = 0.5;
-
-/// The default alpha of the sequences (95% coverage).
-pub const SEQUENCE_ALPHA: f64 = 0.05;
 
 /// u_t of the module doc: the boundary's half-width, in trials, at `t` trials.
 pub fn sequence_boundary(t: usize, alpha: f64) -> f64 {
@@ -202,8 +198,8 @@ fn precision_of(s: &MedianSequence, target: f64) -> SequentialPrecision {
     }
 }
 
-/// `--precision` with an anytime-valid interval: the same fields and calls as
-/// [`super::StoppingRule`], plus alpha.
+/// `--precision` with an anytime-valid interval: when to stop adding rounds (one more trial
+/// of every cell per round): every cell precise, or the trial limit reached.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct AnytimeStoppingRule {
     /// Rounds always run, at least 2.
@@ -217,53 +213,48 @@ pub struct AnytimeStoppingRule {
 }
 
 impl AnytimeStoppingRule {
-    /// Decide from every cell's per-trial values so far, in trial order (as
-    /// `StoppingRule::decide`).
-    pub fn decide<S: AsRef<[f64]>>(&self, cells: &[S]) -> Decision {
+    /// Whether every cell's per-trial values so far (in trial order) are precise enough to
+    /// stop: at least `min_trials` rounds (the fewest trials any cell has; below 2 counts as
+    /// 2) and every cell's sequence within the precision. A cell with a non-finite value, or
+    /// a bad alpha, is never precise. Whether the limit is reached is the caller's count.
+    pub fn precise<S: AsRef<[f64]>>(&self, cells: &[S]) -> bool {
         let states: Option<Vec<MedianSequence>> = cells
             .iter()
             .map(|c| MedianSequence::of(c.as_ref(), self.alpha))
             .collect();
         let rounds = cells.iter().map(|c| c.as_ref().len()).min();
-        self.decide_states(states.as_deref(), rounds)
+        self.precise_states(states.as_deref(), rounds)
     }
 
-    fn decide_states(&self, states: Option<&[MedianSequence]>, rounds: Option<usize>) -> Decision {
+    fn precise_states(&self, states: Option<&[MedianSequence]>, rounds: Option<usize>) -> bool {
         let min = self.min_trials.max(2);
-        let max = self.max_trials.max(min);
-        let rounds = rounds.unwrap_or(min);
-        if rounds < min {
-            return Decision::Continue;
-        }
-        let precise = states.is_some_and(|s| {
-            s.iter()
-                .all(|c| c.n() > 0 && precision_of(c, self.precision).within)
-        });
-        if precise {
-            Decision::Precise
-        } else if rounds >= max {
-            Decision::LimitReached
-        } else {
-            Decision::Continue
-        }
+        rounds.unwrap_or(min) >= min
+            && states.is_some_and(|s| {
+                s.iter()
+                    .all(|c| c.n() > 0 && precision_of(c, self.precision).within)
+            })
     }
 
-    /// Run rounds until the rule stops (as `StoppingRule::run`): `round(i)` returns one new
-    /// value per cell. Returns the values per cell and the final decision.
-    pub fn run<F>(&self, mut round: F) -> (Vec<Vec<f64>>, Decision)
+    /// Run rounds until the rule stops: `round(i)` (i from 0) returns one new value per cell
+    /// (always the same number of cells), until every cell is [`Self::precise`] or
+    /// `max_trials` rounds ran (below the minimum counts as the minimum). Returns the values
+    /// per cell and whether it stopped precise. The rule does no I/O: `round` may run real
+    /// trials or draw synthetic numbers.
+    pub fn run<F>(&self, mut round: F) -> (Vec<Vec<f64>>, bool)
     where
         F: FnMut(usize) -> Vec<f64>,
     {
+        let max = self.max_trials.max(self.min_trials.max(2));
         let mut cells: Vec<Vec<f64>> = Vec::new();
         let mut states: Vec<MedianSequence> = Vec::new();
-        // A bad alpha or a non-finite value: never precise, as `decide` would say.
+        // A bad alpha or a non-finite value: never precise, as `precise` would say.
         let mut usable = MedianSequence::new(self.alpha).is_some();
         for i in 0.. {
             let values = round(i);
             if cells.is_empty() {
                 cells = vec![Vec::new(); values.len()];
                 let empty = MedianSequence::new(self.alpha).unwrap_or(MedianSequence {
-                    alpha: SEQUENCE_ALPHA,
+                    alpha: crate::ALPHA,
                     sorted: Vec::new(),
                     lo: f64::NEG_INFINITY,
                     hi: f64::INFINITY,
@@ -275,9 +266,11 @@ impl AnytimeStoppingRule {
                 usable &= state.push(v).is_some();
             }
             let rounds = cells.iter().map(Vec::len).min();
-            let decision = self.decide_states(usable.then_some(&states[..]), rounds);
-            if decision != Decision::Continue {
-                return (cells, decision);
+            if self.precise_states(usable.then_some(&states[..]), rounds) {
+                return (cells, true);
+            }
+            if rounds.unwrap_or(max) >= max {
+                return (cells, false);
             }
         }
         unreachable!("the rule stops at max_trials")

@@ -41,27 +41,28 @@ fn the_sequence_is_finite_from_ten_trials_and_wider_than_a_fixed_interval() {
 }
 
 #[test]
-fn run_and_decide_agree_and_a_constant_cell_stops_once_bounded() {
+fn run_and_precise_agree_and_a_constant_cell_stops_once_bounded() {
     let rule = AnytimeStoppingRule {
         min_trials: 3,
         max_trials: 40,
         precision: 0.01,
         alpha: 0.05,
     };
-    let (cells, decision) = rule.run(|_| vec![12.5, 40.0]);
-    assert_eq!(decision, Decision::Precise);
+    let (cells, precise) = rule.run(|_| vec![12.5, 40.0]);
+    assert!(precise);
     assert_eq!(cells[0].len(), 10, "finite (and of width 0) from 10 trials");
-    assert_eq!(rule.decide(&cells), Decision::Precise);
-    assert_eq!(rule.decide(&[&cells[0][..9]]), Decision::Continue);
+    assert!(rule.precise(&cells));
+    assert!(!rule.precise(&[&cells[0][..9]]));
+    assert!(!rule.precise(&[&cells[0][..2]]), "below the minimum");
     let mut rng = fastrand::Rng::with_seed(9);
-    let (cells, decision) = rule.run(|_| vec![100.0 * (1.0 + 0.3 * standard_normal(&mut rng))]);
-    assert_eq!(decision, Decision::LimitReached);
-    assert_eq!(rule.decide(&cells), Decision::LimitReached);
+    let (cells, precise) = rule.run(|_| vec![100.0 * (1.0 + 0.3 * standard_normal(&mut rng))]);
+    assert_eq!((cells[0].len(), precise), (40, false), "stops at the limit");
+    assert!(!rule.precise(&cells));
     assert!(rule.methods_text().contains("confidence sequence"));
     let bad = AnytimeStoppingRule { alpha: 0.0, ..rule };
-    let (cells, decision) = bad.run(|_| vec![1.0]);
-    assert_eq!((cells[0].len(), decision), (40, Decision::LimitReached));
-    assert_eq!(bad.decide(&cells), Decision::LimitReached);
+    let (cells, precise) = bad.run(|_| vec![1.0]);
+    assert_eq!((cells[0].len(), precise), (40, false));
+    assert!(!bad.precise(&cells));
 }
 
 /// Realised coverage of the median under `--precision`'s loop (a round, a check, stop when

@@ -33,7 +33,8 @@ pub struct Adaptive {
     pub metric: Metric,
 }
 
-/// What the stopping rule says after a round.
+/// What the judge says after a round (`src/app/judge.rs` asks analyze's stopping rule; the
+/// run acts on it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {

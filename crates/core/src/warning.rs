@@ -241,46 +241,41 @@ pub enum Warning {
     },
 }
 
-/// Every code, in the order of the README's table.
-pub const CODES: [&str; 15] = [
-    "io_dir_tmpfs",
-    "io_dir_shared",
-    "rt_budget_demand",
-    "rt_budget_periodic",
-    "rt_throttled",
-    "machine_busy",
-    "trial_noisy",
-    "trial_disturbed",
-    "trial_kernel_work",
-    "trial_slowed",
-    "adaptive_max_trials",
-    "adaptive_max_time",
-    "knob_varied",
-    "io_scheduler_varied",
-    "cgroup_trial",
-];
+/// Each kind's stable code, written once, in the order of the README's table: [`CODES`] and
+/// [`Warning::code`] come from this list, and serde's tag is the variant's name in
+/// snake_case, the same text (`warning_tests` checks both).
+macro_rules! codes {
+    ($($kind:ident => $code:literal,)*) => {
+        /// Every code, in the order of the README's table.
+        pub const CODES: [&str; [$($code),*].len()] = [$($code),*];
 
-impl Warning {
-    /// The stable code of this kind of warning (one of [`CODES`]; serde's tag too).
-    pub fn code(&self) -> &'static str {
-        match self {
-            Warning::IoDirTmpfs { .. } => "io_dir_tmpfs",
-            Warning::IoDirShared { .. } => "io_dir_shared",
-            Warning::RtBudgetDemand { .. } => "rt_budget_demand",
-            Warning::RtBudgetPeriodic { .. } => "rt_budget_periodic",
-            Warning::RtThrottled { .. } => "rt_throttled",
-            Warning::MachineBusy { .. } => "machine_busy",
-            Warning::TrialNoisy { .. } => "trial_noisy",
-            Warning::TrialDisturbed { .. } => "trial_disturbed",
-            Warning::TrialKernelWork { .. } => "trial_kernel_work",
-            Warning::TrialSlowed { .. } => "trial_slowed",
-            Warning::AdaptiveMaxTrials { .. } => "adaptive_max_trials",
-            Warning::AdaptiveMaxTime { .. } => "adaptive_max_time",
-            Warning::KnobVaried { .. } => "knob_varied",
-            Warning::IoSchedulerVaried { .. } => "io_scheduler_varied",
-            Warning::CgroupTrial { .. } => "cgroup_trial",
+        impl Warning {
+            /// The stable code of this kind of warning (one of [`CODES`]; serde's tag too).
+            pub fn code(&self) -> &'static str {
+                match self {
+                    $(Warning::$kind { .. } => $code,)*
+                }
+            }
         }
-    }
+    };
+}
+
+codes! {
+    IoDirTmpfs => "io_dir_tmpfs",
+    IoDirShared => "io_dir_shared",
+    RtBudgetDemand => "rt_budget_demand",
+    RtBudgetPeriodic => "rt_budget_periodic",
+    RtThrottled => "rt_throttled",
+    MachineBusy => "machine_busy",
+    TrialNoisy => "trial_noisy",
+    TrialDisturbed => "trial_disturbed",
+    TrialKernelWork => "trial_kernel_work",
+    TrialSlowed => "trial_slowed",
+    AdaptiveMaxTrials => "adaptive_max_trials",
+    AdaptiveMaxTime => "adaptive_max_time",
+    KnobVaried => "knob_varied",
+    IoSchedulerVaried => "io_scheduler_varied",
+    CgroupTrial => "cgroup_trial",
 }
 
 impl fmt::Display for Warning {

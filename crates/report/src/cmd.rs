@@ -2,13 +2,14 @@
 //! report ([`crate::model`]), then write it (HTML, LaTeX, Markdown, CSV, plots) or print it as
 //! terminal tables ([`crate::render`]).
 
-use super::error::ReportError;
-use super::model::figures::{self, Figure};
+use super::error::{RenderError, ReportError};
+use super::model::figures;
+use super::model::plot_data::Figure;
 use super::model::{self, Report, ReportInput};
 use super::pool;
 use super::render::{self, csv_tables, html, latex, markdown};
 use schedlab_store::error::Context;
-use schedlab_store::{kernel, query, Location, Store};
+use schedlab_store::{Location, Store};
 use schedlab_sys::OutDir;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -74,7 +75,7 @@ impl Selection {
             include_slowed: self.include_slowed,
             ..Default::default()
         };
-        super::claims::claims_of(&input.run, &input.claims).map_err(ReportError::BadSelection)?;
+        super::claims::claims_of(&input.run, &input.claims).map_err(ReportError::Claims)?;
         Ok(input)
     }
 }
@@ -124,41 +125,6 @@ pub struct CompareOptions {
 /// Scale of the PNG copies of the figures (2: 1600x960 px, sharp in print).
 const PNG_SCALE: f32 = 2.0;
 
-/// Reads everything a report of `run_id` needs from the store.
-pub fn load_input(store: &Store, run_id: i64, include_warmup: bool) -> Result<ReportInput> {
-    let cells = query::cells(store, run_id, include_warmup)
-        .with_context(|| format!("cannot read the cells of run {run_id}"))?;
-    let groups = schedlab_store::groups::group_rows(store, run_id, include_warmup)
-        .with_context(|| format!("cannot read the task groups of run {run_id}"))?;
-    Ok(ReportInput {
-        run: query::run_info(store, run_id)?,
-        cgroups: model::cgroups::build(&groups, &cells),
-        cells,
-        warnings: query::coded_warnings(store, run_id)?,
-        problems: query::problems(store, run_id, include_warmup)?,
-        include_warmup,
-        kernel: model::kernel::build(
-            &kernel::kernel_rows(store, run_id, include_warmup).with_context(|| {
-                format!("cannot read the latency histograms and traces of run {run_id}")
-            })?,
-        ),
-        iosched: model::iosched::build(
-            &kernel::scheduler_samples(
-                store,
-                run_id,
-                include_warmup,
-                &model::iosched::column_names(),
-            )
-            .with_context(|| format!("cannot read the samples of run {run_id}"))?,
-        ),
-        baseline: None,
-        quality: schedlab_store::quality::trial_quality(store, run_id, include_warmup)
-            .with_context(|| format!("cannot read the trials of run {run_id}"))?,
-        exclude_noisy: false,
-        claims: Default::default(),
-    })
-}
-
 /// `input` with the trials flagged noisy left out when `exclude` is set.
 fn with_exclusions(mut input: ReportInput, exclude: bool) -> ReportInput {
     if exclude {
@@ -167,10 +133,10 @@ fn with_exclusions(mut input: ReportInput, exclude: bool) -> ReportInput {
     input
 }
 
-/// Sets `input`'s baseline; [`ReportError::BadSelection`] for a policy the run does not have.
+/// Sets `input`'s baseline; [`ReportError::UnknownBaseline`] for a policy the run does not have.
 fn with_baseline(mut input: ReportInput, baseline: Option<&str>) -> Result<ReportInput> {
     if let Some(b) = baseline {
-        model::baseline::check(&input, b).map_err(ReportError::BadSelection)?;
+        model::baseline::check(&input, b)?;
         input.baseline = Some(b.to_string());
     }
     Ok(input)
@@ -179,7 +145,7 @@ fn with_baseline(mut input: ReportInput, baseline: Option<&str>) -> Result<Repor
 /// `schedlab report`: writes the chosen formats into `OUT/RUN/`.
 pub fn report(args: &ReportOptions) -> Result<()> {
     let (ids, input) = args.selection.load()?;
-    let report = model::build(&input);
+    let report = model::report::build(&input);
     let dir = args.out.join(pool::dir_name(&ids));
     let written = write_report(&report, &args.formats, &dir)?;
     match ids.as_slice() {
@@ -241,8 +207,7 @@ pub fn write_report(r: &Report, formats: &[ReportFormat], dir: &Path) -> Result<
         written.push(format!("plots/ ({} figures, SVG and PNG)", figs.len()));
     }
     if has(ReportFormat::Html) {
-        let page =
-            html::render(r, &figs, &svgs).map_err(|e| ReportError::Render(format!("{e:#}")))?;
+        let page = html::render(r, &figs, &svgs)?;
         write_file(&out, "index.html", page.as_bytes())?;
         written.push("index.html".into());
     }
@@ -256,7 +221,7 @@ pub fn write_report(r: &Report, formats: &[ReportFormat], dir: &Path) -> Result<
     }
     if has(ReportFormat::Csv) {
         let csv_dir = subdir(&out, "csv")?;
-        let files = csv_tables::tables(r).map_err(|e| ReportError::Render(format!("{e:#}")))?;
+        let files = csv_tables::tables(r)?;
         for (name, text) in &files {
             write_file(&csv_dir, name, text.as_bytes())?;
         }
@@ -312,7 +277,7 @@ fn render_one(fig: &Figure, plot_dir: &OutDir) -> Result<String> {
 /// one of `fail_on`, as "NAME is VERDICT".
 pub fn stats(args: &StatsOptions) -> Result<Vec<String>> {
     let (_, input) = args.selection.load()?;
-    let report = model::build(&input);
+    let report = model::report::build(&input);
     if args.json {
         let run = &input.run;
         let doc = render::claims::json::document(
@@ -321,7 +286,7 @@ pub fn stats(args: &StatsOptions) -> Result<Vec<String>> {
         );
         println!(
             "{}",
-            serde_json::to_string_pretty(&doc).map_err(|e| ReportError::Render(e.to_string()))?
+            serde_json::to_string_pretty(&doc).map_err(RenderError::from)?
         );
     } else {
         // Through the one printable filter: names and labels come from stored rows.
@@ -347,13 +312,13 @@ pub fn compare(args: &CompareOptions) -> Result<()> {
     store_a
         .require_run(args.a)
         .with_context(|| format!("run A ({}), in {}", args.a, args.db.display()))?;
-    let input_a = load_input(&store_a, args.a, args.include_warmup)?;
+    let input_a = pool::load_input(&store_a, args.a, args.include_warmup)?;
     let db_b: Location = args.db_b.clone().unwrap_or_else(|| args.db.clone());
     let store_b = Store::open_read(&db_b)?;
     store_b
         .require_run(args.b)
         .with_context(|| format!("run B ({}), in {}", args.b, db_b.display()))?;
-    let input_b = load_input(&store_b, args.b, args.include_warmup)?;
+    let input_b = pool::load_input(&store_b, args.b, args.include_warmup)?;
     let mut c = model::compare::compare(&input_a, &input_b);
     if !args.allow_different_work {
         if let Some(why) = c.refusal() {

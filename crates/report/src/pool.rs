@@ -1,56 +1,17 @@
-//! Several runs of one spec in one report (`--runs 3,4,5`, `--spec-hash H`): the runs' cells
-//! side by side, with the host and the kernel they ran on as treatments compared like policies
-//! (see [`super::model::CellKey::all_of`]); runs of the same host and kernel pool their trials.
+//! A report's input read from the store: one run ([`load_input`]), or several runs of one
+//! spec in one report (`--runs 3,4,5`, `--spec-hash H`): the runs' cells side by side, with
+//! the host and the kernel they ran on as treatments compared like policies (see
+//! [`super::model::CellKey::all_of`]); runs of the same host and kernel pool their trials.
 
-use super::cmd::load_input;
 use super::error::ReportError;
 use super::model::{self, CellKey, ReportInput};
 
 type Result<T, E = ReportError> = std::result::Result<T, E>;
 use schedlab_core::records::RunStatus;
 use schedlab_store::error::Context;
-use schedlab_store::kernel::{kernel_rows, KernelCellRows};
+use schedlab_store::kernel::{self, kernel_rows, KernelCellRows};
 use schedlab_store::query::{self, CellView};
 use schedlab_store::Store;
-
-/// Which of the machine's axes differ among a report's cells.
-#[derive(Debug, Clone, Copy)]
-pub struct Machines {
-    hosts_differ: bool,
-    kernels_differ: bool,
-}
-
-impl Machines {
-    /// The axes that differ among `cells`.
-    pub fn of(cells: &[CellView]) -> Machines {
-        Machines {
-            hosts_differ: cells.iter().any(|c| c.host != cells[0].host),
-            kernels_differ: cells.iter().any(|c| c.kernel != cells[0].kernel),
-        }
-    }
-
-    /// The treatment of cell `c` whose treatment is `policy` otherwise: the host and kernel,
-    /// where they differ, are treatments too: "web1" or "6.12.1" alone when the cells have
-    /// one policy and no I/O scheduler, else appended, as in "fifo @ web1".
-    pub fn treatment(self, c: &CellView, policy: String, one_policy: bool) -> String {
-        let machine: Vec<&str> = [
-            (self.hosts_differ, c.host.as_deref()),
-            (self.kernels_differ, c.kernel.as_deref()),
-        ]
-        .into_iter()
-        .filter(|(differ, _)| *differ)
-        .map(|(_, v)| v.unwrap_or("unknown"))
-        .collect();
-        match (
-            machine.is_empty(),
-            one_policy && c.io_scheduler.is_none() && c.settings.is_none(),
-        ) {
-            (true, _) => policy,
-            (false, true) => machine.join(" "),
-            (false, false) => format!("{policy} @ {}", machine.join(" ")),
-        }
-    }
-}
 
 /// The runs a report covers: `run` (else the latest) alone, or `runs`, or every run whose spec
 /// hash starts with `hash`.
@@ -63,10 +24,10 @@ pub fn chosen_runs(
     if let Some(h) = hash {
         let ids = query::runs_of_spec(store, h)?;
         if ids.is_empty() {
-            return Err(ReportError::BadSelection(format!(
-                "--spec-hash {h}: no run of {} has a spec hash starting with it; `schedlab runs` shows them",
-                store.location()
-            )));
+            return Err(ReportError::NoRunOfSpec {
+                hash: h.to_string(),
+                location: store.location().to_string(),
+            });
         }
         return Ok(ids);
     }
@@ -95,6 +56,41 @@ pub fn dir_name(ids: &[i64]) -> String {
     }
 }
 
+/// Reads everything a report of `run_id` needs from the store.
+pub fn load_input(store: &Store, run_id: i64, include_warmup: bool) -> Result<ReportInput> {
+    let cells = query::cells(store, run_id, include_warmup)
+        .with_context(|| format!("cannot read the cells of run {run_id}"))?;
+    let groups = schedlab_store::groups::group_rows(store, run_id, include_warmup)
+        .with_context(|| format!("cannot read the task groups of run {run_id}"))?;
+    Ok(ReportInput {
+        run: query::run_info(store, run_id)?,
+        cgroups: model::cgroups::build(&groups, &cells),
+        cells,
+        warnings: query::coded_warnings(store, run_id)?,
+        problems: query::problems(store, run_id, include_warmup)?,
+        include_warmup,
+        kernel: model::kernel::build(
+            &kernel::kernel_rows(store, run_id, include_warmup).with_context(|| {
+                format!("cannot read the latency histograms and traces of run {run_id}")
+            })?,
+        ),
+        iosched: model::iosched::build(
+            &kernel::scheduler_samples(
+                store,
+                run_id,
+                include_warmup,
+                &model::iosched::column_names(),
+            )
+            .with_context(|| format!("cannot read the samples of run {run_id}"))?,
+        ),
+        baseline: None,
+        quality: schedlab_store::quality::trial_quality(store, run_id, include_warmup)
+            .with_context(|| format!("cannot read the trials of run {run_id}"))?,
+        exclude_noisy: false,
+        claims: Default::default(),
+    })
+}
+
 /// The report input of runs `ids` (one run: as [`load_input`]).
 pub fn load(store: &Store, ids: &[i64], include_warmup: bool) -> Result<ReportInput> {
     if let [one] = ids {
@@ -117,17 +113,16 @@ pub fn load(store: &Store, ids: &[i64], include_warmup: bool) -> Result<ReportIn
     Ok(read.pooled())
 }
 
-/// The spec hash the runs share; [`ReportError::BadSelection`] for runs of different specs.
+/// The spec hash the runs share; [`ReportError::DifferentSpecs`] for runs of different specs.
 fn one_spec(infos: &[query::RunInfo]) -> Result<String> {
     let hash = infos[0].spec_hash();
     if let Some(other) = infos.iter().find(|i| i.spec_hash() != hash) {
-        return Err(ReportError::BadSelection(format!(
-            "--runs: runs {} and {} are different experiments (spec hashes {} and {}); a report compares runs of one spec, `schedlab compare A B` any two runs",
-            infos[0].run_id,
-            other.run_id,
-            &hash[..8],
-            &other.spec_hash()[..8]
-        )));
+        return Err(ReportError::DifferentSpecs {
+            a: infos[0].run_id,
+            b: other.run_id,
+            hash_a: hash[..8].to_string(),
+            hash_b: other.spec_hash()[..8].to_string(),
+        });
     }
     Ok(hash)
 }

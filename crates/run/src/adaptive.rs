@@ -13,8 +13,7 @@ use schedlab_spec::plan::{Adaptive, Plan, PlannedTrial};
 use std::collections::HashSet;
 use std::time::Instant;
 
-/// What the judge says after a round.
-pub use schedlab_core::precision::Decision;
+use schedlab_core::precision::Decision;
 
 /// What the judge decides from after a round.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -5,7 +5,7 @@
 
 use super::cells::claim_cells;
 use super::eval::design;
-use super::CLAIMS_ALPHA;
+use schedlab_analyze::ALPHA;
 use schedlab_analyze::{earliest, look_schedule, ClaimDesign, Earliest};
 use schedlab_spec::claims::{check_claims, Declared};
 use schedlab_spec::plan::Plan;
@@ -68,12 +68,12 @@ pub fn statement(plan: &Plan) -> Option<DesignStatement> {
     let (rounds, found) = match adaptive {
         Some(a) => {
             let (min, max) = ((a.min_trials as usize).max(2), a.max_trials as usize);
-            let s = look_schedule(&designs, CLAIMS_ALPHA, (min, max.max(min)));
-            (max, earliest(&designs, CLAIMS_ALPHA, max, Some(&s)))
+            let s = look_schedule(&designs, ALPHA, (min, max.max(min)));
+            (max, earliest(&designs, ALPHA, max, Some(&s)))
         }
         None => (
             plan.settings.trials as usize,
-            earliest(&designs, CLAIMS_ALPHA, HORIZON, None),
+            earliest(&designs, ALPHA, HORIZON, None),
         ),
     };
     Some(DesignStatement {
@@ -112,7 +112,7 @@ impl DesignStatement {
             format!("{} rounds", self.rounds)
         };
         out.push(format!(
-            "Claims ({} in the family, Holm at alpha {CLAIMS_ALPHA}; {how}): earliest round each can be decided",
+            "Claims ({} in the family, Holm at alpha {ALPHA}; {how}): earliest round each can be decided",
             self.lines.len()
         ));
         for l in &self.lines {

@@ -1,10 +1,12 @@
-//! The claims' tests on stored trials: per claim its cells' arms (one value per kept trial,
-//! with its round, up to a look's last round), each cell's test, the claim-level test over
-//! them, and the outcome of the family decided by `looks.rs`.
+//! The claims decided from a run's stored trials ([`build`]): per claim its cells' arms (one
+//! value per kept trial, with its round, up to a look's last round), each cell's test, the
+//! claim-level test over them, and the outcome of the family decided by `looks.rs`; where an
+//! `--until-decided` run stands ([`progress`]).
 
 use super::cells::{claim_cells, ClaimCell};
 use super::looks::{decide, Decided};
-use super::{ClaimOutcome, ClaimsOutcome, Progress};
+use super::{claims_of, ClaimOutcome, ClaimsOutcome, Progress};
+use crate::error::Untested;
 use crate::model::{par_map, trial_values, Metric, ReportInput};
 use schedlab_analyze::{
     claims_methods_text, every_of, test_claim, test_claim_over_cells, test_trend, untested, Arm,
@@ -17,8 +19,17 @@ use std::collections::HashSet;
 /// One cell's trials of every metric: (round, value) per kept ok trial.
 pub(super) type CellValues = Vec<Vec<(i64, f64)>>;
 
+/// The claims of `input`'s run decided from its stored trials; None when it has none.
+pub fn build(input: &ReportInput) -> Option<ClaimsOutcome> {
+    let claims = claims_of(&input.run, &input.claims).ok()?;
+    if claims.is_empty() {
+        return None;
+    }
+    Some(evaluate(input, &claims))
+}
+
 /// Decides `claims` on `input`'s stored trials (see the module doc of `claims`).
-pub(super) fn evaluate(input: &ReportInput, claims: &[Claim]) -> ClaimsOutcome {
+fn evaluate(input: &ReportInput, claims: &[Claim]) -> ClaimsOutcome {
     let req = &input.claims;
     let disturbed: HashSet<i64> =
         crate::model::quality::excluded_trials(input, req.include_disturbed, req.include_slowed)
@@ -185,26 +196,28 @@ impl Data<'_> {
         ArmData { values, rounds }
     }
 
-    fn metric(claim: &Claim) -> Result<Metric, String> {
-        Metric::from_key(&claim.metric)
-            .ok_or_else(|| format!("'{}' is not a metric of this report", claim.metric))
+    fn metric(claim: &Claim) -> Result<Metric, Untested> {
+        Metric::from_key(&claim.metric).ok_or_else(|| Untested::UnknownMetric(claim.metric.clone()))
     }
 
     /// A's arm and each B's, or why a side has no cell or no trials here (naming the
     /// treatment and the cell).
-    pub fn arms(&self, claim: &Claim, cell: &ClaimCell) -> Result<(ArmData, Vec<ArmData>), String> {
+    pub fn arms(
+        &self,
+        claim: &Claim,
+        cell: &ClaimCell,
+    ) -> Result<(ArmData, Vec<ArmData>), Untested> {
         let metric = Self::metric(claim)?;
-        let empty = |t: &schedlab_spec::claims::Treatment| {
-            format!(
-                "no usable trial of {} in {} (disturbed ones are left out)",
-                t.label(),
-                cell.label
-            )
+        let empty = |t: &schedlab_spec::claims::Treatment| Untested::NoTrials {
+            treatment: t.label(),
+            cell: cell.label.clone(),
         };
         let mut others = Vec::new();
         for (t, b) in claim.others.iter().zip(&cell.others) {
-            let b =
-                b.ok_or_else(|| format!("the run has no cell of {} in {}", t.label(), cell.label))?;
+            let b = b.ok_or_else(|| Untested::NoCell {
+                treatment: t.label(),
+                cell: cell.label.clone(),
+            })?;
             let arm = self.arm(b, metric);
             if arm.values.is_empty() {
                 return Err(empty(t));
@@ -224,16 +237,16 @@ impl Data<'_> {
         claim: &Claim,
         cell: &ClaimCell,
         level: f64,
-    ) -> Result<ClaimTest, String> {
+    ) -> Result<ClaimTest, Untested> {
         let Some(relation) = relation(&claim.relation) else {
             return self.trend(claim, cell, level);
         };
         let (a, others) = self.arms(claim, cell)?;
         let arms: Vec<Arm> = others.iter().map(|o| o.arm(self.pooled)).collect();
-        test_claim(a.arm(self.pooled), &arms, &relation, level).map_err(|e| e.to_string())
+        Ok(test_claim(a.arm(self.pooled), &arms, &relation, level)?)
     }
 
-    fn trend(&self, claim: &Claim, cell: &ClaimCell, level: f64) -> Result<ClaimTest, String> {
+    fn trend(&self, claim: &Claim, cell: &ClaimCell, level: f64) -> Result<ClaimTest, Untested> {
         let ClaimRelation::Trend { toward, .. } = claim.relation else {
             unreachable!("trend claims only");
         };
@@ -247,7 +260,7 @@ impl Data<'_> {
             .iter()
             .map(|(a, b)| (a.arm(self.pooled), b.arm(self.pooled)))
             .collect();
-        test_trend(&levels, toward, level, self.seed).map_err(|e| e.to_string())
+        Ok(test_trend(&levels, toward, level, self.seed)?)
     }
 
     /// The claim-level test over `cells` (with their tests `tests`, None where untested);
@@ -308,7 +321,7 @@ fn bonferroni(kind: ClaimKind, tests: &[ClaimTest], contexts: usize) -> ClaimTes
 }
 
 /// Where the run stands (see [`Progress`]).
-pub(super) fn progress(input: &ReportInput, outcome: &ClaimsOutcome) -> Progress {
+pub fn progress(input: &ReportInput, outcome: &ClaimsOutcome) -> Progress {
     let mut undecided = 0;
     let mut open_cells: HashSet<usize> = HashSet::new();
     let mut claimed: HashSet<usize> = HashSet::new();

@@ -5,8 +5,10 @@
 
 use super::cells::ClaimCell;
 use super::eval::{design, kind, relation, scope, Data};
-use super::{CellOutcome, ClaimLevel, LooksTaken, CLAIMS_ALPHA};
+use super::{CellOutcome, ClaimLevel, LooksTaken};
+use crate::error::Untested;
 use crate::model::ReportInput;
+use schedlab_analyze::ALPHA;
 use schedlab_analyze::{
     adjusted, claim_power, decide_claims, earliest, exploratory, interval_levels, look_schedule,
     negligible, untested, ClaimDecision, ClaimDesign, ClaimMember, ClaimTest, Effect, LookSchedule,
@@ -51,7 +53,7 @@ struct Look {
 /// Every claim's cell tests and claim-level test at one look (effects at the levels given).
 struct Tested {
     cells: Vec<Vec<Option<ClaimTest>>>,
-    why: Vec<Vec<Option<String>>>,
+    why: Vec<Vec<Option<Untested>>>,
     claims: Vec<ClaimTest>,
 }
 
@@ -68,7 +70,7 @@ fn test_all(
     };
     for (k, claim) in claims.iter().enumerate() {
         let (claim_level, cell_level) = levels(k);
-        let results: Vec<Result<ClaimTest, String>> = cells[k]
+        let results: Vec<Result<ClaimTest, Untested>> = cells[k]
             .iter()
             .map(|c| data.cell_test(claim, c, cell_level))
             .collect();
@@ -87,7 +89,7 @@ fn looks_of(input: &ReportInput, designs: &[ClaimDesign]) -> (Vec<Look>, Option<
     let fixed = vec![Look {
         through: None,
         rounds: 0,
-        alpha: CLAIMS_ALPHA,
+        alpha: ALPHA,
     }];
     let Some((min, max)) = until_decided(input) else {
         return (fixed, None);
@@ -99,7 +101,7 @@ fn looks_of(input: &ReportInput, designs: &[ClaimDesign]) -> (Vec<Look>, Option<
         .collect::<BTreeSet<i64>>()
         .into_iter()
         .collect();
-    let schedule = look_schedule(designs, CLAIMS_ALPHA, (min, max));
+    let schedule = look_schedule(designs, ALPHA, (min, max));
     let looks = schedule
         .looks
         .iter()
@@ -284,10 +286,7 @@ pub(super) fn decide(
     let (before, decided_at) = replay(&family, claims, cells, data, (&looks, schedule.is_some()));
     let last = looks.last().copied();
     let first_planned = schedule.as_ref().and_then(|s| s.looks.first());
-    let alpha = last.map_or_else(
-        || first_planned.map_or(CLAIMS_ALPHA, |l| l.alpha),
-        |l| l.alpha,
-    );
+    let alpha = last.map_or_else(|| first_planned.map_or(ALPHA, |l| l.alpha), |l| l.alpha);
     let final_data = Data {
         through: last.and_then(|l| l.through),
         ..*data
@@ -356,7 +355,7 @@ fn final_outcomes(
     });
     let adjusted_p = schedule.is_none().then(|| adjusted(&members));
     let horizon = schedule.map_or(100, |s| s.looks.last().map_or(0, |l| l.rounds));
-    let early = earliest(&family.designs, CLAIMS_ALPHA, horizon, schedule);
+    let early = earliest(&family.designs, ALPHA, horizon, schedule);
     let ctx = Outcomes {
         claims,
         cells,
@@ -475,9 +474,7 @@ impl Outcomes<'_> {
                     claim,
                     self.data,
                 );
-                c.exploratory = self.t.cells[k][i]
-                    .as_ref()
-                    .map(|t| exploratory(t, CLAIMS_ALPHA));
+                c.exploratory = self.t.cells[k][i].as_ref().map(|t| exploratory(t, ALPHA));
                 c.interval_level = c.effect.map(|_| 0.95);
                 c
             })

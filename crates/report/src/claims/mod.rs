@@ -24,18 +24,15 @@
 
 mod cells;
 pub mod design;
-mod eval;
+pub mod eval;
 mod looks;
 mod outcome;
 
-use crate::model::ReportInput;
 use schedlab_analyze::{Effect, Exploratory, Power, Verdict};
 use schedlab_spec::claims::{check_claims, check_post_hoc, Claim, ClaimSpec};
+use schedlab_spec::Problem;
 use schedlab_store::query::RunInfo;
 use serde::Serialize;
-
-/// The family's alpha.
-pub const CLAIMS_ALPHA: f64 = 0.05;
 
 /// What the caller asks of the claims.
 #[derive(Debug, Clone, Default)]
@@ -108,13 +105,29 @@ pub struct ClaimLevel {
     pub rounds_dropped: usize,
     /// The test.
     pub test: String,
-    /// Where its cells disagree, in words (large heterogeneity only).
-    pub heterogeneity: Option<String>,
+    /// Where its cells disagree (large heterogeneity only).
+    pub heterogeneity: Option<Heterogeneity>,
     /// The earliest round it could be decided at, in this design (None: not within its
     /// rounds).
     pub earliest_round: Option<usize>,
     /// The measured rounds after which its verdict was reached (`--until-decided`).
     pub decided_after: Option<usize>,
+}
+
+/// Where a claim's cells disagree by much: the range of their ratio effects and how many lie
+/// on the other side of the claim's boundary (rendered by `render::claims::table`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Heterogeneity {
+    /// The smallest cell effect, a ratio.
+    pub lo: f64,
+    /// The largest cell effect, a ratio.
+    pub hi: f64,
+    /// Cells on the other side of the boundary than the most.
+    pub minority: usize,
+    /// Cells with a ratio effect.
+    pub cells: usize,
+    /// The claim's boundary, a ratio (1 for lower, higher and equal).
+    pub boundary: f64,
 }
 
 /// One claim: the claim-level verdict and its cells.
@@ -165,32 +178,39 @@ pub struct ClaimsOutcome {
 }
 
 /// The run's declared claims (its spec as run) and `request`'s post-hoc ones, checked.
-/// Err: a post-hoc claim that does not fit the run (a usage error), or that cannot be checked
-/// because the run's spec as run does not read. A run whose spec does not read has no
+/// Err: a post-hoc claim that does not fit the run, or that cannot be checked because the
+/// run's spec as run does not read (usage errors). A run whose spec does not read has no
 /// declared claims; its report's warnings say why (`notes::spec_warning`).
-pub fn claims_of(run: &RunInfo, request: &ClaimsRequest) -> Result<Vec<Claim>, String> {
-    let spec = match run.spec() {
+pub fn claims_of(run: &RunInfo, request: &ClaimsRequest) -> Result<Vec<Claim>, ClaimsOfError> {
+    let spec = match run.spec_read() {
         Ok(spec) => spec,
-        Err(e) if !request.post_hoc.is_empty() => {
-            return Err(format!(
-                "--claim cannot be checked against run {}: {e}",
-                run.run_id
-            ))
+        Err(why) if !request.post_hoc.is_empty() => {
+            return Err(ClaimsOfError::SpecUnread {
+                run_id: run.run_id,
+                why,
+            })
         }
         Err(_) => return Ok(Vec::new()),
     };
     let mut claims = check_claims(spec).unwrap_or_default();
-    claims.extend(check_post_hoc(spec, &request.post_hoc).map_err(|p| p.to_string())?);
+    claims.extend(check_post_hoc(spec, &request.post_hoc).map_err(ClaimsOfError::PostHoc)?);
     Ok(claims)
 }
 
-/// The claims of `input`'s run decided from its stored trials; None when it has none.
-pub fn build(input: &ReportInput) -> Option<ClaimsOutcome> {
-    let claims = claims_of(&input.run, &input.claims).ok()?;
-    if claims.is_empty() {
-        return None;
-    }
-    Some(eval::evaluate(input, &claims))
+/// Why `--claim` cannot be checked against a run.
+#[derive(Debug, thiserror::Error)]
+pub enum ClaimsOfError {
+    /// The run's spec as run does not read.
+    #[error("--claim cannot be checked against run {run_id}: {why}")]
+    SpecUnread {
+        /// The run.
+        run_id: i64,
+        /// Why its spec does not read.
+        why: std::sync::Arc<schedlab_spec::SpecError>,
+    },
+    /// The claim does not fit the run.
+    #[error("{0}")]
+    PostHoc(Problem),
 }
 
 /// Where an `--until-decided` run stands: claims and claim cells still inconclusive, and
@@ -201,11 +221,6 @@ pub struct Progress {
     pub undecided: usize,
     /// Cells whose every claim is decided with all its cells.
     pub finished_cells: Vec<usize>,
-}
-
-/// The progress of `outcome` over `input`'s cells.
-pub fn progress(input: &ReportInput, outcome: &ClaimsOutcome) -> Progress {
-    eval::progress(input, outcome)
 }
 
 /// The verdicts of every confirmatory claim and claim cell.

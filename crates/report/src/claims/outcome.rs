@@ -3,7 +3,8 @@
 
 use super::cells::ClaimCell;
 use super::eval::Data;
-use super::{CellOutcome, ClaimLevel};
+use super::{CellOutcome, ClaimLevel, Heterogeneity};
+use crate::error::Untested;
 use schedlab_analyze::{ClaimTest, Design, Effect, PairTest};
 use schedlab_spec::claims::{Claim, ClaimRelation, ClaimScope, Relation};
 
@@ -80,7 +81,7 @@ pub(super) fn claim_level(claim: &Claim, t: &ClaimTest, level: f64) -> ClaimLeve
 pub(super) fn cell(
     cell: &ClaimCell,
     t: Option<&ClaimTest>,
-    why: Option<String>,
+    why: Option<Untested>,
     claim: &Claim,
     data: &Data,
 ) -> CellOutcome {
@@ -119,7 +120,7 @@ pub(super) fn cell(
         rounds_dropped: b.map_or(0, dropped),
         test,
         power: None,
-        untested: why,
+        untested: why.map(|w| w.to_string()),
         decided_after: None,
     }
 }
@@ -127,7 +128,7 @@ pub(super) fn cell(
 /// Where a claim's cells disagree, when they do by much: some cells' estimates on the other
 /// side of the claim's boundary (at least a fifth of them), or estimates more than a factor
 /// of 2 apart. None for one cell or a trend.
-pub(super) fn heterogeneity(claim: &Claim, tests: &[Option<ClaimTest>]) -> Option<String> {
+pub(super) fn heterogeneity(claim: &Claim, tests: &[Option<ClaimTest>]) -> Option<Heterogeneity> {
     let boundary = match claim.relation {
         ClaimRelation::Pair(
             Relation::RatioAtLeast { ratio, .. } | Relation::RatioAtMost { ratio, .. },
@@ -155,12 +156,11 @@ pub(super) fn heterogeneity(claim: &Claim, tests: &[Option<ClaimTest>]) -> Optio
         .fold((f64::INFINITY, 0.0f64), |(a, b), e| (a.min(*e), b.max(*e)));
     let straddle = minority > 0 && minority * 5 >= estimates.len();
     let spread = hi > 2.0 * lo;
-    (straddle || spread).then(|| {
-        format!(
-            "cells disagree: effects from {}x to {}x; {minority} of {} on the other side of {boundary}x",
-            crate::model::fmt_num(lo),
-            crate::model::fmt_num(hi),
-            estimates.len()
-        )
+    (straddle || spread).then_some(Heterogeneity {
+        lo,
+        hi,
+        minority,
+        cells: estimates.len(),
+        boundary,
     })
 }

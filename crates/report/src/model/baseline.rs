@@ -3,6 +3,7 @@
 //! `--baseline`.
 
 use super::{CellKey, ReportInput};
+use crate::error::ReportError;
 use schedlab_store::query::RunInfo;
 
 /// What a cell compares when the run varied the I/O scheduler or kernel settings: with one
@@ -35,22 +36,18 @@ pub fn choices(input: &ReportInput) -> Vec<String> {
     out
 }
 
-/// `Ok` if `name` is a baseline the run can use; else the message to print, which names
-/// the accepted values.
-pub fn check(input: &ReportInput, name: &str) -> Result<(), String> {
+/// `Ok` if `name` is a baseline the run can use; else [`ReportError::UnknownBaseline`],
+/// which names the accepted values.
+pub fn check(input: &ReportInput, name: &str) -> Result<(), ReportError> {
     let accepted = choices(input);
     if accepted.iter().any(|a| a == name) {
         return Ok(());
     }
-    Err(format!(
-        "--baseline {name}: run {} has no cell with policy '{name}'; pick one of its policies (accepted: {})",
-        input.run.run_id,
-        if accepted.is_empty() {
-            "none: the run has no cells".to_string()
-        } else {
-            accepted.join(", ")
-        }
-    ))
+    Err(ReportError::UnknownBaseline {
+        baseline: name.to_string(),
+        run_id: input.run.run_id,
+        accepted,
+    })
 }
 
 /// The policies of the policy axis of the run's spec as run, in order; empty if the spec
@@ -147,7 +144,7 @@ mod tests {
         let inp = input(vec![cell("other", 3), cell("fifo", 3), io]);
         assert_eq!(choices(&inp), vec!["other", "fifo", "other io=bfq"]);
         assert!(check(&inp, "fifo").is_ok());
-        let err = check(&inp, "deadline").unwrap_err();
+        let err = check(&inp, "deadline").unwrap_err().to_string();
         assert!(
             err.contains("--baseline deadline")
                 && err.contains("accepted: other, fifo, other io=bfq"),

@@ -3,7 +3,7 @@
 //! periods and time, against the bandwidth limit; the tasks' p99 wake-up latency), as a table
 //! and two or three figures.
 
-use super::figures::{Figure, Plot};
+use super::plot_data::{Figure, Plot};
 use super::tables::Table;
 use schedlab_analyze::median;
 use schedlab_store::groups::GroupRow;

@@ -10,7 +10,7 @@ use super::trials::values;
 use super::{describe, trial_values, CellKey, Metric, ReportInput};
 use schedlab_analyze::{
     effect_two_sample, mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u, median,
-    Effect, EffectScale, PValueMethod, ALPHAS, CI_LEVEL,
+    Effect, EffectScale, PValueMethod, ALPHA, ALPHAS, CI_LEVEL,
 };
 use std::collections::HashMap;
 
@@ -47,8 +47,8 @@ impl CompareRow {
     /// "**" for p < 0.01, "*" for p < 0.05, "" otherwise.
     pub fn mark(&self) -> &'static str {
         match self.p {
-            Some(p) if p < 0.01 => "**",
-            Some(p) if p < 0.05 => "*",
+            Some(p) if p < ALPHAS.1 => "**",
+            Some(p) if p < ALPHAS.0 => "*",
             _ => "",
         }
     }
@@ -318,14 +318,14 @@ impl CompareReport {
 
     /// Trials per run with which exact Mann-Whitney can reach p < 0.05.
     pub fn trials_needed() -> usize {
-        mann_whitney_trials_needed(ALPHAS.0).unwrap_or(4)
+        mann_whitney_trials_needed(ALPHA).unwrap_or(4)
     }
 
     /// The first row whose trial counts cannot reach p < 0.05, if any.
     pub fn too_few_trials(&self) -> Option<&CompareRow> {
         self.rows
             .iter()
-            .find(|r| r.min_p.is_some_and(|p| p >= ALPHAS.0))
+            .find(|r| r.min_p.is_some_and(|p| p >= ALPHA))
     }
 
     /// The environment facts (kernel, machine) that differ between the sides, as (what, A, B).

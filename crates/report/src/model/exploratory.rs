@@ -4,12 +4,13 @@
 //! what too few trials could not have shown. Nothing here is a verdict: only declared claims
 //! (`crate::claims`) get those.
 
+use super::fmt::fmt_ratio_bare;
 use super::trials::{values, TestUnit};
 use super::{fmt_p, fmt_with_unit, Group, Metric};
 use schedlab_analyze::{
     cliff_delta, effect_two_sample, mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u,
-    median, min_detectable_difference, Comparison, Effect, EffectScale, PValueMethod, ALPHAS,
-    CI_LEVEL, MDD_ALPHA, MDD_POWER,
+    median, min_detectable_difference, Comparison, Effect, EffectScale, PValueMethod, ALPHA,
+    ALPHAS, CI_LEVEL, MDD_POWER,
 };
 use serde::Serialize;
 
@@ -171,12 +172,12 @@ pub fn against_baseline(
                 p,
                 method: t.map(|t| t.method),
                 cliff_delta: cliff_delta(v, &base),
-                significant_at_05: p.is_some_and(|p| p < ALPHAS.0),
+                significant_at_05: p.is_some_and(|p| p < ALPHA),
                 significant_at_01: p.is_some_and(|p| p < ALPHAS.1),
                 min_p,
-                too_few_trials: min_p.is_none_or(|p| p >= ALPHAS.0),
-                trials_needed: mann_whitney_trials_needed(ALPHAS.0),
-                min_detectable: min_detectable_difference(&base, v, MDD_ALPHA, MDD_POWER)
+                too_few_trials: min_p.is_none_or(|p| p >= ALPHA),
+                trials_needed: mann_whitney_trials_needed(ALPHA),
+                min_detectable: min_detectable_difference(&base, v, ALPHA, MDD_POWER)
                     .map(|d| d.difference),
                 anova_p: overall.and_then(|c| c.anova.map(|t| t.p_value)),
                 kruskal_p: overall.and_then(|c| c.kruskal_wallis.map(|t| t.p_value)),
@@ -186,22 +187,6 @@ pub fn against_baseline(
             f
         })
         .collect()
-}
-
-/// "1.42x"; "133x" for large ratios, "0.012x" for small ones.
-pub fn fmt_ratio(r: f64) -> String {
-    format!("{}x", fmt_ratio_bare(r))
-}
-
-/// A ratio without its "x": "1.42", "133", "0.012".
-pub fn fmt_ratio_bare(r: f64) -> String {
-    if r >= 10.0 {
-        format!("{r:.0}")
-    } else if r >= 0.1 || r == 0.0 {
-        format!("{r:.2}")
-    } else {
-        super::fmt_num(r)
-    }
 }
 
 /// A signed value with the metric's unit: "+12", "-3.00 ms".

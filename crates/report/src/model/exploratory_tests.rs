@@ -1,6 +1,7 @@
 //! Tests of the exploratory comparisons: unadjusted exact p-values, effects with their
 //! intervals, too few trials, sentences.
 use super::*;
+use crate::model::fmt::fmt_ratio;
 use crate::model::Group;
 
 /// A group of cells 0..policies.len(), baseline cell 0, with `makespans[c]` as the

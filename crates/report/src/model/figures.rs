@@ -5,7 +5,7 @@
 //! switch bars (study 000), turnaround box plots and densities (003), per-task wall time
 //! and switches vs load (002), response vs turnaround (001), makespan range vs load (003).
 
-use super::plot_data::{Bar, BarGroup, BoxGroup, GanttBar};
+use super::plot_data::{Bar, BarGroup, BoxGroup, Densities, Figure, Plot};
 use super::{tasks_phrase, Metric, Panel, Report};
 
 /// Distributions are thinned to at most this many evenly spaced order statistics before
@@ -14,46 +14,6 @@ pub const MAX_POINTS: usize = 2000;
 
 /// Densities are drawn at no more than this many task counts per panel.
 const DENSITY_TASK_COUNTS: usize = 4;
-
-/// The data of one plot, in the form the plots module takes.
-#[derive(Debug, Clone)]
-pub enum Plot {
-    /// Grouped bars with CI error bars.
-    Bars(Vec<BarGroup>),
-    /// Tukey box plots, grouped.
-    Boxes(Vec<BoxGroup>),
-    /// Kernel density estimates, one per series.
-    Density(Vec<(String, Vec<f64>)>),
-    /// Lines through points, one per series.
-    Lines(Vec<(String, Vec<(f64, f64)>)>),
-    /// Lines through points on a logarithmic y axis (latency percentiles).
-    LogLines(Vec<(String, Vec<(f64, f64)>)>),
-    /// Points, one colour per series.
-    Scatter(Vec<(String, Vec<(f64, f64)>)>),
-    /// Empirical CDFs, one per series.
-    Cdf(Vec<(String, Vec<f64>)>),
-    /// A per-CPU timeline.
-    Gantt(Vec<GanttBar>),
-}
-
-/// One figure of the report.
-#[derive(Debug, Clone)]
-pub struct Figure {
-    /// File stem, unique in the report, e.g. "1-cpu-pi-makespan".
-    pub id: String,
-    /// Index of its panel in [`Report::panels`].
-    pub panel: usize,
-    /// Title drawn on the plot.
-    pub title: String,
-    /// What the figure shows and how it was computed.
-    pub caption: String,
-    /// x axis label, with unit.
-    pub x_label: String,
-    /// y axis label, with unit (unused by densities).
-    pub y_label: String,
-    /// The data.
-    pub plot: Plot,
-}
 
 /// At most `max` evenly spaced order statistics of `xs` (all of them, sorted, if fewer).
 pub fn thin(xs: &[f64], max: usize) -> Vec<f64> {
@@ -242,14 +202,15 @@ impl PanelFigures<'_> {
             .panel
             .groups
             .iter()
-            .map(|&g| BoxGroup {
-                category: tasks_phrase(self.r.groups[g].tasks),
-                series: self
-                    .panel
-                    .policies
-                    .iter()
-                    .filter_map(|p| Some((p.clone(), self.samples(g, p, Metric::Turnaround)?)))
-                    .collect(),
+            .map(|&g| {
+                BoxGroup::of(
+                    tasks_phrase(self.r.groups[g].tasks),
+                    self.panel
+                        .policies
+                        .iter()
+                        .filter_map(|p| Some((p.clone(), self.samples(g, p, Metric::Turnaround)?)))
+                        .collect(),
+                )
             })
             .collect();
         if boxes.iter().any(|b| !b.series.is_empty()) {
@@ -291,7 +252,7 @@ impl PanelFigures<'_> {
                 format!("{label}, {}: per-task turnaround density", tasks_phrase(n)),
                 format!("Kernel density of the per-task turnaround (completion) times with {}, per policy; groups of tasks finishing together show as separate peaks.", tasks_phrase(n)),
                 (Metric::Turnaround.with_unit(), "density".into()),
-                Plot::Density(series),
+                Plot::Density(Densities::of(&series)),
             );
         }
     }

@@ -1,6 +1,5 @@
 //! Number formatting shared by every text output: values with units, p-values, CIs.
 
-use super::exploratory::fmt_ratio_bare;
 use super::Metric;
 use schedlab_analyze::{Effect, EffectScale, Summary};
 
@@ -143,6 +142,22 @@ pub fn fmt_ns(ns: f64) -> String {
         format!("{:.1} us", ns / 1e3)
     } else {
         format!("{ns:.0} ns")
+    }
+}
+
+/// "1.42x"; "133x" for large ratios, "0.012x" for small ones.
+pub fn fmt_ratio(r: f64) -> String {
+    format!("{}x", fmt_ratio_bare(r))
+}
+
+/// A ratio without its "x": "1.42", "133", "0.012".
+pub fn fmt_ratio_bare(r: f64) -> String {
+    if r >= 10.0 {
+        format!("{r:.0}")
+    } else if r >= 0.1 || r == 0.0 {
+        format!("{r:.2}")
+    } else {
+        fmt_num(r)
     }
 }
 

@@ -3,8 +3,7 @@
 //! across the schedulers on per-trial means (the samples of one trial, 100 ms apart, are not
 //! independent; the trial is the unit of replication).
 
-use super::figures::{Figure, Plot};
-use super::plot_data::BoxGroup;
+use super::plot_data::{BoxGroup, Figure, Plot};
 use super::tables::Table;
 use super::Panel;
 use schedlab_analyze::{anova_oneway, kruskal_wallis, TestResult, ALPHAS};
@@ -208,7 +207,7 @@ pub fn figures(all: &[SchedulerSamples], panels: &[Panel]) -> Vec<Figure> {
                 caption: format!("Pooled samples: every system-wide sample of {label} taken during the trials, all trials together, per block-device I/O scheduler (study 004's box plots). Samples within a trial are not independent; the tests use per-trial means."),
                 x_label: "I/O scheduler".into(),
                 y_label: label.to_string(),
-                plot: Plot::Boxes(vec![BoxGroup { category: w.workload.clone(), series }]),
+                plot: Plot::Boxes(vec![BoxGroup::of(w.workload.clone(), series)]),
             });
         }
     }
@@ -349,7 +348,7 @@ mod tests {
         match &figs[1].plot {
             Plot::Boxes(g) => {
                 assert_eq!(g[0].series.len(), 2);
-                assert_eq!(g[0].series[0].1.len(), 60);
+                assert_eq!(g[0].series[0].1.as_ref().map(|b| b.n), Some(60));
             }
             other => panic!("{other:?}"),
         }

@@ -2,8 +2,7 @@
 //! cell: CDF plots and a percentile table) and the scheduler trace (a per-CPU Gantt chart of
 //! one trial per cell).
 
-use super::figures::{Figure, Plot};
-use super::plot_data::GanttBar;
+use super::plot_data::{Cdfs, Figure, GanttBar, Plot};
 use super::tables::Table;
 use super::Panel;
 use hdrhistogram::Histogram;
@@ -207,7 +206,7 @@ pub fn figures(v: &KernelView, panels: &[Panel]) -> Vec<Figure> {
             caption: "Empirical CDF of every wake-up latency (actual - intended wake time) per cell, from the merged HDR histograms of its measured tasks.".into(),
             x_label: "wake-up latency (us)".into(),
             y_label: "fraction of wake-ups".into(),
-            plot: Plot::Cdf(series),
+            plot: Plot::Cdf(Cdfs::of(&series)),
         });
     }
     for t in &v.traces {
@@ -287,9 +286,13 @@ mod tests {
         let figs = figures(&view(), &[]);
         assert_eq!(figs.len(), 2);
         match &figs[0].plot {
-            Plot::Cdf(s) => {
-                assert_eq!(s[0].1.len(), CDF_POINTS);
-                assert!(s[0].1.windows(2).all(|w| w[0] <= w[1]), "quantiles ascend");
+            Plot::Cdf(c) => {
+                let steps = &c.steps[0].1;
+                assert!(steps.len() >= 2, "{steps:?}");
+                assert!(steps
+                    .windows(2)
+                    .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1));
+                assert_eq!(steps.last().map(|s| s.1), Some(1.0));
             }
             other => panic!("{other:?}"),
         }

@@ -237,7 +237,7 @@ pub fn build(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> Qua
                 let p = schedlab_analyze::sequential_precision(
                     &values,
                     t.precision,
-                    schedlab_analyze::SEQUENCE_ALPHA,
+                    schedlab_analyze::ALPHA,
                 );
                 CellPrecision {
                     label: label(i),
@@ -495,7 +495,7 @@ pub fn notes(q: &Quality) -> Vec<String> {
                 min_trials: t.adaptive.min_trials.max(2) as usize,
                 max_trials: t.adaptive.max_trials.max(2) as usize,
                 precision: t.precision,
-                alpha: schedlab_analyze::SEQUENCE_ALPHA,
+                alpha: schedlab_analyze::ALPHA,
             }
             .methods_text(),
         ));

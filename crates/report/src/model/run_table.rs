@@ -13,6 +13,11 @@ pub fn median(values: impl IntoIterator<Item = i64>) -> Option<f64> {
     schedlab_analyze::median(&v)
 }
 
+/// What the table after a run shows of each of `cells`, in their order.
+pub fn lines(cells: &[CellView]) -> Vec<CellLine> {
+    cells.iter().map(CellLine::of).collect()
+}
+
 /// What the table after a run shows of one cell.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CellLine {

@@ -1,5 +1,6 @@
 //! Tests of the report model's assembly: samples from task rows, keys, groups.
 
+use super::report::build;
 use super::*;
 use schedlab_store::query::TaskRow;
 

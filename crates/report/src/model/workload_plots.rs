@@ -7,8 +7,7 @@
 //! - periodic: against the utilisation (run / period, %), over every periodic cell of the
 //!   run with the same task count and other axes: slack p1/p50/p99 and the missed share.
 
-use super::figures::{Figure, Plot};
-use super::plot_data::{Bar, BarGroup};
+use super::plot_data::{Bar, BarGroup, Figure, Plot};
 use super::workload::task_axis;
 use super::{Metric, Report};
 use schedlab_core::workload::WorkloadKind;

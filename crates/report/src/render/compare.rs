@@ -4,7 +4,7 @@
 
 use super::terminal::terminal_table;
 use crate::model::compare::{units, work, CompareReport, CompareRow, SameWork};
-use crate::model::exploratory::fmt_ratio;
+use crate::model::fmt::fmt_ratio;
 use crate::model::tables::Table;
 use crate::model::{fmt_p, fmt_value, fmt_with_unit, Metric, TestUnit};
 use schedlab_analyze::{Effect, EffectScale};

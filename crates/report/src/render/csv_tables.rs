@@ -1,9 +1,11 @@
 //! Every table of a report as CSV (csv/*.csv), with full-precision numbers and one column
 //! per axis, for spreadsheets and scripts. Empty fields mean "not computed".
 
-use crate::model::tables::env_rows;
+use super::tables::env_rows;
+use crate::error::RenderError;
 use crate::model::{Metric, MetricSummary, Report};
-use anyhow::Result;
+
+type Result<T, E = RenderError> = std::result::Result<T, E>;
 
 /// The axis columns that identify a group.
 const GROUP_AXES: [&str; 6] = ["workload", "tasks", "priorities", "kind", "start", "cpus"];
@@ -59,7 +61,9 @@ fn document(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> Res
     for row in rows {
         w.write_record(&row)?;
     }
-    Ok(String::from_utf8(w.into_inner()?)?)
+    Ok(String::from_utf8(
+        w.into_inner().map_err(|e| e.into_error())?,
+    )?)
 }
 
 /// A header of the group axes followed by `rest`.

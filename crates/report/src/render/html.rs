@@ -2,10 +2,10 @@
 //! record, warnings, exploratory comparisons, figures inline as SVG, and every table. No scripts, no
 //! external requests: it works offline and from a copied directory.
 
-use crate::model::figures::Figure;
-use crate::model::tables::{self, env_rows};
+use super::tables::{self, env_rows};
+use crate::error::RenderError;
+use crate::model::plot_data::Figure;
 use crate::model::{Metric, Report, EXPLORATORY_HEADING, EXPLORATORY_NOTE};
-use anyhow::{Context, Result};
 use minijinja::{context, Environment, Value};
 
 /// The page template (minijinja, HTML auto-escaping).
@@ -199,10 +199,11 @@ fn to_value<T: serde::Serialize>(x: T) -> Value {
 }
 
 /// The page, with `figs` inline (`svgs[i]` is the SVG of `figs[i]`).
-pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String> {
+pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String, RenderError> {
     let mut env = Environment::new();
+    let template = |what| move |source| RenderError::Template { what, source };
     env.add_template("index.html", TEMPLATE)
-        .context("the HTML report template does not parse (a schedlab bug)")?;
+        .map_err(template("the HTML report template does not parse"))?;
     let panels: Vec<Value> = r
         .panels
         .iter()
@@ -269,9 +270,9 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String> {
         exploratory_heading => EXPLORATORY_HEADING,
         exploratory_note => EXPLORATORY_NOTE,
     };
-    env.get_template("index.html")?
-        .render(ctx)
-        .context("cannot render the HTML report (a schedlab bug)")
+    env.get_template("index.html")
+        .and_then(|t| t.render(ctx))
+        .map_err(template("cannot render the HTML report"))
 }
 
 /// The summary tables over the trial values (the headline metrics' open), then the per-task

@@ -1,8 +1,9 @@
 //! The Markdown summary of a report (report.md): run, warnings, exploratory comparisons, study 001's key
 //! tables per panel, links to the PNG figures, and the methods.
 
-use crate::model::figures::Figure;
-use crate::model::tables::{self, Table};
+use super::tables;
+use crate::model::plot_data::Figure;
+use crate::model::tables::Table;
 use crate::model::{Report, EXPLORATORY_HEADING, EXPLORATORY_NOTE};
 
 /// Text for Markdown: `&`, `<` and `>` as character references, so that no stored text

@@ -11,4 +11,5 @@ pub mod latex;
 pub mod markdown;
 pub mod plots;
 pub mod stats;
+pub mod tables;
 pub mod terminal;

@@ -4,8 +4,9 @@
 //! `--all` adds every metric's comparisons, the summary and pairwise tables with every column,
 //! the pooled per-task tables and the methods.
 
+use super::tables;
 use super::terminal::terminal_table;
-use crate::model::tables::{self, Table};
+use crate::model::tables::Table;
 use crate::model::{self, Metric, Report, EXPLORATORY_HEADING, EXPLORATORY_NOTE};
 
 /// Longest reason shown in the trials table without `--all` (the warnings have it whole).

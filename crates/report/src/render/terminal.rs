@@ -1,11 +1,10 @@
-//! The per-cell summary table printed after a run, computed from the stored rows.
+//! The per-cell summary table printed after a run, formatted from the model's lines
+//! ([`crate::model::run_table::lines`]), and any [`Table`] drawn for a terminal.
 
+use crate::model::fmt::fmt_ns;
 use crate::model::run_table::CellLine;
 use crate::model::tables::Table;
-use schedlab_store::query::CellView;
 use tabled::settings::Style;
-
-pub use crate::model::fmt::fmt_ns;
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map_or_else(|| "-".into(), f)
@@ -87,8 +86,7 @@ const COLUMNS: [Column; 17] = [
 /// `wide`: every column; else the key ones (the axes that vary in the run, makespan,
 /// response, turnaround and its maximum, run-queue wait, involuntary switches), which fit
 /// 120 columns for typical runs.
-pub fn render(cells: &[CellView], wide: bool) -> String {
-    let lines: Vec<CellLine> = cells.iter().map(CellLine::of).collect();
+pub fn render(lines: &[CellLine], wide: bool) -> String {
     let varies = |f: fn(&CellLine) -> String| lines.iter().any(|c| f(c) != f(&lines[0]));
     let shown: Vec<&Column> = COLUMNS
         .iter()
@@ -100,7 +98,7 @@ pub fn render(cells: &[CellView], wide: bool) -> String {
             .iter()
             .map(|c| if wide { c.heading } else { c.short }.to_string()),
     );
-    for line in &lines {
+    for line in lines {
         b.push_record(shown.iter().map(|c| (c.value)(line)));
     }
     let mut out = b.build().with(Style::sharp()).to_string();
@@ -137,7 +135,8 @@ pub fn terminal_table(t: &Table) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use schedlab_store::query::TaskRow;
+    use crate::model::run_table::lines;
+    use schedlab_store::query::{CellView, TaskRow};
 
     #[test]
     fn durations_get_readable_units() {
@@ -180,7 +179,7 @@ mod tests {
             reason: Some("SCHED_FIFO refused (EPERM)".into()),
             ..Default::default()
         };
-        let text = render(&[ok.clone(), skipped.clone()], true);
+        let text = render(&lines(&[ok.clone(), skipped.clone()]), true);
         assert!(text.contains("20.00 ms"), "{text}");
         assert!(text.contains("3.0 us"), "{text}");
         assert!(text.contains("0/3"), "{text}");

@@ -3,7 +3,9 @@
 //! cell of an undecided claim has its estimate alone.
 
 use crate::claims::{CellOutcome, ClaimOutcome, ClaimsOutcome};
-use anyhow::Result;
+use crate::error::RenderError;
+
+type Result<T, E = RenderError> = std::result::Result<T, E>;
 use schedlab_analyze::TrialsNeeded;
 
 const HEADER: [&str; 27] = [
@@ -138,5 +140,7 @@ pub fn document(o: &ClaimsOutcome) -> Result<String> {
             w.write_record(row(c, cell))?;
         }
     }
-    Ok(String::from_utf8(w.into_inner()?)?)
+    Ok(String::from_utf8(
+        w.into_inner().map_err(|e| e.into_error())?,
+    )?)
 }

@@ -75,7 +75,7 @@ fn claim_level(c: &ClaimOutcome, o: &ClaimLevel) -> Value {
         "rounds": { "used": o.rounds, "dropped": o.rounds_dropped },
         "earliest_round": o.earliest_round,
         "decided_after_rounds": o.decided_after,
-        "heterogeneity": o.heterogeneity,
+        "heterogeneity": o.heterogeneity.as_ref().map(super::table::heterogeneity),
         "cells": c.cells.iter().map(cell).collect::<Vec<_>>(),
     })
 }

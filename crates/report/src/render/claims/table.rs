@@ -2,7 +2,7 @@
 //! 1280 px screen, long reasons as numbered notes under it) and the one-line summary of
 //! each claim, as text cells every renderer shares.
 
-use crate::claims::{CellOutcome, ClaimOutcome, ClaimsOutcome};
+use crate::claims::{CellOutcome, ClaimOutcome, ClaimsOutcome, Heterogeneity};
 pub use crate::model::fmt_effect;
 use crate::model::tables::Table;
 use crate::model::{fmt_num, fmt_p, Metric};
@@ -69,7 +69,7 @@ pub fn need(p: &Power) -> Option<String> {
 /// An effect's estimate alone (its interval is not shown where the cell was not judged).
 fn estimate(e: &Effect, metric: Option<Metric>) -> String {
     match e.scale {
-        EffectScale::Ratio => format!("{}x", crate::model::exploratory::fmt_ratio_bare(e.estimate)),
+        EffectScale::Ratio => format!("{}x", crate::model::fmt::fmt_ratio_bare(e.estimate)),
         EffectScale::Difference => format!(
             "{} {}",
             fmt_num(e.estimate),
@@ -307,9 +307,22 @@ pub fn summary_line(outcome: &ClaimOutcome) -> String {
         line += &format!(" (cells are judged once the claim is decided){why}");
     }
     if let Some(h) = &outcome.overall.heterogeneity {
-        line += &format!("; {h}");
+        line += &format!("; {}", heterogeneity(h));
     }
     line
+}
+
+/// Where a claim's cells disagree, in words: "cells disagree: effects from 0.8x to 1.3x; 2
+/// of 6 on the other side of 1x".
+pub fn heterogeneity(h: &Heterogeneity) -> String {
+    format!(
+        "cells disagree: effects from {}x to {}x; {} of {} on the other side of {}x",
+        fmt_num(h.lo),
+        fmt_num(h.hi),
+        h.minority,
+        h.cells,
+        h.boundary
+    )
 }
 
 /// Why an undecided claim is so, as "; ..." (empty when nothing useful can be said): the

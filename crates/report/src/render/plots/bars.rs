@@ -2,11 +2,11 @@
 
 use plotters::prelude::*;
 
+use super::axes::nice_axis;
 use super::frame::{
     builder, categories_under, color_of, darker, draw_axes, err, layout, legend, note_center,
     render, unique_in_order, wrap_categories, Axes, Chart, DResult, Swatch, Y_AREA,
 };
-use super::stats::nice_axis;
 use super::{Bar, BarGroup};
 
 /// Grouped bar chart as an SVG string. Bars start at 0; error bars show `ci`; the y axis

@@ -1,15 +1,16 @@
-//! Tukey box plots, drawn here from [`tukey_box`] (plotters' Boxplot neither clamps whiskers to data nor draws outliers).
+//! Tukey box plots of the model's boxes ([`TukeyBox`], computed by the analysis), drawn here (plotters' Boxplot neither clamps whiskers to data nor draws outliers).
 
 use plotters::prelude::*;
 
+use super::axes::{nice_axis, padded_range};
 use super::frame::{
     builder, categories_under, color_of, draw_axes, err, layout, legend, note_center, render,
     unique_in_order, wrap_categories, Area, Axes, Chart, DResult, Swatch, Y_AREA,
 };
-use super::stats::{nice_axis, padded_range, tukey_box, TukeyBox};
 use super::BoxGroup;
+use schedlab_analyze::TukeyBox;
 
-/// Box plot as an SVG string: per category and series a Tukey box — box from Q1 to Q3
+/// Box plot as an SVG string: per category and series its Tukey box — box from Q1 to Q3
 /// (numpy linear quartiles), a line at the median, whiskers to the most extreme values
 /// within 1.5 IQR of the box (always data values), every value beyond them as a hollow
 /// dot. The y axis covers all values, outliers included. No finite value at all: axes
@@ -67,14 +68,14 @@ fn draw(root: &Area, title: &str, x_label: &str, y_label: &str, groups: &[BoxGro
             .flat_map(|g| g.series.iter().map(|(n, _)| n.as_str())),
     );
     // (group index, series index, box) for every cell with data.
-    let boxes: Vec<(usize, usize, String, TukeyBox)> = groups
+    let boxes: Vec<(usize, usize, String, &TukeyBox)> = groups
         .iter()
         .enumerate()
         .flat_map(|(gi, g)| {
             let series = &series;
-            g.series.iter().filter_map(move |(n, v)| {
+            g.series.iter().filter_map(move |(n, b)| {
                 let si = series.iter().position(|s| s == n)?;
-                Some((gi, si, n.clone(), tukey_box(v)?))
+                Some((gi, si, n.clone(), b.as_ref()?))
             })
         })
         .collect();

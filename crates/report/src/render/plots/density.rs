@@ -1,30 +1,26 @@
-//! Distributions of one variable per series: Gaussian kernel density curves and empirical CDFs.
+//! Distributions of one variable per series, as the model computed them: Gaussian kernel density curves and empirical CDFs.
 
 use plotters::prelude::*;
 
+use super::axes::{nice_axis, padded_range};
 use super::frame::{
     builder, color_of, draw_axes, err, layout, legend, note_center, render, Area, Axes, DResult,
     Swatch, X_AREA, Y_AREA,
 };
-use super::stats::{kde_at, nice_axis, padded_range, silverman_bandwidth, sorted_finite};
+use super::{Cdfs, Densities};
 
-/// Points per density curve.
-const GRID: usize = 240;
-
-/// Density plot as an SVG string: per series a Gaussian kernel density estimate of its
-/// finite values, hand-written here ([`kde_at`]) with Silverman's rule-of-thumb bandwidth
-/// ([`silverman_bandwidth`], R's `bw.nrd0`), drawn as a line over a light fill. The y axis
-/// is the density in 1/(x unit): "density (1/ms)" when `x_label` ends in "(ms)". Each
-/// curve integrates to 1; a series with one value (or no spread) is a narrow bump.
-/// No finite value at all: axes and "no data".
-pub fn density_plot(title: &str, x_label: &str, series: &[(String, Vec<f64>)]) -> String {
+/// Density plot as an SVG string: per series its Gaussian kernel density curve
+/// ([`Densities`]), drawn as a line over a light fill. The y axis is the density in 1/(x
+/// unit): "density (1/ms)" when `x_label` ends in "(ms)". No finite value at all: axes and
+/// "no data".
+pub fn density_plot(title: &str, x_label: &str, series: &Densities) -> String {
     render(title, |root| draw_density(root, title, x_label, series))
 }
 
 /// Empirical CDF plot as an SVG string: per series the fraction of its finite values
-/// <= x, as steps from 0 to 1 (the y axis, a fraction without unit). No finite value at
-/// all: axes and "no data".
-pub fn cdf_plot(title: &str, x_label: &str, series: &[(String, Vec<f64>)]) -> String {
+/// <= x ([`Cdfs`]), as steps from 0 to 1 (the y axis, a fraction without unit). No finite
+/// value at all: axes and "no data".
+pub fn cdf_plot(title: &str, x_label: &str, series: &Cdfs) -> String {
     render(title, |root| draw_cdf(root, title, x_label, series))
 }
 
@@ -40,35 +36,15 @@ pub(crate) fn density_label(x_label: &str) -> String {
     "density".to_string()
 }
 
-type Cleaned = Vec<(String, Vec<f64>)>;
-
-fn clean(series: &[(String, Vec<f64>)]) -> (Cleaned, Option<(f64, f64)>) {
-    let c: Cleaned = series
-        .iter()
-        .map(|(n, v)| (n.clone(), sorted_finite(v)))
-        .collect();
-    let lo = c
-        .iter()
-        .filter_map(|(_, v)| v.first())
-        .copied()
-        .reduce(f64::min);
-    let hi = c
-        .iter()
-        .filter_map(|(_, v)| v.last())
-        .copied()
-        .reduce(f64::max);
-    (c, lo.zip(hi))
-}
-
-fn draw_density(root: &Area, title: &str, x_label: &str, series: &[(String, Vec<f64>)]) -> DResult {
-    let (data, range) = clean(series);
-    let names: Vec<(String, bool)> = data
+fn draw_density(root: &Area, title: &str, x_label: &str, d: &Densities) -> DResult {
+    let names: Vec<(String, bool)> = d
+        .curves
         .iter()
         .map(|(n, v)| (n.clone(), !v.is_empty()))
         .collect();
     let plot = layout(root, title, &legend(&names, Swatch::Line))?;
     let y_label = density_label(x_label);
-    let has = range.is_some();
+    let has = d.x_range.is_some();
     let mut axes = Axes {
         x_desc: x_label,
         y_desc: &y_label,
@@ -77,7 +53,7 @@ fn draw_density(root: &Area, title: &str, x_label: &str, series: &[(String, Vec<
         x_grid: true,
         y_count: 0,
     };
-    let Some((lo, hi)) = range else {
+    let Some((g0, g1)) = d.x_range else {
         let mut chart = builder(&plot, Y_AREA, X_AREA)
             .build_cartesian_2d(0.0..1.0, 0.0..1.0)
             .map_err(err)?;
@@ -85,26 +61,9 @@ fn draw_density(root: &Area, title: &str, x_label: &str, series: &[(String, Vec<
         return note_center(root, &chart, "no data");
     };
 
-    // Curves over the data range plus three bandwidths on each side (tails near zero).
-    let bws: Vec<Option<f64>> = data.iter().map(|(_, v)| silverman_bandwidth(v)).collect();
-    let hmax = bws.iter().flatten().copied().fold(0.0, f64::max);
-    let (g0, g1) = (lo - 3.0 * hmax, hi + 3.0 * hmax);
-    let curves: Vec<(String, Vec<(f64, f64)>)> = data
-        .iter()
-        .zip(&bws)
-        .filter_map(|((n, v), h)| {
-            let h = (*h)?;
-            let pts = (0..GRID)
-                .map(|i| {
-                    let x = g0 + (g1 - g0) * i as f64 / (GRID - 1) as f64;
-                    (x, kde_at(v, h, x))
-                })
-                .collect();
-            Some((n.clone(), pts))
-        })
-        .collect();
+    let curves = d.curves.iter().filter(|(_, p)| !p.is_empty());
     let ymax = curves
-        .iter()
+        .clone()
         .flat_map(|(_, p)| p.iter().map(|q| q.1))
         .fold(0.0, f64::max);
     let (_, y1, y_count) = nice_axis(0.0, if ymax > 0.0 { ymax } else { 1.0 });
@@ -113,7 +72,7 @@ fn draw_density(root: &Area, title: &str, x_label: &str, series: &[(String, Vec<
         .build_cartesian_2d(g0..g1, 0.0..y1)
         .map_err(err)?;
     draw_axes(&mut chart, &axes)?;
-    for (n, p) in &curves {
+    for (n, p) in curves {
         let c = color_of(n);
         chart
             .draw_series(
@@ -125,9 +84,10 @@ fn draw_density(root: &Area, title: &str, x_label: &str, series: &[(String, Vec<
     Ok(())
 }
 
-fn draw_cdf(root: &Area, title: &str, x_label: &str, series: &[(String, Vec<f64>)]) -> DResult {
-    let (data, range) = clean(series);
-    let names: Vec<(String, bool)> = data
+fn draw_cdf(root: &Area, title: &str, x_label: &str, cdfs: &Cdfs) -> DResult {
+    let range = cdfs.x_range;
+    let names: Vec<(String, bool)> = cdfs
+        .steps
         .iter()
         .map(|(n, v)| (n.clone(), !v.is_empty()))
         .collect();
@@ -149,55 +109,21 @@ fn draw_cdf(root: &Area, title: &str, x_label: &str, series: &[(String, Vec<f64>
     if range.is_none() {
         return note_center(root, &chart, "no data");
     }
-    for (n, v) in data.iter().filter(|(_, v)| !v.is_empty()) {
+    for (n, steps) in cdfs.steps.iter().filter(|(_, s)| !s.is_empty()) {
         let c = color_of(n);
+        let path = std::iter::once((x0, 0.0))
+            .chain(steps.iter().copied())
+            .chain(std::iter::once((x1, 1.0)));
         chart
-            .draw_series(LineSeries::new(ecdf_steps(v, x0, x1), c.stroke_width(2)))
+            .draw_series(LineSeries::new(path, c.stroke_width(2)))
             .map_err(err)?;
     }
     Ok(())
 }
 
-/// The step path of the empirical CDF of ascending `sorted`, from (`x0`, 0) to (`x1`, 1).
-pub(crate) fn ecdf_steps(sorted: &[f64], x0: f64, x1: f64) -> Vec<(f64, f64)> {
-    let n = sorted.len() as f64;
-    let mut path = vec![(x0, 0.0)];
-    let mut y = 0.0;
-    for (i, x) in sorted.iter().enumerate() {
-        // Ties make one taller step: only the last of equal values rises to its level.
-        if sorted.get(i + 1) == Some(x) {
-            continue;
-        }
-        path.push((*x, y));
-        y = (i + 1) as f64 / n;
-        path.push((*x, y));
-    }
-    path.push((x1, 1.0));
-    path
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ecdf_steps_rise_at_each_distinct_value() {
-        let p = ecdf_steps(&[1.0, 2.0, 2.0, 4.0], 0.0, 5.0);
-        assert_eq!(
-            p,
-            vec![
-                (0.0, 0.0),
-                (1.0, 0.0),
-                (1.0, 0.25),
-                (2.0, 0.25),
-                (2.0, 0.75),
-                (4.0, 0.75),
-                (4.0, 1.0),
-                (5.0, 1.0)
-            ]
-        );
-        assert_eq!(ecdf_steps(&[], 0.0, 1.0), vec![(0.0, 0.0), (1.0, 1.0)]);
-    }
 
     #[test]
     fn density_axis_label_takes_the_unit() {

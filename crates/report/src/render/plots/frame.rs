@@ -1,6 +1,5 @@
 //! The shared look of every plot: canvas, fonts, title, legend band, axes, category labels, "no data" note.
 
-use std::fmt::Display;
 use std::sync::OnceLock;
 
 use plotters::chart::ChartContext;
@@ -11,15 +10,17 @@ use plotters::prelude::*;
 use plotters::style::register_font;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::stats::fmt_tick;
+use super::axes::fmt_tick;
 use super::{policy_color, FONT_BYTES, FONT_FAMILY, HEIGHT, WIDTH};
+use crate::error::PlotError;
 
 /// The whole canvas (or a part of it) in pixel coordinates.
 pub(crate) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 /// A chart with f64 axes on an SVG canvas.
 pub(crate) type Chart<'a, 'b, Y = RangedCoordf64> =
     ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, Y>>;
-pub(crate) type DResult<T = ()> = Result<T, String>;
+/// What drawing gives: the value, or why plotters could not draw.
+pub(crate) type DResult<T = ()> = Result<T, PlotError>;
 
 /// Font sizes in plotters' units (the SVG font-size is this / 1.24, in px).
 pub(crate) const TITLE_SIZE: f64 = 24.0;
@@ -35,8 +36,8 @@ const TITLE_BAND: u32 = 40;
 /// Height of one legend row, px.
 const LEGEND_ROW: i32 = 22;
 
-pub(crate) fn err<E: Display>(e: E) -> String {
-    e.to_string()
+pub(crate) fn err<E: std::error::Error + Send + Sync + 'static>(e: E) -> PlotError {
+    PlotError::Draw(Box::new(e))
 }
 
 /// The embedded font under [`FONT_FAMILY`], registered with plotters once.
@@ -292,7 +293,7 @@ pub(crate) struct Axes<'s> {
     /// Vertical grid lines.
     pub x_grid: bool,
     /// Number of y labels plotters may place (0: up to 8); pass the count from
-    /// [`super::stats::nice_axis`] so that labels fall on its ticks.
+    /// [`super::axes::nice_axis`] so that labels fall on its ticks.
     pub y_count: usize,
 }
 

@@ -3,11 +3,11 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::axes::{natural_cmp, padded_range};
 use super::frame::{
     builder, color_of, darker, draw_axes, err, font, layout, legend, note_center, render,
     text_width, unique_in_order, Area, Axes, Chart, DResult, Swatch, TICK_SIZE, X_AREA,
 };
-use super::stats::{natural_cmp, padded_range};
 use super::GanttBar;
 
 /// Gantt chart as an SVG string: one row per lane, one bar per interval (at least 1 px

@@ -5,11 +5,11 @@ use plotters::prelude::*;
 
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::axes::{fmt_tick, log_range, nice_axis, padded_range};
 use super::frame::{
     builder, color_of, draw_axes, err, font, layout, legend, note_center, render, Area, Axes,
     Chart, DResult, Swatch, TICK_SIZE, X_AREA, Y_AREA,
 };
-use super::stats::{fmt_tick, log_range, nice_axis, padded_range};
 
 /// Colour of the minor grid lines of a log axis (lighter than the main grid).
 const MINOR: RGBColor = RGBColor(240, 240, 240);

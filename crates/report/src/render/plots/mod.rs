@@ -10,9 +10,12 @@
 //! draws the axes and a "no data" note, and no function panics.
 //!
 //! Bar, line, scatter and CDF plots use plotters' chart machinery; box plots (Tukey),
-//! densities (Gaussian KDE) and Gantt charts compute their geometry here ([`stats`]) and
-//! draw it with plotters' primitive elements on the same frame, so all plots look alike.
+//! densities (Gaussian KDE) and Gantt charts are drawn with plotters' primitive elements on
+//! the same frame, so all plots look alike. The boxes, density curves and CDF steps come
+//! computed in the model ([`crate::model::plot_data`]); here only axes ([`axes`]) are laid
+//! out.
 
+pub mod axes;
 mod bars;
 mod boxes;
 mod density;
@@ -20,21 +23,19 @@ mod frame;
 mod gantt;
 mod lines;
 mod png;
-pub mod stats;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_png;
 
-use crate::model::figures::{Figure, Plot};
-pub use crate::model::plot_data::{Bar, BarGroup, BoxGroup, GanttBar};
+pub use crate::model::plot_data::{Bar, BarGroup, BoxGroup, Cdfs, Densities, GanttBar};
+use crate::model::plot_data::{Figure, Plot};
 pub use bars::bar_chart;
 pub use boxes::box_plot;
 pub use density::{cdf_plot, density_plot};
 pub use gantt::gantt;
 pub use lines::{line_plot, scatter_plot};
 pub use png::svg_to_png;
-pub use stats::{tukey_box, TukeyBox};
 
 /// A figure of the report as a standalone SVG document.
 pub fn svg(fig: &Figure) -> String {

@@ -6,6 +6,7 @@ use resvg::tiny_skia::{Pixmap, Transform};
 use resvg::usvg::{fontdb, Options, Tree};
 
 use super::{FONT_BYTES, FONT_FAMILY};
+use crate::error::PlotError;
 
 /// Largest PNG side accepted, px.
 const MAX_SIDE: f32 = 16384.0;
@@ -35,32 +36,36 @@ pub(crate) fn usvg_options() -> Options<'static> {
 }
 
 /// Renders `svg` to PNG bytes at `scale` times its size (1.0: 800x480 px for the plots
-/// here, 2.0 for high-DPI). Errors (as text) for unparsable SVG, a scale that is not
+/// here, 2.0 for high-DPI). Errors ([`PlotError`]) for unparsable SVG, a scale that is not
 /// finite and positive, or an image larger than 16384 px on a side.
-pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, String> {
+pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, PlotError> {
     if !(scale.is_finite() && scale > 0.0) {
-        return Err(format!("invalid PNG scale {scale}"));
+        return Err(PlotError::Scale(scale));
     }
-    let tree =
-        Tree::from_str(svg, &usvg_options()).map_err(|e| format!("cannot parse SVG: {e}"))?;
+    let tree = Tree::from_str(svg, &usvg_options())?;
     let size = tree.size();
     let (w, h) = (
         (size.width() * scale).ceil(),
         (size.height() * scale).ceil(),
     );
     if w > MAX_SIDE || h > MAX_SIDE {
-        return Err(format!(
-            "PNG would be {w}x{h} px, more than {MAX_SIDE} px on a side"
-        ));
+        return Err(PlotError::TooLarge {
+            width: w,
+            height: h,
+            max: MAX_SIDE,
+        });
     }
-    let mut pixmap = Pixmap::new(w.max(1.0) as u32, h.max(1.0) as u32)
-        .ok_or_else(|| format!("cannot allocate a {w}x{h} px image"))?;
+    let mut pixmap =
+        Pixmap::new(w.max(1.0) as u32, h.max(1.0) as u32).ok_or(PlotError::Allocate {
+            width: w,
+            height: h,
+        })?;
     resvg::render(
         &tree,
         Transform::from_scale(scale, scale),
         &mut pixmap.as_mut(),
     );
-    encode(&pixmap).map_err(|e| format!("cannot encode PNG: {e}"))
+    Ok(encode(&pixmap)?)
 }
 
 /// Encodes a rendered plot as PNG: RGB when every pixel is opaque (the plots paint a white

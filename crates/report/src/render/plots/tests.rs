@@ -13,6 +13,16 @@ fn parse(svg: &str) {
     assert!(resvg::usvg::Tree::from_str(svg, &resvg::usvg::Options::default()).is_ok());
 }
 
+/// The density plot of raw samples (their curves computed as the model does).
+pub(super) fn density_plot(title: &str, x_label: &str, s: &[(String, Vec<f64>)]) -> String {
+    super::density_plot(title, x_label, &Densities::of(s))
+}
+
+/// The CDF plot of raw samples (their steps computed as the model does).
+pub(super) fn cdf_plot(title: &str, x_label: &str, s: &[(String, Vec<f64>)]) -> String {
+    super::cdf_plot(title, x_label, &Cdfs::of(s))
+}
+
 fn assert_has(svg: &str, texts: &[&str]) {
     parse(svg);
     assert!(
@@ -53,20 +63,20 @@ pub(super) fn bar_groups() -> Vec<BarGroup> {
 
 pub(super) fn box_groups() -> Vec<BoxGroup> {
     vec![
-        BoxGroup {
-            category: "cpu".into(),
-            series: vec![
+        BoxGroup::of(
+            "cpu".into(),
+            vec![
                 (
                     "other".into(),
                     vec![1., 2., 3., 4., 5., 6., 7., 8., 9., 100.],
                 ),
                 ("fifo".into(), vec![2., 3., 3.5, 4., 5.]),
             ],
-        },
-        BoxGroup {
-            category: "io".into(),
-            series: vec![("other".into(), vec![10., 11., 12., 13.])],
-        },
+        ),
+        BoxGroup::of(
+            "io".into(),
+            vec![("other".into(), vec![10., 11., 12., 13.])],
+        ),
     ]
 }
 
@@ -144,10 +154,10 @@ fn box_plot_has_title_labels_legend_and_outliers() {
         "t",
         "x",
         "y",
-        &[BoxGroup {
-            category: "c".into(),
-            series: vec![("rr".into(), vec![1., 2., 3.])],
-        }],
+        &[BoxGroup::of(
+            "c".into(),
+            vec![("rr".into(), vec![1., 2., 3.])],
+        )],
     );
     assert_eq!(none.matches("<circle").count(), 0);
 }
@@ -249,10 +259,7 @@ fn empty_inputs_say_no_data() {
             "X",
             "x",
             "y",
-            &[BoxGroup {
-                category: "c".into(),
-                series: vec![("other".into(), vec![])],
-            }],
+            &[BoxGroup::of("c".into(), vec![("other".into(), vec![])])],
         ),
         density_plot("D", "x", &empty_series),
         density_plot("D", "x", &[("other".into(), vec![])]),
@@ -298,10 +305,7 @@ fn nan_and_single_values_do_not_panic() {
     for s in [&one, &with_nan] {
         assert_has(&density_plot("d", "x", s), &["other"]);
         assert_has(&cdf_plot("c", "x", s), &["other"]);
-        let g = [BoxGroup {
-            category: "c".into(),
-            series: s.clone(),
-        }];
+        let g = [BoxGroup::of("c".into(), s.clone())];
         assert_has(&box_plot("b", "x", "y", &g), &["other"]);
     }
     assert!(density_plot("d", "x", &with_nan).contains("idle (no data)"));

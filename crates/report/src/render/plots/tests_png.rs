@@ -1,6 +1,6 @@
 //! Tests of PNG output: embedded-font text, scale, bad input, and every kind of plot.
 
-use super::tests::{bar, bar_groups, box_groups, gantt_bars, xy};
+use super::tests::{bar, bar_groups, box_groups, cdf_plot, density_plot, gantt_bars, xy};
 use super::*;
 use resvg::tiny_skia::Pixmap;
 
@@ -66,9 +66,10 @@ fn every_kind_of_plot_renders_to_a_png_with_content() {
         ],
     });
     let mut boxes = box_groups();
-    boxes[1]
-        .series
-        .push(("fifo".into(), vec![9., 9.5, 10., 30., 10.2, 9.8]));
+    boxes[1].series.push((
+        "fifo".into(),
+        schedlab_analyze::tukey_box(&[9., 9.5, 10., 30., 10.2, 9.8]),
+    ));
     let mut lots = Vec::new();
     let mut r = 1u64;
     let mut rnd = || {
