@@ -158,7 +158,14 @@ fn trial_dirs(pid: u32) -> Vec<PathBuf> {
 /// returns once its trial's groups exist (after calibration and the settle window), and a
 /// little more.
 fn spawn_until_trial(s: &Scratch, args: &[&str]) -> Child {
-    let child = schedlab_in(s)
+    // Through `env --default-signal=HUP`, which execs schedlab in its place (same pid): under
+    // `nohup` (a CI runner may use it) SIGHUP arrives ignored, and schedlab keeps an ignored
+    // SIGHUP ignored by design, so the SIGHUP case would see a run that ends normally.
+    let bin = assert_cmd::cargo::cargo_bin("schedlab");
+    let child = Command::new("env")
+        .arg("--default-signal=HUP")
+        .arg(bin)
+        .env("SCHEDLAB_STATE_DIR", s.state_dir())
         .arg("run")
         .args(NO_RETRIES)
         .args(["--db", s.db().to_str().unwrap(), "--quiet"])
