@@ -7,10 +7,13 @@ use std::fmt;
 use std::str::FromStr;
 
 /// A Linux scheduling class as schedlab names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum PolicyKind {
-    /// SCHED_OTHER (EEVDF fair class).
+    /// SCHED_OTHER (EEVDF fair class): the default, as in a spec.
+    #[default]
     Other,
     /// SCHED_BATCH.
     Batch,
@@ -124,10 +127,13 @@ impl FromStr for PolicyKind {
 }
 
 /// How priorities are given to the tasks of a cell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum PriorityMode {
-    /// Every task at one level (nice 0, or the top worker RT priority).
+    /// Every task at one level (nice 0, or the top worker RT priority): the default.
+    #[default]
     Same,
     /// Each task its own level, spread evenly over the class's range (study 002).
     Spread,

@@ -5,10 +5,13 @@ use serde::{Deserialize, Serialize};
 use std::str::FromStr;
 
 /// How a task is created.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum TaskKind {
-    /// A forked process.
+    /// A forked process: the default.
+    #[default]
     Process,
     /// A thread of one host process.
     Thread,
@@ -36,10 +39,13 @@ impl FromStr for TaskKind {
 }
 
 /// How the tasks of a trial start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum StartMode {
-    /// All tasks created and configured, then released together.
+    /// All tasks created and configured, then released together: the default.
+    #[default]
     Barrier,
     /// Created one after another, each starting at once (as the studies did).
     Staggered,

@@ -2,12 +2,15 @@
 
 use crate::policy::PolicyKind;
 use crate::workload::periodic::LatencySummary;
+use crate::CoreError;
 use serde::{Deserialize, Serialize};
+use std::str::FromStr;
 
 /// How a trial ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TrialStatus {
-    /// Every task finished its work.
+    /// Every task finished its work (the default of a record built field by field).
+    #[default]
     Ok,
     /// The deadline passed; every task was killed.
     Timeout,
@@ -20,6 +23,15 @@ pub enum TrialStatus {
 }
 
 impl TrialStatus {
+    /// Every status, in the order of the accepted names of [`TrialStatus::from_str`].
+    pub const ALL: [TrialStatus; 5] = [
+        TrialStatus::Ok,
+        TrialStatus::Timeout,
+        TrialStatus::Skipped,
+        TrialStatus::Failed,
+        TrialStatus::Interrupted,
+    ];
+
     /// The name stored in the database.
     pub fn name(self) -> &'static str {
         match self {
@@ -29,6 +41,23 @@ impl TrialStatus {
             TrialStatus::Failed => "failed",
             TrialStatus::Interrupted => "interrupted",
         }
+    }
+}
+
+impl FromStr for TrialStatus {
+    type Err = CoreError;
+    /// The status stored as `s` (its exact [`TrialStatus::name`]).
+    fn from_str(s: &str) -> Result<TrialStatus, CoreError> {
+        TrialStatus::ALL
+            .into_iter()
+            .find(|t| t.name() == s)
+            .ok_or_else(|| {
+                CoreError::unknown(
+                    "trial status",
+                    s,
+                    "ok, timeout, skipped, failed, interrupted",
+                )
+            })
     }
 }
 
@@ -331,4 +360,20 @@ pub const DISTURBED_PCT: f64 = 10.0;
 /// The current UTC time as RFC 3339 (seconds), as times of day are recorded.
 pub fn now_utc() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_status_reads_back_from_its_stored_name_and_nothing_else_does() {
+        for s in TrialStatus::ALL {
+            assert_eq!(s.name().parse::<TrialStatus>().unwrap(), s);
+        }
+        for bad in ["Ok", "done", "", " ok"] {
+            let e = bad.parse::<TrialStatus>().unwrap_err();
+            assert!(e.to_string().contains(&format!("'{bad}'")), "{e}");
+        }
+    }
 }
