@@ -28,8 +28,10 @@ pub mod workload;
 mod workload_plots;
 
 use schedlab_analyze::{jain_index, Comparison, Summary};
-use schedlab_core::workload::WorkloadKind;
-use schedlab_store::query::{CellView, TaskRow};
+use schedlab_core::policy::PriorityMode;
+use schedlab_core::records::{StartMode, TaskKind};
+use schedlab_core::workload::Workload;
+use schedlab_store::query::{CellView, Tally, TaskRow};
 use serde::Serialize;
 
 pub use exploratory::ExploratoryComparison;
@@ -78,22 +80,20 @@ pub struct ReportInput {
 /// The axis values of a cell, which identify it within a run and across runs.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct CellKey {
-    /// Policy name.
+    /// What the cell's group compares: the policy's name, or a treatment made of it and the
+    /// axes only some runs have ("other io=bfq", "fifo @ web1"); for people.
     pub policy: String,
     /// Priority mode.
-    pub priorities: String,
-    /// Workload label.
+    pub priorities: PriorityMode,
+    /// Workload label (with antagonists, "+2 antagonists"), for people: the workload itself is
+    /// [`CellReport::work`].
     pub workload: String,
-    /// The workload's family (it follows from the label's cell, so it adds nothing to the
-    /// key's identity or order; not serialised).
-    #[serde(skip)]
-    pub workload_kind: WorkloadKind,
     /// Task count.
     pub tasks: i64,
-    /// process or thread.
-    pub kind: String,
-    /// barrier or staggered.
-    pub start: String,
+    /// Process or thread.
+    pub kind: TaskKind,
+    /// Barrier or staggered.
+    pub start: StartMode,
     /// Pinned CPUs, `None` if not pinned.
     pub cpus: Option<String>,
 }
@@ -126,13 +126,12 @@ impl CellKey {
     /// The key of a stored cell, from its own axes only.
     pub fn of(c: &CellView) -> CellKey {
         CellKey {
-            policy: c.policy.clone(),
-            priorities: c.priorities.clone(),
+            policy: c.policy.name().to_string(),
+            priorities: c.priorities,
             workload: c.workload.clone(),
-            workload_kind: c.workload_kind,
             tasks: c.tasks,
-            kind: c.kind.clone(),
-            start: c.start.clone(),
+            kind: c.kind,
+            start: c.start,
             cpus: c.cpus.clone(),
         }
     }
@@ -153,14 +152,17 @@ pub struct MetricSummary {
 pub struct CellReport {
     /// Axis values.
     pub key: CellKey,
+    /// The cell's workload with every parameter, as stored.
+    pub work: Workload,
     /// Index of its group in [`Report::groups`].
     pub group: usize,
     /// Trials that ended ok (and are summarised).
     pub trials_ok: i64,
     /// Trials stored, whatever their status.
     pub trials_total: i64,
-    /// Trials per status: (status, count).
-    pub statuses: Vec<(String, i64)>,
+    /// Trials per status: (status, count), in the order of the statuses' names, then the ok
+    /// trials left out of the summaries, by reason.
+    pub statuses: Vec<(Tally, i64)>,
     /// First reason stored for a trial that was not ok.
     pub reason: Option<String>,
     /// One entry per metric with data, in [`Metric::ALL`] order, over the trial values (the

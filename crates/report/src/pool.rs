@@ -331,7 +331,8 @@ fn pool(into: &mut CellView, c: CellView) {
             None => into.statuses.push((status, n)),
         }
     }
-    into.statuses.sort();
+    // In the order of their names, then counts, as each run's are.
+    into.statuses.sort_by_key(|&(s, n)| (s.name(), n));
     if into.reason.is_none() {
         into.reason = c.reason;
     }

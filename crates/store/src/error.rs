@@ -117,12 +117,12 @@ pub enum StoreError {
         /// What was found.
         why: crate::value::WrongKind,
     },
-    /// A column held a value this version does not know (a run status), named by the type it
-    /// was read as.
-    #[error("column {index}: {why}")]
+    /// A column held a value this version does not know (a run or trial status, a policy, a
+    /// task kind, a start or priority mode), named by the type it was read as.
+    #[error("column {column}: {why}")]
     Unknown {
-        /// The column's index in the row.
-        index: usize,
+        /// The column, `table.column`.
+        column: &'static str,
         /// The value and what it was read as.
         why: schedlab_core::CoreError,
     },

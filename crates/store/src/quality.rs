@@ -5,6 +5,7 @@
 use super::db::params;
 use super::Store;
 use crate::error::Result;
+use schedlab_core::records::TrialStatus;
 use serde::Serialize;
 
 /// What is stored about the conditions of one trial.
@@ -20,8 +21,9 @@ pub struct TrialQuality {
     pub trial_index: i64,
     /// Its round.
     pub round: i64,
-    /// ok, timeout, skipped or failed.
-    pub status: String,
+    /// Ok, timeout, skipped or failed.
+    #[serde(serialize_with = "crate::query::status_name")]
+    pub status: TrialStatus,
     /// Reference loop speed just before the trial, relative to its calibration.
     pub speed_before: Option<f64>,
     /// The same just after.
@@ -79,7 +81,7 @@ pub fn trial_quality(store: &Store, run_id: i64, warmup: bool) -> Result<Vec<Tri
                 cell_index: r.get(1)?,
                 trial_index: r.get(2)?,
                 round: r.get(3)?,
-                status: r.get(4)?,
+                status: crate::query::stored(r.get(4)?, "trials.status")?,
                 speed_before: r.get(5)?,
                 speed_after: r.get(6)?,
                 steal_pct: r.get(7)?,

@@ -19,12 +19,12 @@ pub(super) fn axis_values(c: &CellView) -> AxisValues {
     let slice = c.slice.clone().unwrap_or_else(|| "default".into());
     let scx = c.scx.clone().unwrap_or_else(|| "none".into());
     out.extend([
-        (ClaimAxis::Policy, c.policy.clone()),
-        (ClaimAxis::Priorities, c.priorities.clone()),
+        (ClaimAxis::Policy, c.policy.name().to_string()),
+        (ClaimAxis::Priorities, c.priorities.name().to_string()),
         (ClaimAxis::Workload, c.workload.clone()),
         (ClaimAxis::Tasks, c.tasks.to_string()),
-        (ClaimAxis::Kind, c.kind.clone()),
-        (ClaimAxis::Start, c.start.clone()),
+        (ClaimAxis::Kind, c.kind.name().to_string()),
+        (ClaimAxis::Start, c.start.name().to_string()),
         (ClaimAxis::Cpus, c.cpus.clone().unwrap_or_default()),
         (ClaimAxis::Antagonists, c.antagonists.to_string()),
         (
@@ -50,8 +50,7 @@ fn value<'a>(values: &'a AxisValues, axis: &ClaimAxis) -> &'a str {
 /// Whether cell `c`, with `values`, has `wanted` on `axis` (a workload by its kind's name or by
 /// its label).
 fn matches(c: &CellView, values: &AxisValues, axis: &ClaimAxis, wanted: &str) -> bool {
-    value(values, axis) == wanted
-        || (*axis == ClaimAxis::Workload && c.workload_kind.name() == wanted)
+    value(values, axis) == wanted || (*axis == ClaimAxis::Workload && c.work.kind.name() == wanted)
 }
 
 fn is(c: &CellView, values: &AxisValues, t: &Treatment) -> bool {
@@ -185,16 +184,18 @@ fn label(ctx: &AxisValues, varying: &[ClaimAxis]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use schedlab_core::policy::PriorityMode;
+    use schedlab_core::records::{StartMode, TaskKind};
     use schedlab_spec::claims::check_claims;
     use schedlab_spec::Spec;
 
     fn cell(policy: &str, tasks: i64, slice: Option<&str>) -> CellView {
         CellView {
-            policy: policy.into(),
-            priorities: "same".into(),
+            policy: policy.parse().unwrap(),
+            priorities: PriorityMode::Same,
             workload: "cpu:pi".into(),
-            kind: "process".into(),
-            start: "barrier".into(),
+            kind: TaskKind::Process,
+            start: StartMode::Barrier,
             tasks,
             settings: slice.map(|s| format!("slice={s}")),
             slice: slice.map(String::from),

@@ -4,6 +4,8 @@
 
 use super::{CellKey, ReportInput};
 use crate::error::ReportError;
+use schedlab_core::policy::PolicyKind;
+use schedlab_core::records::TrialStatus;
 use schedlab_store::query::RunInfo;
 
 /// What a cell compares when the run varied the I/O scheduler or kernel settings: with one
@@ -27,9 +29,9 @@ pub fn choices(input: &ReportInput) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let keys = CellKey::all_of(&input.cells);
     for (k, c) in keys.iter().zip(&input.cells) {
-        for name in [&k.policy, &c.policy] {
-            if !out.contains(name) {
-                out.push(name.clone());
+        for name in [k.policy.as_str(), c.policy.name()] {
+            if !out.iter().any(|o| o == name) {
+                out.push(name.to_string());
             }
         }
     }
@@ -52,9 +54,9 @@ pub fn check(input: &ReportInput, name: &str) -> Result<(), ReportError> {
 
 /// The policies of the policy axis of the run's spec as run, in order; empty if the spec
 /// does not read (the report warns about it).
-pub fn spec_policies(run: &RunInfo) -> Vec<String> {
+pub fn spec_policies(run: &RunInfo) -> Vec<PolicyKind> {
     run.spec()
-        .map(|s| s.policy_order().iter().map(ToString::to_string).collect())
+        .map(|s| s.policy_order().to_vec())
         .unwrap_or_default()
 }
 
@@ -66,7 +68,7 @@ pub fn pick(
     input: &ReportInput,
     keys: &[CellKey],
     cells: &[usize],
-    order: &[String],
+    order: &[PolicyKind],
     chosen: Option<&str>,
 ) -> Option<usize> {
     if let Some(name) = chosen {
@@ -78,11 +80,11 @@ pub fn pick(
                 cells
                     .iter()
                     .copied()
-                    .find(|&c| input.cells[c].policy == name)
+                    .find(|&c| input.cells[c].policy.name() == name)
             });
     }
     let rank = |c: usize| {
-        let has_data = input.cells[c].count("ok") > 0;
+        let has_data = input.cells[c].count(TrialStatus::Ok) > 0;
         let pos = order
             .iter()
             .position(|p| *p == input.cells[c].policy)
@@ -99,10 +101,10 @@ mod tests {
 
     fn cell(policy: &str, ok: i64) -> CellView {
         CellView {
-            policy: policy.into(),
+            policy: policy.parse().unwrap(),
             workload: "cpu:pi".into(),
             tasks: 2,
-            statuses: vec![("ok".into(), ok)],
+            statuses: vec![(schedlab_store::query::Tally::Status(TrialStatus::Ok), ok)],
             ..CellView::default()
         }
     }
@@ -125,7 +127,10 @@ mod tests {
             run
         };
         let order = spec_policies(&run("[axes]\npolicies = [\"rr\", \"other\", \"fifo\"]\n"));
-        assert_eq!(order, vec!["rr", "other", "fifo"]);
+        assert_eq!(
+            order,
+            vec![PolicyKind::Rr, PolicyKind::Other, PolicyKind::Fifo]
+        );
         // rr comes first but has no ok trial: other, the next in the axis.
         assert_eq!(pick(&inp, &keys, &all, &order, None), Some(2));
         // Without a spec: cell order (rr still passed over).
@@ -133,7 +138,7 @@ mod tests {
         assert_eq!(pick(&inp, &keys, &all, &order, Some("rr")), Some(0));
         assert_eq!(pick(&inp, &keys, &[1, 2], &order, Some("rr")), None);
         // A spec without a policy axis ran the default one.
-        assert_eq!(spec_policies(&run("name = \"x\"")), vec!["other"]);
+        assert_eq!(spec_policies(&run("name = \"x\"")), vec![PolicyKind::Other]);
         assert!(spec_policies(&run("not toml [")).is_empty());
     }
 

@@ -78,7 +78,7 @@ fn cell_label(c: &CellView) -> String {
         })
         .filter(|s| !s.is_empty());
     let mut out = format!("{} {} x{}", c.policy, c.workload, c.tasks);
-    if c.kind == "thread" {
+    if c.kind == schedlab_core::records::TaskKind::Thread {
         out.push_str(" thread");
     }
     if c.antagonists > 0 {
@@ -325,7 +325,7 @@ mod tests {
     fn shares_are_medians_of_each_trials_parts_and_weights_share_by_cell() {
         let cells = [CellView {
             cell_index: 0,
-            policy: "other".into(),
+            policy: schedlab_core::policy::PolicyKind::Other,
             workload: "cpu:pi".into(),
             tasks: 2,
             settings: Some("slice=3ms cg[a:1 w=100 | b:1 w=300]".into()),
@@ -362,10 +362,10 @@ mod tests {
     #[test]
     fn a_cells_label_tells_threads_and_antagonists_apart() {
         let c = CellView {
-            policy: "deadline".into(),
+            policy: schedlab_core::policy::PolicyKind::Deadline,
             workload: "cpu:pi".into(),
             tasks: 2,
-            kind: "thread".into(),
+            kind: schedlab_core::records::TaskKind::Thread,
             antagonists: 2,
             settings: Some("cg[2 cpus=1 partition]".into()),
             ..CellView::default()

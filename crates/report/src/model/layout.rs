@@ -2,6 +2,7 @@
 //! and panels (groups that differ only by task count), with their labels.
 
 use super::{tasks_phrase, CellKey, CellReport, Group, Panel, ReportInput};
+use schedlab_core::records::{TaskKind, TrialStatus};
 
 /// Which axes other than policy and task count take more than one value in the run.
 #[derive(Debug, Clone, Copy, Default)]
@@ -14,12 +15,15 @@ pub(super) struct Varying {
 
 impl Varying {
     pub(super) fn of(keys: &[CellKey]) -> Varying {
-        let differs = |f: &dyn Fn(&CellKey) -> String| keys.iter().any(|k| f(k) != f(&keys[0]));
+        let differs =
+            |same: &dyn Fn(&CellKey, &CellKey) -> bool| keys.iter().any(|k| !same(k, &keys[0]));
         Varying {
-            priorities: differs(&|k| k.priorities.clone()),
-            kind: differs(&|k| k.kind.clone()),
-            start: differs(&|k| k.start.clone()),
-            cpus: differs(&|k| k.cpus.clone().unwrap_or_default()),
+            priorities: differs(&|a, b| a.priorities == b.priorities),
+            kind: differs(&|a, b| a.kind == b.kind),
+            start: differs(&|a, b| a.start == b.start),
+            cpus: differs(&|a, b| {
+                a.cpus.as_deref().unwrap_or_default() == b.cpus.as_deref().unwrap_or_default()
+            }),
         }
     }
 
@@ -27,17 +31,16 @@ impl Varying {
     pub(super) fn extras(self, k: &CellKey) -> String {
         let mut out = String::new();
         if self.priorities {
-            out += &format!(", {} priorities", k.priorities);
+            out += &format!(", {} priorities", k.priorities.name());
         }
         if self.kind {
-            match k.kind.as_str() {
-                "thread" => out += ", threads",
-                "process" => out += ", processes",
-                other => out += &format!(", {other}"),
+            match k.kind {
+                TaskKind::Thread => out += ", threads",
+                TaskKind::Process => out += ", processes",
             }
         }
         if self.start {
-            out += &format!(", {} start", k.start);
+            out += &format!(", {} start", k.start.name());
         }
         if self.cpus {
             match &k.cpus {
@@ -82,8 +85,9 @@ impl Layout {
             l.groups[group].cells.push(ci);
             l.cells.push(CellReport {
                 key,
+                work: c.work.clone(),
                 group,
-                trials_ok: c.count("ok"),
+                trials_ok: c.count(TrialStatus::Ok),
                 trials_total: c.statuses.iter().map(|(_, n)| n).sum(),
                 statuses: c.statuses.clone(),
                 reason: c.reason.clone(),

@@ -2,7 +2,8 @@
 
 use super::{CellReport, ExploratoryComparison, Group, Methods, ReportInput, StoredWarning};
 use schedlab_analyze::{PValueMethod, CI_LEVEL, MEAN_CI_LABEL};
-use schedlab_core::records::RunStatus;
+use schedlab_core::records::{RunStatus, TrialStatus};
+use schedlab_store::query::Tally;
 use serde::Serialize;
 
 /// The heading of the comparisons nobody declared: exploratory, no verdicts.
@@ -160,7 +161,7 @@ pub fn warnings(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> 
                 "Trial {} of {}: {}{}",
                 p.trial_index,
                 cell_label(&cells[c]),
-                p.status,
+                p.status.name(),
                 p.reason
                     .as_ref()
                     .map_or(String::new(), |r| format!(": {r}"))
@@ -235,11 +236,11 @@ pub fn warning_kinds(made: &[String], stored: &[StoredWarning]) -> Vec<WarningKi
 
 /// A cell's trial statuses other than ok, as "N status" (e.g. "2 timeout"), from its
 /// (status, count) pairs.
-pub(super) fn not_ok_counts(statuses: &[(String, i64)]) -> Vec<String> {
+pub(super) fn not_ok_counts(statuses: &[(Tally, i64)]) -> Vec<String> {
     statuses
         .iter()
-        .filter(|(s, _)| s != "ok")
-        .map(|(s, n)| format!("{n} {s}"))
+        .filter(|(s, _)| *s != Tally::Status(TrialStatus::Ok))
+        .map(|(s, n)| format!("{n} {}", s.name()))
         .collect()
 }
 

@@ -5,8 +5,9 @@
 use super::tables::Table;
 use super::{trial_values, CellReport, Group, ReportInput};
 use schedlab_core::precision::Adaptive;
+use schedlab_core::records::TrialStatus;
 use schedlab_store::quality::TrialQuality;
-use schedlab_store::query::{CellView, RunInfo};
+use schedlab_store::query::{CellView, LeftOut, RunInfo, Tally};
 use serde::Serialize;
 use std::collections::HashSet;
 
@@ -81,7 +82,7 @@ pub fn exclude_noisy(input: &mut ReportInput) -> usize {
     input
         .cells
         .iter_mut()
-        .map(|c| drop_trials(c, &noisy, "noisy, left out"))
+        .map(|c| drop_trials(c, &noisy, LeftOut::Noisy))
         .sum()
 }
 
@@ -126,7 +127,7 @@ pub fn excluded_of(
     include_slowed: bool,
 ) -> Excluded {
     let usable = |q: &TrialQuality| {
-        q.status == "ok"
+        q.status == TrialStatus::Ok
             && (include_disturbed || !q.disturbed)
             && (include_slowed || q.slowed != Some(true))
     };
@@ -148,7 +149,7 @@ pub fn excluded_of(
         attempts.sort_by_key(|q| (q.retry, q.trial_id));
         let kept = attempts.iter().position(|q| usable(q));
         for (i, q) in attempts.iter().enumerate() {
-            if Some(i) == kept || q.status != "ok" {
+            if Some(i) == kept || q.status != TrialStatus::Ok {
                 continue;
             }
             ex.ids.insert(q.trial_id);
@@ -175,9 +176,9 @@ pub fn clean(input: &ReportInput) -> ReportInput {
     );
     let mut out = input.clone();
     for c in &mut out.cells {
-        drop_trials(c, &ex.disturbed, "disturbed, left out");
-        drop_trials(c, &ex.slowed, "slowed, left out");
-        drop_trials(c, &ex.superseded, "re-run, left out");
+        drop_trials(c, &ex.disturbed, LeftOut::Disturbed);
+        drop_trials(c, &ex.slowed, LeftOut::Slowed);
+        drop_trials(c, &ex.superseded, LeftOut::Rerun);
     }
     out
 }
@@ -198,9 +199,9 @@ pub fn left_out_line(ex: &Excluded) -> Option<String> {
     left_out_warning(ex)
 }
 
-/// Removes the ok trials `drop` from `c`, counted in its statuses as `label`; returns how many
-/// it had.
-fn drop_trials(c: &mut CellView, drop: &HashSet<i64>, label: &str) -> usize {
+/// Removes the ok trials `drop` from `c`, counted in its statuses as left out `why`; returns
+/// how many it had.
+fn drop_trials(c: &mut CellView, drop: &HashSet<i64>, why: LeftOut) -> usize {
     let keep: Vec<bool> = c.trial_ids.iter().map(|id| !drop.contains(id)).collect();
     let removed = keep.iter().filter(|k| !**k).count();
     let pick = |v: &mut Vec<i64>| {
@@ -214,11 +215,11 @@ fn drop_trials(c: &mut CellView, drop: &HashSet<i64>, label: &str) -> usize {
     c.figures.retain(|f| !drop.contains(&f.trial_id));
     if removed > 0 {
         for (status, n) in &mut c.statuses {
-            if status == "ok" {
+            if *status == Tally::Status(TrialStatus::Ok) {
                 *n -= removed as i64;
             }
         }
-        c.statuses.push((label.into(), removed as i64));
+        c.statuses.push((Tally::LeftOut(why), removed as i64));
     }
     removed
 }

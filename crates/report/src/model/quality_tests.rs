@@ -30,19 +30,23 @@ fn excluding_noisy_trials_drops_their_makespans_and_tasks() {
         ..TaskRow::default()
     };
     let mut c = CellView {
-        statuses: vec![("ok".into(), 3)],
+        statuses: vec![(Tally::Status(TrialStatus::Ok), 3)],
         makespans_ns: vec![10, 20, 30],
         trial_rounds: vec![0, 1, 2],
         trial_ids: vec![7, 8, 9],
         task_rows: vec![row(7), row(8), row(8), row(9)],
         ..CellView::default()
     };
-    assert_eq!(drop_trials(&mut c, &[8].into(), "noisy, left out"), 1);
+    assert_eq!(drop_trials(&mut c, &[8].into(), LeftOut::Noisy), 1);
     assert_eq!(c.makespans_ns, vec![10, 30]);
     assert_eq!(c.trial_rounds, vec![0, 2]);
     assert_eq!(c.task_rows.len(), 2);
-    assert_eq!(c.count("ok"), 2);
-    assert_eq!(c.count("noisy, left out"), 1);
+    assert_eq!(c.count(TrialStatus::Ok), 2);
+    assert_eq!(
+        c.statuses[1..],
+        [(Tally::LeftOut(LeftOut::Noisy), 1)],
+        "counted as left out, after the stored statuses"
+    );
 }
 
 #[test]
@@ -92,7 +96,7 @@ fn attempt(t: (i64, i64, i64, i64, &str, bool, Option<bool>, bool)) -> TrialQual
         trial_index: t.2,
         round: t.2,
         retry: t.3,
-        status: t.4.into(),
+        status: t.4.parse().unwrap(),
         disturbed: t.5,
         slowed: t.6,
         retried: t.7,

@@ -5,6 +5,8 @@
 
 use super::trials::{trial_values, values};
 use super::Metric;
+use schedlab_core::policy::{PolicyKind, PriorityMode};
+use schedlab_core::records::{StartMode, TaskKind, TrialStatus};
 use schedlab_store::query::CellView;
 
 /// Median of integers (mean of the two middle values for even counts); None when empty.
@@ -22,18 +24,18 @@ pub fn lines(cells: &[CellView]) -> Vec<CellLine> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CellLine {
     /// Policy.
-    pub policy: String,
+    pub policy: PolicyKind,
     /// Priority mode.
-    pub priorities: String,
+    pub priorities: PriorityMode,
     /// The workload with the axes only some runs have (antagonists, I/O scheduler, kernel
     /// settings).
     pub workload: String,
     /// Task count.
     pub tasks: i64,
     /// Task kind.
-    pub kind: String,
+    pub kind: TaskKind,
     /// Start mode.
-    pub start: String,
+    pub start: StartMode,
     /// The CPUs the tasks were pinned to (None: all).
     pub cpus: Option<String>,
     /// Trials ok.
@@ -73,14 +75,14 @@ impl CellLine {
         let p50 = |m: Metric| schedlab_analyze::median(&values(&per_trial[m.index()]));
         let p50_ns = |m: Metric| p50(m).map(|ms| ms * 1e6);
         CellLine {
-            policy: c.policy.clone(),
-            priorities: c.priorities.clone(),
+            policy: c.policy,
+            priorities: c.priorities,
             workload: workload_cell(c),
             tasks: c.tasks,
-            kind: c.kind.clone(),
-            start: c.start.clone(),
+            kind: c.kind,
+            start: c.start,
             cpus: c.cpus.clone(),
-            ok: c.count("ok"),
+            ok: c.count(TrialStatus::Ok),
             trials: c.statuses.iter().map(|(_, n)| n).sum(),
             makespan_p50_ns: median(c.makespans_ns.iter().copied()),
             response_p50_ns: p50_ns(Metric::Response),

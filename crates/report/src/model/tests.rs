@@ -44,7 +44,7 @@ fn cell_samples_derive_run_span_trial_totals_and_jain_from_task_rows() {
 
 fn view(policy: &str, io: Option<&str>, antagonists: i64) -> CellView {
     CellView {
-        policy: policy.into(),
+        policy: policy.parse().unwrap(),
         workload: "io:sync-copy".into(),
         tasks: 4,
         io_scheduler: io.map(String::from),

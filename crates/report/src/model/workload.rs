@@ -6,7 +6,7 @@
 
 use super::tables::Table;
 use super::{fmt_value, Metric, Report};
-use schedlab_core::workload::WorkloadKind;
+use schedlab_core::workload::{Workload, WorkloadKind};
 use schedlab_store::figures::FigureRow;
 use schedlab_store::query::CellView;
 
@@ -97,7 +97,7 @@ fn values(kind: WorkloadKind, f: &FigureRow) -> Vec<(Metric, f64)> {
 pub fn per_trial(c: &CellView) -> Vec<(i64, Vec<(Metric, f64)>)> {
     c.figures
         .iter()
-        .map(|f| (f.round, values(c.workload_kind, f)))
+        .map(|f| (f.round, values(c.work.kind, f)))
         .collect()
 }
 
@@ -109,31 +109,27 @@ pub fn narrow(t: &Table) -> Table {
     t.keep(&keep)
 }
 
-/// The parameter that sets a cell's task count, for the tables: (heading, value). The
-/// parameter's value is read from the workload's label (`f20`: fds per group, `m2`: message
-/// threads).
-pub fn task_axis(kind: WorkloadKind, workload: &str, tasks: i64) -> (&'static str, String) {
-    let number = |prefix: &str| -> Option<i64> {
-        workload
-            .split(['/', ':'])
-            .find_map(|part| part.strip_prefix(prefix)?.parse().ok())
-            .filter(|&n: &i64| n > 0)
-    };
-    match kind {
-        WorkloadKind::Messaging => match number("f") {
-            Some(f) => ("groups", (tasks / (2 * f)).to_string()),
-            None => ("tasks", tasks.to_string()),
+/// The parameter that sets a cell's task count, for the tables and figures: (heading,
+/// value), from the workload's parameters: messaging's groups (`tasks` over 2 x fds per
+/// group), request's workers per message thread (`tasks` over message threads, less the
+/// thread); else the task count itself.
+pub fn task_axis(work: &Workload, tasks: i64) -> (&'static str, i64) {
+    let positive = |n: u32| (n > 0).then_some(i64::from(n));
+    match work.kind {
+        WorkloadKind::Messaging => match positive(work.messaging.unwrap_or_default().fds) {
+            Some(f) => ("groups", tasks / (2 * f)),
+            None => ("tasks", tasks),
         },
-        WorkloadKind::Request => match number("m") {
-            Some(m) => ("workers", (tasks / m - 1).to_string()),
-            None => ("tasks", tasks.to_string()),
+        WorkloadKind::Request => match positive(work.request.unwrap_or_default().message_threads) {
+            Some(m) => ("workers", tasks / m - 1),
+            None => ("tasks", tasks),
         },
         WorkloadKind::Cpu
         | WorkloadKind::Io
         | WorkloadKind::Mixed
         | WorkloadKind::Periodic
         | WorkloadKind::Command
-        | WorkloadKind::Pipe => ("tasks", tasks.to_string()),
+        | WorkloadKind::Pipe => ("tasks", tasks),
     }
 }
 
@@ -143,7 +139,7 @@ pub fn task_axis(kind: WorkloadKind, workload: &str, tasks: i64) -> (&'static st
 pub fn tables(r: &Report) -> Vec<Table> {
     let mut labels: Vec<(WorkloadKind, &str)> = Vec::new();
     for c in &r.cells {
-        let l = (c.key.workload_kind, c.key.workload.as_str());
+        let l = (c.work.kind, c.key.workload.as_str());
         if !metrics_of(l.0).is_empty() && !labels.contains(&l) {
             labels.push(l);
         }
@@ -159,7 +155,8 @@ fn table(r: &Report, kind: WorkloadKind, label: &str) -> Option<Table> {
     let cells: Vec<usize> = (0..r.cells.len())
         .filter(|&c| r.cells[c].key.workload == label)
         .collect();
-    let axis = task_axis(kind, label, r.cells[cells[0]].key.tasks).0;
+    let first = &r.cells[cells[0]];
+    let axis = task_axis(&first.work, first.key.tasks).0;
     let mut header: Vec<String> = vec![
         "policy".into(),
         axis.into(),
@@ -173,7 +170,7 @@ fn table(r: &Report, kind: WorkloadKind, label: &str) -> Option<Table> {
             let cell = &r.cells[c];
             let mut row = vec![
                 cell.key.policy.clone(),
-                task_axis(kind, label, cell.key.tasks).1,
+                task_axis(&cell.work, cell.key.tasks).1.to_string(),
                 other_axes(&r.groups[cell.group].label, label, cell.key.tasks),
                 cell.trials_ok.to_string(),
             ];
@@ -251,20 +248,60 @@ fn short_heading(m: Metric) -> String {
 mod tests {
     use super::*;
 
+    fn workload(kind: WorkloadKind) -> Workload {
+        Workload {
+            kind,
+            ..Workload::default()
+        }
+    }
+
     #[test]
-    fn the_task_count_gives_back_groups_and_workers() {
+    fn the_task_count_gives_back_groups_and_workers_from_the_parameters() {
+        use schedlab_core::workload::{MessagingParams, RequestParams};
+        let messaging = Workload {
+            messaging: Some(MessagingParams {
+                fds: 20,
+                ..MessagingParams::default()
+            }),
+            ..workload(WorkloadKind::Messaging)
+        };
+        // 160 tasks of 20 senders and 20 receivers per group: 4 groups.
+        assert_eq!(task_axis(&messaging, 160), ("groups", 4));
+        let request = Workload {
+            request: Some(RequestParams {
+                message_threads: 2,
+                ..RequestParams::default()
+            }),
+            ..workload(WorkloadKind::Request)
+        };
+        // 10 tasks of 2 message threads: 5 per thread, the thread and 4 workers.
+        assert_eq!(task_axis(&request, 10), ("workers", 4));
+        assert_eq!(task_axis(&workload(WorkloadKind::Pipe), 2), ("tasks", 2));
         assert_eq!(
-            task_axis(WorkloadKind::Messaging, "messaging:pipe/f20/100B", 160),
-            ("groups", "4".to_string())
+            task_axis(&workload(WorkloadKind::Periodic), 3),
+            ("tasks", 3)
         );
-        assert_eq!(
-            task_axis(WorkloadKind::Request, "request:m2/1000us/256KiB", 10),
-            ("workers", "4".to_string())
-        );
-        assert_eq!(
-            task_axis(WorkloadKind::Pipe, "pipe", 2),
-            ("tasks", "2".to_string())
-        );
+    }
+
+    #[test]
+    fn no_message_thread_or_fd_counts_tasks() {
+        use schedlab_core::workload::{MessagingParams, RequestParams};
+        let messaging = Workload {
+            messaging: Some(MessagingParams {
+                fds: 0,
+                ..MessagingParams::default()
+            }),
+            ..workload(WorkloadKind::Messaging)
+        };
+        assert_eq!(task_axis(&messaging, 8), ("tasks", 8));
+        let request = Workload {
+            request: Some(RequestParams {
+                message_threads: 0,
+                ..RequestParams::default()
+            }),
+            ..workload(WorkloadKind::Request)
+        };
+        assert_eq!(task_axis(&request, 8), ("tasks", 8));
     }
 
     #[test]

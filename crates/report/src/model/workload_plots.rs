@@ -10,7 +10,7 @@
 use super::plot_data::{Bar, BarGroup, Figure, Plot};
 use super::workload::task_axis;
 use super::{Metric, Report};
-use schedlab_core::workload::WorkloadKind;
+use schedlab_core::workload::{Workload, WorkloadKind};
 
 /// (x, median) points of `metric` for the cells `cells`, per policy, with x from `x_of`.
 fn series(
@@ -103,15 +103,11 @@ fn panel_figures(r: &Report, out: &mut Vec<Figure>) {
         let Some(&first) = cells.first() else {
             continue;
         };
-        let label = &r.cells[first].key.workload;
-        let kind = r.cells[first].key.workload_kind;
-        let axis = task_axis(kind, label, r.cells[first].key.tasks).0;
+        let kind = r.cells[first].work.kind;
+        let axis = task_axis(&r.cells[first].work, r.cells[first].key.tasks).0;
         let x_of = |c: usize| -> Option<f64> {
-            let k = &r.cells[c].key;
-            task_axis(k.workload_kind, &k.workload, k.tasks)
-                .1
-                .parse()
-                .ok()
+            let cell = &r.cells[c];
+            Some(task_axis(&cell.work, cell.key.tasks).1 as f64)
         };
         let id = |what: &str| format!("{}-{}-{what}", p + 1, kind.name());
         let title = |what: &str| format!("{}: {what}", panel.label);
@@ -188,11 +184,11 @@ fn round_trip_bars(r: &Report, p: usize, cells: &[usize]) -> Option<Figure> {
     })
 }
 
-/// Utilisation of a periodic workload labelled `periodic:{period}us/{run}us`, percent.
-fn utilisation(label: &str) -> Option<f64> {
-    let (period, run) = label.strip_prefix("periodic:")?.split_once('/')?;
-    let us = |s: &str| s.strip_suffix("us")?.parse::<f64>().ok();
-    Some(100.0 * us(run)? / us(period)?.max(1e-9))
+/// Utilisation of a periodic workload (its busy work per period over its period), percent;
+/// None for every other kind.
+fn utilisation(work: &Workload) -> Option<f64> {
+    (work.kind == WorkloadKind::Periodic)
+        .then(|| 100.0 * work.run_ns as f64 / work.period_ns.max(1) as f64)
 }
 
 /// Periodic: slack and misses against the utilisation, over the cells that differ only in
@@ -200,23 +196,20 @@ fn utilisation(label: &str) -> Option<f64> {
 fn periodic_figures(r: &Report, out: &mut Vec<Figure>) {
     use Metric as M;
     let periodic: Vec<usize> = (0..r.cells.len())
-        .filter(|&c| utilisation(&r.cells[c].key.workload).is_some())
+        .filter(|&c| utilisation(&r.cells[c].work).is_some())
         .collect();
     // Cells alike but for workload and policy form one figure.
-    let mut sets: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut sets: Vec<(_, Vec<usize>)> = Vec::new();
     for &c in &periodic {
         let k = &r.cells[c].key;
-        let rest = format!(
-            "{} {} {} {:?} {}",
-            k.tasks, k.kind, k.start, k.cpus, k.priorities
-        );
+        let rest = (k.tasks, k.kind, k.start, &k.cpus, k.priorities);
         match sets.iter_mut().find(|(s, _)| *s == rest) {
             Some((_, v)) => v.push(c),
             None => sets.push((rest, vec![c])),
         }
     }
     for (i, (_, cells)) in sets.iter().enumerate() {
-        let x_of = |c: usize| utilisation(&r.cells[c].key.workload);
+        let x_of = |c: usize| utilisation(&r.cells[c].work);
         let panel = r.groups[r.cells[cells[0]].group].panel;
         let what = format!("periodic tasks x{}", r.cells[cells[0]].key.tasks);
         let x = (
@@ -247,11 +240,106 @@ pub fn figures(r: &Report) -> Vec<Figure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use schedlab_core::records::TrialStatus;
+    use schedlab_store::figures::FigureRow;
+    use schedlab_store::query::{CellView, Tally};
+
+    fn periodic(period_ns: u64, run_ns: u64) -> Workload {
+        Workload {
+            kind: WorkloadKind::Periodic,
+            period_ns,
+            run_ns,
+            ..Workload::default()
+        }
+    }
+
+    /// A cell of `tasks` tasks of `work` labelled `label`, with one ok trial whose figures
+    /// are `figure`.
+    fn cell(label: &str, work: Workload, tasks: i64, figure: FigureRow) -> CellView {
+        CellView {
+            cell_index: tasks,
+            workload: label.into(),
+            work,
+            tasks,
+            statuses: vec![(Tally::Status(TrialStatus::Ok), 1)],
+            makespans_ns: vec![1_000_000],
+            trial_rounds: vec![0],
+            trial_ids: vec![tasks],
+            figures: vec![FigureRow {
+                trial_id: tasks,
+                makespan_ns: Some(1_000_000),
+                ..figure
+            }],
+            ..CellView::default()
+        }
+    }
+
+    /// The x values of the figure `id` of the report of `cells`.
+    fn xs(cells: Vec<CellView>, id: &str) -> Vec<f64> {
+        let input = crate::model::ReportInput {
+            cells,
+            ..Default::default()
+        };
+        let report = crate::model::report::build(&input);
+        let figs = figures(&report);
+        let fig = figs.iter().find(|f| f.id == id);
+        match fig.map(|f| &f.plot) {
+            Some(Plot::Lines(series) | Plot::LogLines(series)) => {
+                series[0].1.iter().map(|p| p.0).collect()
+            }
+            _ => panic!(
+                "no line figure {id} in {:?}",
+                figs.iter().map(|f| &f.id).collect::<Vec<_>>()
+            ),
+        }
+    }
 
     #[test]
-    fn a_periodic_label_gives_its_utilisation() {
-        assert_eq!(utilisation("periodic:1000us/500us"), Some(50.0));
-        assert_eq!(utilisation("periodic:1000us/1500us"), Some(150.0));
-        assert_eq!(utilisation("cpu:pi"), None);
+    fn the_figures_take_their_x_from_the_parameters_whatever_the_label_says() {
+        use schedlab_core::workload::MessagingParams;
+        let messaging = Workload {
+            kind: WorkloadKind::Messaging,
+            messaging: Some(MessagingParams {
+                fds: 20,
+                ..MessagingParams::default()
+            }),
+            ..Workload::default()
+        };
+        let sent = FigureRow {
+            ops_per_s: Some(1e6),
+            ..FigureRow::default()
+        };
+        // A label that says 2 fds per group (read from it, 80 tasks would be 20 groups).
+        let label = "messaging:pipe/f2/100B";
+        let cells = vec![
+            cell(label, messaging.clone(), 80, sent.clone()),
+            cell(label, messaging, 160, sent),
+        ];
+        assert_eq!(xs(cells, "1-messaging-throughput"), [2.0, 4.0]);
+        // Periodic cells whose labels say nothing of their utilisation.
+        let missed = FigureRow {
+            misses: Some(1),
+            miss_pct: Some(1.0),
+            ..FigureRow::default()
+        };
+        let cells = vec![
+            cell("periodic", periodic(1_000_000, 400_000), 2, missed.clone()),
+            cell("periodic", periodic(2_000_000, 200_000), 2, missed),
+        ];
+        assert_eq!(xs(cells, "periodic-1-missed"), [10.0, 40.0]);
+    }
+
+    #[test]
+    fn a_periodic_workload_gives_its_utilisation_from_its_parameters() {
+        assert_eq!(utilisation(&periodic(1_000_000, 500_000)), Some(50.0));
+        assert_eq!(utilisation(&periodic(1_000_000, 1_500_000)), Some(150.0));
+        // Below a microsecond, which its label (`periodic:1000us/0us`) rounds away.
+        assert_eq!(utilisation(&periodic(1_000_000, 500)), Some(0.05));
+        let cpu = Workload {
+            period_ns: 1_000_000,
+            run_ns: 500_000,
+            ..Workload::default()
+        };
+        assert_eq!(utilisation(&cpu), None, "only a periodic workload has one");
     }
 }

@@ -16,9 +16,9 @@ fn group_axes(r: &Report, g: usize) -> Vec<String> {
     vec![
         k.workload.clone(),
         k.tasks.to_string(),
-        k.priorities.clone(),
-        k.kind.clone(),
-        k.start.clone(),
+        k.priorities.name().to_string(),
+        k.kind.name().to_string(),
+        k.start.name().to_string(),
         k.cpus.clone().unwrap_or_default(),
     ]
 }
@@ -285,7 +285,7 @@ fn cells(r: &Report) -> Result<String> {
             c.trials_total.to_string(),
             c.statuses
                 .iter()
-                .map(|(s, n)| format!("{s}:{n}"))
+                .map(|(s, n)| format!("{}:{n}", s.name()))
                 .collect::<Vec<_>>()
                 .join(";"),
             c.reason.clone().unwrap_or_default(),
@@ -371,7 +371,7 @@ fn trial_conditions(q: &crate::model::quality::Quality) -> Result<String> {
             t.cell_index.to_string(),
             t.trial_index.to_string(),
             t.round.to_string(),
-            t.status.clone(),
+            t.status.name().to_string(),
             opt(t.speed_before),
             opt(t.speed_after),
             opt(t.steal_pct),

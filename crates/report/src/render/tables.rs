@@ -234,6 +234,8 @@ pub fn pairs_table(r: &Report) -> Table {
 
 /// Trials per cell and status.
 pub fn cells_table(r: &Report) -> Table {
+    const OK: schedlab_store::query::Tally =
+        schedlab_store::query::Tally::Status(schedlab_core::records::TrialStatus::Ok);
     let rows = r
         .cells
         .iter()
@@ -241,8 +243,8 @@ pub fn cells_table(r: &Report) -> Table {
             let other: Vec<String> = c
                 .statuses
                 .iter()
-                .filter(|(s, _)| s != "ok")
-                .map(|(s, n)| format!("{n} {s}"))
+                .filter(|(s, _)| *s != OK)
+                .map(|(s, n)| format!("{n} {}", s.name()))
                 .collect();
             vec![
                 r.groups[c.group].label.clone(),

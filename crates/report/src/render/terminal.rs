@@ -42,12 +42,12 @@ const fn column(
 
 /// Every column; the axes prio, kind, start and cpus are key columns where they vary.
 const COLUMNS: [Column; 17] = [
-    column("policy", "policy", true, |c| c.policy.clone()),
-    column("prio", "prio", false, |c| c.priorities.clone()),
+    column("policy", "policy", true, |c| c.policy.name().to_string()),
+    column("prio", "prio", false, |c| c.priorities.name().to_string()),
     column("workload", "workload", true, |c| c.workload.clone()),
     column("tasks", "tasks", true, |c| c.tasks.to_string()),
-    column("kind", "kind", false, |c| c.kind.clone()),
-    column("start", "start", false, |c| c.start.clone()),
+    column("kind", "kind", false, |c| c.kind.name().to_string()),
+    column("start", "start", false, |c| c.start.name().to_string()),
     column("cpus", "cpus", false, |c| {
         c.cpus.clone().unwrap_or_else(|| "all".into())
     }),
@@ -136,7 +136,9 @@ pub fn terminal_table(t: &Table) -> String {
 mod tests {
     use super::*;
     use crate::model::run_table::lines;
-    use schedlab_store::query::{CellView, TaskRow};
+    use schedlab_core::policy::{PolicyKind, PriorityMode};
+    use schedlab_core::records::TrialStatus;
+    use schedlab_store::query::{CellView, Tally, TaskRow};
 
     #[test]
     fn durations_get_readable_units() {
@@ -149,11 +151,11 @@ mod tests {
     #[test]
     fn table_shows_medians_and_skip_reasons() {
         let ok = CellView {
-            policy: "other".into(),
-            priorities: "same".into(),
+            policy: PolicyKind::Other,
+            priorities: PriorityMode::Same,
             workload: "cpu:pi".into(),
             tasks: 2,
-            statuses: vec![("ok".into(), 2)],
+            statuses: vec![(Tally::Status(TrialStatus::Ok), 2)],
             makespans_ns: vec![10_000_000, 30_000_000],
             task_rows: vec![
                 TaskRow {
@@ -172,10 +174,10 @@ mod tests {
             ..Default::default()
         };
         let skipped = CellView {
-            policy: "fifo".into(),
+            policy: PolicyKind::Fifo,
             workload: "cpu:pi".into(),
             tasks: 2,
-            statuses: vec![("skipped".into(), 3)],
+            statuses: vec![(Tally::Status(TrialStatus::Skipped), 3)],
             reason: Some("SCHED_FIFO refused (EPERM)".into()),
             ..Default::default()
         };

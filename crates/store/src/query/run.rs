@@ -3,7 +3,7 @@
 
 use super::{Runner, Store};
 use crate::db::params;
-use crate::error::{Result, StoreError};
+use crate::error::Result;
 use schedlab_core::records::RunStatus;
 use schedlab_spec::{Spec, SpecError};
 use serde::Serialize;
@@ -107,14 +107,6 @@ impl RunInfo {
     }
 }
 
-/// A run's stored status (column `index` of a row) as the type; a status this version does
-/// not know is an error that names it.
-pub(super) fn run_status(stored: &str, index: usize) -> Result<RunStatus> {
-    stored
-        .parse()
-        .map_err(|why: schedlab_core::CoreError| StoreError::Unknown { index, why })
-}
-
 /// The stored row of run `run_id`.
 pub fn run_info(store: &Store, run_id: i64) -> Result<RunInfo> {
     store.require_run(run_id)?;
@@ -130,7 +122,7 @@ pub fn run_info(store: &Store, run_id: i64) -> Result<RunInfo> {
                     name: r.get(1)?,
                     started_at: r.get(2)?,
                     finished_at: r.get(3)?,
-                    status: run_status(&r.get::<String>(4)?, 4)?,
+                    status: super::stored(r.get(4)?, "runs.status")?,
                     seed: r.get::<i64>(5)? as u64,
                     version: r.get(6)?,
                     // Masked again: a row written by an older schedlab may hold a password.
