@@ -1,10 +1,9 @@
 //! Task groups (CPU cgroups) in a report: per cell and group, the medians over its ok trials of
 //! the kernel's figures (CPU share while every group ran, against the weight share; throttled
-//! periods and time, against the bandwidth limit; the tasks' p99 wake-up latency), as a table
-//! and two or three figures.
+//! periods and time, against the bandwidth limit; the tasks' p99 wake-up latency), as typed
+//! rows (a table in `render::sections`) and two or three figures.
 
 use super::plot_data::{Figure, Plot};
-use super::tables::Table;
 use schedlab_analyze::median;
 use schedlab_store::groups::GroupRow;
 use schedlab_store::query::CellView;
@@ -29,12 +28,14 @@ pub struct GroupSummary {
     pub weight_share: f64,
     /// Its bandwidth limit in CPUs (quota / period; None: no limit).
     pub limit_cpus: Option<f64>,
-    /// The limit as written, e.g. "20ms/100ms", or "-".
-    pub limit: String,
+    /// Its `cpu.max` as written: (quota, period), µs; None: no limit.
+    pub cpu_max_us: Option<(i64, i64)>,
     /// Its bandwidth period, ms.
     pub period_ms: Option<f64>,
-    /// Its CPUs and whether they were a partition, e.g. "1 (partition)", or "-".
-    pub cpus: String,
+    /// Its CPUs as written (`cpuset.cpus`, e.g. "1"); None: not set.
+    pub cpus: Option<String>,
+    /// Its CPUs were a partition of their own.
+    pub partition: bool,
     /// Ok trials.
     pub trials: usize,
     /// Median share of the CPU time its cell's groups used while every group's tasks ran.
@@ -56,15 +57,6 @@ pub struct GroupSummary {
 pub struct CgroupView {
     /// The groups.
     pub groups: Vec<GroupSummary>,
-}
-
-/// `d` ms as written in `cpu.max` flags.
-fn duration_label(us: i64) -> String {
-    if us % 1000 == 0 {
-        format!("{}ms", us / 1000)
-    } else {
-        format!("{us}us")
-    }
 }
 
 /// The cell's label without its groups (those are the table's columns).
@@ -152,16 +144,10 @@ pub fn build(rows: &[GroupRow], cells: &[CellView]) -> CgroupView {
                 weight,
                 weight_share: weight as f64 / total_weight.max(1) as f64,
                 limit_cpus,
-                limit: match (g.quota_us, g.period_us) {
-                    (Some(q), Some(p)) => format!("{}/{}", duration_label(q), duration_label(p)),
-                    _ => "-".into(),
-                },
+                cpu_max_us: g.quota_us.zip(g.period_us),
                 period_ms: g.period_us.map(|p| p as f64 / 1e3),
-                cpus: match (&g.cpus, g.partition) {
-                    (Some(c), true) => format!("{c} (partition)"),
-                    (Some(c), false) => c.clone(),
-                    (None, _) => "-".into(),
-                },
+                cpus: g.cpus.clone(),
+                partition: g.partition,
                 trials: of_group.len(),
                 share: median(&shares),
                 usage_ms: med(&of_group, |r| ms(r.usage_ns)),
@@ -173,57 +159,6 @@ pub fn build(rows: &[GroupRow], cells: &[CellView]) -> CgroupView {
         }
     }
     CgroupView { groups: out }
-}
-
-/// A number with three significant figures, or "-".
-fn num(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), super::fmt_num)
-}
-
-/// The table of every group (None without groups).
-pub fn table(v: &CgroupView) -> Option<Table> {
-    if v.groups.is_empty() {
-        return None;
-    }
-    let header = [
-        "cell",
-        "group",
-        "tasks",
-        "weight (share)",
-        "CPU share while all ran",
-        "cpu.max",
-        "cpus",
-        "throttled / periods",
-        "throttled (ms)",
-        "CPU (ms)",
-        "p99 wake-up (us)",
-        "trials",
-    ];
-    let rows = v
-        .groups
-        .iter()
-        .map(|g| {
-            vec![
-                g.cell.clone(),
-                g.name.clone(),
-                g.tasks.to_string(),
-                format!("{} ({:.3})", g.weight, g.weight_share),
-                g.share.map_or_else(|| "-".into(), |s| format!("{s:.3}")),
-                g.limit.clone(),
-                g.cpus.clone(),
-                format!("{} / {}", num(g.nr_throttled), num(g.nr_periods)),
-                num(g.throttled_ms),
-                num(g.usage_ms),
-                num(g.p99_us),
-                g.trials.to_string(),
-            ]
-        })
-        .collect();
-    Some(Table {
-        title: "Task groups (CPU cgroups): medians over ok trials of the kernel's cpu.stat figures over the measured period (release to the last task's end); CPU share: the group's part of its cell's groups' CPU time from release to the first task's end, while every group ran (compare with the weight share when the groups share CPUs)".into(),
-        header: header.iter().map(|s| s.to_string()).collect(),
-        rows,
-    })
 }
 
 /// Measured CPU share against weight share (cells with two groups or more), throttled time
@@ -348,15 +283,19 @@ mod tests {
         // a: 0.25, 1/3, 0.25 -> median 0.25; b: 0.75, 2/3, 0.75 -> 0.75.
         assert_eq!(a.share, Some(0.25));
         assert_eq!(b.share, Some(0.75));
-        assert_eq!((a.limit.as_str(), a.limit_cpus), ("20ms/100ms", Some(0.2)));
-        assert_eq!(b.limit, "-");
+        assert_eq!(
+            (a.cpu_max_us, a.limit_cpus),
+            (Some((20_000, 100_000)), Some(0.2))
+        );
+        assert_eq!((b.cpu_max_us, b.limit_cpus), (None, None));
         assert_eq!(a.throttled_ms, Some(5.0));
         assert_eq!(a.trials, 3);
-        let t = table(&v).unwrap();
-        assert_eq!(t.rows[1][3], "300 (0.750)");
+        assert_eq!(
+            (b.weight, b.cpus.as_deref(), b.partition),
+            (300, None, false)
+        );
         let figs = figures(&v);
         assert_eq!(figs.len(), 2, "share and throttling; no latency");
-        assert!(table(&CgroupView::default()).is_none());
     }
 
     #[test]

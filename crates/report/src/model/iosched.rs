@@ -4,7 +4,6 @@
 //! independent; the trial is the unit of replication).
 
 use super::plot_data::{BoxGroup, Figure, Plot};
-use super::tables::Table;
 use super::Panel;
 use schedlab_analyze::{anova_oneway, kruskal_wallis, TestResult, ALPHAS};
 use schedlab_store::kernel::SchedulerSample;
@@ -110,23 +109,66 @@ pub fn column_names() -> Vec<&'static str> {
     COLUMNS.iter().map(|(c, _)| *c).collect()
 }
 
-/// Significance mark: `**` below 0.01, `*` below 0.05.
-fn stars(p: f64) -> &'static str {
-    if p < ALPHAS.1 {
-        "**"
-    } else if p < ALPHAS.0 {
-        "*"
-    } else {
-        ""
+/// How far below the alphas ([`ALPHAS`]) a p-value lies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Significance {
+    /// p >= 0.05.
+    None,
+    /// 0.01 <= p < 0.05.
+    Alpha05,
+    /// p < 0.01.
+    Alpha01,
+}
+
+impl Significance {
+    /// The level `p` reaches.
+    pub fn of(p: f64) -> Significance {
+        if p < ALPHAS.1 {
+            Significance::Alpha01
+        } else if p < ALPHAS.0 {
+            Significance::Alpha05
+        } else {
+            Significance::None
+        }
     }
 }
 
-/// A p-value with its mark, e.g. `0.0031 **`.
-fn with_stars(p: f64) -> String {
-    match stars(p) {
-        "" => format!("{p:.4}"),
-        s => format!("{p:.4} {s}"),
+/// One test's result in the tests table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tested {
+    /// The statistic (F or H).
+    pub statistic: f64,
+    /// Its p-value, unadjusted.
+    pub p: f64,
+    /// The level p reaches.
+    pub significance: Significance,
+}
+
+impl Tested {
+    fn of(t: &TestResult) -> Tested {
+        Tested {
+            statistic: t.statistic,
+            p: t.p_value,
+            significance: Significance::of(t.p_value),
+        }
     }
+}
+
+/// One workload and column of the tests across schedulers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IoTestRow {
+    /// Workload label (pooled, [`SchedulerSamples::workload`]).
+    pub workload: String,
+    /// Index of the column in [`COLUMNS`].
+    pub column: usize,
+    /// Trials with the column per scheduler, in scheduler order.
+    pub trials: Vec<usize>,
+    /// One-way ANOVA on the per-trial means; `None` where it cannot run.
+    pub anova: Option<Tested>,
+    /// Kruskal-Wallis on the per-trial means; `None` where it cannot run.
+    pub kruskal: Option<Tested>,
+    /// Pooled samples of the column per scheduler, in scheduler order.
+    pub samples: Vec<usize>,
 }
 
 /// ANOVA and Kruskal-Wallis across the schedulers of `w` on column `c`'s per-trial means
@@ -136,50 +178,26 @@ pub fn column_tests(w: &SchedulerSamples, c: usize) -> (Option<TestResult>, Opti
     (anova_oneway(&groups), kruskal_wallis(&groups))
 }
 
-/// One row per workload and column: ANOVA F and p, Kruskal-Wallis H and p, across schedulers,
-/// on the per-trial means of the column.
-pub fn tests_table(all: &[SchedulerSamples]) -> Option<Table> {
-    if all.iter().all(|w| w.schedulers.len() < 2) {
-        return None;
-    }
+/// One row per workload with two schedulers or more and column: ANOVA and Kruskal-Wallis
+/// across schedulers on the per-trial means of the column (empty: no workload has two
+/// schedulers).
+pub fn tests(all: &[SchedulerSamples]) -> Vec<IoTestRow> {
     let mut rows = Vec::new();
     for w in all.iter().filter(|w| w.schedulers.len() >= 2) {
-        for (c, (_, label)) in COLUMNS.iter().enumerate() {
+        for c in 0..COLUMNS.len() {
             let (a, k) = column_tests(w, c);
-            let fmt = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.3}"));
-            let count = |v: &[Vec<Vec<f64>>]| {
-                v.iter()
-                    .map(|g| g[c].len().to_string())
-                    .collect::<Vec<_>>()
-                    .join("/")
-            };
-            rows.push(vec![
-                w.workload.clone(),
-                label.to_string(),
-                count(&w.trial_means),
-                fmt(a.as_ref().map(|t| t.statistic)),
-                a.as_ref().map_or("-".into(), |t| with_stars(t.p_value)),
-                fmt(k.as_ref().map(|t| t.statistic)),
-                k.as_ref().map_or("-".into(), |t| with_stars(t.p_value)),
-                count(&w.values),
-            ]);
+            let count = |v: &[Vec<Vec<f64>>]| v.iter().map(|g| g[c].len()).collect();
+            rows.push(IoTestRow {
+                workload: w.workload.clone(),
+                column: c,
+                trials: count(&w.trial_means),
+                anova: a.as_ref().map(Tested::of),
+                kruskal: k.as_ref().map(Tested::of),
+                samples: count(&w.values),
+            });
         }
     }
-    let header = [
-        "workload",
-        "column",
-        "trials per scheduler",
-        "ANOVA F",
-        "ANOVA p",
-        "Kruskal-Wallis H",
-        "Kruskal-Wallis p",
-        "samples per scheduler",
-    ];
-    Some(Table {
-        title: "System-wide samples across I/O schedulers (study 004): one-way ANOVA and Kruskal-Wallis per column on per-trial means (each trial's samples averaged to one value; n = trials per scheduler, since samples 100 ms apart within a trial are not independent); * p < 0.05, ** p < 0.01, not adjusted across columns.".into(),
-        header: header.iter().map(|s| s.to_string()).collect(),
-        rows,
-    })
+    rows
 }
 
 /// One box plot per workload and column, one box per scheduler.
@@ -263,18 +281,19 @@ mod tests {
 
     #[test]
     fn clearly_different_schedulers_are_marked_significant() {
-        let t = tests_table(&samples()).unwrap();
-        assert_eq!(t.rows.len(), COLUMNS.len());
-        assert_eq!(t.rows[0][2], "3/3", "trials per scheduler");
-        assert_eq!(t.rows[0][7], "60/60", "samples per scheduler");
+        let t = tests(&samples());
+        assert_eq!(t.len(), COLUMNS.len());
+        assert_eq!(t[0].trials, vec![3, 3], "trials per scheduler");
+        assert_eq!(t[0].samples, vec![60, 60], "samples per scheduler");
         // ANOVA on 3 vs 3 trial means this far apart: p < 0.01; Kruskal-Wallis on 3 vs 3
-        // cannot go below 0.0495 (its chi-squared approximation), so it gets one star.
+        // cannot go below 0.0495 (its chi-squared approximation), so it reaches 0.05 only.
         assert!(
-            t.rows
-                .iter()
-                .all(|r| r[4].ends_with("**") && r[6].ends_with('*')),
+            t.iter().all(|r| {
+                r.anova.map(|a| a.significance) == Some(Significance::Alpha01)
+                    && r.kruskal.map(|k| k.significance) == Some(Significance::Alpha05)
+            }),
             "{:?}",
-            t.rows[0]
+            t[0]
         );
     }
 
@@ -311,12 +330,21 @@ mod tests {
             assert!((k.statistic - 0.8000000000000007).abs() < 1e-9, "{k:?}");
             assert!((k.p_value - 0.6703200460356391).abs() < 1e-9, "{k:?}");
         }
-        let t = tests_table(&w).unwrap();
-        assert_eq!(t.rows[0][2], "3/3/3");
-        assert_eq!(t.rows[0][4], "0.7290");
-        assert_eq!(t.rows[0][6], "0.6703");
-        assert!(t.title.contains("per-trial means"), "{}", t.title);
-        assert!(!t.title.contains("optimistic"), "{}", t.title);
+        let t = tests(&w);
+        assert_eq!(t[0].trials, vec![3, 3, 3]);
+        assert_eq!((t[0].workload.as_str(), t[0].column), ("io:sync-copy", 0));
+        let (a, k) = (t[0].anova.unwrap(), t[0].kruskal.unwrap());
+        assert!((a.p - 0.7289999999999999).abs() < 1e-9, "{a:?}");
+        assert!((k.p - 0.6703200460356391).abs() < 1e-9, "{k:?}");
+        assert_eq!(a.significance, Significance::None);
+    }
+
+    #[test]
+    fn p_values_reach_the_alphas_strictly_below_them() {
+        assert_eq!(Significance::of(0.05), Significance::None);
+        assert_eq!(Significance::of(0.0499), Significance::Alpha05);
+        assert_eq!(Significance::of(0.01), Significance::Alpha05);
+        assert_eq!(Significance::of(0.0099), Significance::Alpha01);
     }
 
     #[test]
@@ -337,7 +365,7 @@ mod tests {
         one[0].schedulers.truncate(1);
         one[0].values.truncate(1);
         one[0].trial_means.truncate(1);
-        assert!(tests_table(&one).is_none());
+        assert!(tests(&one).is_empty());
         let figs = figures(&samples(), &[]);
         assert_eq!(figs.len(), COLUMNS.len());
         assert!(

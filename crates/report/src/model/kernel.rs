@@ -3,7 +3,6 @@
 //! one trial per cell).
 
 use super::plot_data::{Cdfs, Figure, GanttBar, Plot};
-use super::tables::Table;
 use super::Panel;
 use hdrhistogram::Histogram;
 use schedlab_core::workload::periodic;
@@ -107,57 +106,52 @@ pub fn build(rows: &[KernelCellRows]) -> KernelView {
     view
 }
 
-/// Microseconds with three significant figures.
-fn us(ns: u64) -> String {
-    let v = ns as f64 / 1e3;
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
+/// The wake-up latency percentiles of one periodic cell, ns (from its merged histogram,
+/// relative error <= 1%).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LatencyRow {
+    /// Index of the cell in its run.
+    pub cell_index: i64,
+    /// Workload label.
+    pub workload: String,
+    /// The cell's axes without its workload ([`LatencyCell::label`]).
+    pub label: String,
+    /// Wake-ups recorded.
+    pub wakeups: u64,
+    /// Smallest latency, ns.
+    pub min_ns: u64,
+    /// Median, ns.
+    pub p50_ns: u64,
+    /// 90th percentile, ns.
+    pub p90_ns: u64,
+    /// 99th percentile, ns.
+    pub p99_ns: u64,
+    /// 99.9th percentile, ns.
+    pub p999_ns: u64,
+    /// Largest latency, ns.
+    pub max_ns: u64,
 }
 
-/// The wake-up latency percentiles of every periodic cell (None when there is none).
-pub fn latency_table(v: &KernelView) -> Option<Table> {
-    if v.latency.is_empty() {
-        return None;
-    }
-    let header = [
-        "workload",
-        "cell",
-        "wake-ups",
-        "min (us)",
-        "p50 (us)",
-        "p90 (us)",
-        "p99 (us)",
-        "p99.9 (us)",
-        "max (us)",
-    ];
-    let rows = v
-        .latency
+/// The wake-up latency percentiles of every periodic cell, in cell order (empty: none).
+pub fn latency_rows(v: &KernelView) -> Vec<LatencyRow> {
+    v.latency
         .iter()
         .map(|c| {
             let h = &c.hist;
-            vec![
-                c.workload.clone(),
-                c.label.clone(),
-                h.len().to_string(),
-                us(h.min()),
-                us(h.value_at_quantile(0.5)),
-                us(h.value_at_quantile(0.9)),
-                us(h.value_at_quantile(0.99)),
-                us(h.value_at_quantile(0.999)),
-                us(h.max()),
-            ]
+            LatencyRow {
+                cell_index: c.cell_index,
+                workload: c.workload.clone(),
+                label: c.label.clone(),
+                wakeups: h.len(),
+                min_ns: h.min(),
+                p50_ns: h.value_at_quantile(0.5),
+                p90_ns: h.value_at_quantile(0.9),
+                p99_ns: h.value_at_quantile(0.99),
+                p999_ns: h.value_at_quantile(0.999),
+                max_ns: h.max(),
+            }
         })
-        .collect();
-    Some(Table {
-        title: "Wake-up latency (actual - intended wake time) of periodic tasks, all measured tasks and ok trials merged; HDR histograms, relative error <= 1%".into(),
-        header: header.iter().map(|s| s.to_string()).collect(),
-        rows,
-    })
+        .collect()
 }
 
 /// The panel a workload's figures belong to (the first whose label starts with it).
@@ -270,15 +264,19 @@ mod tests {
     }
 
     #[test]
-    fn the_latency_table_gives_percentiles_in_microseconds() {
-        let t = latency_table(&view()).unwrap();
-        let row = &t.rows[0];
-        assert_eq!(row[2], "1000");
-        assert_eq!(row[3], "1.00");
-        // p50 of 1..1000 us is 500 us within the histogram's 1%.
-        let p50: f64 = row[4].parse().unwrap();
-        assert!((p50 - 500.0).abs() <= 5.0, "{p50}");
-        assert!(latency_table(&KernelView::default()).is_none());
+    fn latency_rows_give_the_merged_histograms_percentiles_in_ns() {
+        let rows = latency_rows(&view());
+        assert_eq!(rows.len(), 1);
+        let r = &rows[0];
+        assert_eq!((r.cell_index, r.label.as_str()), (0, "fifo x1"));
+        assert_eq!((r.wakeups, r.min_ns), (1000, 1000));
+        // 1..1000 us recorded once each: p50 is 500 us, p99 990 us and the largest 1000 us,
+        // each within the histogram's 1%.
+        let near = |v: u64, want: f64| (v as f64 - want).abs() <= want * 0.01;
+        assert!(near(r.p50_ns, 500_000.0), "{r:?}");
+        assert!(near(r.p99_ns, 990_000.0), "{r:?}");
+        assert!(near(r.max_ns, 1_000_000.0), "{r:?}");
+        assert!(latency_rows(&KernelView::default()).is_empty());
     }
 
     #[test]

@@ -1,11 +1,10 @@
 //! The workloads' own figures in a report: each trial's stored figures (`trials.ops` ...) as
 //! values of the report's metrics (messages/s, requests/s, round trip, wake-up and request
 //! latency percentiles, misses and slack), one per trial, so that they are summarised, tested,
-//! compared and usable in claims like every other metric; and the table of each workload
-//! kind's figures that `stats` prints.
+//! compared and usable in claims like every other metric; and the rows of each workload
+//! kind's table that `stats` prints (as text by `render::sections`).
 
-use super::tables::Table;
-use super::{fmt_value, Metric, Report};
+use super::{Metric, Report};
 use schedlab_core::workload::{Workload, WorkloadKind};
 use schedlab_store::figures::FigureRow;
 use schedlab_store::query::CellView;
@@ -101,14 +100,6 @@ pub fn per_trial(c: &CellView) -> Vec<(i64, Vec<(Metric, f64)>)> {
         .collect()
 }
 
-/// A workload table within 120 columns: without its p90 columns (`stats --all` shows them).
-pub fn narrow(t: &Table) -> Table {
-    let keep: Vec<usize> = (0..t.header.len())
-        .filter(|&i| !t.header[i].ends_with("p90"))
-        .collect();
-    t.keep(&keep)
-}
-
 /// The parameter that sets a cell's task count, for the tables and figures: (heading,
 /// value), from the workload's parameters: messaging's groups (`tasks` over 2 x fds per
 /// group), request's workers per message thread (`tasks` over message threads, less the
@@ -133,10 +124,43 @@ pub fn task_axis(work: &Workload, tasks: i64) -> (&'static str, i64) {
     }
 }
 
-/// One table per workload (label) of a kind with figures: a row per cell (policy, the
-/// parameter behind the task count, the axes that vary), the median over trials of each of
-/// the kind's metrics.
-pub fn tables(r: &Report) -> Vec<Table> {
+/// One workload (label) of a kind with figures: a row per cell, the medians over trials of
+/// the kind's metrics ([`metrics_of`]), in their units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadTable {
+    /// Workload label.
+    pub workload: String,
+    /// Its kind.
+    pub kind: WorkloadKind,
+    /// The kind's metrics, in column order.
+    pub metrics: &'static [Metric],
+    /// One row per cell of the workload, in cell order.
+    pub rows: Vec<WorkloadRow>,
+}
+
+/// One cell of a [`WorkloadTable`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadRow {
+    /// Policy (treatment) name.
+    pub policy: String,
+    /// Task count.
+    pub tasks: i64,
+    /// The parameter behind the task count, as the table shows it ([`task_axis`]):
+    /// (heading, value).
+    pub axis: (&'static str, i64),
+    /// The axes of its group other than workload and task count ("threads, CPUs 0"); `None`
+    /// without such axes.
+    pub other_axes: Option<String>,
+    /// Ok trials.
+    pub trials: i64,
+    /// Per metric of [`WorkloadTable::metrics`]: the median over trials in the metric's
+    /// unit; `None` without a finite value.
+    pub medians: Vec<Option<f64>>,
+}
+
+/// One table per workload (label) of a kind with figures and at least one value, in cell
+/// order.
+pub fn tables(r: &Report) -> Vec<WorkloadTable> {
     let mut labels: Vec<(WorkloadKind, &str)> = Vec::new();
     for c in &r.cells {
         let l = (c.work.kind, c.key.workload.as_str());
@@ -150,98 +174,51 @@ pub fn tables(r: &Report) -> Vec<Table> {
         .collect()
 }
 
-fn table(r: &Report, kind: WorkloadKind, label: &str) -> Option<Table> {
+fn table(r: &Report, kind: WorkloadKind, label: &str) -> Option<WorkloadTable> {
     let metrics = metrics_of(kind);
-    let cells: Vec<usize> = (0..r.cells.len())
-        .filter(|&c| r.cells[c].key.workload == label)
-        .collect();
-    let first = &r.cells[cells[0]];
-    let axis = task_axis(&first.work, first.key.tasks).0;
-    let mut header: Vec<String> = vec![
-        "policy".into(),
-        axis.into(),
-        "other axes".into(),
-        "n".into(),
-    ];
-    header.extend(metrics.iter().map(|m| short_heading(*m)));
-    let rows: Vec<Vec<String>> = cells
+    let rows: Vec<WorkloadRow> = r
+        .cells
         .iter()
-        .map(|&c| {
-            let cell = &r.cells[c];
-            let mut row = vec![
-                cell.key.policy.clone(),
-                task_axis(&cell.work, cell.key.tasks).1.to_string(),
-                other_axes(&r.groups[cell.group].label, label, cell.key.tasks),
-                cell.trials_ok.to_string(),
-            ];
-            row.extend(metrics.iter().map(|&m| {
-                cell.summary(m)
-                    .map_or("-".into(), |s| fmt_value(s.summary.median, m))
-            }));
-            row
+        .filter(|c| c.key.workload == label)
+        .map(|cell| WorkloadRow {
+            policy: cell.key.policy.clone(),
+            tasks: cell.key.tasks,
+            axis: task_axis(&cell.work, cell.key.tasks),
+            other_axes: other_axes(&r.groups[cell.group].label, label, cell.key.tasks),
+            trials: cell.trials_ok,
+            medians: metrics
+                .iter()
+                .map(|&m| {
+                    cell.summary(m)
+                        .map(|s| s.summary.median)
+                        .filter(|v| v.is_finite())
+                })
+                .collect(),
         })
         .collect();
-    if rows.iter().all(|row| row[4..].iter().all(|v| v == "-")) {
+    if rows
+        .iter()
+        .all(|row| row.medians.iter().all(Option::is_none))
+    {
         return None;
     }
-    let t = Table {
-        title: format!(
-            "{label}: the workload's figures, medians over trials (latencies and slack in us)"
-        ),
-        header,
+    Some(WorkloadTable {
+        workload: label.to_string(),
+        kind,
+        metrics,
         rows,
-    };
-    // Without axes beyond policy and task count, the column says nothing.
-    match t.rows.iter().all(|row| row[2] == "-") {
-        true => {
-            let keep: Vec<usize> = (0..t.header.len()).filter(|&i| i != 2).collect();
-            Some(t.keep(&keep))
-        }
-        false => Some(t),
-    }
+    })
 }
 
 /// The axes of a group label other than its workload and task count ("threads, CPUs 0"), or
-/// "-": a group is labelled "{workload} with {N tasks}{, axis}*".
-fn other_axes(group: &str, workload: &str, tasks: i64) -> String {
+/// `None`: a group is labelled "{workload} with {N tasks}{, axis}*".
+fn other_axes(group: &str, workload: &str, tasks: i64) -> Option<String> {
     let prefix = format!("{workload} with {}", super::tasks_phrase(tasks));
     let rest = group.strip_prefix(&prefix).unwrap_or("");
     match rest.trim_start_matches(", ").trim() {
-        "" => "-".into(),
-        r => r.to_string(),
+        "" => None,
+        r => Some(r.to_string()),
     }
-}
-
-/// A compact column heading: "wake p99", "req p50", "msg/s", "miss %".
-fn short_heading(m: Metric) -> String {
-    use Metric as M;
-    match m {
-        M::Makespan => "time (ms)",
-        M::MessagesPerS => "msg/s",
-        M::MessageP50 => "msg p50",
-        M::MessageP99 => "msg p99",
-        M::Rps => "req/s",
-        M::WakeupP50 => "wake p50",
-        M::WakeupP90 => "wake p90",
-        M::WakeupP99 => "wake p99",
-        M::WakeupP999 => "wake p99.9",
-        M::RequestP50 => "req p50",
-        M::RequestP90 => "req p90",
-        M::RequestP99 => "req p99",
-        M::RequestP999 => "req p99.9",
-        M::RoundTrip => "us/round trip",
-        M::SwitchTime => "us/switch",
-        M::TrialVcsw => "vol. switches",
-        M::TrialIvcsw => "invol. switches",
-        M::MissPct => "miss %",
-        M::Misses => "misses",
-        M::SlackP1 => "slack p1",
-        M::SlackP50 => "slack p50",
-        M::SlackP99 => "slack p99",
-        M::LatenessMax => "max late",
-        other => other.label(),
-    }
-    .to_string()
 }
 
 #[cfg(test)]
@@ -280,6 +257,76 @@ mod tests {
         assert_eq!(
             task_axis(&workload(WorkloadKind::Periodic), 3),
             ("tasks", 3)
+        );
+    }
+
+    fn pipe_cell(policy: &str, makespans_ms: &[i64]) -> CellView {
+        let figures = makespans_ms
+            .iter()
+            .enumerate()
+            .map(|(i, ms)| FigureRow {
+                trial_id: i as i64 + 1,
+                round: i as i64 + 1,
+                makespan_ns: Some(ms * 1_000_000),
+                ops: Some(1000),
+                switches: Some(4000),
+                ..FigureRow::default()
+            })
+            .collect();
+        CellView {
+            policy: policy.into(),
+            workload: "pipe".into(),
+            workload_kind: WorkloadKind::Pipe,
+            tasks: 2,
+            statuses: vec![("ok".into(), makespans_ms.len() as i64)],
+            figures,
+            ..CellView::default()
+        }
+    }
+
+    #[test]
+    fn a_workload_table_holds_each_cells_medians_in_their_units() {
+        let r = super::super::report::build(&super::super::ReportInput {
+            cells: vec![
+                pipe_cell("other", &[2, 3, 7]),
+                pipe_cell("fifo", &[4, 4, 5]),
+            ],
+            ..Default::default()
+        });
+        let t = tables(&r);
+        assert_eq!(t.len(), 1);
+        let t = &t[0];
+        assert_eq!((t.workload.as_str(), t.kind), ("pipe", WorkloadKind::Pipe));
+        assert_eq!(t.metrics, metrics_of(WorkloadKind::Pipe));
+        // other: round trips of 2, 3, 7 us (ms / 1000 round trips), median 3 us; switches
+        // a quarter of that, median 0.75 us; no task rows, so no switch counts.
+        let other = &t.rows[0];
+        assert_eq!(
+            (other.policy.as_str(), other.tasks, other.trials),
+            ("other", 2, 3)
+        );
+        assert_eq!(other.other_axes, None);
+        assert_eq!(other.medians, vec![Some(3.0), Some(0.75), None, None]);
+        assert_eq!(t.rows[1].medians[..2], [Some(4.0), Some(1.0)]);
+        let cpu = super::super::report::build(&super::super::ReportInput {
+            cells: vec![CellView {
+                workload_kind: WorkloadKind::Cpu,
+                ..pipe_cell("other", &[2])
+            }],
+            ..Default::default()
+        });
+        assert!(
+            tables(&cpu).is_empty(),
+            "a kind without figures has no table"
+        );
+    }
+
+    #[test]
+    fn other_axes_are_what_the_group_label_adds_to_workload_and_tasks() {
+        assert_eq!(other_axes("pipe with 2 tasks", "pipe", 2), None);
+        assert_eq!(
+            other_axes("pipe with 2 tasks, threads, CPUs 0", "pipe", 2).as_deref(),
+            Some("threads, CPUs 0")
         );
     }
 

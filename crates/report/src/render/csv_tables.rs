@@ -459,21 +459,20 @@ pub fn tables(r: &Report) -> Result<Vec<(&'static str, String)>> {
         out.insert(0, ("claims.csv", super::claims::csv::document(c)?));
     }
     // Periodic runs: every wake-up latency percentile per cell, in ns at full precision.
-    if !r.kernel.latency.is_empty() {
-        let rows = r.kernel.latency.iter().map(|c| {
-            let h = &c.hist;
-            let q = |x: f64| h.value_at_quantile(x).to_string();
+    let latency = crate::model::kernel::latency_rows(&r.kernel);
+    if !latency.is_empty() {
+        let rows = latency.into_iter().map(|c| {
             vec![
                 c.cell_index.to_string(),
-                c.workload.clone(),
-                c.label.clone(),
-                h.len().to_string(),
-                h.min().to_string(),
-                q(0.5),
-                q(0.9),
-                q(0.99),
-                q(0.999),
-                h.max().to_string(),
+                c.workload,
+                c.label,
+                c.wakeups.to_string(),
+                c.min_ns.to_string(),
+                c.p50_ns.to_string(),
+                c.p90_ns.to_string(),
+                c.p99_ns.to_string(),
+                c.p999_ns.to_string(),
+                c.max_ns.to_string(),
             ]
         });
         let header = [
@@ -490,7 +489,7 @@ pub fn tables(r: &Report) -> Result<Vec<(&'static str, String)>> {
         ];
         out.push(("latency.csv", document(&header, rows)?));
     }
-    if let Some(t) = crate::model::iosched::tests_table(&r.iosched) {
+    if let Some(t) = super::sections::io_tests_table(&r.iosched) {
         let header: Vec<&str> = t.header.iter().map(String::as_str).collect();
         out.push(("iosched_tests.csv", document(&header, t.rows)?));
     }
@@ -514,7 +513,7 @@ fn groups_csv(v: &crate::model::cgroups::CgroupView) -> Result<String> {
             num(g.weight_share),
             o(g.share),
             o(g.limit_cpus),
-            g.cpus.clone(),
+            super::sections::cpus(g),
             o(g.nr_periods),
             o(g.nr_throttled),
             o(g.throttled_ms),

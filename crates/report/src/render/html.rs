@@ -244,9 +244,9 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String, Re
     let key_tables: Vec<_> = (0..r.panels.len())
         .map(|p| tables::key_table(r, p))
         .filter(|t| !t.rows.is_empty())
-        .chain(crate::model::kernel::latency_table(&r.kernel))
-        .chain(crate::model::iosched::tests_table(&r.iosched))
-        .chain(crate::model::cgroups::table(&r.cgroups))
+        .chain(super::sections::latency_table(&r.kernel))
+        .chain(super::sections::io_tests_table(&r.iosched))
+        .chain(super::sections::groups_table(&r.cgroups))
         .chain(crate::model::quality::tables(&r.quality))
         .collect();
     let ctx = context! {

@@ -10,6 +10,7 @@ pub mod html;
 pub mod latex;
 pub mod markdown;
 pub mod plots;
+pub mod sections;
 pub mod stats;
 pub mod tables;
 pub mod terminal;

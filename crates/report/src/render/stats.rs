@@ -4,8 +4,8 @@
 //! `--all` adds every metric's comparisons, the summary and pairwise tables with every column,
 //! the pooled per-task tables and the methods.
 
-use super::tables;
 use super::terminal::terminal_table;
+use super::{sections, tables};
 use crate::model::tables::Table;
 use crate::model::{self, Metric, Report, EXPLORATORY_HEADING, EXPLORATORY_NOTE};
 
@@ -111,9 +111,9 @@ fn exploratory_section(r: &Report, all: bool) -> String {
 /// p-values stay).
 fn kernel_tables(r: &Report, all: bool) -> Vec<Table> {
     let key = |t: Table, columns: &[usize]| if all { t } else { t.keep(columns) };
-    let latency = model::kernel::latency_table(&r.kernel).map(|t| key(t, &[0, 1, 2, 4, 6, 8]));
-    let io = model::iosched::tests_table(&r.iosched).map(|t| key(t, &[0, 1, 2, 4, 6]));
-    let groups = model::cgroups::table(&r.cgroups).map(|t| key(t, &[0, 1, 2, 3, 4, 5, 7, 8, 10]));
+    let latency = sections::latency_table(&r.kernel).map(|t| key(t, &[0, 1, 2, 4, 6, 8]));
+    let io = sections::io_tests_table(&r.iosched).map(|t| key(t, &[0, 1, 2, 4, 6]));
+    let groups = sections::groups_table(&r.cgroups).map(|t| key(t, &[0, 1, 2, 3, 4, 5, 7, 8, 10]));
     latency.into_iter().chain(io).chain(groups).collect()
 }
 
@@ -135,10 +135,7 @@ fn cells_table(r: &Report, all: bool) -> Table {
 /// The workload and quality tables (key columns only without `all`); with `all`, the summary,
 /// pooled and pairwise tables too.
 fn detail_tables(r: &Report, all: bool) -> Vec<Table> {
-    let mut out: Vec<Table> = model::workload::tables(r)
-        .into_iter()
-        .map(|t| if all { t } else { model::workload::narrow(&t) })
-        .collect();
+    let mut out = sections::workload_tables(r, all);
     out.extend(model::quality::tables(&r.quality));
     if !all {
         return out;
