@@ -196,7 +196,7 @@ fn exploratory(r: &Report) -> Result<String> {
             opt(f.min_detectable),
             opt(f.anova_p),
             opt(f.kruskal_p),
-            f.sentence.clone(),
+            super::exploratory::sentence(&r.groups[f.group].label, f),
         ]);
         row
     });

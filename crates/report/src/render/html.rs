@@ -231,11 +231,11 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String, Re
         .iter()
         .enumerate()
         .filter_map(|(gi, g)| {
-            let list: Vec<&str> = r
+            let list: Vec<String> = r
                 .exploratory
                 .iter()
                 .filter(|f| f.group == gi && f.metric.headline())
-                .map(|f| f.sentence.as_str())
+                .map(|f| super::exploratory::sentence(&g.label, f))
                 .collect();
             (!list.is_empty())
                 .then(|| context! { label => g.label.clone(), sentences => to_value(&list) })

@@ -115,7 +115,8 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
     out += &format!("## {EXPLORATORY_HEADING}\n\n{EXPLORATORY_NOTE}\n\n");
     let mut any = false;
     for f in r.exploratory.iter().filter(|f| f.metric.headline()) {
-        out += &format!("- {}\n", text(&f.sentence));
+        let sentence = super::exploratory::sentence(&r.groups[f.group].label, f);
+        out += &format!("- {}\n", text(&sentence));
         any = true;
     }
     if !any {

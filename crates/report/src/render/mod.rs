@@ -6,6 +6,7 @@
 pub mod claims;
 pub mod compare;
 pub mod csv_tables;
+pub mod exploratory;
 pub mod html;
 pub mod latex;
 pub mod markdown;

@@ -72,12 +72,12 @@ fn warnings_section(r: &Report) -> String {
 fn exploratory_section(r: &Report, all: bool) -> String {
     let mut out = format!("\n{EXPLORATORY_HEADING}\n{EXPLORATORY_NOTE}\n");
     // Without `all`, the primary metric's sentences only (its table follows).
-    let headline: Vec<&str> = r
+    let headline: Vec<String> = r
         .exploratory
         .iter()
         .filter(|f| f.metric.headline())
         .filter(|f| all || f.metric == r.primary_metric)
-        .map(|f| f.sentence.as_str())
+        .map(|f| super::exploratory::sentence(&r.groups[f.group].label, f))
         .collect();
     if headline.is_empty() {
         out += "- No group has two policies with data to compare.\n";
