@@ -24,7 +24,7 @@ const PENDING: &[(&str, &str)] = &[
     ),
     (
         "quality.rs",
-        "its tables, warnings and methods notes as text (part D, in progress)",
+        "its warnings and methods notes as prose (part D, in progress)",
     ),
     ("figures.rs", "figure ids and captions"),
     ("workload_plots.rs", "figure captions and series labels"),

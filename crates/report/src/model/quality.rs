@@ -2,7 +2,6 @@
 //! run reached per cell, the machine's drift over the run (the reference loop before and
 //! after every trial, steal), noisy trials (and leaving them out), and RT throttling.
 
-use super::tables::Table;
 use super::{trial_values, CellReport, Group, ReportInput};
 use schedlab_core::precision::Adaptive;
 use schedlab_store::quality::TrialQuality;
@@ -287,61 +286,62 @@ pub fn build(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> Qua
     }
 }
 
-/// "0.98 [0.91, 1.02]": median and range of `v`, or "-".
-fn spread(v: &[f64]) -> String {
-    let Some(m) = schedlab_analyze::median(v) else {
-        return "-".into();
-    };
-    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    format!("{m:.2} [{lo:.2}, {hi:.2}]")
+/// A sample's median and range.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    /// The median.
+    pub median: f64,
+    /// The smallest value.
+    pub min: f64,
+    /// The largest value.
+    pub max: f64,
 }
 
-/// Per cell: trials, median, the 95 % CI's half-width and whether the target was met.
-pub fn precision_table(q: &Quality) -> Option<Table> {
-    let (t, cells) = q.precision.as_ref()?;
-    let rows = cells
-        .iter()
-        .map(|c| {
-            vec![
-                c.label.clone(),
-                c.trials.to_string(),
-                c.median
-                    .map_or("-".into(), |m| super::fmt_with_unit(m, t.adaptive.metric)),
-                c.half_width_pct
-                    .map_or("unbounded".into(), |h| format!("±{h:.2}%")),
-                if c.met { "yes" } else { "no" }.into(),
-            ]
-        })
-        .collect();
-    Some(Table {
-        title: format!(
-            "Precision of the adaptive run: {} per trial, target ±{}% of the median (95% confidence sequence of the median, unbounded below 10 trials), {}..{} trials",
-            t.adaptive.metric.label(),
-            t.precision * 100.0,
-            t.adaptive.min_trials,
-            t.adaptive.max_trials
-        ),
-        header: ["cell", "trials", "median", "95% CI", "met"]
-            .map(String::from)
-            .to_vec(),
-        rows,
+/// The median and range of `v`; `None` when it is empty.
+fn spread(v: &[f64]) -> Option<Spread> {
+    Some(Spread {
+        median: schedlab_analyze::median(v)?,
+        min: v.iter().copied().fold(f64::INFINITY, f64::min),
+        max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
     })
 }
 
-/// The machine's drift over the run: the reference speed before and after the trials and
-/// the steal during them, over consecutive segments of trials in run order.
-pub fn drift_table(q: &Quality) -> Option<Table> {
+/// Consecutive trials of the run (in run order, those with a reference speed), pooled: one
+/// row of the drift table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DriftSegment {
+    /// The first trial's position among the measured trials, from 1.
+    pub first: usize,
+    /// The last trial's position, from 1.
+    pub last: usize,
+    /// The first and last round of the segment's trials.
+    pub rounds: (i64, i64),
+    /// Reference-loop speed just before the trials (1 = as calibrated).
+    pub speed_before: Option<Spread>,
+    /// Reference-loop speed just after the trials.
+    pub speed_after: Option<Spread>,
+    /// The run's steady speed stored with the trials.
+    pub speed_steady: Option<Spread>,
+    /// Steal on the trials' CPUs, percent: median and largest.
+    pub steal_pct: Option<(f64, f64)>,
+    /// Trials flagged noisy.
+    pub noisy: usize,
+}
+
+/// The machine's drift over the run: the reference speed before and after the trials and the
+/// steal during them, over at most [`DRIFT_ROWS`] segments of consecutive trials in run order;
+/// empty when no trial has a reference speed.
+pub fn drift(q: &Quality) -> Vec<DriftSegment> {
     let measured: Vec<&TrialQuality> = q
         .trials
         .iter()
         .filter(|t| t.speed_before.is_some() || t.speed_after.is_some())
         .collect();
     if measured.is_empty() {
-        return None;
+        return Vec::new();
     }
     let size = measured.len().div_ceil(DRIFT_ROWS);
-    let rows = measured
+    measured
         .chunks(size)
         .enumerate()
         .map(|(i, seg)| {
@@ -349,58 +349,21 @@ pub fn drift_table(q: &Quality) -> Option<Table> {
                 seg.iter().filter_map(|t| f(t)).collect()
             };
             let steal = col(|t| t.steal_pct);
-            let rounds = (
-                seg.iter().map(|t| t.round).min().unwrap_or(0),
-                seg.iter().map(|t| t.round).max().unwrap_or(0),
-            );
-            vec![
-                format!("{}-{}", i * size + 1, i * size + seg.len()),
-                if rounds.0 == rounds.1 {
-                    rounds.0.to_string()
-                } else {
-                    format!("{}-{}", rounds.0, rounds.1)
-                },
-                spread(&col(|t| t.speed_before)),
-                spread(&col(|t| t.speed_after)),
-                spread(&col(|t| t.speed_steady)),
-                schedlab_analyze::median(&steal).map_or("-".into(), |m| {
-                    let max = steal.iter().copied().fold(0.0, f64::max);
-                    format!("{m:.1} (max {max:.1})")
-                }),
-                seg.iter().filter(|t| t.noisy).count().to_string(),
-            ]
+            DriftSegment {
+                first: i * size + 1,
+                last: i * size + seg.len(),
+                rounds: (
+                    seg.iter().map(|t| t.round).min().unwrap_or(0),
+                    seg.iter().map(|t| t.round).max().unwrap_or(0),
+                ),
+                speed_before: spread(&col(|t| t.speed_before)),
+                speed_after: spread(&col(|t| t.speed_after)),
+                speed_steady: spread(&col(|t| t.speed_steady)),
+                steal_pct: schedlab_analyze::median(&steal)
+                    .map(|m| (m, steal.iter().copied().fold(0.0, f64::max))),
+                noisy: seg.iter().filter(|t| t.noisy).count(),
+            }
         })
-        .collect();
-    Some(Table {
-        title: "Drift over the run: reference-loop speed just before and after the trials and the run's steady speed (median [min, max]; 1 = as calibrated), steal on their CPUs (%), trials flagged noisy (speed over 10% off the steady speed)".into(),
-        header: ["trials", "rounds", "speed before", "speed after", "steady", "steal %", "noisy"]
-            .map(String::from)
-            .to_vec(),
-        rows,
-    })
-}
-
-/// Per cell with CPU-bound RT tasks: trials judged and trials throttled.
-pub fn throttling_table(q: &Quality) -> Option<Table> {
-    if !q.throttling.iter().any(|(_, _, hit)| *hit > 0) {
-        return None;
-    }
-    Some(Table {
-        title: "RT throttling: trials in which the kernel's RT budget (sched_rt_runtime_us per sched_rt_period_us) stopped the CPU-bound RT tasks; their turnarounds include the throttled time".into(),
-        header: ["cell", "trials judged", "throttled"].map(String::from).to_vec(),
-        rows: q
-            .throttling
-            .iter()
-            .map(|(l, n, hit)| vec![l.clone(), n.to_string(), hit.to_string()])
-            .collect(),
-    })
-}
-
-/// The quality tables that have data: precision, drift, throttling.
-pub fn tables(q: &Quality) -> Vec<Table> {
-    [precision_table(q), drift_table(q), throttling_table(q)]
-        .into_iter()
-        .flatten()
         .collect()
 }
 

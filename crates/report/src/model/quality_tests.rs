@@ -1,6 +1,7 @@
 //! Tests of the quality part of the report: targets, noisy and left-out trials, drift.
 
 use super::*;
+use crate::render::quality::drift_table;
 use schedlab_core::metric::Metric;
 use schedlab_store::query::TaskRow;
 
@@ -63,6 +64,22 @@ fn the_drift_table_pools_consecutive_trials_into_at_most_ten_rows() {
         trials,
         ..Quality::default()
     };
+    let segments = drift(&q);
+    assert_eq!(segments.len(), 9);
+    // By hand: trials 1-3 ran at 1.00, 0.99, 0.98 before; trial 25 alone, round 24 / 5 = 4.
+    assert_eq!((segments[0].first, segments[0].last), (1, 3));
+    let before = segments[0].speed_before.unwrap();
+    for (got, want) in [(before.median, 0.99), (before.min, 0.98), (before.max, 1.0)] {
+        assert!((got - want).abs() < 1e-12, "{before:?}");
+    }
+    assert_eq!(
+        (segments[8].first, segments[8].last, segments[8].rounds),
+        (25, 25, (4, 4))
+    );
+    assert_eq!(
+        (segments[8].steal_pct, segments[8].noisy),
+        (Some((2.0, 2.0)), 1)
+    );
     let t = drift_table(&q).unwrap();
     assert_eq!(t.rows.len(), 9, "25 trials in segments of 3");
     assert_eq!(t.rows[0][0], "1-3");

@@ -247,7 +247,7 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String, Re
         .chain(crate::model::kernel::latency_table(&r.kernel))
         .chain(crate::model::iosched::tests_table(&r.iosched))
         .chain(crate::model::cgroups::table(&r.cgroups))
-        .chain(crate::model::quality::tables(&r.quality))
+        .chain(super::quality::tables(&r.quality))
         .collect();
     let ctx = context! {
         run => to_value(&r.run),

@@ -134,7 +134,7 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
         .chain(crate::model::kernel::latency_table(&r.kernel))
         .chain(crate::model::iosched::tests_table(&r.iosched))
         .chain(crate::model::cgroups::table(&r.cgroups))
-        .chain(crate::model::quality::tables(&r.quality));
+        .chain(super::quality::tables(&r.quality));
     for t in key_tables {
         out += &md_table(&t);
         out += "\n";

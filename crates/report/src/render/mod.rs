@@ -11,6 +11,7 @@ pub mod html;
 pub mod latex;
 pub mod markdown;
 pub mod plots;
+pub mod quality;
 pub mod stats;
 pub mod tables;
 pub mod terminal;

@@ -139,7 +139,7 @@ fn detail_tables(r: &Report, all: bool) -> Vec<Table> {
         .into_iter()
         .map(|t| if all { t } else { model::workload::narrow(&t) })
         .collect();
-    out.extend(model::quality::tables(&r.quality));
+    out.extend(super::quality::tables(&r.quality));
     if !all {
         return out;
     }
