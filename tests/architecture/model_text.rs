@@ -20,11 +20,11 @@ const PENDING: &[(&str, &str)] = &[
     ),
     (
         "notes.rs",
-        "the methods and warnings as prose (issue 28, left by part D)",
+        "the methods section as prose (issue 28, left by part D)",
     ),
     (
         "quality.rs",
-        "its warnings and methods notes as prose (part D, in progress)",
+        "its methods notes as prose (they join notes.rs's)",
     ),
     ("figures.rs", "figure ids and captions"),
     ("workload_plots.rs", "figure captions and series labels"),

@@ -24,6 +24,7 @@ pub mod run_table;
 mod stats;
 pub mod tables;
 pub mod trials;
+pub mod warning;
 pub mod workload;
 mod workload_plots;
 
@@ -241,9 +242,11 @@ pub struct Report {
     /// How the statistics were computed.
     pub methods: Methods,
     /// Run status, skipped cells, timeouts and failures, thin cells, then stored warnings.
-    pub warnings: Vec<String>,
+    #[serde(skip)]
+    pub warnings: Vec<warning::Warning>,
     /// The same warnings by kind: one per stored code (with its count), one per warning the
     /// report makes itself; in order of first appearance.
+    #[serde(skip)]
     pub warning_kinds: Vec<WarningKind>,
     /// Cells in cell order.
     pub cells: Vec<CellReport>,

@@ -233,7 +233,3 @@ pub fn against_baseline(
         })
         .collect()
 }
-
-#[cfg(test)]
-#[path = "exploratory_tests.rs"]
-mod tests;

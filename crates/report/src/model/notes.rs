@@ -1,9 +1,9 @@
 //! The report's prose about the run: the methods section and the warnings.
 
+use super::warning::{CellName, Warning};
 use super::{CellReport, ExploratoryComparison, Group, Methods, ReportInput, StoredWarning};
 use schedlab_analyze::{PValueMethod, CI_LEVEL, MEAN_CI_LABEL};
 use schedlab_core::records::RunStatus;
-use serde::Serialize;
 
 /// The heading of the comparisons nobody declared: exploratory, no verdicts.
 pub const EXPLORATORY_HEADING: &str = "Exploratory comparisons (not declared as claims)";
@@ -95,57 +95,51 @@ pub fn methods(m: &MethodsInput, exploratory: &[ExploratoryComparison]) -> Metho
 }
 
 /// The warning for a run whose spec as run does not read (written by another version).
-fn spec_warning(input: &ReportInput) -> Option<String> {
-    let e = input.run.spec().err()?;
-    Some(format!(
-        "{e}. The baseline follows the cell order, the primary metric is makespan, an adaptive run's precision is not shown, and no declared claim is judged."
-    ))
+fn spec_warning(input: &ReportInput) -> Option<Warning> {
+    input.run.spec_read().err().map(Warning::SpecUnreadable)
 }
 
 /// The run's status, cells with trials not ok, timeouts and failures, thin cells, then the
 /// stored warnings.
-pub fn warnings(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> Vec<String> {
+pub fn warnings(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> Vec<Warning> {
     let mut out = Vec::new();
-    let cell_label = |c: &CellReport| format!("{}, {}", c.key.policy, groups[c.group].label);
+    let cell_name = |c: &CellReport| CellName {
+        policy: c.key.policy.clone(),
+        group: groups[c.group].label.clone(),
+    };
     if input.run.status != RunStatus::Done {
-        let stored: i64 = cells.iter().map(|c| c.trials_total).sum();
-        out.push(format!(
-            "The run's status is '{}': this report covers the {stored} trials stored of {} planned.",
-            input.run.status, input.run.trials_planned
-        ));
+        out.push(Warning::RunNotDone {
+            status: input.run.status,
+            stored: cells.iter().map(|c| c.trials_total).sum(),
+            planned: input.run.trials_planned,
+        });
     }
     out.extend(spec_warning(input));
     for c in cells {
-        let bad = not_ok_counts(&c.statuses);
-        if !bad.is_empty() {
-            out.push(format!(
-                "{}: {} of {} trials not ok ({}){}",
-                cell_label(c),
-                c.trials_total - c.trials_ok,
-                c.trials_total,
-                bad.join(", "),
-                c.reason
-                    .as_ref()
-                    .map_or(String::new(), |r| format!(": {r}"))
-            ));
+        let statuses = not_ok(&c.statuses);
+        if !statuses.is_empty() {
+            out.push(Warning::NotOk {
+                cell: cell_name(c),
+                not_ok: c.trials_total - c.trials_ok,
+                total: c.trials_total,
+                statuses,
+                reason: c.reason.clone(),
+            });
         }
         if c.trials_ok == 1 {
-            out.push(format!(
-                "{}: only 1 ok trial, so per-trial metrics have no spread and no CI.",
-                cell_label(c)
-            ));
+            out.push(Warning::OneOkTrial(cell_name(c)));
         }
     }
     for g in groups.iter().filter(|g| g.cells.len() > 1) {
         match (g.baseline, &input.baseline) {
-            (None, Some(b)) => out.push(format!(
-                "{}: no cell has the baseline {b}, so its policies are not compared (choose another with --baseline).",
-                g.label
-            )),
-            (Some(b), _) if cells[b].trials_ok == 0 => out.push(format!(
-                "{}: the baseline {} has no ok trial, so its policies are not compared (choose another with --baseline).",
-                g.label, cells[b].key.policy
-            )),
+            (None, Some(b)) => out.push(Warning::NoBaselineCell {
+                group: g.label.clone(),
+                baseline: b.clone(),
+            }),
+            (Some(b), _) if cells[b].trials_ok == 0 => out.push(Warning::BaselineWithoutOk {
+                group: g.label.clone(),
+                baseline: cells[b].key.policy.clone(),
+            }),
             _ => {}
         }
     }
@@ -156,32 +150,31 @@ pub fn warnings(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> 
             .iter()
             .position(|c| c.cell_index == p.cell_index)
         {
-            out.push(format!(
-                "Trial {} of {}: {}{}",
-                p.trial_index,
-                cell_label(&cells[c]),
-                p.status,
-                p.reason
-                    .as_ref()
-                    .map_or(String::new(), |r| format!(": {r}"))
-            ));
+            out.push(Warning::Problem {
+                trial_index: p.trial_index,
+                cell: cell_name(&cells[c]),
+                status: p.status.clone(),
+                reason: p.reason.clone(),
+            });
         }
     }
     if input.problems.len() > LISTED {
-        out.push(format!(
-            "... and {} more timed-out or failed trials (`schedlab export --table trials` lists them all).",
-            input.problems.len() - LISTED
-        ));
+        out.push(Warning::MoreProblems(input.problems.len() - LISTED));
     }
     // Stored warnings last: they are many (one per trial run on a busy machine) and the
     // outputs show only the first few of a long list.
-    out.extend(input.warnings.iter().map(|w| w.message.clone()));
+    out.extend(
+        input
+            .warnings
+            .iter()
+            .map(|w| Warning::Stored(w.message.clone())),
+    );
     out
 }
 
 /// One kind of warning in a run: a stored code with how many warnings have it and the first
 /// as an example, or one warning the report made itself (no code, count 1).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone)]
 pub struct WarningKind {
     /// The stored code ([`schedlab_core::warning::Warning::code`]); None for the report's own
     /// warnings and those stored before codes.
@@ -189,23 +182,12 @@ pub struct WarningKind {
     /// How many warnings are of this kind.
     pub count: usize,
     /// The first of them.
-    pub example: String,
-}
-
-impl WarningKind {
-    /// The line text outputs show: the warning alone, or for several of one code the code,
-    /// the count and the first as an example.
-    pub fn line(&self) -> String {
-        match (&self.code, self.count) {
-            (Some(code), n) if n > 1 => format!("{code} ({n} warnings), e.g. {}", self.example),
-            _ => self.example.clone(),
-        }
-    }
+    pub example: Warning,
 }
 
 /// The report's own warnings (`made`), one kind each, then the stored ones grouped by code in
 /// order of first appearance (those without a code one kind each).
-pub fn warning_kinds(made: &[String], stored: &[StoredWarning]) -> Vec<WarningKind> {
+pub fn warning_kinds(made: &[Warning], stored: &[StoredWarning]) -> Vec<WarningKind> {
     let mut out: Vec<WarningKind> = made
         .iter()
         .map(|w| WarningKind {
@@ -226,20 +208,19 @@ pub fn warning_kinds(made: &[String], stored: &[StoredWarning]) -> Vec<WarningKi
             None => out.push(WarningKind {
                 code: w.code.clone(),
                 count: 1,
-                example: w.message.clone(),
+                example: Warning::Stored(w.message.clone()),
             }),
         }
     }
     out
 }
 
-/// A cell's trial statuses other than ok, as "N status" (e.g. "2 timeout"), from its
-/// (status, count) pairs.
-pub(super) fn not_ok_counts(statuses: &[(String, i64)]) -> Vec<String> {
+/// A cell's (status, count) pairs other than ok.
+pub(super) fn not_ok(statuses: &[(String, i64)]) -> Vec<(String, i64)> {
     statuses
         .iter()
         .filter(|(s, _)| s != "ok")
-        .map(|(s, n)| format!("{n} {s}"))
+        .cloned()
         .collect()
 }
 
@@ -253,8 +234,9 @@ mod tests {
             code: code.map(str::to_string),
             message: message.into(),
         };
+        let thin = Warning::MoreProblems(3);
         let kinds = warning_kinds(
-            &["thin cell".to_string(), "thin cell".to_string()],
+            &[thin.clone(), thin],
             &[
                 stored(Some("machine_busy"), "before trial 1: busy"),
                 stored(Some("trial_noisy"), "trial 2: noisy"),
@@ -264,43 +246,47 @@ mod tests {
                 stored(Some("machine_busy"), "before trial 4: busy"),
             ],
         );
-        let got: Vec<(Option<&str>, usize, &str)> = kinds
+        let got: Vec<(Option<&str>, usize, Option<&str>)> = kinds
             .iter()
-            .map(|k| (k.code.as_deref(), k.count, k.example.as_str()))
+            .map(|k| {
+                let example = match &k.example {
+                    Warning::Stored(m) => Some(m.as_str()),
+                    _ => None,
+                };
+                (k.code.as_deref(), k.count, example)
+            })
             .collect();
-        assert_eq!(
-            kinds[2].line(),
-            "machine_busy (3 warnings), e.g. before trial 1: busy"
-        );
-        assert_eq!(kinds[3].line(), "trial 2: noisy");
         assert_eq!(
             got,
             vec![
-                (None, 1, "thin cell"),
-                (None, 1, "thin cell"),
-                (Some("machine_busy"), 3, "before trial 1: busy"),
-                (Some("trial_noisy"), 1, "trial 2: noisy"),
-                (None, 1, "old warning"),
-                (None, 1, "old warning"),
+                (None, 1, None),
+                (None, 1, None),
+                (Some("machine_busy"), 3, Some("before trial 1: busy")),
+                (Some("trial_noisy"), 1, Some("trial 2: noisy")),
+                (None, 1, Some("old warning")),
+                (None, 1, Some("old warning")),
             ]
         );
+        assert!(matches!(kinds[0].example, Warning::MoreProblems(3)));
     }
 
     #[test]
-    fn a_spec_as_run_this_version_cannot_read_is_a_warning_that_says_why() {
+    fn a_spec_as_run_this_version_cannot_read_is_a_warning_with_the_error() {
         let mut input = ReportInput::default();
         input
             .run
             .set_spec_toml("[axes]\npolicies = [\"other\"]\n".into());
-        assert_eq!(spec_warning(&input), None);
+        assert!(spec_warning(&input).is_none());
         input
             .run
             .set_spec_toml("[axes]\npolicies = [\"other\"]\nquantum = 4\n".into());
-        let w = spec_warning(&input).unwrap();
+        let Some(Warning::SpecUnreadable(e)) = spec_warning(&input) else {
+            panic!("no SpecUnreadable warning");
+        };
+        let e = e.to_string();
         assert!(
-            w.contains("axes.quantum") && w.contains("does not read"),
-            "{w}"
+            e.contains("axes.quantum") && e.contains("does not read"),
+            "{e}"
         );
-        assert!(w.contains("baseline follows the cell order"), "{w}");
     }
 }

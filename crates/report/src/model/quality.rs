@@ -2,6 +2,7 @@
 //! run reached per cell, the machine's drift over the run (the reference loop before and
 //! after every trial, steal), noisy trials (and leaving them out), and RT throttling.
 
+use super::warning::{CellName, LeftOut, Warning};
 use super::{trial_values, CellReport, Group, ReportInput};
 use schedlab_core::precision::Adaptive;
 use schedlab_store::quality::TrialQuality;
@@ -28,8 +29,8 @@ pub struct Target {
 /// The precision one cell reached.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CellPrecision {
-    /// "other, cpu:pi with 4 tasks".
-    pub label: String,
+    /// The cell.
+    pub label: CellName,
     /// Its ok trials (the values judged).
     pub trials: usize,
     /// Median of its per-trial key-metric values, in the metric's unit.
@@ -51,8 +52,8 @@ pub struct Quality {
     pub excluded: usize,
     /// An adaptive run's target, and the precision each cell reached.
     pub precision: Option<(Target, Vec<CellPrecision>)>,
-    /// Per cell label with judged trials: (label, judged, throttled).
-    pub throttling: Vec<(String, usize, usize)>,
+    /// Per cell with judged trials: (cell, judged, throttled).
+    pub throttling: Vec<(CellName, usize, usize)>,
     /// The trials left out of verdicts and summaries, by reason.
     pub left_out: Excluded,
 }
@@ -192,11 +193,6 @@ pub fn clean_cells(cells: Vec<CellView>, quality: Vec<TrialQuality>) -> (Vec<Cel
     (clean(&input).cells, excluded_trials(&input, false, false))
 }
 
-/// One line on what [`clean_cells`] left out, or None.
-pub fn left_out_line(ex: &Excluded) -> Option<String> {
-    left_out_warning(ex)
-}
-
 /// Removes the ok trials `drop` from `c`, counted in its statuses as `label`; returns how many
 /// it had.
 fn drop_trials(c: &mut CellView, drop: &HashSet<i64>, label: &str) -> usize {
@@ -224,7 +220,10 @@ fn drop_trials(c: &mut CellView, drop: &HashSet<i64>, label: &str) -> usize {
 
 /// The quality part of the report of `input`, whose cells are `cells` in `groups`.
 pub fn build(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> Quality {
-    let label = |i: usize| format!("{}, {}", cells[i].key.policy, groups[cells[i].group].label);
+    let label = |i: usize| CellName {
+        policy: cells[i].key.policy.clone(),
+        group: groups[cells[i].group].label.clone(),
+    };
     let precision = target(&input.run).map(|t| {
         let per_cell = input
             .cells
@@ -369,39 +368,30 @@ pub fn drift(q: &Quality) -> Vec<DriftSegment> {
 
 /// Warnings about the run as a whole: noisy trials kept or left out, throttled trials, cells
 /// short of an adaptive run's precision.
-pub fn warnings(q: &Quality) -> Vec<String> {
+pub fn warnings(q: &Quality) -> Vec<Warning> {
     let mut out = Vec::new();
     let noisy = q.trials.iter().filter(|t| t.noisy).count();
     let measured = q.trials.iter().filter(|t| t.speed_before.is_some()).count();
     if noisy > 0 && !q.exclude_noisy {
-        out.push(format!(
-            "{noisy} of {measured} trials were flagged noisy (the reference loop ran more than 10% off the run's steady speed before or after them) and are included; --exclude-noisy leaves them out."
-        ));
+        out.push(Warning::Noisy { noisy, measured });
     }
-    out.extend(left_out_warning(&q.left_out));
+    out.extend(left_out(&q.left_out).map(Warning::LeftOut));
     let throttled: usize = q.throttling.iter().map(|(_, _, hit)| hit).sum();
     if throttled > 0 {
-        out.push(format!(
-            "{throttled} trials were cut short by RT throttling (the kernel's RT budget per CPU); their RT tasks' turnarounds include throttled time (table \"RT throttling\")."
-        ));
+        out.push(Warning::Throttled(throttled));
     }
     if let Some((t, cells)) = &q.precision {
-        let short: Vec<&str> = cells
+        let short: Vec<CellName> = cells
             .iter()
             .filter(|c| !c.met && c.trials > 0)
-            .map(|c| c.label.as_str())
+            .map(|c| c.label.clone())
             .collect();
         if !short.is_empty() {
-            out.push(format!(
-                "{} did not reach ±{}% precision of their {}: {}.",
-                match short.len() {
-                    1 => "1 cell".to_string(),
-                    n => format!("{n} cells"),
-                },
-                t.precision * 100.0,
-                t.adaptive.metric.label(),
-                short.join("; ")
-            ));
+            out.push(Warning::ShortOfPrecision {
+                cells: short,
+                precision: t.precision,
+                metric: t.adaptive.metric,
+            });
         }
     }
     out
@@ -409,27 +399,14 @@ pub fn warnings(q: &Quality) -> Vec<String> {
 
 /// How many trials were run again and how many are left out of summaries and verdicts, and
 /// why; None when none was either.
-fn left_out_warning(ex: &Excluded) -> Option<String> {
-    if ex.ids.is_empty() && ex.retried == 0 {
-        return None;
-    }
-    let mut why = Vec::new();
-    for (set, what) in [
-        (&ex.disturbed, "disturbed (other processes above 10% of their CPUs' time; --include-disturbed keeps them)"),
-        (&ex.slowed, "slowed (calibrated work over 10% slower than the run's steady in-trial speed; --include-slowed keeps them)"),
-        (&ex.superseded, "attempts not used (another attempt at the same trial is)"),
-    ] {
-        if !set.is_empty() {
-            why.push(format!("{} {what}", set.len()));
-        }
-    }
-    Some(format!(
-        "{} contaminated trials were run again at the end of their rounds (kept, flagged); {} trials are left out of summaries and verdicts{}{}.",
-        ex.retried,
-        ex.ids.len(),
-        if why.is_empty() { "" } else { ": " },
-        why.join("; ")
-    ))
+pub fn left_out(ex: &Excluded) -> Option<LeftOut> {
+    (!ex.ids.is_empty() || ex.retried > 0).then_some(LeftOut {
+        retried: ex.retried,
+        left_out: ex.ids.len(),
+        disturbed: ex.disturbed.len(),
+        slowed: ex.slowed.len(),
+        superseded: ex.superseded.len(),
+    })
 }
 
 /// The methods section's sentences on noise, exclusion and adaptive trial counts.

@@ -219,3 +219,7 @@ pub fn sentence(label: &str, f: &ExploratoryComparison) -> String {
     // the t-test figure stays in csv/exploratory.csv, labelled as such.
     format!("{head}; {tail}.")
 }
+
+#[cfg(test)]
+#[path = "exploratory_tests.rs"]
+mod tests;

@@ -56,7 +56,7 @@ fn warnings_section(r: &Report) -> String {
     }
     let mut out = "## Warnings\n\n".to_string();
     for k in &r.warning_kinds {
-        out += &format!("- {}\n", text(&k.line()));
+        out += &format!("- {}\n", text(&super::notes::kind_line(k)));
     }
     if r.warnings_grouped() {
         out += &format!(

@@ -10,6 +10,7 @@ pub mod exploratory;
 pub mod html;
 pub mod latex;
 pub mod markdown;
+pub mod notes;
 pub mod plots;
 pub mod quality;
 pub mod stats;

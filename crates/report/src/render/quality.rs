@@ -20,7 +20,7 @@ pub fn precision_table(q: &Quality) -> Option<Table> {
         .iter()
         .map(|c| {
             vec![
-                c.label.clone(),
+                super::notes::cell_name(&c.label),
                 c.trials.to_string(),
                 c.median
                     .map_or("-".into(), |m| fmt_with_unit(m, t.adaptive.metric)),
@@ -91,7 +91,7 @@ pub fn throttling_table(q: &Quality) -> Option<Table> {
         rows: q
             .throttling
             .iter()
-            .map(|(l, n, hit)| vec![l.clone(), n.to_string(), hit.to_string()])
+            .map(|(l, n, hit)| vec![super::notes::cell_name(l), n.to_string(), hit.to_string()])
             .collect(),
     })
 }
@@ -102,4 +102,47 @@ pub fn tables(q: &Quality) -> Vec<Table> {
         .into_iter()
         .flatten()
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_store::quality::TrialQuality;
+
+    #[test]
+    fn the_drift_table_shows_each_segment_median_range_and_steal() {
+        let trials: Vec<TrialQuality> = (0..25)
+            .map(|i| TrialQuality {
+                trial_id: i,
+                round: i / 5,
+                speed_before: Some(1.0 - i as f64 / 100.0),
+                speed_after: Some(1.0),
+                speed_steady: Some(1.3),
+                steal_pct: Some(2.0),
+                noisy: i == 24,
+                ..TrialQuality::default()
+            })
+            .collect();
+        let q = Quality {
+            trials,
+            ..Quality::default()
+        };
+        let t = drift_table(&q).unwrap();
+        assert_eq!(t.rows.len(), 9, "25 trials in segments of 3");
+        assert_eq!(t.rows[0][0], "1-3");
+        assert_eq!(t.rows[0][2], "0.99 [0.98, 1.00]");
+        assert_eq!(
+            t.rows[8],
+            [
+                "25-25",
+                "4",
+                "0.76 [0.76, 0.76]",
+                "1.00 [1.00, 1.00]",
+                "1.30 [1.30, 1.30]",
+                "2.0 (max 2.0)",
+                "1"
+            ]
+        );
+        assert!(drift_table(&Quality::default()).is_none());
+    }
 }

@@ -55,7 +55,7 @@ fn warnings_section(r: &Report) -> String {
     }
     let mut out = "\nWarnings\n".to_string();
     for k in &r.warning_kinds {
-        out += &format!("- {}\n", k.line());
+        out += &format!("- {}\n", super::notes::kind_line(k));
     }
     if r.warnings_grouped() {
         out += &format!(

@@ -1,10 +1,10 @@
-//! Tests of the exploratory comparisons: unadjusted exact p-values, effects with their
+//! Tests of the exploratory comparisons (computed in `model::exploratory`, worded here): unadjusted exact p-values, effects with their
 //! intervals, too few trials, what the p says, and the sentences render makes of them.
-use super::*;
+use super::{change, sentence, verdict};
+use crate::model::exploratory::*;
 use crate::model::fmt::fmt_ratio;
-use crate::model::Group;
-use crate::render::exploratory::{change, sentence, verdict};
-use schedlab_analyze::EffectScale;
+use crate::model::{Group, Metric};
+use schedlab_analyze::{EffectScale, PValueMethod};
 
 /// The comparison's sentence, as every output prints it, for the group [`compared`] makes.
 fn said(f: &ExploratoryComparison) -> String {
