@@ -166,7 +166,9 @@ fn warmup_trials_are_left_out_unless_asked_for() {
     assert_eq!(n(&report_of(&db, false)), 6);
     let with = report_of(&db, true);
     assert_eq!(n(&with), 7);
-    assert!(with.methods.notes.iter().any(|s| s.contains("included")));
+    assert!(render::notes::method_notes(&with)
+        .iter()
+        .any(|s| s.contains("included")));
 }
 
 #[test]

@@ -112,9 +112,7 @@ fn the_baseline_is_the_first_policy_of_the_spec_axis_or_the_one_asked_for() {
         .set_spec_toml("[axes]\npolicies = [\"fifo\", \"other\", \"rr\"]\n".into());
     let r = model::report::build(&input);
     assert_eq!(makespan(&r).baseline, "fifo");
-    assert!(r
-        .methods
-        .notes
+    assert!(schedlab_report::render::notes::method_notes(&r)
         .iter()
         .any(|n| n.contains("the first policy of the run's policy axis")));
     // Through the binary: a known baseline is used, an unknown one refused with the list.
@@ -176,7 +174,7 @@ fn three_trials_per_policy_are_too_few_and_the_comparison_says_from_how_many_p_b
 fn the_methods_section_names_the_test_its_unit_and_why() {
     let dir = tempfile::tempdir().unwrap();
     let r = report_of(&synthetic_db(dir.path(), "a.db", 1.0), false);
-    let notes = r.methods.notes.join("\n");
+    let notes = schedlab_report::render::notes::method_notes(&r).join("\n");
     for needle in [
         "Tests run on the trial, the unit of replication",
         "the median of its tasks for per-task metrics",

@@ -7,8 +7,8 @@ use super::{read, relative, workspace};
 use syn::visit::{self, Visit};
 
 /// Files under `crates/report/src/model/` that still format text, and why. Issue 28 round 2
-/// converted `exploratory.rs` and `compare.rs` (part D); part G converts the
-/// first four in parallel.
+/// converted `exploratory.rs`, `compare.rs`, `quality.rs` and `notes.rs` (part D, with
+/// `warning.rs`); part G converts the first four listed in parallel.
 const PENDING: &[(&str, &str)] = &[
     ("workload.rs", "part G: its tables"),
     ("iosched.rs", "part G: its tables"),
@@ -17,14 +17,6 @@ const PENDING: &[(&str, &str)] = &[
     (
         "fmt.rs",
         "the formatters themselves, moved to render/ at the merge",
-    ),
-    (
-        "notes.rs",
-        "the methods section as prose (issue 28, left by part D)",
-    ),
-    (
-        "quality.rs",
-        "its methods notes as prose (they join notes.rs's)",
     ),
     ("figures.rs", "figure ids and captions"),
     ("workload_plots.rs", "figure captions and series labels"),

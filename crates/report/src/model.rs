@@ -225,8 +225,8 @@ pub struct Methods {
     pub baseline: Option<String>,
     /// How the exploratory comparisons' p-values were computed, with how many used each.
     pub p_methods: Vec<(schedlab_analyze::PValueMethod, usize)>,
-    /// The methods as sentences.
-    pub notes: Vec<String>,
+    /// The notes of the methods section, in order.
+    pub notes: Vec<warning::MethodNote>,
 }
 
 /// The computed report of one run.

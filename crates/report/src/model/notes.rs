@@ -1,8 +1,9 @@
 //! The report's prose about the run: the methods section and the warnings.
 
+use super::warning::MethodNote;
 use super::warning::{CellName, Warning};
 use super::{CellReport, ExploratoryComparison, Group, Methods, ReportInput, StoredWarning};
-use schedlab_analyze::{PValueMethod, CI_LEVEL, MEAN_CI_LABEL};
+use schedlab_analyze::{PValueMethod, CI_LEVEL};
 use schedlab_core::records::RunStatus;
 
 /// The heading of the comparisons nobody declared: exploratory, no verdicts.
@@ -43,50 +44,25 @@ fn count_methods(exploratory: &[ExploratoryComparison]) -> Vec<(PValueMethod, us
 
 /// The methods section: what was computed, on which unit, how and why, with the seed.
 pub fn methods(m: &MethodsInput, exploratory: &[ExploratoryComparison]) -> Methods {
-    let seed = m.seed;
-    let baseline = match &m.baseline {
-        Some(b) => format!("{b}, chosen with --baseline"),
-        None => "the first policy of the run's policy axis (passed over in a group where it has no ok trial)".into(),
-    };
     let p_methods = count_methods(exploratory);
-    let used = if p_methods.is_empty() {
-        "No comparison had a test.".to_string()
-    } else {
-        let parts: Vec<String> = p_methods
-            .iter()
-            .map(|(method, n)| {
-                format!(
-                    "{} for {n} comparison{}",
-                    method.label(),
-                    if *n == 1 { "" } else { "s" }
-                )
-            })
-            .collect();
-        format!("In this report: {}.", parts.join(", "))
-    };
-    let mut notes = vec![
-        format!(
-            "Summaries per cell (descriptive): n, mean, sd, median, min, max, range, 5th and 95th percentiles (linear interpolation), and {:.0}% CIs. The median's is the distribution-free order-statistic interval [x(k), x(n+1-k)] with the widest k whose coverage 1 - 2 P(Binomial(n, 1/2) < k) is at least 95%, for any continuous distribution. Below 6 values no such interval reaches 95%: it is then [min, max], shown with the coverage it has, 1 - 2 x 0.5^n (75% at 3 values, 87.5% at 4, 93.75% at 5). The mean's is the {MEAN_CI_LABEL}. They are over the trial values (n = trials), as the tests are: per-task metrics through each trial's median over its tasks. The tables titled as pooled and the figures' distributions (box plots, densities, CDFs) pool every task of every trial instead (n = tasks).",
-            CI_LEVEL * 100.0,
-        ),
-        "Per-trial metrics have one value per trial; per-task metrics one value per task of every trial. Times are in ms. Run span = turnaround - response. \"/ tasks\" metrics divide a trial's total by its task count (study 002's per-process view). Jain's index of CPU share is computed within each trial (1 = equal CPU times).".into(),
-        "Tests run on the trial, the unit of replication: one value per trial, the trial's own for per-trial metrics and the median of its tasks for per-task metrics. Tasks of one trial share its conditions (machine state, co-runners, start), so pooling them across trials would count dependent values as independent and overstate significance.".into(),
-        format!(
-            "The exploratory comparisons (everything not declared as a claim) compare every other policy of a group (the cells that share every axis but the policy) with the group's baseline, {baseline}: the medians of their trial values; the effect policy / baseline as the Hodges-Lehmann ratio (the median of the pairwise ratios of trial values), or where a trial value is 0 or below the difference policy - baseline (no ratio of a side that is 0), with its {:.0}% interval from the exact Mann-Whitney distribution (Moses), whose achieved coverage is shown where no such interval reaches 95% (90% at 3 vs 3 trials); and the two-sided Mann-Whitney U test, its p unadjusted for the other comparisons (shown as p (unadjusted)). A policy is called lower or higher than the baseline at alpha when that p is below alpha; Cliff's delta gives the direction. They are exploratory: screened after the data and not adjusted for their number, so some are below 0.05 by chance; they give no verdicts. Declared claims are the confirmatory family, adjusted together.",
-            CI_LEVEL * 100.0,
-        ),
-        format!("Mann-Whitney p-values are exact (the exact null distribution of U, as scipy's default) with at most 8 trials a side and no ties; with ties, an exact permutation p (Monte Carlo when counting every relabeling is too costly); beyond 8 trials a side, the normal approximation with tie and continuity corrections. {used}"),
-        "Why Mann-Whitney on trials rather than a permutation test stratified by round: every round runs each cell once in a shuffled order, so drift between rounds falls on all policies alike and adds noise, not bias; and with one trial per policy and round the stratified test's smallest p is 2 / 2^rounds, so it needs 6 rounds to go below 0.05 where Mann-Whitney needs 4 trials per policy (2 / C(8, 4) = 0.029).".into(),
-        "Too few trials: with n trials per policy the smallest two-sided Mann-Whitney p is 2 / C(2n, n) (0.1 for 3 vs 3); a comparison whose trials cannot go below 0.05 says so and from how many trials it becomes possible (possible, not likely: that is no power statement). The exploratory comparisons state no power: power and trials needed are given for declared claims, for the test they run. csv/exploratory.csv keeps min_detectable, the difference of means a two-sided t-test at unadjusted alpha 0.05 would detect with 80% power ((t(0.975, df) + t(0.8, df)) * s_p * sqrt(1/n1 + 1/n2)); it is not the power of the Mann-Whitney test the comparisons use.".into(),
-        "The pairwise table tests every pair of policies on the same trial values: Welch's t and Mann-Whitney U, unadjusted as every exploratory p (csv/pairs.csv also gives them with Holm's adjustment over all pairs of a group), Cohen's d and Cliff's delta as effect sizes; ANOVA and Kruskal-Wallis test all policies of a group at once (in the CSV tables). Their p-values come from the F distribution (exact only for normal data) and the chi-squared approximation, which with few trials is too small for two groups (Kruskal-Wallis gives 0.0495 for 3 vs 3 trials that do not overlap, where the exact Mann-Whitney p is 0.1) but too large, i.e. conservative, for three or more groups (0.027 for three groups of 3 that do not overlap, where the exact permutation p is 0.0036), so no comparison or verdict rests on them.".into(),
+    let notes = vec![
+        MethodNote::Summaries { ci_level: CI_LEVEL },
+        MethodNote::Metrics,
+        MethodNote::TrialUnit,
+        MethodNote::Exploratory {
+            ci_level: CI_LEVEL,
+            baseline: m.baseline.clone(),
+        },
+        MethodNote::PValues(p_methods.clone()),
+        MethodNote::WhyMannWhitney,
+        MethodNote::TooFewTrials,
+        MethodNote::Pairwise,
+        MethodNote::Warmup {
+            included: m.include_warmup,
+        },
     ];
-    notes.push(if m.include_warmup {
-        "Warm-up trials are included (--include-warmup).".into()
-    } else {
-        "Warm-up trials are excluded.".into()
-    });
     Methods {
-        seed,
+        seed: m.seed,
         ci_level: CI_LEVEL,
         baseline: m.baseline.clone(),
         p_methods,
@@ -288,5 +264,21 @@ mod tests {
             e.contains("axes.quantum") && e.contains("does not read"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn the_methods_keep_the_warm_up_choice_and_the_p_value_counts() {
+        let m = methods(
+            &MethodsInput {
+                seed: 7,
+                include_warmup: true,
+                baseline: None,
+            },
+            &[],
+        );
+        assert_eq!(m.seed, 7);
+        assert!(m.p_methods.is_empty());
+        assert!(m.notes.contains(&MethodNote::PValues(Vec::new())));
+        assert_eq!(m.notes.last(), Some(&MethodNote::Warmup { included: true }));
     }
 }

@@ -2,16 +2,13 @@
 //! run reached per cell, the machine's drift over the run (the reference loop before and
 //! after every trial, steal), noisy trials (and leaving them out), and RT throttling.
 
-use super::warning::{CellName, LeftOut, Warning};
+use super::warning::{CellName, LeftOut, MethodNote, Warning};
 use super::{trial_values, CellReport, Group, ReportInput};
 use schedlab_core::precision::Adaptive;
 use schedlab_store::quality::TrialQuality;
 use schedlab_store::query::{CellView, RunInfo};
 use serde::Serialize;
 use std::collections::HashSet;
-
-/// How interference, in-trial speed and re-runs are measured and used, for the methods.
-const INTERFERENCE_NOTE: &str = "Interference: at each trial's boundaries (outside the measured region) schedlab reads its CPUs' busy time (cgroup cpuacct per CPU in ns where there is no /proc/schedstat) and the process table (each process's CPU time: ns per live thread from its schedstat, 10 ms ticks for ended threads and for children reaped, known by pid and start time; kernel threads by PF_KTHREAD), and the CPUs' interrupt ticks (/proc/stat, 10 ms; tick samples unless the kernel accounts interrupt time). Outside CPU time is split into other processes (the smaller of the busy time left after the kernel's and those processes' own CPU time), kernel threads (per-CPU ones on their CPU, unbound ones by their share of CPUs) and interrupts. Kernel threads' and interrupts' work beyond the rate of the 100 ms settle window before the trial is the trial's own kernel cost (kernel_cpu_ns), not disturbance; a trial is disturbed when other processes took more than 10% of its CPUs' time. For calibrated CPU work each trial also stores its in-trial speed (its tasks' units per CPU second against the calibration): a trial more than 10% slower than the run's steady in-trial speed (the median of its cell's, of the run's for a cell's first trials) is slowed, a slowdown no busy-time counter shows. A disturbed or slowed trial is run again at the end of its round, up to --retries times (default 2), and kept, flagged; summaries and verdicts use one clean attempt per trial, so rounds stay complete and paired.";
 
 /// At most this many rows in the drift table: consecutive trials are pooled into segments.
 const DRIFT_ROWS: usize = 10;
@@ -409,36 +406,27 @@ pub fn left_out(ex: &Excluded) -> Option<LeftOut> {
     })
 }
 
-/// The methods section's sentences on noise, exclusion and adaptive trial counts.
-pub fn notes(q: &Quality) -> Vec<String> {
+/// The methods section's notes on noise, exclusion and adaptive trial counts.
+pub fn notes(q: &Quality) -> Vec<MethodNote> {
     let mut out = Vec::new();
     if q.trials.iter().any(|t| t.speed_before.is_some()) {
-        out.push("Noise: just before and just after every trial, schedlab runs a reference loop of spin units (6 chunks of about 0.5 ms on each of the trial's CPUs, at most 4; the median chunk per CPU, the slowest CPU) outside the measured region and stores its speed relative to the loop's own calibration (1 = as calibrated; the calibration is the 90% quantile of 10 measurements of every CPU spread over about 2 s, its spread stored), and the steal share of the trial's CPUs during the trial. A trial whose speed before or after is more than 10% off the run's steady speed (the median of its reference speeds so far, stored with each trial as speed_steady against the calibration) is flagged noisy. This is speed drift (frequency, steal, a slower machine): the loop's median chunk ignores preemption by design, so it does not see other work sharing the trial's CPUs; that interference is measured apart.".into());
-        out.push(INTERFERENCE_NOTE.into());
+        out.push(MethodNote::Noise);
+        out.push(MethodNote::Interference);
     }
     if q.exclude_noisy {
-        out.push(format!(
-            "Noisy trials are left out (--exclude-noisy): {} flagged noisy {} in no summary, test or comparison (the latency histograms and traces still include them).",
-            match q.excluded {
-                1 => "1 trial".to_string(),
-                n => format!("{n} trials"),
-            },
-            if q.excluded == 1 { "is" } else { "are" }
-        ));
+        out.push(MethodNote::NoisyLeftOut(q.excluded));
     }
     if let Some((t, _)) = &q.precision {
-        out.push(format!(
-            "Adaptive trial count (per-trial {}): after the first {} rounds, whole rounds (every cell once, shuffled) were added until the target was met, or the time limit was near. {} The precision table recomputes this from the stored trials.",
-            t.adaptive.metric.label(),
-            t.adaptive.min_trials,
-            schedlab_analyze::AnytimeStoppingRule {
+        out.push(MethodNote::Adaptive {
+            metric: t.adaptive.metric,
+            min_trials: t.adaptive.min_trials,
+            rule: schedlab_analyze::AnytimeStoppingRule {
                 min_trials: t.adaptive.min_trials.max(2) as usize,
                 max_trials: t.adaptive.max_trials.max(2) as usize,
                 precision: t.precision,
                 alpha: schedlab_analyze::ALPHA,
-            }
-            .methods_text(),
-        ));
+            },
+        });
     }
     out
 }

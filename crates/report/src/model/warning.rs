@@ -1,7 +1,9 @@
-//! The warnings a report makes about a run, as values (`render::notes` words each, for every
-//! output), and the stored warnings beside them.
+//! The warnings a report makes about a run and the notes of its methods section, as values
+//! (`render::notes` words each, for every output), with the stored warnings and the claims'
+//! methods beside them.
 
 use super::Metric;
+use schedlab_analyze::{AnytimeStoppingRule, PValueMethod};
 use schedlab_core::records::RunStatus;
 use schedlab_spec::SpecError;
 use std::sync::Arc;
@@ -108,4 +110,55 @@ pub enum Warning {
     },
     /// A warning stored with the run (its sentence as stored).
     Stored(String),
+}
+
+/// One note of the methods section.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub enum MethodNote {
+    /// What the summaries are, with the level of their CIs (0..1).
+    Summaries {
+        /// The CIs' level.
+        ci_level: f64,
+    },
+    /// Per-trial and per-task metrics, units, derived metrics.
+    Metrics,
+    /// Tests run on the trial, the unit of replication.
+    TrialUnit,
+    /// What the exploratory comparisons are, against which baseline, at which level.
+    Exploratory {
+        /// The intervals' level (0..1).
+        ci_level: f64,
+        /// The baseline named with `--baseline`; `None`: the first policy of the axis.
+        baseline: Option<String>,
+    },
+    /// How Mann-Whitney p-values are computed, and how many comparisons used each way.
+    PValues(Vec<(PValueMethod, usize)>),
+    /// Why Mann-Whitney on trials rather than a stratified permutation test.
+    WhyMannWhitney,
+    /// What too few trials mean, and no power for exploratory comparisons.
+    TooFewTrials,
+    /// The pairwise table and the tests of all policies of a group.
+    Pairwise,
+    /// Whether warm-up trials were included.
+    Warmup {
+        /// Included (`--include-warmup`).
+        included: bool,
+    },
+    /// The reference loop before and after every trial, and noisy trials.
+    Noise,
+    /// Interference, in-trial speed and re-runs.
+    Interference,
+    /// Noisy trials left out (`--exclude-noisy`): how many.
+    NoisyLeftOut(usize),
+    /// An adaptive run's trial count and the rule it stopped on.
+    Adaptive {
+        /// The key metric.
+        metric: Metric,
+        /// Rounds before the first look.
+        min_trials: u32,
+        /// The stopping rule.
+        rule: AnytimeStoppingRule,
+    },
+    /// A note of the declared claims (worded by the claims' evaluation).
+    Claims(String),
 }

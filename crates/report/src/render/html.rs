@@ -264,7 +264,7 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String, Re
         cells_table => to_value(tables::cells_table(r)),
         summaries => summaries,
         pairs => to_value(tables::pairs_table(r)),
-        methods => to_value(&r.methods.notes),
+        methods => to_value(super::notes::method_notes(r)),
         env => to_value(env_rows(r.run.env_json.as_deref())),
         claims_html => super::claims::html::render(r.claims.as_ref()),
         exploratory_heading => EXPLORATORY_HEADING,

@@ -153,8 +153,8 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
         }
     }
     out += "## Methods\n\n";
-    for n in &r.methods.notes {
-        out += &format!("- {}\n", text(n));
+    for n in super::notes::method_notes(r) {
+        out += &format!("- {}\n", text(&n));
     }
     out += "\nEvery table, with full-precision numbers and every metric, is in `csv/`; the HTML page (index.html) has all summaries, tests and figures.\n";
     out

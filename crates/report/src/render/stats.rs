@@ -42,7 +42,7 @@ pub fn render_stats(r: &Report, all: bool) -> String {
         return out;
     }
     out += "\nMethods\n";
-    for note in &r.methods.notes {
+    for note in super::notes::method_notes(r) {
         out += &format!("- {note}\n");
     }
     out
