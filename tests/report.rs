@@ -8,6 +8,7 @@ use schedlab_report::cmd::{write_report, ReportFormat};
 use schedlab_report::model::compare;
 use schedlab_report::model::{self, figures, Metric, Report};
 use schedlab_report::pool::load_input;
+use schedlab_report::render::notes::warnings;
 use schedlab_report::render::stats::render_stats;
 use schedlab_report::render::{self, csv_tables, latex, markdown};
 use schedlab_store::Store;
@@ -165,7 +166,9 @@ fn warmup_trials_are_left_out_unless_asked_for() {
     assert_eq!(n(&report_of(&db, false)), 6);
     let with = report_of(&db, true);
     assert_eq!(n(&with), 7);
-    assert!(with.methods.notes.iter().any(|s| s.contains("included")));
+    assert!(render::notes::method_notes(&with)
+        .iter()
+        .any(|s| s.contains("included")));
 }
 
 #[test]
@@ -198,7 +201,7 @@ fn the_default_stats_show_one_line_per_group_for_the_primary_metric() {
         {
             let entry = format!("{} (", model::fmt_value(f.median, f.metric));
             assert!(
-                line[0].contains(&entry) && line[0].contains(&f.verdict()),
+                line[0].contains(&entry) && line[0].contains(&render::exploratory::verdict(f)),
                 "{}",
                 line[0]
             );
@@ -228,7 +231,10 @@ fn warnings_of_one_code_show_as_one_line_with_their_count() {
     drop(c);
     let r = report_of(&db, false);
     assert_eq!(
-        r.warnings.iter().filter(|w| w.contains("not idle")).count(),
+        warnings(&r)
+            .iter()
+            .filter(|w| w.contains("not idle"))
+            .count(),
         5,
         "the report keeps every warning (CSV lists them all)"
     );
@@ -254,7 +260,7 @@ fn warnings_of_one_code_show_as_one_line_with_their_count() {
 fn skipped_cells_timeouts_and_stored_warnings_are_reported() {
     let dir = tempfile::tempdir().unwrap();
     let r = report_of(&synthetic_db(dir.path(), "a.db", 1.0), false);
-    let all = r.warnings.join("\n");
+    let all = warnings(&r).join("\n");
     assert!(
         all.contains("rr, cpu:pi with 2 tasks: 6 of 6 trials not ok (6 skipped): SCHED_RR refused"),
         "{all}"
@@ -554,9 +560,8 @@ fn runs_of_one_spec_on_two_hosts_compare_the_hosts_like_policies() {
     let ratio = f.effect.expect("effect").estimate;
     assert!((ratio - 1.5).abs() < 0.01, "{ratio}");
     assert!(f.significant_at_01 && f.direction() == 1, "{f:?}");
-    let note = r
-        .warnings
-        .iter()
+    let note = warnings(&r)
+        .into_iter()
         .find(|w| w.contains("pools runs 1, 2"))
         .expect("a note");
     assert!(
@@ -597,9 +602,8 @@ fn kernels_are_treatments_too_and_repeats_on_one_host_pool_their_trials() {
     let store = Store::open_read(&db).unwrap();
     let r = model::report::build(&pool::load(&store, &[1, 2], false).unwrap());
     assert!((turnaround(&r, "fifo @ 6.2.0").0 - 1.5 * 20.53).abs() < 1e-9);
-    let note = r
-        .warnings
-        .iter()
+    let note = warnings(&r)
+        .into_iter()
         .find(|w| w.contains("pools runs"))
         .expect("a note");
     assert!(
@@ -733,13 +737,13 @@ fn a_cells_response_is_one_number_in_stats_the_key_table_and_the_exploratory_com
         key_cols[4].starts_with(&format!("{} [", model::fmt_num(expected))),
         "{key_row}"
     );
+    let sentence = render::exploratory::sentence(&r.groups[comparison.group].label, comparison);
     assert!(
-        comparison.sentence.contains(&format!(
+        sentence.contains(&format!(
             "vs {})",
             model::fmt_with_unit(expected, Metric::Response)
         )),
-        "{}",
-        comparison.sentence
+        "{sentence}"
     );
 }
 

@@ -16,6 +16,11 @@ use schedlab_store::Store;
 mod report_db;
 use report_db::{keep_trials, report_of, synthetic_db};
 
+/// A comparison of the 2-task group as every output words it.
+fn said(f: &model::ExploratoryComparison) -> String {
+    schedlab_report::render::exploratory::sentence("cpu:pi with 2 tasks", f)
+}
+
 #[test]
 fn fifo_is_compared_with_the_baseline_other_and_found_significantly_faster() {
     let dir = tempfile::tempdir().unwrap();
@@ -51,7 +56,7 @@ fn fifo_is_compared_with_the_baseline_other_and_found_significantly_faster() {
         }
     };
     assert_eq!(
-        f.sentence,
+        said(f),
         format!(
             "For cpu:pi with 2 tasks, fifo vs other (baseline): fifo's makespan is {}% lower than other's (medians 20.5 ms vs 23.5 ms) [95% CI {}–{}% lower]; lower (better) than the baseline at alpha 0.01 (p (unadjusted) = 0.002; exact Mann-Whitney on 6 vs 6 trials).",
             pct((1.0 - e.estimate) * 100.0),
@@ -66,7 +71,7 @@ fn fifo_is_compared_with_the_baseline_other_and_found_significantly_faster() {
         .find(|f| f.metric == Metric::Turnaround && r.groups[f.group].tasks == 2)
         .expect("a turnaround comparison");
     assert_eq!((turnaround.n_policy, turnaround.n_baseline), (6, 6));
-    assert!(turnaround.sentence.contains("on 6 vs 6 trial medians"));
+    assert!(said(turnaround).contains("on 6 vs 6 trial medians"));
     // rr has no ok trial: no comparison for it.
     assert!(r.exploratory.iter().all(|f| f.policy != "rr"));
 }
@@ -93,15 +98,13 @@ fn the_baseline_is_the_first_policy_of_the_spec_axis_or_the_one_asked_for() {
         "{e:?}"
     );
     assert!(
-        f.sentence.starts_with(
+        said(&f).starts_with(
             "For cpu:pi with 2 tasks, other vs fifo (baseline): other's makespan is 14% higher than fifo's (medians 23.5 ms vs 20.5 ms)"
         ),
         "{}",
-        f.sentence
+        said(&f)
     );
-    assert!(f
-        .sentence
-        .contains("higher (worse) than the baseline at alpha 0.01"));
+    assert!(said(&f).contains("higher (worse) than the baseline at alpha 0.01"));
     // The stored spec lists fifo first: fifo is the default baseline.
     let mut input = load_input(&store, 1, false).unwrap();
     input
@@ -109,9 +112,7 @@ fn the_baseline_is_the_first_policy_of_the_spec_axis_or_the_one_asked_for() {
         .set_spec_toml("[axes]\npolicies = [\"fifo\", \"other\", \"rr\"]\n".into());
     let r = model::report::build(&input);
     assert_eq!(makespan(&r).baseline, "fifo");
-    assert!(r
-        .methods
-        .notes
+    assert!(schedlab_report::render::notes::method_notes(&r)
         .iter()
         .any(|n| n.contains("the first policy of the run's policy axis")));
     // Through the binary: a known baseline is used, an unknown one refused with the list.
@@ -161,9 +162,9 @@ fn three_trials_per_policy_are_too_few_and_the_comparison_says_from_how_many_p_b
     let mdd = f.min_detectable.expect("mdd");
     assert!((mdd - 0.91689).abs() < 1e-4, "{mdd}");
     assert!(
-        f.sentence.contains("too few trials: 3 vs 3 cannot reach p < 0.05, p < 0.05 becomes possible (not likely) from 4 per policy (p (unadjusted) = 0.100; exact Mann-Whitney on 3 vs 3 trials)."),
+        said(f).contains("too few trials: 3 vs 3 cannot reach p < 0.05, p < 0.05 becomes possible (not likely) from 4 per policy (p (unadjusted) = 0.100; exact Mann-Whitney on 3 vs 3 trials)."),
         "{}",
-        f.sentence
+        said(f)
     );
     let text = render_stats(&r, false);
     assert!(text.contains("too few"), "{text}");
@@ -173,7 +174,7 @@ fn three_trials_per_policy_are_too_few_and_the_comparison_says_from_how_many_p_b
 fn the_methods_section_names_the_test_its_unit_and_why() {
     let dir = tempfile::tempdir().unwrap();
     let r = report_of(&synthetic_db(dir.path(), "a.db", 1.0), false);
-    let notes = r.methods.notes.join("\n");
+    let notes = schedlab_report::render::notes::method_notes(&r).join("\n");
     for needle in [
         "Tests run on the trial, the unit of replication",
         "the median of its tasks for per-task metrics",

@@ -238,8 +238,8 @@ fn print_cells(store: &Store, run_id: i64, name: &str, wide: bool) -> Result<()>
             wide
         )
     );
-    if let Some(line) = schedlab_report::model::quality::left_out_line(&left_out) {
-        sayln!("{line}");
+    if let Some(l) = schedlab_report::model::quality::left_out(&left_out) {
+        sayln!("{}", schedlab_report::render::notes::left_out(&l));
     }
     let input = schedlab_report::pool::load_input(store, run_id, false)?;
     if let Some(claims) = schedlab_report::claims::eval::build(&input) {

@@ -4,11 +4,13 @@
 //! parsed as Rust (syn): SQL only in the store crate, `#![forbid(unsafe_code)]` in every crate
 //! root but sys and no `unsafe` in the files of test, bench and example targets, files under
 //! 600 lines, functions under 80 lines (every one of the 28 longer ones of issue 17 was split),
-//! no `Result<_, String>` in production code and no anyhow in a library crate (`errors.rs`).
+//! no `Result<_, String>` in production code and no anyhow in a library crate (`errors.rs`),
+//! no text formatted in the report's model but in the files still listed (`model_text.rs`).
 
 mod deps;
 mod errors;
 mod graph;
+mod model_text;
 mod reach;
 mod source;
 mod sql;

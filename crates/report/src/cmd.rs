@@ -321,13 +321,13 @@ pub fn compare(args: &CompareOptions) -> Result<()> {
     let input_b = pool::load_input(&store_b, args.b, args.include_warmup)?;
     let mut c = model::compare::compare(&input_a, &input_b);
     if !args.allow_different_work {
-        if let Some(why) = c.refusal() {
-            return Err(ReportError::BadSelection(why));
+        if let Some(different) = c.refusal() {
+            return Err(ReportError::DifferentWork(Box::new(different)));
         }
     }
     if args.db_b.is_some() {
-        c.a = format!("{} in {}", c.a, args.db.display());
-        c.b = format!("{} in {}", c.b, db_b.display());
+        c.a.db = Some(args.db.clone());
+        c.b.db = Some(db_b);
     }
     print!(
         "{}",

@@ -13,10 +13,10 @@ pub enum ReportError {
     /// Reading the runs failed, or the store refused the `--db` or a run id.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// Two runs whose work differs, compared without `--allow-different-work`. The message
-    /// names the cells and the flag.
-    #[error("{0}")]
-    BadSelection(String),
+    /// Two runs whose work differs, compared without `--allow-different-work`: the runs and
+    /// the cells whose units differ (the message names each and the flag).
+    #[error("{}", crate::render::compare::refusal(.0))]
+    DifferentWork(Box<crate::model::compare::DifferentWork>),
     /// A report file or directory could not be written.
     #[error("cannot write {}: {source}; check permissions or pass --out DIR", path.display())]
     Write {
@@ -172,7 +172,7 @@ impl ReportError {
     /// run id the store refused.
     pub fn is_bad_input(&self) -> bool {
         match self {
-            ReportError::BadSelection(_)
+            ReportError::DifferentWork(_)
             | ReportError::NoRunOfSpec { .. }
             | ReportError::DifferentSpecs { .. }
             | ReportError::UnknownBaseline { .. }

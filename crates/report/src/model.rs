@@ -24,6 +24,7 @@ pub mod run_table;
 mod stats;
 pub mod tables;
 pub mod trials;
+pub mod warning;
 pub mod workload;
 mod workload_plots;
 
@@ -226,8 +227,8 @@ pub struct Methods {
     pub baseline: Option<String>,
     /// How the exploratory comparisons' p-values were computed, with how many used each.
     pub p_methods: Vec<(schedlab_analyze::PValueMethod, usize)>,
-    /// The methods as sentences.
-    pub notes: Vec<String>,
+    /// The notes of the methods section, in order.
+    pub notes: Vec<warning::MethodNote>,
 }
 
 /// The computed report of one run.
@@ -243,9 +244,11 @@ pub struct Report {
     /// How the statistics were computed.
     pub methods: Methods,
     /// Run status, skipped cells, timeouts and failures, thin cells, then stored warnings.
-    pub warnings: Vec<String>,
+    #[serde(skip)]
+    pub warnings: Vec<warning::Warning>,
     /// The same warnings by kind: one per stored code (with its count), one per warning the
     /// report makes itself; in order of first appearance.
+    #[serde(skip)]
     pub warning_kinds: Vec<WarningKind>,
     /// Cells in cell order.
     pub cells: Vec<CellReport>,

@@ -5,13 +5,13 @@
 //! achieved coverage, and an unadjusted Mann-Whitney mark. Cells whose units of work differ are not
 //! comparable: the caller refuses them unless asked to go ahead. `render::compare` prints it.
 
-use super::fmt::fmt_ns;
 use super::trials::values;
 use super::{describe, trial_values, CellKey, Metric, ReportInput};
 use schedlab_analyze::{
     effect_two_sample, mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u, median,
     Effect, EffectScale, PValueMethod, ALPHA, ALPHAS, CI_LEVEL,
 };
+use schedlab_store::Location;
 use std::collections::HashMap;
 
 /// One metric of one cell in both runs.
@@ -61,15 +61,35 @@ impl CompareRow {
     }
 }
 
+/// A run of the comparison: its id and name, and its database where the runs come from two.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunRef {
+    /// The run's id in its store.
+    pub run_id: i64,
+    /// The run's name.
+    pub name: String,
+    /// Its store, where A and B come from two (`--db-b`); `None` otherwise.
+    pub db: Option<Location>,
+}
+
+/// The machine a run ran on, as its environment record has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MachineInfo {
+    /// CPU model name.
+    pub cpu_model: Option<String>,
+    /// Number of CPUs.
+    pub cpus: Option<u64>,
+}
+
 /// Where a run ran, from its environment record.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Side {
-    /// "run 7 \"name\"".
-    pub label: String,
+    /// The run (never with its database).
+    pub run: RunRef,
     /// Kernel release (`uname -r`).
     pub kernel: Option<String>,
-    /// CPU model and count, e.g. "AMD EPYC, 2 CPUs".
-    pub machine: Option<String>,
+    /// CPU model and count; `None` where the record has neither.
+    pub machine: Option<MachineInfo>,
     /// Host name.
     pub host: Option<String>,
 }
@@ -83,32 +103,30 @@ impl Side {
             .and_then(|j| serde_json::from_str(j).ok())
             .unwrap_or_default();
         let text = |k: &str| env.get(k).and_then(|v| v.as_str()).map(str::to_string);
-        let cpus = env.get("cpu_count").and_then(|v| v.as_u64());
-        let machine = match (text("cpu_model"), cpus) {
-            (Some(m), Some(n)) => Some(format!("{m}, {n} CPUs")),
-            (Some(m), None) => Some(m),
-            (None, Some(n)) => Some(format!("{n} CPUs")),
-            (None, None) => None,
+        let machine = MachineInfo {
+            cpu_model: text("cpu_model"),
+            cpus: env.get("cpu_count").and_then(|v| v.as_u64()),
         };
         Side {
-            label: format!("run {} \"{}\"", input.run.run_id, input.run.name),
+            run: RunRef {
+                run_id: input.run.run_id,
+                name: input.run.name.clone(),
+                db: None,
+            },
             kernel: text("kernel_release"),
-            machine,
+            machine: (machine.cpu_model.is_some() || machine.cpus.is_some()).then_some(machine),
             host: text("hostname"),
         }
     }
+}
 
-    /// "run 1 \"x\": kernel 6.8.0, AMD EPYC, 2 CPUs, host vm".
-    pub fn describe(&self) -> String {
-        let or = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
-        format!(
-            "{}: kernel {}, machine {}, host {}",
-            self.label,
-            or(&self.kernel),
-            or(&self.machine),
-            or(&self.host)
-        )
-    }
+/// An environment fact that differs between the two runs, with A's value and B's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Differs<'a> {
+    /// The kernel release.
+    Kernel(&'a str, &'a str),
+    /// The CPU model or count.
+    Machine(&'a MachineInfo, &'a MachineInfo),
 }
 
 /// Whether a matched cell did the same work in both runs.
@@ -123,7 +141,7 @@ pub enum SameWork {
 }
 
 /// A cell present in both runs, with the work each side did.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CellMatch {
     /// Label of the cell.
     pub cell: String,
@@ -142,10 +160,10 @@ pub struct CellMatch {
 /// The comparison of two runs.
 #[derive(Debug, Clone)]
 pub struct CompareReport {
-    /// "run 7 \"name\"" of A.
-    pub a: String,
-    /// "run 9 \"name\"" of B.
-    pub b: String,
+    /// Run A (with its database where the runs come from two).
+    pub a: RunRef,
+    /// Run B (likewise).
+    pub b: RunRef,
     /// Where A ran.
     pub side_a: Side,
     /// Where B ran.
@@ -169,34 +187,31 @@ impl CompareReport {
             .collect()
     }
 
-    /// Why the comparison is refused without `--allow-different-work`, if it is.
-    pub fn refusal(&self) -> Option<String> {
-        let bad = self.different_work();
-        if bad.is_empty() {
-            return None;
-        }
-        let list: Vec<String> = bad
-            .iter()
-            .map(|c| {
-                format!(
-                    "  {}: {} units per task in A ({}), {} in B ({})",
-                    c.cell,
-                    units(c.units_a),
-                    work(c.work_ns_a),
-                    units(c.units_b),
-                    work(c.work_ns_b)
-                )
-            })
-            .collect();
-        Some(format!(
-            "{} of {} matched cells did different work in {} and {}, so their times are not comparable:\n{}\nRe-run one side with --iterations N (the other's units) to compare the same work, or pass --allow-different-work to compare anyway.",
-            bad.len(),
-            self.cells.len(),
-            self.a,
-            self.b,
-            list.join("\n")
-        ))
+    /// Why the comparison is refused without `--allow-different-work`, if it is: the cells
+    /// whose units of work differ.
+    pub fn refusal(&self) -> Option<DifferentWork> {
+        let cells: Vec<CellMatch> = self.different_work().into_iter().cloned().collect();
+        (!cells.is_empty()).then(|| DifferentWork {
+            a: self.a.clone(),
+            b: self.b.clone(),
+            matched: self.cells.len(),
+            cells,
+        })
     }
+}
+
+/// Two runs whose matched cells did different work, so their times are not comparable
+/// (refused without `--allow-different-work`; shown by [`crate::ReportError::DifferentWork`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DifferentWork {
+    /// Run A.
+    pub a: RunRef,
+    /// Run B.
+    pub b: RunRef,
+    /// Cells present in both runs.
+    pub matched: usize,
+    /// The matched cells whose units of work differ, in A's order.
+    pub cells: Vec<CellMatch>,
 }
 
 /// The effect of B against A on their trial values at 95%: Hodges-Lehmann ratio B/A with
@@ -205,16 +220,6 @@ impl CompareReport {
 /// <= 0. `None` when a side has no value.
 pub fn effect(a: &[f64], b: &[f64]) -> Option<Effect> {
     effect_two_sample(b, a, CI_LEVEL)
-}
-
-/// Units of work per task, or "unknown".
-pub fn units(u: Option<i64>) -> String {
-    u.map_or_else(|| "unknown".into(), |u| u.to_string())
-}
-
-/// Work per task as requested, or "sized in units".
-pub fn work(w: Option<i64>) -> String {
-    w.map_or_else(|| "sized in units".into(), |w| fmt_ns(w as f64))
 }
 
 /// Matches the cells of two runs by axis values and compares every tested metric on the
@@ -283,8 +288,8 @@ pub fn compare(a: &ReportInput, b: &ReportInput) -> CompareReport {
     };
     let (side_a, side_b) = (Side::of(a), Side::of(b));
     CompareReport {
-        a: side_a.label.clone(),
-        b: side_b.label.clone(),
+        a: side_a.run.clone(),
+        b: side_b.run.clone(),
         side_a,
         side_b,
         cells,
@@ -328,18 +333,18 @@ impl CompareReport {
             .find(|r| r.min_p.is_some_and(|p| p >= ALPHA))
     }
 
-    /// The environment facts (kernel, machine) that differ between the sides, as (what, A, B).
-    pub fn differences(&self) -> Vec<(&'static str, &str, &str)> {
-        [
-            ("kernel", &self.side_a.kernel, &self.side_b.kernel),
-            ("machine", &self.side_a.machine, &self.side_b.machine),
-        ]
-        .into_iter()
-        .filter_map(|(what, x, y)| match (x, y) {
-            (Some(x), Some(y)) if x != y => Some((what, x.as_str(), y.as_str())),
+    /// The environment facts (kernel, machine) that differ between the sides (both known).
+    pub fn differences(&self) -> Vec<Differs<'_>> {
+        let (a, b) = (&self.side_a, &self.side_b);
+        let kernel = match (&a.kernel, &b.kernel) {
+            (Some(x), Some(y)) if x != y => Some(Differs::Kernel(x, y)),
             _ => None,
-        })
-        .collect()
+        };
+        let machine = match (&a.machine, &b.machine) {
+            (Some(x), Some(y)) if x != y => Some(Differs::Machine(x, y)),
+            _ => None,
+        };
+        kernel.into_iter().chain(machine).collect()
     }
 }
 
@@ -403,14 +408,53 @@ mod tests {
             },
             ..Default::default()
         };
+        let side = Side::of(&input);
+        assert_eq!((side.run.run_id, side.run.name.as_str()), (3, "x"));
+        assert_eq!(side.kernel.as_deref(), Some("6.8.0"));
         assert_eq!(
-            Side::of(&input).describe(),
+            side.machine,
+            Some(MachineInfo {
+                cpu_model: Some("AMD EPYC".into()),
+                cpus: Some(2)
+            })
+        );
+        assert_eq!(
+            crate::render::compare::describe(&side),
             "run 3 \"x\": kernel 6.8.0, machine AMD EPYC, 2 CPUs, host vm"
         );
-        let bare = ReportInput::default();
+        let bare = Side::of(&ReportInput::default());
+        assert_eq!((bare.kernel, bare.machine, bare.host), (None, None, None));
         assert_eq!(
-            Side::of(&bare).describe(),
+            crate::render::compare::describe(&Side::of(&ReportInput::default())),
             "run 0 \"\": kernel unknown, machine unknown, host unknown"
         );
+    }
+
+    #[test]
+    fn cells_whose_units_differ_are_the_refusal_and_only_they() {
+        let cell = |policy: &str, units: Option<i64>| schedlab_store::query::CellView {
+            policy: policy.parse().unwrap(),
+            units,
+            work_ns: Some(20_000_000),
+            ..Default::default()
+        };
+        let input = |cells| ReportInput {
+            cells,
+            ..Default::default()
+        };
+        let a = input(vec![cell("fifo", Some(1000)), cell("other", Some(1000))]);
+        let b = input(vec![cell("fifo", Some(3000)), cell("other", Some(1000))]);
+        let d = compare(&a, &b).refusal().expect("fifo's units differ");
+        assert_eq!(d.matched, 2);
+        assert_eq!(d.cells.len(), 1);
+        assert_eq!(
+            (d.cells[0].units_a, d.cells[0].units_b),
+            (Some(1000), Some(3000))
+        );
+        assert_eq!(d.cells[0].same, SameWork::No);
+        assert!(compare(&a, &a).refusal().is_none());
+        // A side that did not store its units cannot be told apart: no refusal.
+        let old = input(vec![cell("fifo", None), cell("other", None)]);
+        assert!(compare(&a, &old).refusal().is_none());
     }
 }

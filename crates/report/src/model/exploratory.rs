@@ -4,13 +4,12 @@
 //! what too few trials could not have shown. Nothing here is a verdict: only declared claims
 //! (`crate::claims`) get those.
 
-use super::fmt::fmt_ratio_bare;
 use super::trials::{values, TestUnit};
-use super::{fmt_p, fmt_with_unit, Group, Metric};
+use super::{Group, Metric};
 use schedlab_analyze::{
     cliff_delta, effect_two_sample, mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u,
-    median, min_detectable_difference, Comparison, Effect, EffectScale, PValueMethod, ALPHA,
-    ALPHAS, CI_LEVEL, MDD_POWER,
+    median, min_detectable_difference, Comparison, Effect, PValueMethod, ALPHA, ALPHAS, CI_LEVEL,
+    MDD_POWER,
 };
 use serde::Serialize;
 
@@ -67,8 +66,6 @@ pub struct ExploratoryComparison {
     pub anova_p: Option<f64>,
     /// Kruskal-Wallis p-value across the group's policies (trial values).
     pub kruskal_p: Option<f64>,
-    /// The comparison as one sentence.
-    pub sentence: String,
 }
 
 impl ExploratoryComparison {
@@ -81,26 +78,77 @@ impl ExploratoryComparison {
         }
     }
 
-    /// Short result for tables (by the unadjusted p): "lower **", "higher *", "n.s.", "too
-    /// few", "no test".
-    pub fn verdict(&self) -> String {
-        let dir = if self.direction() < 0 {
-            "lower"
-        } else {
-            "higher"
+    /// What the unadjusted p says (no verdict): the direction of a p below 0.01 or 0.05, too
+    /// few trials to reach 0.05, nothing, or why there is no test.
+    pub fn screening(&self) -> Screening {
+        let Some(p) = self.p else {
+            return Screening::NoTest(if self.n_policy < 2 || self.n_baseline < 2 {
+                NoTest::FewTrials
+            } else {
+                NoTest::AllEqual
+            });
         };
-        if self.significant_at_01 {
-            format!("{dir} **")
-        } else if self.significant_at_05 {
-            format!("{dir} *")
-        } else if self.p.is_none() {
-            "no test".into()
-        } else if self.too_few_trials {
-            "too few".into()
+        let dir = if self.direction() < 0 {
+            Direction::Lower
         } else {
-            "n.s.".into()
-        }
+            Direction::Higher
+        };
+        let result = if self.significant_at_01 {
+            Screened::Below01(dir)
+        } else if self.significant_at_05 {
+            Screened::Below05(dir)
+        } else if self.too_few_trials {
+            Screened::TooFewTrials
+        } else {
+            Screened::NotSignificant
+        };
+        Screening::Tested { p, result }
     }
+}
+
+/// Which side of the baseline a policy tends to fall (Cliff's delta; none counts as higher).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Direction {
+    /// The policy tends to be lower than the baseline.
+    Lower,
+    /// The policy tends to be higher, or neither.
+    Higher,
+}
+
+/// Why a comparison has no test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum NoTest {
+    /// A side has fewer than 2 trial values.
+    FewTrials,
+    /// Every trial value is the same.
+    AllEqual,
+}
+
+/// What an unadjusted p says about a comparison, exploratory (no verdict).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Screened {
+    /// p below 0.01 ([`ALPHAS`]`.1`), the policy on this side.
+    Below01(Direction),
+    /// p below 0.05 ([`ALPHA`]), not below 0.01.
+    Below05(Direction),
+    /// Not below 0.05, and these trial counts cannot go below it.
+    TooFewTrials,
+    /// Not below 0.05 though it could have been.
+    NotSignificant,
+}
+
+/// A comparison's test, or why it has none.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub enum Screening {
+    /// No test ran.
+    NoTest(NoTest),
+    /// The test ran: its unadjusted p and what it says.
+    Tested {
+        /// Two-sided Mann-Whitney p, unadjusted.
+        p: f64,
+        /// What it says.
+        result: Screened,
+    },
 }
 
 /// Compares the policies of a group on `metric`'s trial values (all pairs, for the pairwise
@@ -157,7 +205,7 @@ pub fn against_baseline(
             let t = mann_whitney_u(v, &base);
             let p = t.map(|t| t.p_value);
             let min_p = mann_whitney_min_p(base.len(), v.len());
-            let mut f = ExploratoryComparison {
+            ExploratoryComparison {
                 group: gi,
                 metric,
                 policies: others.len() + 1,
@@ -181,205 +229,7 @@ pub fn against_baseline(
                     .map(|d| d.difference),
                 anova_p: overall.and_then(|c| c.anova.map(|t| t.p_value)),
                 kruskal_p: overall.and_then(|c| c.kruskal_wallis.map(|t| t.p_value)),
-                sentence: String::new(),
-            };
-            f.sentence = sentence(&g.label, &f);
-            f
+            }
         })
         .collect()
 }
-
-/// A signed value with the metric's unit: "+12", "-3.00 ms".
-fn signed(d: f64, metric: Metric) -> String {
-    let sign = if d > 0.0 {
-        "+"
-    } else if d < 0.0 {
-        "-"
-    } else {
-        ""
-    };
-    format!("{sign}{}", fmt_with_unit(d.abs(), metric))
-}
-
-/// "p (unadjusted) = 0.004" or "p (unadjusted) < 0.001".
-fn p_clause(p: f64) -> String {
-    match fmt_p(p) {
-        s if s.starts_with('<') => format!("p (unadjusted) {s}"),
-        s => format!("p (unadjusted) = {s}"),
-    }
-}
-
-/// The test as a phrase: "exact Mann-Whitney on 6 vs 6 trials".
-pub fn test_phrase(f: &ExploratoryComparison) -> String {
-    let kind = match f.method {
-        Some(PValueMethod::Exact) => "exact Mann-Whitney",
-        Some(PValueMethod::Permutation) => "Mann-Whitney with an exact permutation p (ties)",
-        Some(PValueMethod::MonteCarlo) => "Mann-Whitney with a Monte Carlo permutation p (ties)",
-        Some(PValueMethod::Asymptotic) => "Mann-Whitney (normal approximation)",
-        _ => "Mann-Whitney",
-    };
-    format!(
-        "{kind} on {} vs {} {}",
-        f.n_policy,
-        f.n_baseline,
-        f.unit.plural()
-    )
-}
-
-/// A share of change in %: "12", "4.5", and two significant digits below 1 ("0.31",
-/// "0.0042"; at most 6 decimals).
-fn fmt_pct(v: f64) -> String {
-    if v >= 10.0 {
-        format!("{v:.0}")
-    } else if v >= 1.0 {
-        format!("{v:.1}")
-    } else if v > 0.0 {
-        let decimals = ((-v.log10()).floor() as usize + 2).min(6);
-        format!("{v:.decimals$}")
-    } else {
-        "0".into()
-    }
-}
-
-/// A ratio as the change it is: "12% lower", "4.5% higher", "0%".
-fn change(r: f64) -> String {
-    if r < 1.0 {
-        format!("{}% lower", fmt_pct((1.0 - r) * 100.0))
-    } else if r > 1.0 {
-        format!("{}% higher", fmt_pct((r - 1.0) * 100.0))
-    } else {
-        "0%".into()
-    }
-}
-
-/// The effect with its interval, in words: "fifo's makespan is 12% lower than other's
-/// (medians 20.5 ms vs 23.5 ms) [95% CI 9.0–14% lower]", "15 times other's ... [95% CI
-/// 6.38–53 times]" from a ratio of 2 on, or as a difference where a value is <= 0: "fifo's
-/// makespan is 45.0 ms lower than other's (medians ...) [90.0% CI 40.0–50.0 ms lower]".
-/// `None` without an effect.
-pub fn interval_statement(f: &ExploratoryComparison) -> Option<String> {
-    let e = f.effect.as_ref()?;
-    let b = &f.baseline;
-    let medians = format!(
-        "(medians {} vs {})",
-        fmt_with_unit(f.median, f.metric),
-        fmt_with_unit(f.baseline_median, f.metric)
-    );
-    let ci = super::fmt::ci_name(e);
-    let effect = match e.scale {
-        EffectScale::Ratio => ratio_words(e, b, &medians, &ci),
-        EffectScale::Difference => difference_words(e, f.metric, b, &medians, &ci),
-    };
-    Some(format!("{}'s {} is {effect}", f.policy, f.metric.phrase()))
-}
-
-/// A ratio effect in words (see [`interval_statement`]).
-fn ratio_words(e: &Effect, b: &str, medians: &str, ci: &str) -> String {
-    let (r, lo, hi) = (e.estimate, e.lo, e.hi);
-    if r >= 2.0 {
-        return format!(
-            "{} times {b}'s {medians} [{ci} {}–{} times]",
-            fmt_ratio_bare(r),
-            fmt_ratio_bare(lo),
-            fmt_ratio_bare(hi)
-        );
-    }
-    let estimate = if r == 1.0 {
-        format!("the same as {b}'s")
-    } else {
-        format!("{} than {b}'s", change(r))
-    };
-    let range = if hi < 1.0 {
-        let (near, far) = ((1.0 - hi) * 100.0, (1.0 - lo) * 100.0);
-        format!("{}–{}% lower", fmt_pct(near), fmt_pct(far))
-    } else if lo > 1.0 {
-        let (near, far) = ((lo - 1.0) * 100.0, (hi - 1.0) * 100.0);
-        format!("{}–{}% higher", fmt_pct(near), fmt_pct(far))
-    } else {
-        format!("{} to {}", change(lo), change(hi))
-    };
-    format!("{estimate} {medians} [{ci} {range}]")
-}
-
-/// A difference effect in words (see [`interval_statement`]).
-fn difference_words(e: &Effect, m: Metric, b: &str, medians: &str, ci: &str) -> String {
-    let abs = |v: f64| fmt_with_unit(v.abs(), m);
-    let estimate = if e.estimate < 0.0 {
-        format!("{} lower than {b}'s", abs(e.estimate))
-    } else if e.estimate > 0.0 {
-        format!("{} higher than {b}'s", abs(e.estimate))
-    } else {
-        format!("the same as {b}'s")
-    };
-    let range = if e.hi < 0.0 {
-        format!("{}–{} lower", fmt_value_bare(e.hi, m), abs(e.lo))
-    } else if e.lo > 0.0 {
-        format!("{}–{} higher", fmt_value_bare(e.lo, m), abs(e.hi))
-    } else {
-        format!("{} to {}", signed(e.lo, m), signed(e.hi, m))
-    };
-    format!("{estimate} {medians} [{ci} {range}]")
-}
-
-/// The size of a value without its unit: "40.0" (the unit follows the range's other end).
-fn fmt_value_bare(v: f64, m: Metric) -> String {
-    super::fmt_value(v.abs(), m)
-}
-
-/// The comparison as a sentence, e.g. "For cpu:pi with 2 tasks, fifo vs other (baseline):
-/// fifo's makespan is 13% lower than other's (medians 20.5 ms vs 23.5 ms) [95% CI 11–14%
-/// lower]; lower (better) than the baseline at alpha 0.01 (p (unadjusted) = 0.002; exact
-/// Mann-Whitney on 6 vs 6 trials)."
-fn sentence(label: &str, f: &ExploratoryComparison) -> String {
-    let what = interval_statement(f).unwrap_or_else(|| {
-        format!(
-            "{} {} vs {}",
-            f.metric.phrase(),
-            fmt_with_unit(f.median, f.metric),
-            fmt_with_unit(f.baseline_median, f.metric)
-        )
-    });
-    let head = format!(
-        "For {label}, {} vs {} (baseline): {what}",
-        f.policy, f.baseline
-    );
-    let Some(p) = f.p else {
-        let why = if f.n_policy < 2 || f.n_baseline < 2 {
-            "no test: a test needs at least 2 trials per policy"
-        } else {
-            "no test: every trial value is the same"
-        };
-        return format!("{head}; {why}.");
-    };
-    let test = format!("{}; {}", p_clause(p), test_phrase(f));
-    let (a05, a01) = ALPHAS;
-    let dir = match (f.direction() < 0, f.metric.lower_is_better()) {
-        (true, true) => "lower (better)",
-        (true, false) => "lower (worse)",
-        (false, true) => "higher (worse)",
-        (false, false) => "higher (better)",
-    };
-    let tail = if f.significant_at_01 {
-        format!("{dir} than the baseline at alpha {a01} ({test})")
-    } else if f.significant_at_05 {
-        format!("{dir} than the baseline at alpha {a05}, not at {a01} ({test})")
-    } else if f.too_few_trials {
-        let need = f.trials_needed.map_or(String::new(), |n| {
-            format!(", p < {a05} becomes possible (not likely) from {n} per policy")
-        });
-        format!(
-            "too few trials: {} vs {} cannot reach p < {a05}{need} ({test})",
-            f.n_policy, f.n_baseline
-        )
-    } else {
-        format!("no significant difference at alpha {a05} ({test})")
-    };
-    // No "smallest detectable difference" here: the only one at hand is a t-test's, a test
-    // that is never run (issue 18). Claims state power for the test they use (`claims`);
-    // the t-test figure stays in csv/exploratory.csv, labelled as such.
-    format!("{head}; {tail}.")
-}
-
-#[cfg(test)]
-#[path = "exploratory_tests.rs"]
-mod tests;

@@ -2,17 +2,14 @@
 //! run reached per cell, the machine's drift over the run (the reference loop before and
 //! after every trial, steal), noisy trials (and leaving them out), and RT throttling.
 
-use super::tables::Table;
+use super::warning::{CellName, LeftOut, MethodNote, Warning};
 use super::{trial_values, CellReport, Group, ReportInput};
 use schedlab_core::precision::Adaptive;
 use schedlab_core::records::TrialStatus;
 use schedlab_store::quality::TrialQuality;
-use schedlab_store::query::{CellView, LeftOut, RunInfo, Tally};
+use schedlab_store::query::{CellView, LeftOut as Reason, RunInfo, Tally};
 use serde::Serialize;
 use std::collections::HashSet;
-
-/// How interference, in-trial speed and re-runs are measured and used, for the methods.
-const INTERFERENCE_NOTE: &str = "Interference: at each trial's boundaries (outside the measured region) schedlab reads its CPUs' busy time (cgroup cpuacct per CPU in ns where there is no /proc/schedstat) and the process table (each process's CPU time: ns per live thread from its schedstat, 10 ms ticks for ended threads and for children reaped, known by pid and start time; kernel threads by PF_KTHREAD), and the CPUs' interrupt ticks (/proc/stat, 10 ms; tick samples unless the kernel accounts interrupt time). Outside CPU time is split into other processes (the smaller of the busy time left after the kernel's and those processes' own CPU time), kernel threads (per-CPU ones on their CPU, unbound ones by their share of CPUs) and interrupts. Kernel threads' and interrupts' work beyond the rate of the 100 ms settle window before the trial is the trial's own kernel cost (kernel_cpu_ns), not disturbance; a trial is disturbed when other processes took more than 10% of its CPUs' time. For calibrated CPU work each trial also stores its in-trial speed (its tasks' units per CPU second against the calibration): a trial more than 10% slower than the run's steady in-trial speed (the median of its cell's, of the run's for a cell's first trials) is slowed, a slowdown no busy-time counter shows. A disturbed or slowed trial is run again at the end of its round, up to --retries times (default 2), and kept, flagged; summaries and verdicts use one clean attempt per trial, so rounds stay complete and paired.";
 
 /// At most this many rows in the drift table: consecutive trials are pooled into segments.
 const DRIFT_ROWS: usize = 10;
@@ -30,8 +27,8 @@ pub struct Target {
 /// The precision one cell reached.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CellPrecision {
-    /// "other, cpu:pi with 4 tasks".
-    pub label: String,
+    /// The cell.
+    pub label: CellName,
     /// Its ok trials (the values judged).
     pub trials: usize,
     /// Median of its per-trial key-metric values, in the metric's unit.
@@ -53,8 +50,8 @@ pub struct Quality {
     pub excluded: usize,
     /// An adaptive run's target, and the precision each cell reached.
     pub precision: Option<(Target, Vec<CellPrecision>)>,
-    /// Per cell label with judged trials: (label, judged, throttled).
-    pub throttling: Vec<(String, usize, usize)>,
+    /// Per cell with judged trials: (cell, judged, throttled).
+    pub throttling: Vec<(CellName, usize, usize)>,
     /// The trials left out of verdicts and summaries, by reason.
     pub left_out: Excluded,
 }
@@ -82,7 +79,7 @@ pub fn exclude_noisy(input: &mut ReportInput) -> usize {
     input
         .cells
         .iter_mut()
-        .map(|c| drop_trials(c, &noisy, LeftOut::Noisy))
+        .map(|c| drop_trials(c, &noisy, Reason::Noisy))
         .sum()
 }
 
@@ -176,9 +173,9 @@ pub fn clean(input: &ReportInput) -> ReportInput {
     );
     let mut out = input.clone();
     for c in &mut out.cells {
-        drop_trials(c, &ex.disturbed, LeftOut::Disturbed);
-        drop_trials(c, &ex.slowed, LeftOut::Slowed);
-        drop_trials(c, &ex.superseded, LeftOut::Rerun);
+        drop_trials(c, &ex.disturbed, Reason::Disturbed);
+        drop_trials(c, &ex.slowed, Reason::Slowed);
+        drop_trials(c, &ex.superseded, Reason::Rerun);
     }
     out
 }
@@ -194,14 +191,9 @@ pub fn clean_cells(cells: Vec<CellView>, quality: Vec<TrialQuality>) -> (Vec<Cel
     (clean(&input).cells, excluded_trials(&input, false, false))
 }
 
-/// One line on what [`clean_cells`] left out, or None.
-pub fn left_out_line(ex: &Excluded) -> Option<String> {
-    left_out_warning(ex)
-}
-
 /// Removes the ok trials `drop` from `c`, counted in its statuses as left out `why`; returns
 /// how many it had.
-fn drop_trials(c: &mut CellView, drop: &HashSet<i64>, why: LeftOut) -> usize {
+fn drop_trials(c: &mut CellView, drop: &HashSet<i64>, why: Reason) -> usize {
     let keep: Vec<bool> = c.trial_ids.iter().map(|id| !drop.contains(id)).collect();
     let removed = keep.iter().filter(|k| !**k).count();
     let pick = |v: &mut Vec<i64>| {
@@ -226,7 +218,10 @@ fn drop_trials(c: &mut CellView, drop: &HashSet<i64>, why: LeftOut) -> usize {
 
 /// The quality part of the report of `input`, whose cells are `cells` in `groups`.
 pub fn build(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> Quality {
-    let label = |i: usize| format!("{}, {}", cells[i].key.policy, groups[cells[i].group].label);
+    let label = |i: usize| CellName {
+        policy: cells[i].key.policy.clone(),
+        group: groups[cells[i].group].label.clone(),
+    };
     let precision = target(&input.run).map(|t| {
         let per_cell = input
             .cells
@@ -288,61 +283,62 @@ pub fn build(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> Qua
     }
 }
 
-/// "0.98 [0.91, 1.02]": median and range of `v`, or "-".
-fn spread(v: &[f64]) -> String {
-    let Some(m) = schedlab_analyze::median(v) else {
-        return "-".into();
-    };
-    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    format!("{m:.2} [{lo:.2}, {hi:.2}]")
+/// A sample's median and range.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    /// The median.
+    pub median: f64,
+    /// The smallest value.
+    pub min: f64,
+    /// The largest value.
+    pub max: f64,
 }
 
-/// Per cell: trials, median, the 95 % CI's half-width and whether the target was met.
-pub fn precision_table(q: &Quality) -> Option<Table> {
-    let (t, cells) = q.precision.as_ref()?;
-    let rows = cells
-        .iter()
-        .map(|c| {
-            vec![
-                c.label.clone(),
-                c.trials.to_string(),
-                c.median
-                    .map_or("-".into(), |m| super::fmt_with_unit(m, t.adaptive.metric)),
-                c.half_width_pct
-                    .map_or("unbounded".into(), |h| format!("±{h:.2}%")),
-                if c.met { "yes" } else { "no" }.into(),
-            ]
-        })
-        .collect();
-    Some(Table {
-        title: format!(
-            "Precision of the adaptive run: {} per trial, target ±{}% of the median (95% confidence sequence of the median, unbounded below 10 trials), {}..{} trials",
-            t.adaptive.metric.label(),
-            t.precision * 100.0,
-            t.adaptive.min_trials,
-            t.adaptive.max_trials
-        ),
-        header: ["cell", "trials", "median", "95% CI", "met"]
-            .map(String::from)
-            .to_vec(),
-        rows,
+/// The median and range of `v`; `None` when it is empty.
+fn spread(v: &[f64]) -> Option<Spread> {
+    Some(Spread {
+        median: schedlab_analyze::median(v)?,
+        min: v.iter().copied().fold(f64::INFINITY, f64::min),
+        max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
     })
 }
 
-/// The machine's drift over the run: the reference speed before and after the trials and
-/// the steal during them, over consecutive segments of trials in run order.
-pub fn drift_table(q: &Quality) -> Option<Table> {
+/// Consecutive trials of the run (in run order, those with a reference speed), pooled: one
+/// row of the drift table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DriftSegment {
+    /// The first trial's position among the measured trials, from 1.
+    pub first: usize,
+    /// The last trial's position, from 1.
+    pub last: usize,
+    /// The first and last round of the segment's trials.
+    pub rounds: (i64, i64),
+    /// Reference-loop speed just before the trials (1 = as calibrated).
+    pub speed_before: Option<Spread>,
+    /// Reference-loop speed just after the trials.
+    pub speed_after: Option<Spread>,
+    /// The run's steady speed stored with the trials.
+    pub speed_steady: Option<Spread>,
+    /// Steal on the trials' CPUs, percent: median and largest.
+    pub steal_pct: Option<(f64, f64)>,
+    /// Trials flagged noisy.
+    pub noisy: usize,
+}
+
+/// The machine's drift over the run: the reference speed before and after the trials and the
+/// steal during them, over at most [`DRIFT_ROWS`] segments of consecutive trials in run order;
+/// empty when no trial has a reference speed.
+pub fn drift(q: &Quality) -> Vec<DriftSegment> {
     let measured: Vec<&TrialQuality> = q
         .trials
         .iter()
         .filter(|t| t.speed_before.is_some() || t.speed_after.is_some())
         .collect();
     if measured.is_empty() {
-        return None;
+        return Vec::new();
     }
     let size = measured.len().div_ceil(DRIFT_ROWS);
-    let rows = measured
+    measured
         .chunks(size)
         .enumerate()
         .map(|(i, seg)| {
@@ -350,96 +346,50 @@ pub fn drift_table(q: &Quality) -> Option<Table> {
                 seg.iter().filter_map(|t| f(t)).collect()
             };
             let steal = col(|t| t.steal_pct);
-            let rounds = (
-                seg.iter().map(|t| t.round).min().unwrap_or(0),
-                seg.iter().map(|t| t.round).max().unwrap_or(0),
-            );
-            vec![
-                format!("{}-{}", i * size + 1, i * size + seg.len()),
-                if rounds.0 == rounds.1 {
-                    rounds.0.to_string()
-                } else {
-                    format!("{}-{}", rounds.0, rounds.1)
-                },
-                spread(&col(|t| t.speed_before)),
-                spread(&col(|t| t.speed_after)),
-                spread(&col(|t| t.speed_steady)),
-                schedlab_analyze::median(&steal).map_or("-".into(), |m| {
-                    let max = steal.iter().copied().fold(0.0, f64::max);
-                    format!("{m:.1} (max {max:.1})")
-                }),
-                seg.iter().filter(|t| t.noisy).count().to_string(),
-            ]
+            DriftSegment {
+                first: i * size + 1,
+                last: i * size + seg.len(),
+                rounds: (
+                    seg.iter().map(|t| t.round).min().unwrap_or(0),
+                    seg.iter().map(|t| t.round).max().unwrap_or(0),
+                ),
+                speed_before: spread(&col(|t| t.speed_before)),
+                speed_after: spread(&col(|t| t.speed_after)),
+                speed_steady: spread(&col(|t| t.speed_steady)),
+                steal_pct: schedlab_analyze::median(&steal)
+                    .map(|m| (m, steal.iter().copied().fold(0.0, f64::max))),
+                noisy: seg.iter().filter(|t| t.noisy).count(),
+            }
         })
-        .collect();
-    Some(Table {
-        title: "Drift over the run: reference-loop speed just before and after the trials and the run's steady speed (median [min, max]; 1 = as calibrated), steal on their CPUs (%), trials flagged noisy (speed over 10% off the steady speed)".into(),
-        header: ["trials", "rounds", "speed before", "speed after", "steady", "steal %", "noisy"]
-            .map(String::from)
-            .to_vec(),
-        rows,
-    })
-}
-
-/// Per cell with CPU-bound RT tasks: trials judged and trials throttled.
-pub fn throttling_table(q: &Quality) -> Option<Table> {
-    if !q.throttling.iter().any(|(_, _, hit)| *hit > 0) {
-        return None;
-    }
-    Some(Table {
-        title: "RT throttling: trials in which the kernel's RT budget (sched_rt_runtime_us per sched_rt_period_us) stopped the CPU-bound RT tasks; their turnarounds include the throttled time".into(),
-        header: ["cell", "trials judged", "throttled"].map(String::from).to_vec(),
-        rows: q
-            .throttling
-            .iter()
-            .map(|(l, n, hit)| vec![l.clone(), n.to_string(), hit.to_string()])
-            .collect(),
-    })
-}
-
-/// The quality tables that have data: precision, drift, throttling.
-pub fn tables(q: &Quality) -> Vec<Table> {
-    [precision_table(q), drift_table(q), throttling_table(q)]
-        .into_iter()
-        .flatten()
         .collect()
 }
 
 /// Warnings about the run as a whole: noisy trials kept or left out, throttled trials, cells
 /// short of an adaptive run's precision.
-pub fn warnings(q: &Quality) -> Vec<String> {
+pub fn warnings(q: &Quality) -> Vec<Warning> {
     let mut out = Vec::new();
     let noisy = q.trials.iter().filter(|t| t.noisy).count();
     let measured = q.trials.iter().filter(|t| t.speed_before.is_some()).count();
     if noisy > 0 && !q.exclude_noisy {
-        out.push(format!(
-            "{noisy} of {measured} trials were flagged noisy (the reference loop ran more than 10% off the run's steady speed before or after them) and are included; --exclude-noisy leaves them out."
-        ));
+        out.push(Warning::Noisy { noisy, measured });
     }
-    out.extend(left_out_warning(&q.left_out));
+    out.extend(left_out(&q.left_out).map(Warning::LeftOut));
     let throttled: usize = q.throttling.iter().map(|(_, _, hit)| hit).sum();
     if throttled > 0 {
-        out.push(format!(
-            "{throttled} trials were cut short by RT throttling (the kernel's RT budget per CPU); their RT tasks' turnarounds include throttled time (table \"RT throttling\")."
-        ));
+        out.push(Warning::Throttled(throttled));
     }
     if let Some((t, cells)) = &q.precision {
-        let short: Vec<&str> = cells
+        let short: Vec<CellName> = cells
             .iter()
             .filter(|c| !c.met && c.trials > 0)
-            .map(|c| c.label.as_str())
+            .map(|c| c.label.clone())
             .collect();
         if !short.is_empty() {
-            out.push(format!(
-                "{} did not reach ±{}% precision of their {}: {}.",
-                match short.len() {
-                    1 => "1 cell".to_string(),
-                    n => format!("{n} cells"),
-                },
-                t.precision * 100.0,
-                t.adaptive.metric.label(),
-                short.join("; ")
-            ));
+            out.push(Warning::ShortOfPrecision {
+                cells: short,
+                precision: t.precision,
+                metric: t.adaptive.metric,
+            });
         }
     }
     out
@@ -447,59 +397,37 @@ pub fn warnings(q: &Quality) -> Vec<String> {
 
 /// How many trials were run again and how many are left out of summaries and verdicts, and
 /// why; None when none was either.
-fn left_out_warning(ex: &Excluded) -> Option<String> {
-    if ex.ids.is_empty() && ex.retried == 0 {
-        return None;
-    }
-    let mut why = Vec::new();
-    for (set, what) in [
-        (&ex.disturbed, "disturbed (other processes above 10% of their CPUs' time; --include-disturbed keeps them)"),
-        (&ex.slowed, "slowed (calibrated work over 10% slower than the run's steady in-trial speed; --include-slowed keeps them)"),
-        (&ex.superseded, "attempts not used (another attempt at the same trial is)"),
-    ] {
-        if !set.is_empty() {
-            why.push(format!("{} {what}", set.len()));
-        }
-    }
-    Some(format!(
-        "{} contaminated trials were run again at the end of their rounds (kept, flagged); {} trials are left out of summaries and verdicts{}{}.",
-        ex.retried,
-        ex.ids.len(),
-        if why.is_empty() { "" } else { ": " },
-        why.join("; ")
-    ))
+pub fn left_out(ex: &Excluded) -> Option<LeftOut> {
+    (!ex.ids.is_empty() || ex.retried > 0).then_some(LeftOut {
+        retried: ex.retried,
+        left_out: ex.ids.len(),
+        disturbed: ex.disturbed.len(),
+        slowed: ex.slowed.len(),
+        superseded: ex.superseded.len(),
+    })
 }
 
-/// The methods section's sentences on noise, exclusion and adaptive trial counts.
-pub fn notes(q: &Quality) -> Vec<String> {
+/// The methods section's notes on noise, exclusion and adaptive trial counts.
+pub fn notes(q: &Quality) -> Vec<MethodNote> {
     let mut out = Vec::new();
     if q.trials.iter().any(|t| t.speed_before.is_some()) {
-        out.push("Noise: just before and just after every trial, schedlab runs a reference loop of spin units (6 chunks of about 0.5 ms on each of the trial's CPUs, at most 4; the median chunk per CPU, the slowest CPU) outside the measured region and stores its speed relative to the loop's own calibration (1 = as calibrated; the calibration is the 90% quantile of 10 measurements of every CPU spread over about 2 s, its spread stored), and the steal share of the trial's CPUs during the trial. A trial whose speed before or after is more than 10% off the run's steady speed (the median of its reference speeds so far, stored with each trial as speed_steady against the calibration) is flagged noisy. This is speed drift (frequency, steal, a slower machine): the loop's median chunk ignores preemption by design, so it does not see other work sharing the trial's CPUs; that interference is measured apart.".into());
-        out.push(INTERFERENCE_NOTE.into());
+        out.push(MethodNote::Noise);
+        out.push(MethodNote::Interference);
     }
     if q.exclude_noisy {
-        out.push(format!(
-            "Noisy trials are left out (--exclude-noisy): {} flagged noisy {} in no summary, test or comparison (the latency histograms and traces still include them).",
-            match q.excluded {
-                1 => "1 trial".to_string(),
-                n => format!("{n} trials"),
-            },
-            if q.excluded == 1 { "is" } else { "are" }
-        ));
+        out.push(MethodNote::NoisyLeftOut(q.excluded));
     }
     if let Some((t, _)) = &q.precision {
-        out.push(format!(
-            "Adaptive trial count (per-trial {}): after the first {} rounds, whole rounds (every cell once, shuffled) were added until the target was met, or the time limit was near. {} The precision table recomputes this from the stored trials.",
-            t.adaptive.metric.label(),
-            t.adaptive.min_trials,
-            schedlab_analyze::AnytimeStoppingRule {
+        out.push(MethodNote::Adaptive {
+            metric: t.adaptive.metric,
+            min_trials: t.adaptive.min_trials,
+            rule: schedlab_analyze::AnytimeStoppingRule {
                 min_trials: t.adaptive.min_trials.max(2) as usize,
                 max_trials: t.adaptive.max_trials.max(2) as usize,
                 precision: t.precision,
                 alpha: schedlab_analyze::ALPHA,
-            }
-            .methods_text(),
-        ));
+            },
+        });
     }
     out
 }

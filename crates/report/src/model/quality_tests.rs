@@ -37,14 +37,14 @@ fn excluding_noisy_trials_drops_their_makespans_and_tasks() {
         task_rows: vec![row(7), row(8), row(8), row(9)],
         ..CellView::default()
     };
-    assert_eq!(drop_trials(&mut c, &[8].into(), LeftOut::Noisy), 1);
+    assert_eq!(drop_trials(&mut c, &[8].into(), Reason::Noisy), 1);
     assert_eq!(c.makespans_ns, vec![10, 30]);
     assert_eq!(c.trial_rounds, vec![0, 2]);
     assert_eq!(c.task_rows.len(), 2);
     assert_eq!(c.count(TrialStatus::Ok), 2);
     assert_eq!(
         c.statuses[1..],
-        [(Tally::LeftOut(LeftOut::Noisy), 1)],
+        [(Tally::LeftOut(Reason::Noisy), 1)],
         "counted as left out, after the stored statuses"
     );
 }
@@ -67,24 +67,30 @@ fn the_drift_table_pools_consecutive_trials_into_at_most_ten_rows() {
         trials,
         ..Quality::default()
     };
-    let t = drift_table(&q).unwrap();
-    assert_eq!(t.rows.len(), 9, "25 trials in segments of 3");
-    assert_eq!(t.rows[0][0], "1-3");
-    assert_eq!(t.rows[0][2], "0.99 [0.98, 1.00]");
+    let segments = drift(&q);
+    assert_eq!(segments.len(), 9);
+    // By hand: trials 1-3 ran at 1.00, 0.99, 0.98 before; trial 25 alone, round 24 / 5 = 4.
+    assert_eq!((segments[0].first, segments[0].last), (1, 3));
+    let before = segments[0].speed_before.unwrap();
+    for (got, want) in [(before.median, 0.99), (before.min, 0.98), (before.max, 1.0)] {
+        assert!((got - want).abs() < 1e-12, "{before:?}");
+    }
     assert_eq!(
-        t.rows[8],
-        [
-            "25-25",
-            "4",
-            "0.76 [0.76, 0.76]",
-            "1.00 [1.00, 1.00]",
-            "1.30 [1.30, 1.30]",
-            "2.0 (max 2.0)",
-            "1"
-        ]
+        (segments[8].first, segments[8].last, segments[8].rounds),
+        (25, 25, (4, 4))
     );
-    assert!(warnings(&q)[0].starts_with("1 of 25 trials were flagged noisy"));
-    assert!(drift_table(&Quality::default()).is_none());
+    assert_eq!(
+        (segments[8].steal_pct, segments[8].noisy),
+        (Some((2.0, 2.0)), 1)
+    );
+    assert!(matches!(
+        warnings(&q)[0],
+        Warning::Noisy {
+            noisy: 1,
+            measured: 25
+        }
+    ));
+    assert!(drift(&Quality::default()).is_empty());
 }
 
 /// A trial of run 1: (id, cell, trial index, retry, status, disturbed, slowed, retried).
@@ -146,10 +152,9 @@ fn each_trial_keeps_its_first_clean_attempt_and_the_flags_keep_the_planned_one()
     // Both flags: exactly the planned trials, as a run without re-runs would have them.
     let both = excluded_of(&q, true, true);
     assert_eq!(by(&both), (vec![], vec![], vec![5, 6, 7]));
-    let w = left_out_warning(&clean).unwrap();
-    assert!(
-        w.starts_with("3 contaminated trials were run again at the end of their rounds (kept, flagged); 4 trials are left out of summaries and verdicts: 3 disturbed"),
-        "{w}"
+    let l = left_out(&clean).unwrap();
+    assert_eq!(
+        (l.retried, l.left_out, l.disturbed, l.slowed, l.superseded),
+        (3, 4, 3, 1, 0)
     );
-    assert!(w.contains("; 1 slowed ("), "{w}");
 }

@@ -3,6 +3,7 @@
 //! ([`crate::claims::eval::build`]).
 
 use super::layout::Layout;
+use super::warning::MethodNote;
 use super::{
     baseline, cell_samples, exploratory, notes, par_map, quality, trial_values, trials, CellKey,
     CellReport, ExploratoryComparison, Group, Metric, MetricSummary, Report, ReportInput,
@@ -47,9 +48,11 @@ pub fn build(all: &ReportInput) -> Report {
     );
     methods.notes.extend(quality::notes(&quality));
     let claims = crate::claims::eval::build(all);
-    methods
-        .notes
-        .extend(claims.iter().flat_map(|c| c.methods.clone()));
+    methods.notes.extend(
+        claims
+            .iter()
+            .flat_map(|c| c.methods.iter().cloned().map(MethodNote::Claims)),
+    );
     Report {
         run: input.run.clone(),
         include_warmup: input.include_warmup,

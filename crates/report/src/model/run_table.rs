@@ -101,7 +101,10 @@ impl CellLine {
 /// Why some of a cell's trials were not ok, if it says.
 fn note(c: &CellView) -> Option<String> {
     let r = c.reason.as_ref()?;
-    let bad = super::notes::not_ok_counts(&c.statuses);
+    let bad: Vec<String> = super::notes::not_ok(&c.statuses)
+        .iter()
+        .map(|(s, n)| format!("{n} {}", s.name()))
+        .collect();
     Some(format!(
         "{} {} x{}: {}: {}",
         c.policy,

@@ -274,11 +274,14 @@ mod tests {
             })
             .collect();
         CellView {
-            policy: policy.into(),
+            policy: policy.parse().unwrap(),
             workload: "pipe".into(),
-            workload_kind: WorkloadKind::Pipe,
+            work: workload(WorkloadKind::Pipe),
             tasks: 2,
-            statuses: vec![("ok".into(), makespans_ms.len() as i64)],
+            statuses: vec![(
+                schedlab_store::query::Tally::Status(schedlab_core::records::TrialStatus::Ok),
+                makespans_ms.len() as i64,
+            )],
             figures,
             ..CellView::default()
         }
@@ -310,7 +313,7 @@ mod tests {
         assert_eq!(t.rows[1].medians[..2], [Some(4.0), Some(1.0)]);
         let cpu = super::super::report::build(&super::super::ReportInput {
             cells: vec![CellView {
-                workload_kind: WorkloadKind::Cpu,
+                work: workload(WorkloadKind::Cpu),
                 ..pipe_cell("other", &[2])
             }],
             ..Default::default()

@@ -3,11 +3,81 @@
 //! and its mark (all computed in [`crate::model::compare`]).
 
 use super::terminal::terminal_table;
-use crate::model::compare::{units, work, CompareReport, CompareRow, SameWork};
-use crate::model::fmt::fmt_ratio;
+use crate::model::compare::{
+    CompareReport, CompareRow, DifferentWork, Differs, MachineInfo, RunRef, SameWork, Side,
+};
+use crate::model::fmt::{fmt_ns, fmt_ratio};
 use crate::model::tables::Table;
 use crate::model::{fmt_p, fmt_value, fmt_with_unit, Metric, TestUnit};
 use schedlab_analyze::{Effect, EffectScale};
+
+/// "run 7 \"name\"", and " in DB" after it where the runs come from two databases.
+pub fn run_label(r: &RunRef) -> String {
+    let label = format!("run {} \"{}\"", r.run_id, r.name);
+    match &r.db {
+        Some(db) => format!("{label} in {}", db.display()),
+        None => label,
+    }
+}
+
+/// "AMD EPYC, 2 CPUs", "AMD EPYC", "2 CPUs".
+fn machine(m: &MachineInfo) -> String {
+    match (&m.cpu_model, m.cpus) {
+        (Some(model), Some(n)) => format!("{model}, {n} CPUs"),
+        (Some(model), None) => model.clone(),
+        (None, Some(n)) => format!("{n} CPUs"),
+        (None, None) => "unknown".into(),
+    }
+}
+
+/// "run 1 \"x\": kernel 6.8.0, machine AMD EPYC, 2 CPUs, host vm".
+pub fn describe(s: &Side) -> String {
+    let or = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+    format!(
+        "{}: kernel {}, machine {}, host {}",
+        run_label(&s.run),
+        or(&s.kernel),
+        s.machine.as_ref().map_or_else(|| "unknown".into(), machine),
+        or(&s.host)
+    )
+}
+
+/// Units of work per task, or "unknown".
+pub fn units(u: Option<i64>) -> String {
+    u.map_or_else(|| "unknown".into(), |u| u.to_string())
+}
+
+/// Work per task as requested, or "sized in units".
+pub fn work(w: Option<i64>) -> String {
+    w.map_or_else(|| "sized in units".into(), |w| fmt_ns(w as f64))
+}
+
+/// Why `compare` refuses runs whose cells did different work: the cells, each side's units
+/// and work, and what to do.
+pub fn refusal(d: &DifferentWork) -> String {
+    let list: Vec<String> = d
+        .cells
+        .iter()
+        .map(|c| {
+            format!(
+                "  {}: {} units per task in A ({}), {} in B ({})",
+                c.cell,
+                units(c.units_a),
+                work(c.work_ns_a),
+                units(c.units_b),
+                work(c.work_ns_b)
+            )
+        })
+        .collect();
+    format!(
+        "{} of {} matched cells did different work in {} and {}, so their times are not comparable:\n{}\nRe-run one side with --iterations N (the other's units) to compare the same work, or pass --allow-different-work to compare anyway.",
+        d.cells.len(),
+        d.matched,
+        run_label(&d.a),
+        run_label(&d.b),
+        list.join("\n")
+    )
+}
 
 /// The matched cells with each side's work and units.
 fn cells_table(c: &CompareReport) -> Table {
@@ -51,10 +121,14 @@ fn cells_table(c: &CompareReport) -> Table {
 pub fn render(c: &CompareReport) -> String {
     let mut out = format!(
         "A: {}\nB: {}\nB/A: Hodges-Lehmann ratio of the trial values (per-task metrics: trial medians), B over A, with its 95% CI from the exact Mann-Whitney distribution (where these trials allow no 95% interval, the coverage it has instead), or, where a trial value is 0 or below, the difference B - A; p (unadjusted): two-sided Mann-Whitney on the trial values, marked < 0.05 *, < 0.01 ** (not adjusted for the number of rows).\n",
-        c.side_a.describe(),
-        c.side_b.describe(),
+        describe(&c.side_a),
+        describe(&c.side_b),
     );
-    for (what, x, y) in c.differences() {
+    for d in c.differences() {
+        let (what, x, y) = match d {
+            Differs::Kernel(x, y) => ("kernel", x.to_string(), y.to_string()),
+            Differs::Machine(x, y) => ("machine", machine(x), machine(y)),
+        };
         out += &format!("The runs differ in {what} ({x} vs {y}).\n");
     }
     if !c.cells.is_empty() {
@@ -79,7 +153,7 @@ pub fn render(c: &CompareReport) -> String {
     }
     for (which, cells) in [(&c.a, &c.only_a), (&c.b, &c.only_b)] {
         if !cells.is_empty() {
-            out += &format!("\nOnly in {which}:\n");
+            out += &format!("\nOnly in {}:\n", run_label(which));
             for cell in cells.iter() {
                 out += &format!("- {cell}\n");
             }

@@ -196,7 +196,7 @@ fn exploratory(r: &Report) -> Result<String> {
             opt(f.min_detectable),
             opt(f.anova_p),
             opt(f.kruskal_p),
-            f.sentence.clone(),
+            super::exploratory::sentence(&r.groups[f.group].label, f),
         ]);
         row
     });
@@ -418,7 +418,7 @@ fn quality(q: &crate::model::quality::Quality) -> Result<Vec<(&'static str, Stri
         ];
         let rows = cells.iter().map(|c| {
             vec![
-                c.label.clone(),
+                super::notes::cell_name(&c.label),
                 t.adaptive.metric.key().to_string(),
                 c.trials.to_string(),
                 opt(c.median),
@@ -443,7 +443,10 @@ pub fn tables(r: &Report) -> Result<Vec<(&'static str, String)>> {
         ("key_tables.csv", key_tables(r)?),
         (
             "warnings.csv",
-            document(&["message"], r.warnings.iter().map(|w| vec![w.clone()]))?,
+            document(
+                &["message"],
+                r.warnings.iter().map(|w| vec![super::notes::warning(w)]),
+            )?,
         ),
         (
             "environment.csv",

@@ -231,11 +231,11 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String, Re
         .iter()
         .enumerate()
         .filter_map(|(gi, g)| {
-            let list: Vec<&str> = r
+            let list: Vec<String> = r
                 .exploratory
                 .iter()
                 .filter(|f| f.group == gi && f.metric.headline())
-                .map(|f| f.sentence.as_str())
+                .map(|f| super::exploratory::sentence(&g.label, f))
                 .collect();
             (!list.is_empty())
                 .then(|| context! { label => g.label.clone(), sentences => to_value(&list) })
@@ -247,15 +247,15 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String, Re
         .chain(super::sections::latency_table(&r.kernel))
         .chain(super::sections::io_tests_table(&r.iosched))
         .chain(super::sections::groups_table(&r.cgroups))
-        .chain(crate::model::quality::tables(&r.quality))
+        .chain(super::quality::tables(&r.quality))
         .collect();
     let ctx = context! {
         run => to_value(&r.run),
         stored => r.cells.iter().map(|c| c.trials_total).sum::<i64>(),
         cells => r.cells.len(),
         include_warmup => r.include_warmup,
-        warnings => to_value(&r.warnings),
-        warning_kinds => to_value(r.warning_kinds.iter().map(|k| k.line()).collect::<Vec<_>>()),
+        warnings => to_value(super::notes::warnings(r)),
+        warning_kinds => to_value(r.warning_kinds.iter().map(super::notes::kind_line).collect::<Vec<_>>()),
         sentences => sentences,
         exploratory => to_value(tables::exploratory_table(r)),
         primary => to_value(tables::primary_table(r)),
@@ -264,7 +264,7 @@ pub fn render(r: &Report, figs: &[Figure], svgs: &[String]) -> Result<String, Re
         cells_table => to_value(tables::cells_table(r)),
         summaries => summaries,
         pairs => to_value(tables::pairs_table(r)),
-        methods => to_value(&r.methods.notes),
+        methods => to_value(super::notes::method_notes(r)),
         env => to_value(env_rows(r.run.env_json.as_deref())),
         claims_html => super::claims::html::render(r.claims.as_ref()),
         exploratory_heading => EXPLORATORY_HEADING,

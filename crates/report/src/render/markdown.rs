@@ -56,7 +56,7 @@ fn warnings_section(r: &Report) -> String {
     }
     let mut out = "## Warnings\n\n".to_string();
     for k in &r.warning_kinds {
-        out += &format!("- {}\n", text(&k.line()));
+        out += &format!("- {}\n", text(&super::notes::kind_line(k)));
     }
     if r.warnings_grouped() {
         out += &format!(
@@ -115,7 +115,8 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
     out += &format!("## {EXPLORATORY_HEADING}\n\n{EXPLORATORY_NOTE}\n\n");
     let mut any = false;
     for f in r.exploratory.iter().filter(|f| f.metric.headline()) {
-        out += &format!("- {}\n", text(&f.sentence));
+        let sentence = super::exploratory::sentence(&r.groups[f.group].label, f);
+        out += &format!("- {}\n", text(&sentence));
         any = true;
     }
     if !any {
@@ -133,7 +134,7 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
         .chain(super::sections::latency_table(&r.kernel))
         .chain(super::sections::io_tests_table(&r.iosched))
         .chain(super::sections::groups_table(&r.cgroups))
-        .chain(crate::model::quality::tables(&r.quality));
+        .chain(super::quality::tables(&r.quality));
     for t in key_tables {
         out += &md_table(&t);
         out += "\n";
@@ -152,8 +153,8 @@ pub fn render(r: &Report, figs: &[Figure]) -> String {
         }
     }
     out += "## Methods\n\n";
-    for n in &r.methods.notes {
-        out += &format!("- {}\n", text(n));
+    for n in super::notes::method_notes(r) {
+        out += &format!("- {}\n", text(&n));
     }
     out += "\nEvery table, with full-precision numbers and every metric, is in `csv/`; the HTML page (index.html) has all summaries, tests and figures.\n";
     out

@@ -6,10 +6,13 @@
 pub mod claims;
 pub mod compare;
 pub mod csv_tables;
+pub mod exploratory;
 pub mod html;
 pub mod latex;
 pub mod markdown;
+pub mod notes;
 pub mod plots;
+pub mod quality;
 pub mod sections;
 pub mod stats;
 pub mod tables;

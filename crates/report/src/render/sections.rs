@@ -77,10 +77,7 @@ pub fn workload_tables(r: &Report, all: bool) -> Vec<Table> {
 /// One workload's table: policy, the parameter behind the task count, the other axes (only
 /// when some cell has any), ok trials and the medians; `all`: the p90 columns too.
 pub fn workload_table(t: &WorkloadTable, all: bool) -> Table {
-    let axis = t
-        .rows
-        .first()
-        .map_or("tasks", |r| r.axis.0);
+    let axis = t.rows.first().map_or("tasks", |r| r.axis.0);
     let other = t.rows.iter().any(|r| r.other_axes.is_some());
     let shown: Vec<usize> = (0..t.metrics.len())
         .filter(|&i| all || column(t.metrics[i]).1 == Width::Key)
@@ -95,10 +92,7 @@ pub fn workload_table(t: &WorkloadTable, all: bool) -> Table {
         .rows
         .iter()
         .map(|row| {
-            let mut out = vec![
-                row.policy.clone(),
-                row.axis.1.to_string(),
-            ];
+            let mut out = vec![row.policy.clone(), row.axis.1.to_string()];
             if other {
                 out.push(row.other_axes.clone().unwrap_or_else(|| "-".into()));
             }

@@ -7,7 +7,7 @@
 use super::terminal::terminal_table;
 use super::{sections, tables};
 use crate::model::tables::Table;
-use crate::model::{self, Metric, Report, EXPLORATORY_HEADING, EXPLORATORY_NOTE};
+use crate::model::{Metric, Report, EXPLORATORY_HEADING, EXPLORATORY_NOTE};
 
 /// Longest reason shown in the trials table without `--all` (the warnings have it whole).
 const REASON_CHARS: usize = 48;
@@ -42,7 +42,7 @@ pub fn render_stats(r: &Report, all: bool) -> String {
         return out;
     }
     out += "\nMethods\n";
-    for note in &r.methods.notes {
+    for note in super::notes::method_notes(r) {
         out += &format!("- {note}\n");
     }
     out
@@ -55,7 +55,7 @@ fn warnings_section(r: &Report) -> String {
     }
     let mut out = "\nWarnings\n".to_string();
     for k in &r.warning_kinds {
-        out += &format!("- {}\n", k.line());
+        out += &format!("- {}\n", super::notes::kind_line(k));
     }
     if r.warnings_grouped() {
         out += &format!(
@@ -72,12 +72,12 @@ fn warnings_section(r: &Report) -> String {
 fn exploratory_section(r: &Report, all: bool) -> String {
     let mut out = format!("\n{EXPLORATORY_HEADING}\n{EXPLORATORY_NOTE}\n");
     // Without `all`, the primary metric's sentences only (its table follows).
-    let headline: Vec<&str> = r
+    let headline: Vec<String> = r
         .exploratory
         .iter()
         .filter(|f| f.metric.headline())
         .filter(|f| all || f.metric == r.primary_metric)
-        .map(|f| f.sentence.as_str())
+        .map(|f| super::exploratory::sentence(&r.groups[f.group].label, f))
         .collect();
     if headline.is_empty() {
         out += "- No group has two policies with data to compare.\n";
@@ -136,7 +136,7 @@ fn cells_table(r: &Report, all: bool) -> Table {
 /// pooled and pairwise tables too.
 fn detail_tables(r: &Report, all: bool) -> Vec<Table> {
     let mut out = sections::workload_tables(r, all);
-    out.extend(model::quality::tables(&r.quality));
+    out.extend(super::quality::tables(&r.quality));
     if !all {
         return out;
     }

@@ -40,7 +40,7 @@ pub fn exploratory_table(r: &Report) -> Table {
                 fmt_opt_p(f.p),
                 format!("{} vs {} {}", f.n_policy, f.n_baseline, f.unit.plural()),
                 f.method.map_or("-".into(), |m| m.label().to_string()),
-                f.verdict(),
+                super::exploratory::verdict(f),
                 f.trials_needed.map_or("-".into(), |n| n.to_string()),
             ]
         })
@@ -118,7 +118,11 @@ fn primary_cell(r: &Report, g: usize, policy: &str, m: Metric) -> String {
         .iter()
         .find(|f| f.group == g && f.metric == m && f.policy == policy)
     {
-        Some(f) => format!("{median} ({}, {})", effect_with_ci(f), f.verdict()),
+        Some(f) => format!(
+            "{median} ({}, {})",
+            effect_with_ci(f),
+            super::exploratory::verdict(f)
+        ),
         None => median,
     }
 }

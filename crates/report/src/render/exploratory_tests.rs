@@ -1,8 +1,15 @@
-//! Tests of the exploratory comparisons: unadjusted exact p-values, effects with their
-//! intervals, too few trials, sentences.
-use super::*;
+//! Tests of the exploratory comparisons (computed in `model::exploratory`, worded here): unadjusted exact p-values, effects with their
+//! intervals, too few trials, what the p says, and the sentences render makes of them.
+use super::{change, sentence, verdict};
+use crate::model::exploratory::*;
 use crate::model::fmt::fmt_ratio;
-use crate::model::Group;
+use crate::model::{Group, Metric};
+use schedlab_analyze::{EffectScale, PValueMethod};
+
+/// The comparison's sentence, as every output prints it, for the group [`compared`] makes.
+fn said(f: &ExploratoryComparison) -> String {
+    sentence("cpu:pi with 2 tasks", f)
+}
 
 /// A group of cells 0..policies.len(), baseline cell 0, with `makespans[c]` as the
 /// trial values of cell c.
@@ -52,10 +59,17 @@ fn three_trials_per_policy_are_too_few_and_the_sentence_says_from_how_many() {
     assert!((e.lo - 10.0 / 32.0).abs() < 1e-12 && (e.hi - 12.0 / 28.0).abs() < 1e-12);
     assert!(e.below_level && (e.coverage - 0.9).abs() < 1e-12);
     assert_eq!(
-        f.sentence,
+        said(f),
         "For cpu:pi with 2 tasks, fifo vs other (baseline): fifo's makespan is 63% lower than other's (medians 11.0 ms vs 30.0 ms) [90.0% CI 57–69% lower]; too few trials: 3 vs 3 cannot reach p < 0.05, p < 0.05 becomes possible (not likely) from 4 per policy (p (unadjusted) = 0.100; exact Mann-Whitney on 3 vs 3 trials)."
     );
-    assert_eq!(f.verdict(), "too few");
+    assert_eq!(verdict(f), "too few");
+    assert_eq!(
+        f.screening(),
+        Screening::Tested {
+            p: f.p.unwrap(),
+            result: Screened::TooFewTrials
+        }
+    );
 }
 
 #[test]
@@ -72,11 +86,7 @@ fn the_p_is_the_unadjusted_exact_mann_whitney_p_whatever_the_number_of_compariso
         assert!((f.p.expect("p") - 0.1).abs() < 1e-12, "{f:?}");
         assert_eq!(f.method, Some(PValueMethod::Exact));
         assert_eq!(f.min_p, Some(0.1));
-        assert!(
-            f.sentence.contains("p (unadjusted) = 0.100"),
-            "{}",
-            f.sentence
-        );
+        assert!(said(f).contains("p (unadjusted) = 0.100"), "{}", said(f));
     }
 }
 
@@ -91,23 +101,35 @@ fn six_separated_trials_are_below_001_unadjusted() {
     // Exact p of 6 vs 6 separated: 2 / C(12, 6) = 2 / 924, not adjusted for rr.
     assert!((fifo.p.expect("p") - 2.0 / 924.0).abs() < 1e-12);
     assert!(fifo.significant_at_01 && !fifo.too_few_trials);
-    assert_eq!(fifo.verdict(), "lower **");
-    assert!(fifo.sentence.contains(
+    assert_eq!(verdict(fifo), "lower **");
+    assert!(matches!(
+        fifo.screening(),
+        Screening::Tested {
+            result: Screened::Below01(Direction::Lower),
+            ..
+        }
+    ));
+    assert!(said(fifo).contains(
         "lower (better) than the baseline at alpha 0.01 (p (unadjusted) = 0.002; exact Mann-Whitney on 6 vs 6 trials)"
-    ), "{}", fifo.sentence);
+    ), "{}", said(fifo));
     let e = fifo.effect.expect("effect");
     assert!(
         e.lo <= e.estimate && e.estimate <= e.hi && e.hi < 1.0,
         "{e:?}"
     );
-    assert!(!e.below_level && fifo.sentence.contains("[95% CI "));
+    assert!(!e.below_level && said(fifo).contains("[95% CI "));
     assert!(!rr.significant_at_05 && rr.p.expect("p") > 0.05);
-    assert_eq!(rr.verdict(), "n.s.");
-    assert!(rr
-        .sentence
-        .contains("no significant difference at alpha 0.05"));
+    assert_eq!(verdict(rr), "n.s.");
+    assert!(matches!(
+        rr.screening(),
+        Screening::Tested {
+            result: Screened::NotSignificant,
+            ..
+        }
+    ));
+    assert!(said(rr).contains("no significant difference at alpha 0.05"));
     // No detectable-difference claim: the t-test it came from is not the test run.
-    assert!(!rr.sentence.contains("detect"), "{}", rr.sentence);
+    assert!(!said(rr).contains("detect"), "{}", said(rr));
     assert!(rr.min_detectable.is_some(), "still computed for the csv");
     assert_eq!(rr.policies, 3);
 }
@@ -121,11 +143,11 @@ fn the_sentence_states_the_effect_with_its_interval_in_words() {
         &[vec![1.0, 1.1, 1.2], vec![3.0, 3.3, 3.6]],
     )[0];
     assert!(
-        f.sentence.contains(
+        said(f).contains(
             "fifo's makespan is 3.00 times other's (medians 3.30 ms vs 1.10 ms) [90.0% CI 2.50–3.60 times]"
         ),
         "{}",
-        f.sentence
+        said(f)
     );
     // Overlapping trials, 4 vs 4: the Hodges-Lehmann ratio is the median of the 16 ratios,
     // 1.0436 (by hand in Python), the interval [10.5 / 13, 13.5 / 10], which covers
@@ -135,11 +157,11 @@ fn the_sentence_states_the_effect_with_its_interval_in_words() {
         &[vec![10.0, 11.0, 12.0, 13.0], vec![10.5, 11.5, 12.5, 13.5]],
     )[0];
     assert!(
-        f.sentence.contains(
+        said(f).contains(
             "fifo's makespan is 4.4% higher than other's (medians 12.0 ms vs 11.5 ms) [95% CI 19% lower to 35% higher]"
         ),
         "{}",
-        f.sentence
+        said(f)
     );
     assert_eq!(change(0.88), "12% lower");
     assert_eq!(change(1.045), "4.5% higher");
@@ -151,16 +173,15 @@ fn the_sentence_states_the_effect_with_its_interval_in_words() {
 fn one_trial_or_identical_values_give_no_test_and_say_why() {
     let f = &compared(&["other", "fifo"], &[vec![5.0], vec![4.0, 4.5]])[0];
     assert_eq!(f.p, None);
-    assert!(f
-        .sentence
-        .ends_with("no test: a test needs at least 2 trials per policy."));
-    assert_eq!(f.verdict(), "no test");
+    assert!(said(f).ends_with("no test: a test needs at least 2 trials per policy."));
+    assert_eq!(verdict(f), "no test");
+    assert_eq!(f.screening(), Screening::NoTest(NoTest::FewTrials));
     let f = &compared(&["other", "fifo"], &[vec![1.0, 1.0], vec![1.0, 1.0]])[0];
+    assert_eq!(f.screening(), Screening::NoTest(NoTest::AllEqual));
     assert!(
-        f.sentence
-            .ends_with("no test: every trial value is the same."),
+        said(f).ends_with("no test: every trial value is the same."),
         "{}",
-        f.sentence
+        said(f)
     );
     assert!(compared(&["other", "fifo"], &[vec![], vec![1.0, 2.0]]).is_empty());
     assert_eq!(fmt_ratio(133.3), "133x");
@@ -181,20 +202,20 @@ fn a_value_of_zero_gives_the_difference_not_a_ratio() {
         (EffectScale::Difference, -45.0, -50.0, -40.0)
     );
     assert!(
-        f.sentence.contains(
+        said(f).contains(
             "fifo's makespan is 45.0 ms lower than other's (medians 0 ms vs 45.0 ms) [90.0% CI 40.0–50.0 ms lower];"
         ),
         "{}",
-        f.sentence
+        said(f)
     );
     // 2 vs 2: differences 0, 0, 2, 2, median 1; [min, max] covers 1 - 2 / C(4, 2) = 66.7%.
     let f = &compared(&["other", "fifo"], &[vec![0.0, 0.0], vec![2.0, 0.0]])[0];
     assert!(
-        f.sentence.contains(
+        said(f).contains(
             "fifo's makespan is 1.00 ms higher than other's (medians 1.00 ms vs 0 ms) [66.7% CI 0 ms to +2.00 ms]"
         ),
         "{}",
-        f.sentence
+        said(f)
     );
     // One zero among other values: still no ratio (log 0), the difference.
     let f = &compared(&["other", "fifo"], &[vec![10.0, 12.0], vec![0.0, 11.0]])[0];
