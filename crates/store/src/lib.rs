@@ -41,7 +41,7 @@ use std::fmt::Display;
 const SCHEMA: &str = include_str!("schema.sql");
 /// Schema version (SQLite: `PRAGMA user_version`, 0 = a new, empty database; PostgreSQL: the
 /// `schedlab_meta` table).
-const SCHEMA_VERSION: i64 = 8;
+const SCHEMA_VERSION: i64 = 9;
 
 /// An open results database.
 pub struct Store {
