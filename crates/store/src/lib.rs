@@ -179,16 +179,6 @@ impl Store {
             |r| r.get(0),
         )
     }
-
-    /// The spec (TOML, as run) and seed of a stored run.
-    pub fn run_spec(&self, run_id: i64) -> Result<(String, u64)> {
-        self.require_run(run_id)?;
-        self.db.query_one(
-            "SELECT spec_toml, seed FROM runs WHERE run_id = ?1",
-            params![run_id],
-            |r| Ok((r.get(0)?, r.get::<i64>(1)? as u64)),
-        )
-    }
 }
 
 /// A [`StoreError::NotSchedlab`] of the store at `shown`.
