@@ -102,6 +102,15 @@ fn spec_warning(input: &ReportInput) -> Option<String> {
     ))
 }
 
+/// The warning for a run whose declared claims do not check against its spec as run.
+fn claims_warning(input: &ReportInput) -> Option<String> {
+    let why = crate::claims::declared_problem(&input.run)?;
+    Some(format!(
+        "{}. No declared claim is judged.",
+        crate::claims::DeclaredProblem(&why)
+    ))
+}
+
 /// The run's status, cells with trials not ok, timeouts and failures, thin cells, then the
 /// stored warnings.
 pub fn warnings(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> Vec<String> {
@@ -115,6 +124,7 @@ pub fn warnings(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> 
         ));
     }
     out.extend(spec_warning(input));
+    out.extend(claims_warning(input));
     for c in cells {
         let bad = not_ok_counts(&c.statuses);
         if !bad.is_empty() {
