@@ -44,7 +44,7 @@ pub enum StoreError {
         /// The path given.
         location: String,
         /// What is wrong with it.
-        why: String,
+        why: UnsafeFile,
     },
     /// A `--db-password-file` that cannot be used: a link, another user's, readable by others.
     #[error("the password file {} {why}; give --db-password-file a file of your own, mode 0600 (or use PGPASSWORD or ~/.pgpass)", path.display())]
@@ -98,8 +98,15 @@ pub enum StoreError {
         known: String,
     },
     /// A run pushed from a store whose table has a column this schedlab does not know.
-    #[error("{0}")]
-    PushRefused(String),
+    #[error(
+        "the source's table {table} has a column {column:?}, which the schedlab schema does not have; the file was altered or not written by schedlab, so nothing of it is pushed"
+    )]
+    PushRefused {
+        /// The source's table.
+        table: &'static str,
+        /// The column the schema does not have.
+        column: String,
+    },
     /// The PostgreSQL server could not be reached or refused the connection.
     #[error(transparent)]
     Connect(#[from] ConnectError),
@@ -151,6 +158,33 @@ pub enum StoreError {
     },
 }
 
+/// Why an SQLite file may not be used as a results database ([`StoreError::Unsafe`]); shown
+/// after the file's name.
+#[derive(Debug, thiserror::Error)]
+pub enum UnsafeFile {
+    /// A symbolic link (read only: checked before it is opened).
+    #[error("is a symbolic link")]
+    Symlink,
+    /// A path that names no file.
+    #[error("names no file (a UTF-8 name, not a directory)")]
+    NoName,
+    /// Its directory cannot be opened safely (others may write it, or a link on the way).
+    #[error("cannot be kept safe: {0}")]
+    Directory(std::io::Error),
+    /// Its entry cannot be read in its directory.
+    #[error("cannot be checked: {0}")]
+    Unchecked(std::io::Error),
+    /// It cannot be created anew.
+    #[error("cannot be created: {0}")]
+    Uncreated(std::io::Error),
+    /// It was gone right after it was created.
+    #[error("vanished as it was created")]
+    Vanished,
+    /// Not a file of this process's own (a link, another user's, hard links).
+    #[error("{0}")]
+    NotOwn(#[from] schedlab_sys::NotOwnFile),
+}
+
 impl StoreError {
     /// The error under every [`StoreError::Context`].
     pub fn root(&self) -> &StoreError {
@@ -180,7 +214,7 @@ impl StoreError {
                 | StoreError::NoRuns { .. }
                 | StoreError::ShortSpecHash
                 | StoreError::NoSampleColumn { .. }
-                | StoreError::PushRefused(_)
+                | StoreError::PushRefused { .. }
         )
     }
 

@@ -24,7 +24,7 @@ mod spool;
 mod value;
 mod write;
 
-pub use error::{is_unreachable, Result, StoreError};
+pub use error::{is_unreachable, Result, StoreError, UnsafeFile};
 pub use location::{hide_password, Location};
 pub use pg::{read_password_file, use_password};
 pub use spool::SpooledRun;
@@ -266,14 +266,15 @@ fn open_sqlite(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<D
 /// either created here anew (`O_CREAT | O_EXCL | O_NOFOLLOW`) or a regular file of this
 /// process's user with one link. Else [`StoreError::Unsafe`], saying why.
 fn check_file(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<()> {
-    let unsafe_file = |why: String| StoreError::Unsafe {
+    use error::UnsafeFile;
+    let unsafe_file = |why: UnsafeFile| StoreError::Unsafe {
         location: shown.to_string(),
         why,
     };
     if mode == Mode::Read {
         return match schedlab_sys::lstat(path) {
             Ok(m) if m.kind == schedlab_sys::FileKind::Symlink => {
-                Err(unsafe_file("is a symbolic link".into()))
+                Err(unsafe_file(UnsafeFile::Symlink))
             }
             _ => Ok(()),
         };
@@ -281,12 +282,12 @@ fn check_file(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<()
     let name = path
         .file_name()
         .and_then(|n| n.to_str())
-        .ok_or_else(|| unsafe_file("names no file (a UTF-8 name, not a directory)".into()))?;
+        .ok_or_else(|| unsafe_file(UnsafeFile::NoName))?;
     let dir = schedlab_sys::OutDir::open(path.parent().unwrap_or(std::path::Path::new("")))
-        .map_err(|e| unsafe_file(format!("cannot be kept safe: {e}")))?;
+        .map_err(|e| unsafe_file(UnsafeFile::Directory(e)))?;
     let existing = dir
         .entry(name)
-        .map_err(|e| unsafe_file(format!("cannot be checked: {e}")))?;
+        .map_err(|e| unsafe_file(UnsafeFile::Unchecked(e)))?;
     let found = match existing {
         Some(m) => m,
         None => {
@@ -294,14 +295,14 @@ fn check_file(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<()
             match dir.create_new(name, 0o666) {
                 Ok(_) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(unsafe_file(format!("cannot be created: {e}"))),
+                Err(e) => return Err(unsafe_file(UnsafeFile::Uncreated(e))),
             }
             dir.entry(name)
-                .map_err(|e| unsafe_file(format!("cannot be checked: {e}")))?
-                .ok_or_else(|| unsafe_file("vanished as it was created".into()))?
+                .map_err(|e| unsafe_file(UnsafeFile::Unchecked(e)))?
+                .ok_or_else(|| unsafe_file(UnsafeFile::Vanished))?
         }
     };
-    schedlab_sys::OutDir::own_file(&found).map_err(|why| unsafe_file(why.to_string()))
+    schedlab_sys::OutDir::own_file(&found).map_err(|why| unsafe_file(why.into()))
 }
 
 /// Runs `f` in one `BEGIN IMMEDIATE` transaction of `conn`: the write lock is taken before

@@ -33,3 +33,51 @@ fn two_stores_opening_one_new_file_at_once_both_see_the_whole_schema() {
         assert_eq!(version, SCHEMA_VERSION, "round {round}");
     }
 }
+
+#[test]
+fn an_unsafe_file_is_refused_with_its_reason_as_a_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.db");
+    Store::open(&file).unwrap();
+    let link = dir.path().join("link.db");
+    std::os::unix::fs::symlink(&file, &link).unwrap();
+    let e = Store::open_read(&link).err().expect("a link is refused");
+    assert!(
+        matches!(
+            &e,
+            StoreError::Unsafe {
+                why: UnsafeFile::Symlink,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "the results database {} is a symbolic link; pass --db a file of your own in a directory only you can write",
+            link.display()
+        )
+    );
+    let second = dir.path().join("b.db");
+    std::fs::hard_link(&file, &second).unwrap();
+    let e = Store::open(&second)
+        .err()
+        .expect("a file with two names is refused");
+    assert!(
+        matches!(
+            &e,
+            StoreError::Unsafe {
+                why: UnsafeFile::NotOwn(schedlab_sys::NotOwnFile::HardLinks { links: 2 }),
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().ends_with(
+            "b.db has 2 hard links; pass --db a file of your own in a directory only you can write"
+        ),
+        "{e}"
+    );
+}
