@@ -24,8 +24,8 @@ pub enum StoreError {
     NotSchedlab {
         /// The location given (password masked).
         location: String,
-        /// What it is instead, and the remedy.
-        why: String,
+        /// What it is instead.
+        why: NotSchedlab,
     },
     /// An SQLite file that cannot be opened (no such directory, no permission).
     #[error("cannot open the results database {location}{hint}: {source}")]
@@ -156,6 +156,50 @@ pub enum StoreError {
         /// What went wrong.
         source: Box<StoreError>,
     },
+}
+
+/// What a database that is not one this schedlab can use is instead
+/// ([`StoreError::NotSchedlab`]); shown after its location, with the remedy.
+#[derive(Debug, thiserror::Error)]
+pub enum NotSchedlab {
+    /// An SQLite file without schedlab's tables, opened to read.
+    #[error("is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote with --db PATH")]
+    NoTablesToRead,
+    /// An SQLite file without schedlab's tables, where a store must exist already.
+    #[error("is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote")]
+    NoTables,
+    /// A file SQLite cannot read.
+    #[error("is not a SQLite database, so not a schedlab results database; pass the file `schedlab run` wrote with --db PATH: {0}")]
+    NotSqlite(rusqlite::Error),
+    /// A schema newer than this schedlab's.
+    #[error("was written by a newer schedlab (schema {version}, this one knows up to {}); use a newer schedlab or another --db", crate::SCHEMA_VERSION)]
+    Newer {
+        /// Its schema version.
+        version: i64,
+    },
+    /// A schema too old, or schedlab tables missing.
+    #[error(
+        "is not a schedlab results database this schedlab can use (schema version {version}{}); pass the database `schedlab run` wrote with --db, or a new one",
+        if missing.is_empty() { String::new() } else { format!(", no table {}", missing.join(", ")) }
+    )]
+    Unusable {
+        /// Its schema version.
+        version: i64,
+        /// The schedlab tables it lacks.
+        missing: Vec<&'static str>,
+    },
+    /// A PostgreSQL database without the schema, opened to read.
+    #[error("has no schedlab schema (no runs stored there yet); run `schedlab run --db URL` or `schedlab submit` first, or check the database name")]
+    NoSchemaToRead,
+    /// A PostgreSQL database with an older schema, opened to read (only writers upgrade it).
+    #[error("has schedlab schema {version}; a writing command (run, submit, push) of this schedlab upgrades it to {}", crate::SCHEMA_VERSION)]
+    OlderToRead {
+        /// Its schema version.
+        version: i64,
+    },
+    /// A PostgreSQL database without the schema, where a store must exist already.
+    #[error("has no schedlab schema; `schedlab submit SPEC --db URL` or `schedlab run --db URL` creates it")]
+    NoSchema,
 }
 
 /// Why an SQLite file may not be used as a results database ([`StoreError::Unsafe`]); shown

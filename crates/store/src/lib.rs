@@ -24,7 +24,7 @@ mod spool;
 mod value;
 mod write;
 
-pub use error::{is_unreachable, Result, StoreError, UnsafeFile};
+pub use error::{is_unreachable, NotSchedlab, Result, StoreError, UnsafeFile};
 pub use location::{hide_password, Location};
 pub use pg::{read_password_file, use_password};
 pub use spool::SpooledRun;
@@ -182,10 +182,10 @@ impl Store {
 }
 
 /// A [`StoreError::NotSchedlab`] of the store at `shown`.
-fn not_schedlab(shown: &Location, why: impl Into<String>) -> StoreError {
+fn not_schedlab(shown: &Location, why: NotSchedlab) -> StoreError {
     StoreError::NotSchedlab {
         location: shown.to_string(),
-        why: why.into(),
+        why,
     }
 }
 
@@ -243,7 +243,7 @@ fn open_sqlite(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<D
     conn.set_prepared_statement_cache_capacity(64);
     let version = check_version(&conn, shown)?;
     if version == 0 {
-        return Err(not_schedlab(shown, "is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote with --db PATH"));
+        return Err(not_schedlab(shown, NotSchedlab::NoTablesToRead));
     }
     if version == SCHEMA_VERSION {
         return Ok(Db::Sqlite(conn));
@@ -328,7 +328,7 @@ fn prepare_schema(conn: &Connection, shown: &Location, mode: Mode) -> Result<()>
     let version = check_version(conn, shown)?;
     if version == 0 {
         if mode == Mode::Existing {
-            return Err(not_schedlab(shown, "is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote"));
+            return Err(not_schedlab(shown, NotSchedlab::NoTables));
         }
         conn.execute_batch(SCHEMA)
             .with_context(|| format!("cannot create the schema in {shown}"))?;
@@ -345,11 +345,7 @@ fn prepare_schema(conn: &Connection, shown: &Location, mode: Mode) -> Result<()>
 /// The schema version of `conn`'s database: 0 for a new, empty one. Refuses a file that is not
 /// SQLite, another program's database, and versions this schedlab cannot read.
 fn check_version(conn: &Connection, shown: &Location) -> Result<i64> {
-    let not_sqlite = |e: rusqlite::Error| {
-        not_schedlab(shown, format!(
-            "is not a SQLite database, so not a schedlab results database; pass the file `schedlab run` wrote with --db PATH: {e}"
-        ))
-    };
+    let not_sqlite = |e: rusqlite::Error| not_schedlab(shown, NotSchedlab::NotSqlite(e));
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(not_sqlite)?;
@@ -363,11 +359,9 @@ fn check_version(conn: &Connection, shown: &Location) -> Result<i64> {
 /// Checks a database's version and tables: 0 for a new, empty one, else its version.
 fn check_tables(shown: &Location, version: i64, tables: &[String], oldest: i64) -> Result<i64> {
     if version > SCHEMA_VERSION {
-        return Err(not_schedlab(shown, format!(
-            "was written by a newer schedlab (schema {version}, this one knows up to {SCHEMA_VERSION}); use a newer schedlab or another --db"
-        )));
+        return Err(not_schedlab(shown, NotSchedlab::Newer { version }));
     }
-    let missing: Vec<&str> = TABLES
+    let missing: Vec<&'static str> = TABLES
         .iter()
         .filter(|t| !tables.iter().any(|x| x == *t))
         .copied()
@@ -376,14 +370,10 @@ fn check_tables(shown: &Location, version: i64, tables: &[String], oldest: i64) 
         return Ok(0);
     }
     if version < oldest || !missing.is_empty() {
-        return Err(not_schedlab(shown, format!(
-            "is not a schedlab results database this schedlab can use (schema version {version}{}); pass the database `schedlab run` wrote with --db, or a new one",
-            if missing.is_empty() {
-                String::new()
-            } else {
-                format!(", no table {}", missing.join(", "))
-            }
-        )));
+        return Err(not_schedlab(
+            shown,
+            NotSchedlab::Unusable { version, missing },
+        ));
     }
     Ok(version)
 }
@@ -397,12 +387,10 @@ fn open_pg(url: &str, shown: &Location, mode: Mode) -> Result<Db> {
     if mode == Mode::Read {
         let version = pg_version(&db, shown)?;
         if version == 0 {
-            return Err(not_schedlab(shown, "has no schedlab schema (no runs stored there yet); run `schedlab run --db URL` or `schedlab submit` first, or check the database name"));
+            return Err(not_schedlab(shown, NotSchedlab::NoSchemaToRead));
         }
         if version != SCHEMA_VERSION {
-            return Err(not_schedlab(shown, format!(
-                "has schedlab schema {version}; a writing command (run, submit, push) of this schedlab upgrades it to {SCHEMA_VERSION}"
-            )));
+            return Err(not_schedlab(shown, NotSchedlab::OlderToRead { version }));
         }
         return Ok(db);
     }
@@ -411,7 +399,7 @@ fn open_pg(url: &str, shown: &Location, mode: Mode) -> Result<Db> {
         let version = pg_version(&db, shown)?;
         if version == 0 {
             if mode == Mode::Existing {
-                return Err(not_schedlab(shown, "has no schedlab schema; `schedlab submit SPEC --db URL` or `schedlab run --db URL` creates it"));
+                return Err(not_schedlab(shown, NotSchedlab::NoSchema));
             }
             db.batch(&db::translate_ddl(SCHEMA))
                 .with_context(|| format!("cannot create the schema in {shown}; does the user own the database or have CREATE on its schema?"))?;

@@ -81,3 +81,45 @@ fn an_unsafe_file_is_refused_with_its_reason_as_a_value() {
         "{e}"
     );
 }
+
+#[test]
+fn a_database_this_schedlab_cannot_use_says_what_it_is_as_a_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let newer = dir.path().join("newer.db");
+    Store::open(&newer).unwrap();
+    Connection::open(&newer)
+        .unwrap()
+        .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+        .unwrap();
+    let e = Store::open_read(&newer)
+        .err()
+        .expect("a newer schema is refused");
+    assert!(
+        matches!(&e, StoreError::NotSchedlab { why: NotSchedlab::Newer { version }, .. } if *version == SCHEMA_VERSION + 1),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{} was written by a newer schedlab (schema {}, this one knows up to {SCHEMA_VERSION}); use a newer schedlab or another --db",
+            newer.display(),
+            SCHEMA_VERSION + 1
+        )
+    );
+    let other = dir.path().join("other.db");
+    let conn = Connection::open(&other).unwrap();
+    conn.execute_batch("CREATE TABLE runs (x INTEGER); CREATE TABLE cells (y INTEGER);")
+        .unwrap();
+    drop(conn);
+    let e = Store::open_read(&other)
+        .err()
+        .expect("another program's database is refused");
+    assert!(
+        matches!(&e, StoreError::NotSchedlab { why: NotSchedlab::Unusable { version: 0, missing }, .. } if missing.len() == TABLES.len() - 2),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().ends_with("(schema version 0, no table trials, tasks, histograms, samples, trace_slices, calibrations, warnings); pass the database `schedlab run` wrote with --db, or a new one"),
+        "{e}"
+    );
+}
