@@ -52,7 +52,7 @@ pub enum StoreError {
         /// The file given.
         path: std::path::PathBuf,
         /// What is wrong with it.
-        why: String,
+        why: BadPasswordFile,
     },
     /// A `--db` value that is no file path or PostgreSQL URL schedlab accepts (never holding the
     /// password).
@@ -64,7 +64,7 @@ pub enum StoreError {
         /// The URL, password masked.
         location: String,
         /// What is missing and how to write it.
-        why: String,
+        why: BadUrl,
     },
     /// A PostgreSQL URL whose host name does not resolve.
     #[error("cannot resolve the host {host} of {location}; check its name")]
@@ -200,6 +200,49 @@ pub enum NotSchedlab {
     /// A PostgreSQL database without the schema, where a store must exist already.
     #[error("has no schedlab schema; `schedlab submit SPEC --db URL` or `schedlab run --db URL` creates it")]
     NoSchema,
+}
+
+/// Why a `--db-password-file` is refused ([`StoreError::PasswordFile`]); shown after its name.
+#[derive(Debug, thiserror::Error)]
+pub enum BadPasswordFile {
+    /// It cannot be read.
+    #[error("cannot be read: {0}")]
+    Unreadable(std::io::Error),
+    /// A link, a directory or another kind of file.
+    #[error("is not a regular file (a link or something else)")]
+    NotRegular,
+    /// Another user's file.
+    #[error("is owned by uid {uid}, not by the user running schedlab")]
+    Owner {
+        /// Its owner.
+        uid: u32,
+    },
+    /// Others may read or write it.
+    #[error("may be read or written by others (mode {mode:04o}); chmod 0600 it")]
+    OpenToOthers {
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// Its first line is empty.
+    #[error("holds no password on its first line")]
+    Empty,
+}
+
+/// What a PostgreSQL URL lacks ([`StoreError::BadUrl`]); shown after the URL, with how to
+/// write it.
+#[derive(Debug, thiserror::Error)]
+pub enum BadUrl {
+    /// It does not parse.
+    #[error(
+        "is not a valid PostgreSQL URL ({0}); write it as postgres://USER@HOST[:PORT]/DATABASE"
+    )]
+    Syntax(postgres::Error),
+    /// No user in it, PGUSER or USER.
+    #[error("names no user; write postgres://USER@HOST/DATABASE")]
+    NoUser,
+    /// No database in it.
+    #[error("names no database; write postgres://USER@HOST:PORT/DATABASE")]
+    NoDatabase,
 }
 
 /// Why an SQLite file may not be used as a results database ([`StoreError::Unsafe`]); shown

@@ -24,7 +24,9 @@ mod spool;
 mod value;
 mod write;
 
-pub use error::{is_unreachable, NotSchedlab, Result, StoreError, UnsafeFile};
+pub use error::{
+    is_unreachable, BadPasswordFile, BadUrl, NotSchedlab, Result, StoreError, UnsafeFile,
+};
 pub use location::{hide_password, Location};
 pub use pg::{read_password_file, use_password};
 pub use spool::SpooledRun;

@@ -123,3 +123,40 @@ fn a_database_this_schedlab_cannot_use_says_what_it_is_as_a_value() {
         "{e}"
     );
 }
+
+#[test]
+fn a_password_file_others_may_read_is_refused_with_its_mode_as_a_value() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pw");
+    std::fs::write(&file, "secret\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let e = crate::pg::read_password_file(&file).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            StoreError::PasswordFile {
+                why: BadPasswordFile::OpenToOthers { mode: 0o644 },
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().contains("pw may be read or written by others (mode 0644); chmod 0600 it; give --db-password-file"),
+        "{e}"
+    );
+    std::fs::write(&file, "\nsecret\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let e = crate::pg::read_password_file(&file).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            StoreError::PasswordFile {
+                why: BadPasswordFile::Empty,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+}
