@@ -260,3 +260,49 @@ smallest_effect = "20%"
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("'fifo' is not a value"));
 }
+
+#[test]
+fn declared_claims_a_stored_spec_cannot_check_are_a_warning_and_refuse_a_claim() {
+    let s = Scratch::new();
+    run_ok(
+        &s,
+        &[
+            "--policy",
+            "other,batch",
+            "--tasks",
+            "1",
+            "--work",
+            "2ms",
+            "--trials",
+            "1",
+        ],
+    );
+    // As if written by another version: a declared claim on a metric this one does not
+    // know; the spec itself still reads.
+    s.conn()
+        .execute_batch(
+            "UPDATE runs SET spec_toml = spec_toml || char(10) || '[[claims]]' || char(10)
+             || 'name = \"q\"' || char(10) || 'metric = \"quantum_ms\"' || char(10)
+             || 'lower = \"other\"' || char(10) || 'than = \"batch\"' || char(10)",
+        )
+        .unwrap();
+    let text = stats(&s, &[]);
+    assert!(
+        text.contains("the claims stored with the run do not check against its spec as run")
+            && text.contains("claims[0].metric")
+            && text.contains("No declared claim is judged."),
+        "{text}"
+    );
+    let o = schedlab()
+        .args(["stats", "--db", s.db().to_str().unwrap()])
+        .args(["--claim", "makespan: other < batch"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--claim cannot be checked against run 1: the claims stored with the run")
+            && err.contains("claims[0].metric"),
+        "{err}"
+    );
+}

@@ -636,8 +636,9 @@ fn runs_of_different_specs_are_not_reported_together() {
     rusqlite::Connection::open(&db)
         .unwrap()
         .execute(
-            "UPDATE runs SET spec_toml = 'name = \"other\"' WHERE run_id = 2",
-            [],
+            // A run of another spec: its spec as stored and the hash stored with it.
+            "UPDATE runs SET spec_toml = 'name = \"other\"', spec_hash = ?1 WHERE run_id = 2",
+            [schedlab_store::query::spec_hash("name = \"other\"")],
         )
         .unwrap();
     Command::cargo_bin("schedlab")

@@ -194,3 +194,32 @@ fn runs_and_show_describe_the_stored_run() {
     );
     assert!(text.contains("rt_runtime_us"), "{text}");
 }
+
+#[test]
+fn resuming_a_run_whose_stored_spec_does_not_read_is_refused_as_bad_input() {
+    let s = Scratch::new();
+    run_ok(
+        &s,
+        &[
+            "--policy", "other", "--tasks", "1", "--work", "2ms", "--trials", "1",
+        ],
+    );
+    // As if written by another version: a key this one does not know, and left unfinished.
+    s.conn()
+        .execute_batch(
+            "UPDATE runs SET status = 'interrupted', spec_toml = 'quantum = 4' || char(10) || spec_toml",
+        )
+        .unwrap();
+    let o = schedlab()
+        .env("SCHEDLAB_STATE_DIR", s.state_dir())
+        .args(["run", "--resume", "1", "--db", s.db().to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("the spec stored with the run does not read") && err.contains("quantum"),
+        "{err}"
+    );
+    assert_eq!(ints(&s.conn(), "SELECT COUNT(*) FROM trials")[0], 1);
+}

@@ -173,6 +173,25 @@ fn a_mistake_the_file_has_is_positioned_even_when_flags_are_given() {
     );
 }
 
+#[test]
+fn a_bad_groups_value_names_the_flag_and_the_layout_once() {
+    let scratch = tempfile::tempdir().expect("scratch directory");
+    let spec = scratch.path().join("good.toml");
+    std::fs::write(&spec, "name = \"good\"\n[axes]\ntasks = [2]\n").expect("spec written");
+    for (groups, message) in [
+        ("a=x", "error: --groups a=x: \"x\" is not a task count"),
+        ("a=1,b=x", "error: --groups b=x: \"x\" is not a task count"),
+        (
+            "a",
+            "error: --groups a: write NAME=TASKS for each group, joined with `:`, e.g. a=1:b=3",
+        ),
+    ] {
+        let (code, _, stderr) = run_bad("run", &spec, &["--groups", groups]);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert_eq!(stderr.trim_end(), message);
+    }
+}
+
 /// Lines of spec-like TOML: real headers, keys and values of specs, mixed with wrong ones.
 fn tomlish() -> impl Strategy<Value = String> {
     let header = prop::sample::select(vec![

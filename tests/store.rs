@@ -109,8 +109,8 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
     // Make it a schema-2 file: the runs table without the runner and identity columns, trials
     // without their host, warnings without their id, no queue; without the knob columns and
     // table, the tasks' exact CPU time, the trials' conditions and interference, and the
-    // workloads' figures (trials and tasks); trials unique by (cell, trial index) alone and
-    // calibrations without their spread.
+    // workloads' figures (trials and tasks); trials unique by (cell, trial index) alone,
+    // calibrations without their spread and runs without their spec hash.
     let c = s.conn();
     c.execute_batch(
         "PRAGMA foreign_keys = OFF;
@@ -118,6 +118,7 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
          ALTER TABLE runs DROP COLUMN runner_start_ticks; DROP INDEX runs_by_uuid;
          ALTER TABLE runs DROP COLUMN uuid; ALTER TABLE runs DROP COLUMN host; ALTER TABLE runs DROP COLUMN machine_id;
          ALTER TABLE runs DROP COLUMN kernel; ALTER TABLE runs DROP COLUMN cpu_model; ALTER TABLE runs DROP COLUMN git_commit;
+         ALTER TABLE runs DROP COLUMN spec_hash;
          CREATE TABLE trials_2 (trial_id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(run_id),
              cell_id INTEGER NOT NULL REFERENCES cells(cell_id), trial_index INTEGER NOT NULL, round INTEGER NOT NULL,
              warmup INTEGER NOT NULL, status TEXT NOT NULL, reason TEXT, makespan_ns INTEGER, timeout_ns INTEGER NOT NULL,
@@ -171,7 +172,16 @@ fn a_database_of_the_previous_schema_is_read_without_being_changed() {
     // A run upgrades it in place and adds its run; the old run gets a UUID, its host and kernel.
     tiny_run(&s);
     let c = s.conn();
-    assert_eq!(ints(&c, "PRAGMA user_version")[0], 8);
+    assert_eq!(ints(&c, "PRAGMA user_version")[0], 9);
+    // The old run's spec hash is the one computed from its stored spec before schema 9.
+    let (spec, hash): (String, String) = c
+        .query_row(
+            "SELECT spec_toml, spec_hash FROM runs WHERE run_id = 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(hash, schedlab_store::query::spec_hash(&spec));
     // The old trial is its trial's planned attempt; another attempt at it can be stored now,
     // the same attempt twice still cannot.
     assert_eq!(

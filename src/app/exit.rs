@@ -124,7 +124,9 @@ pub fn error_code(e: &anyhow::Error) -> i32 {
 
 /// Whether `e` is bad input; None when its type is none of those known here.
 fn bad_input(e: &(dyn Error + 'static)) -> Option<bool> {
-    if e.is::<SpecError>() || e.is::<BadFlag>() || e.is::<Usage>() || e.is::<CoreError>() {
+    // A stored spec that does not read comes as the store read it with its row (shared).
+    let spec = e.is::<SpecError>() || e.is::<std::sync::Arc<SpecError>>();
+    if spec || e.is::<BadFlag>() || e.is::<Usage>() || e.is::<CoreError>() {
         return Some(true);
     }
     if let Some(e) = e.downcast_ref::<StoreError>() {
@@ -210,6 +212,14 @@ mod tests {
         })
         .into();
         assert_eq!(error_code(&busy), EXIT_FAILURE);
+    }
+
+    #[test]
+    fn a_stored_spec_that_does_not_read_is_bad_input_as_the_store_shares_it() {
+        let why = schedlab_spec::Spec::read_as_run("quantum = 4").unwrap_err();
+        let shared: anyhow::Error = std::sync::Arc::new(why).into();
+        assert_eq!(error_code(&shared), EXIT_USAGE);
+        assert!(message(&shared).contains("does not read"), "{shared}");
     }
 
     #[test]

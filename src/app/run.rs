@@ -55,9 +55,8 @@ fn build_plan(args: &RunArgs) -> Result<(schedlab_spec::plan::Plan, Option<i64>)
                 args.db.display()
             );
         }
-        let (toml_text, seed) = store.run_spec(run_id)?;
-        let spec = schedlab_spec::Spec::read_as_run(&toml_text)?;
-        let plan = schedlab_spec::plan::build(&spec, seed)?;
+        // The spec as the store read it with the row, once: not read from the store again.
+        let plan = schedlab_spec::plan::build(info.spec_read()?, info.seed)?;
         return Ok((plan, Some(run_id)));
     }
     let spec = args.to_spec()?;

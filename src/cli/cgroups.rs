@@ -53,15 +53,11 @@ impl CgroupArgs {
     /// The flags over the spec's axes (each flag given replaces its axis).
     pub fn apply(&self, a: &mut Axes) -> Result<(), SpecError> {
         if let Some(g) = &self.groups {
+            // The layout's error names the flag and the layout itself (once).
             let layouts = g
                 .split(',')
                 .map(Groups::parse_layout)
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| SpecError::Flag {
-                    flag: "--groups",
-                    value: g.clone(),
-                    message: e.to_string(),
-                })?;
+                .collect::<Result<Vec<_>, _>>()?;
             a.groups = Some(Groups::Many(layouts));
         }
         let set = |axis: &mut Vec<CgroupValue>, flag: &Option<String>| {

@@ -119,7 +119,7 @@ fn a_store_of_schema_7_is_upgraded_to_trials_unique_with_their_attempt() {
         "0",
     ];
     ok(&[&["run", "--db", &url][..], &tiny].concat());
-    // Back to schema 7: without the columns of 8, trials and queue rows unique without their
+    // Back to schema 7: without the columns of 8 (and 9's spec hash), trials and queue rows unique without their
     // attempt, under the names PostgreSQL gave those constraints.
     let mut c = s.client(&db);
     c.batch_execute(
@@ -133,6 +133,7 @@ fn a_store_of_schema_7_is_upgraded_to_trials_unique_with_their_attempt() {
          ALTER TABLE queue DROP COLUMN retry;
          ALTER TABLE queue ADD UNIQUE (run_id, cell_index, trial_index);
          ALTER TABLE calibrations DROP COLUMN spread;
+         ALTER TABLE runs DROP COLUMN spec_hash;
          UPDATE schedlab_meta SET value = '7' WHERE key = 'schema_version';",
     )
     .unwrap();
@@ -148,7 +149,17 @@ fn a_store_of_schema_7_is_upgraded_to_trials_unique_with_their_attempt() {
         )
         .unwrap()
         .get(0);
-    assert_eq!(version, "8");
+    assert_eq!(version, "9");
+    // Schema 9's backfill: the run stored before has the hash computed from its stored spec
+    // (as `--spec-hash` computed it before 9), the run stored after gets it with its row.
+    let runs = c
+        .query("SELECT spec_toml, spec_hash FROM runs ORDER BY run_id", &[])
+        .unwrap();
+    assert_eq!(runs.len(), 2);
+    for row in runs {
+        let (spec, hash): (String, String) = (row.get(0), row.get(1));
+        assert_eq!(hash, schedlab_store::query::spec_hash(&spec));
+    }
     assert_eq!(
         pg_int(&mut c, "SELECT COUNT(*) FROM trials WHERE retry = 0"),
         2

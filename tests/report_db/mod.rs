@@ -63,10 +63,11 @@ pub fn synthetic_db(dir: &Path, name: &str, slow: f64) -> PathBuf {
     drop(Store::open(&path).expect("schema applies to a new file"));
     let c = rusqlite::Connection::open(&path).unwrap();
     c.execute(
-        "INSERT INTO runs (name, started_at, finished_at, status, seed, spec_toml, argv, env_json, version, trials_planned)
+        "INSERT INTO runs (name, started_at, finished_at, status, seed, spec_toml, argv, env_json, version, trials_planned, spec_hash)
          VALUES ('synthetic', '2026-01-02T03:04:05Z', '2026-01-02T03:09:10Z', 'done', 42, 'name = \"synthetic\"', 'schedlab run --policy other,fifo,rr --tasks 2,4 --trials 6',
-                 '{\"kernel_release\":\"6.8.0\",\"cpu_count\":2,\"privileges\":{\"is_root\":true}}', '0.1.0', 32)",
-        [],
+                 '{\"kernel_release\":\"6.8.0\",\"cpu_count\":2,\"privileges\":{\"is_root\":true}}', '0.1.0', 32, ?1)",
+        // The hash the store writes with a run's row.
+        [schedlab_store::query::spec_hash("name = \"synthetic\"")],
     )
     .expect("run row");
     let run_id = c.last_insert_rowid();

@@ -145,7 +145,7 @@ pub enum Error {
         /// The value as given.
         value: String,
         /// Why it is refused, and what would be accepted.
-        why: String,
+        why: crate::Invalid,
     },
     /// The machine cannot apply the setting.
     #[error(transparent)]
@@ -239,12 +239,12 @@ impl Error {
     pub(crate) fn invalid(
         what: &'static str,
         value: impl Into<String>,
-        why: impl Into<String>,
+        why: crate::Invalid,
     ) -> Error {
         Error::InvalidValue {
             what,
             value: value.into(),
-            why: why.into(),
+            why,
         }
     }
 

@@ -12,6 +12,7 @@
 use crate::detect::Controller;
 use crate::error::Error;
 use crate::fs::{CgroupFs, RealFs};
+use crate::invalid::Invalid;
 use crate::mountinfo::Version;
 use crate::stat::CpuStat;
 use crate::trial::Trial;
@@ -119,7 +120,9 @@ impl TrialFiles {
                     return Err(Error::invalid(
                         "group index",
                         g.to_string(),
-                        format!("the trial has {} groups", self.groups.len()),
+                        Invalid::NoSuchGroup {
+                            groups: self.groups.len(),
+                        },
                     ))
                 }
             },

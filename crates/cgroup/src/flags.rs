@@ -15,6 +15,7 @@
 //! - `--partition` (no value) makes every group that has a `--cpuset` a partition.
 
 use crate::error::Error;
+use crate::invalid::Invalid;
 use crate::spec::GroupSettings;
 use crate::value::{CpuList, CpuMax, Weight};
 
@@ -29,18 +30,14 @@ pub fn parse_axis<T>(
 ) -> Result<Vec<PerGroup<T>>, Error> {
     let text = text.trim();
     if text.is_empty() {
-        return Err(Error::invalid(what, text, "give at least one value"));
+        return Err(Error::invalid(what, text, Invalid::NoValues));
     }
     text.split(',')
         .map(|cell| {
             cell.split(':')
                 .map(|v| match v.trim() {
                     "-" => Ok(None),
-                    "" => Err(Error::invalid(
-                        what,
-                        text,
-                        "an empty value (use - for the default)",
-                    )),
+                    "" => Err(Error::invalid(what, text, Invalid::EmptyValue)),
                     v => parse(v).map(Some),
                 })
                 .collect()
@@ -53,7 +50,7 @@ pub fn parse_cpu_weight(text: &str) -> Result<Vec<PerGroup<Weight>>, Error> {
     parse_axis("cpu weight", text, |v| {
         let n = v
             .parse::<u64>()
-            .map_err(|_| Error::invalid("cpu weight", v, "a weight is a whole number 1..=10000"))?;
+            .map_err(|_| Error::invalid("cpu weight", v, Invalid::WeightNotNumber))?;
         Weight::new(n)
     })
 }
@@ -68,13 +65,9 @@ pub fn parse_one_cpu_max(v: &str) -> Result<CpuMax, Error> {
     if v == "max" {
         return Ok(CpuMax::Unlimited);
     }
-    let (q, p) = v.split_once('/').ok_or_else(|| {
-        Error::invalid(
-            "cpu.max",
-            v,
-            "write QUOTA/PERIOD with units (e.g. 20ms/100ms) or max",
-        )
-    })?;
+    let (q, p) = v
+        .split_once('/')
+        .ok_or_else(|| Error::invalid("cpu.max", v, Invalid::CpuMaxSyntax))?;
     CpuMax::limit(parse_duration_us(q)?, parse_duration_us(p)?)
 }
 
@@ -83,7 +76,7 @@ pub fn parse_cpu_idle(text: &str) -> Result<Vec<PerGroup<bool>>, Error> {
     parse_axis("cpu idle", text, |v| match v {
         "0" => Ok(false),
         "1" => Ok(true),
-        _ => Err(Error::invalid("cpu idle", v, "cpu.idle is 0 or 1")),
+        _ => Err(Error::invalid("cpu idle", v, Invalid::IdleValue)),
     })
 }
 
@@ -92,11 +85,7 @@ pub fn parse_cpuset(text: &str) -> Result<Vec<PerGroup<CpuList>>, Error> {
     parse_axis("cpuset", text, |v| {
         let l = CpuList::parse_with(v, '+')?;
         if l.is_empty() {
-            return Err(Error::invalid(
-                "cpuset",
-                v,
-                "a cpuset needs at least one CPU",
-            ));
+            return Err(Error::invalid("cpuset", v, Invalid::EmptyCpuset));
         }
         Ok(l)
     })
@@ -105,13 +94,7 @@ pub fn parse_cpuset(text: &str) -> Result<Vec<PerGroup<CpuList>>, Error> {
 /// A duration with a unit (`us`, `ms`, `s`; decimals allowed) in whole microseconds.
 pub fn parse_duration_us(text: &str) -> Result<u64, Error> {
     let t = text.trim();
-    let bad = || {
-        Error::invalid(
-            "duration",
-            t,
-            "write a number with a unit: 500us, 20ms, 0.5s",
-        )
-    };
+    let bad = || Error::invalid("duration", t, Invalid::DurationSyntax);
     let (num, scale) = if let Some(n) = t.strip_suffix("us") {
         (n, 1.0)
     } else if let Some(n) = t.strip_suffix("ms") {
@@ -127,11 +110,7 @@ pub fn parse_duration_us(text: &str) -> Result<u64, Error> {
     let v: f64 = num.parse().map_err(|_| bad())?;
     let us = v * scale;
     if !(us.is_finite() && (0.0..=1e15).contains(&us)) || (us - us.round()).abs() > 1e-6 {
-        return Err(Error::invalid(
-            "duration",
-            t,
-            "a duration is a whole number of microseconds",
-        ));
+        return Err(Error::invalid("duration", t, Invalid::DurationFraction));
     }
     Ok(us.round() as u64)
 }
@@ -160,7 +139,7 @@ pub fn for_groups<T: Clone>(
         n => Err(Error::invalid(
             what,
             format!("{n} values"),
-            format!("give one value for all groups or one per group ({groups}), separated by :"),
+            Invalid::ValueCount { groups },
         )),
     }
 }
@@ -197,7 +176,7 @@ pub fn group_settings(axes: &CellAxes<'_>, groups: usize) -> Result<Vec<GroupSet
         return Err(Error::invalid(
             "partition",
             "--partition",
-            "a partition needs the group's CPUs: give --cpuset",
+            Invalid::PartitionFlagWithoutCpus,
         ));
     }
     Ok((0..groups)

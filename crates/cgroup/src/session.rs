@@ -7,6 +7,7 @@ use crate::apply::{apply_cpu, apply_cpuset, v1_blocker};
 use crate::detect::{Capabilities, Controller};
 use crate::error::{errno, Error, Unavailable};
 use crate::fs::CgroupFs;
+use crate::invalid::Invalid;
 use crate::mountinfo::Version;
 use crate::owner::OwnerId;
 use crate::remove::{remove_tree, Removal, REMOVE_WAIT};
@@ -205,11 +206,11 @@ impl Session {
             .filter(|h| h.has(Controller::Cpu) || h.has(Controller::Cpuacct) || needs.cpuset)
             .cloned()
             .collect();
-        let lacking = |what: &str| {
+        let lacking = |what: &'static str| {
             Error::invalid(
                 "trial",
                 spec.label.as_str(),
-                format!("the session was opened without {what}; open it with Needs::of(every trial of the run)"),
+                Invalid::SessionLacks { lacking: what },
             )
         };
         if needs.cpuset && !self.hiers.iter().any(|h| h.has(Controller::Cpuset)) {

@@ -5,6 +5,7 @@
 
 use crate::detect::{Capabilities, Controller};
 use crate::error::{Error, Unavailable};
+use crate::invalid::Invalid;
 use crate::mountinfo::Version;
 use crate::value::{CpuList, CpuMax, Name, Weight};
 use serde::{Deserialize, Serialize};
@@ -143,18 +144,14 @@ impl TrialSpec {
     /// weight, a partition without CPUs or overlapping another group, CPUs not online.
     pub fn validate(&self, online: &CpuList) -> Result<(), Error> {
         if self.groups.is_empty() {
-            return Err(Error::invalid(
-                "groups",
-                "[]",
-                "a trial needs at least one group",
-            ));
+            return Err(Error::invalid("groups", "[]", Invalid::NoGroups));
         }
         for (i, g) in self.groups.iter().enumerate() {
             if self.groups[..i].iter().any(|o| o.name == g.name) {
                 return Err(Error::invalid(
                     "group name",
                     g.name.as_str(),
-                    "two groups have this name",
+                    Invalid::DuplicateName,
                 ));
             }
             let s = &g.settings;
@@ -162,11 +159,9 @@ impl TrialSpec {
                 return Err(Error::invalid(
                     "cpu weight",
                     s.weight.map(|w| w.to_string()).unwrap_or_default(),
-                    format!(
-                        "group {} is idle: an idle group has the lowest weight and the kernel \
-                         refuses a weight for it; drop one of the two",
-                        g.name
-                    ),
+                    Invalid::IdleWithWeight {
+                        group: g.name.to_string(),
+                    },
                 ));
             }
             if let Some(c) = &s.cpus {
@@ -174,10 +169,10 @@ impl TrialSpec {
                     return Err(Error::invalid(
                         "cpuset",
                         c.to_string(),
-                        format!(
-                            "group {}: the CPUs must be among the usable CPUs {online}",
-                            g.name
-                        ),
+                        Invalid::CpusNotUsable {
+                            group: g.name.to_string(),
+                            online: online.clone(),
+                        },
                     ));
                 }
             }
@@ -185,7 +180,7 @@ impl TrialSpec {
                 return Err(Error::invalid(
                     "partition",
                     g.name.as_str(),
-                    "a partition needs the group's CPUs (--cpuset)",
+                    Invalid::PartitionWithoutCpus,
                 ));
             }
         }
@@ -197,7 +192,9 @@ impl TrialSpec {
             return Err(Error::invalid(
                 "partition",
                 parts.to_string(),
-                format!("partitions may not take every CPU ({online}): leave at least one to the rest of the system"),
+                Invalid::PartitionTakesAll {
+                    online: online.clone(),
+                },
             ));
         }
         for (i, g) in self.groups.iter().enumerate() {
@@ -209,10 +206,11 @@ impl TrialSpec {
                     return Err(Error::invalid(
                         "cpuset",
                         shared.to_string(),
-                        format!(
-                            "groups {} and {} share CPUs {shared}, but a partition's CPUs are its own",
-                            g.name, o.name
-                        ),
+                        Invalid::PartitionShared {
+                            a: g.name.to_string(),
+                            b: o.name.to_string(),
+                            shared: shared.clone(),
+                        },
                     ));
                 }
             }

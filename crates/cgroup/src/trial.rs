@@ -4,6 +4,7 @@
 use crate::detect::Controller;
 use crate::error::{errno, Error};
 use crate::fs::CgroupFs;
+use crate::invalid::Invalid;
 use crate::mountinfo::Version;
 use crate::remove::{remove_tree, Removal, REMOVE_WAIT};
 use crate::session::{write, Hier, RootSetting};
@@ -136,7 +137,9 @@ impl Trial {
             Error::invalid(
                 "group index",
                 i.to_string(),
-                format!("the trial has {} groups", self.groups.len()),
+                Invalid::NoSuchGroup {
+                    groups: self.groups.len(),
+                },
             )
         })
     }
@@ -148,7 +151,7 @@ impl Trial {
             return Err(Error::invalid(
                 "task",
                 pid.to_string(),
-                "this trial's v2 groups are threaded: place the host with add_host and each thread with add_thread",
+                Invalid::ThreadedTrial,
             ));
         }
         for (_, dir, _) in &self.group(i)?.dirs {
@@ -178,7 +181,7 @@ impl Trial {
                     return Err(Error::invalid(
                         "task",
                         tid.to_string(),
-                        "on cgroup v2 a thread can join a group only in a thread trial (threaded groups)",
+                        Invalid::ThreadOutsideThreadTrial,
                     ))
                 }
             };
@@ -229,12 +232,11 @@ impl Trial {
                 return Err(Error::invalid(
                     "partition",
                     now.trim(),
-                    format!(
-                        "{} must be {} while the trial runs ({})",
-                        r.path.display(),
-                        r.value,
-                        r.why
-                    ),
+                    Invalid::RootSettingLost {
+                        path: r.path.clone(),
+                        value: r.value.clone(),
+                        why: r.why.clone(),
+                    },
                 ));
             }
         }

@@ -2,6 +2,7 @@
 //! `cpu.shares` conversion), bandwidth limit, CPU lists, group and trial names.
 
 use crate::error::Error;
+use crate::invalid::{CpuListFault, Invalid};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fmt;
@@ -38,9 +39,7 @@ impl Weight {
             Err(Error::invalid(
                 "cpu weight",
                 value.to_string(),
-                format!(
-                    "a cgroup CPU weight is {WEIGHT_MIN}..={WEIGHT_MAX} (default {WEIGHT_DEFAULT})"
-                ),
+                Invalid::WeightRange,
             ))
         }
     }
@@ -118,14 +117,14 @@ impl CpuMax {
             return Err(Error::invalid(
                 "cpu.max period",
                 value,
-                "the period must be 1ms..=1s",
+                Invalid::PeriodRange,
             ));
         }
         if !(QUOTA_MIN_US..=QUOTA_MAX_US).contains(&quota_us) {
             return Err(Error::invalid(
                 "cpu.max quota",
                 value,
-                "the quota must be at least 1ms",
+                Invalid::QuotaTooSmall,
             ));
         }
         Ok(CpuMax::Limit {
@@ -205,8 +204,16 @@ impl CpuList {
     /// Parse a list whose items are separated by `sep` (the flags use `+`).
     pub(crate) fn parse_with(text: &str, sep: char) -> Result<CpuList, Error> {
         let text = text.trim();
-        let bad =
-            |why: &str| Error::invalid("CPU list", text, format!("{why}; write CPUs as 0-3{sep}5"));
+        let bad = |fault: CpuListFault| {
+            Error::invalid(
+                "CPU list",
+                text,
+                Invalid::CpuList {
+                    fault,
+                    separator: sep,
+                },
+            )
+        };
         if text.is_empty() {
             return Ok(CpuList(BTreeSet::new()));
         }
@@ -218,13 +225,13 @@ impl CpuList {
                     .parse::<u32>()
                     .ok()
                     .filter(|n| *n < CPU_LIMIT)
-                    .ok_or_else(|| bad(&format!("{s:?} is not a CPU number")))
+                    .ok_or_else(|| bad(CpuListFault::NotCpu(s.to_string())))
             };
             match item.split_once('-') {
                 Some((a, b)) => {
                     let (a, b) = (num(a)?, num(b)?);
                     if a > b {
-                        return Err(bad(&format!("range {a}-{b} runs backwards")));
+                        return Err(bad(CpuListFault::Backwards { from: a, to: b }));
                     }
                     bits[a as usize..=b as usize].fill(true);
                 }
@@ -317,7 +324,7 @@ impl From<CpuList> for String {
 }
 
 /// The names of cgroup control files without a `.` (cgroup v1), which a directory cannot take.
-const CONTROL_FILES: [&str; 3] = ["tasks", "notify_on_release", "release_agent"];
+pub(crate) const CONTROL_FILES: [&str; 3] = ["tasks", "notify_on_release", "release_agent"];
 
 /// A name of a group or trial directory: 1..=32 of `a-z 0-9 _ -`, starting with a letter or
 /// digit, and none of [`CONTROL_FILES`] (so it can be neither a cgroup file nor one of the
@@ -339,20 +346,15 @@ impl Name {
             return Err(Error::invalid(
                 "group name",
                 text,
-                format!(
-                    "{text} is a cgroup control file, so no group directory can have that name; choose another (not {})",
-                    CONTROL_FILES.join(", ")
-                ),
+                Invalid::ControlFileName {
+                    name: text.to_string(),
+                },
             ));
         }
         if ok {
             Ok(Name(text.to_string()))
         } else {
-            Err(Error::invalid(
-                "group name",
-                text,
-                "a name is 1 to 32 of a-z, 0-9, _ and -, starting with a letter or digit",
-            ))
+            Err(Error::invalid("group name", text, Invalid::NameSyntax))
         }
     }
 

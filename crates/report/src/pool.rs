@@ -124,7 +124,7 @@ fn one_spec(infos: &[query::RunInfo]) -> Result<String> {
             hash_b: other.spec_hash()[..8].to_string(),
         });
     }
-    Ok(hash)
+    Ok(hash.to_string())
 }
 
 /// Every run's rows one after another, before the cells of equal keys are pooled.

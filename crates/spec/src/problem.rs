@@ -33,6 +33,9 @@ pub enum SpecError {
     /// A `--claim` that cannot be read; the message quotes it and lists what is accepted.
     #[error(transparent)]
     Claim(#[from] super::claim_flag::ClaimFlagError),
+    /// A `--groups` layout that cannot be read; the message quotes it.
+    #[error(transparent)]
+    Groups(#[from] super::cgroups::LayoutError),
     /// The spec file cannot be read.
     #[error("cannot read spec {}: {source}", path.display())]
     Read {
@@ -74,6 +77,7 @@ impl SpecError {
             SpecError::Invalid(p) => Some(&p.key),
             SpecError::Flag { flag, .. } => Some(flag),
             SpecError::Claim(_) => Some("--claim"),
+            SpecError::Groups(_) => Some("--groups"),
             SpecError::Read { .. } | SpecError::AsRun(_) => None,
         }
     }

@@ -24,8 +24,8 @@ pub enum StoreError {
     NotSchedlab {
         /// The location given (password masked).
         location: String,
-        /// What it is instead, and the remedy.
-        why: String,
+        /// What it is instead.
+        why: NotSchedlab,
     },
     /// An SQLite file that cannot be opened (no such directory, no permission).
     #[error("cannot open the results database {location}{hint}: {source}")]
@@ -44,7 +44,7 @@ pub enum StoreError {
         /// The path given.
         location: String,
         /// What is wrong with it.
-        why: String,
+        why: UnsafeFile,
     },
     /// A `--db-password-file` that cannot be used: a link, another user's, readable by others.
     #[error("the password file {} {why}; give --db-password-file a file of your own, mode 0600 (or use PGPASSWORD or ~/.pgpass)", path.display())]
@@ -52,7 +52,7 @@ pub enum StoreError {
         /// The file given.
         path: std::path::PathBuf,
         /// What is wrong with it.
-        why: String,
+        why: BadPasswordFile,
     },
     /// A `--db` value that is no file path or PostgreSQL URL schedlab accepts (never holding the
     /// password).
@@ -64,7 +64,7 @@ pub enum StoreError {
         /// The URL, password masked.
         location: String,
         /// What is missing and how to write it.
-        why: String,
+        why: BadUrl,
     },
     /// A PostgreSQL URL whose host name does not resolve.
     #[error("cannot resolve the host {host} of {location}; check its name")]
@@ -98,8 +98,15 @@ pub enum StoreError {
         known: String,
     },
     /// A run pushed from a store whose table has a column this schedlab does not know.
-    #[error("{0}")]
-    PushRefused(String),
+    #[error(
+        "the source's table {table} has a column {column:?}, which the schedlab schema does not have; the file was altered or not written by schedlab, so nothing of it is pushed"
+    )]
+    PushRefused {
+        /// The source's table.
+        table: &'static str,
+        /// The column the schema does not have.
+        column: String,
+    },
     /// The PostgreSQL server could not be reached or refused the connection.
     #[error(transparent)]
     Connect(#[from] ConnectError),
@@ -151,6 +158,120 @@ pub enum StoreError {
     },
 }
 
+/// What a database that is not one this schedlab can use is instead
+/// ([`StoreError::NotSchedlab`]); shown after its location, with the remedy.
+#[derive(Debug, thiserror::Error)]
+pub enum NotSchedlab {
+    /// An SQLite file without schedlab's tables, opened to read.
+    #[error("is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote with --db PATH")]
+    NoTablesToRead,
+    /// An SQLite file without schedlab's tables, where a store must exist already.
+    #[error("is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote")]
+    NoTables,
+    /// A file SQLite cannot read.
+    #[error("is not a SQLite database, so not a schedlab results database; pass the file `schedlab run` wrote with --db PATH: {0}")]
+    NotSqlite(rusqlite::Error),
+    /// A schema newer than this schedlab's.
+    #[error("was written by a newer schedlab (schema {version}, this one knows up to {}); use a newer schedlab or another --db", crate::SCHEMA_VERSION)]
+    Newer {
+        /// Its schema version.
+        version: i64,
+    },
+    /// A schema too old, or schedlab tables missing.
+    #[error(
+        "is not a schedlab results database this schedlab can use (schema version {version}{}); pass the database `schedlab run` wrote with --db, or a new one",
+        if missing.is_empty() { String::new() } else { format!(", no table {}", missing.join(", ")) }
+    )]
+    Unusable {
+        /// Its schema version.
+        version: i64,
+        /// The schedlab tables it lacks.
+        missing: Vec<&'static str>,
+    },
+    /// A PostgreSQL database without the schema, opened to read.
+    #[error("has no schedlab schema (no runs stored there yet); run `schedlab run --db URL` or `schedlab submit` first, or check the database name")]
+    NoSchemaToRead,
+    /// A PostgreSQL database with an older schema, opened to read (only writers upgrade it).
+    #[error("has schedlab schema {version}; a writing command (run, submit, push) of this schedlab upgrades it to {}", crate::SCHEMA_VERSION)]
+    OlderToRead {
+        /// Its schema version.
+        version: i64,
+    },
+    /// A PostgreSQL database without the schema, where a store must exist already.
+    #[error("has no schedlab schema; `schedlab submit SPEC --db URL` or `schedlab run --db URL` creates it")]
+    NoSchema,
+}
+
+/// Why a `--db-password-file` is refused ([`StoreError::PasswordFile`]); shown after its name.
+#[derive(Debug, thiserror::Error)]
+pub enum BadPasswordFile {
+    /// It cannot be read.
+    #[error("cannot be read: {0}")]
+    Unreadable(std::io::Error),
+    /// A link, a directory or another kind of file.
+    #[error("is not a regular file (a link or something else)")]
+    NotRegular,
+    /// Another user's file.
+    #[error("is owned by uid {uid}, not by the user running schedlab")]
+    Owner {
+        /// Its owner.
+        uid: u32,
+    },
+    /// Others may read or write it.
+    #[error("may be read or written by others (mode {mode:04o}); chmod 0600 it")]
+    OpenToOthers {
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// Its first line is empty.
+    #[error("holds no password on its first line")]
+    Empty,
+}
+
+/// What a PostgreSQL URL lacks ([`StoreError::BadUrl`]); shown after the URL, with how to
+/// write it.
+#[derive(Debug, thiserror::Error)]
+pub enum BadUrl {
+    /// It does not parse.
+    #[error(
+        "is not a valid PostgreSQL URL ({0}); write it as postgres://USER@HOST[:PORT]/DATABASE"
+    )]
+    Syntax(postgres::Error),
+    /// No user in it, PGUSER or USER.
+    #[error("names no user; write postgres://USER@HOST/DATABASE")]
+    NoUser,
+    /// No database in it.
+    #[error("names no database; write postgres://USER@HOST:PORT/DATABASE")]
+    NoDatabase,
+}
+
+/// Why an SQLite file may not be used as a results database ([`StoreError::Unsafe`]); shown
+/// after the file's name.
+#[derive(Debug, thiserror::Error)]
+pub enum UnsafeFile {
+    /// A symbolic link (read only: checked before it is opened).
+    #[error("is a symbolic link")]
+    Symlink,
+    /// A path that names no file.
+    #[error("names no file (a UTF-8 name, not a directory)")]
+    NoName,
+    /// Its directory cannot be opened safely (others may write it, or a link on the way).
+    #[error("cannot be kept safe: {0}")]
+    Directory(std::io::Error),
+    /// Its entry cannot be read in its directory.
+    #[error("cannot be checked: {0}")]
+    Unchecked(std::io::Error),
+    /// It cannot be created anew.
+    #[error("cannot be created: {0}")]
+    Uncreated(std::io::Error),
+    /// It was gone right after it was created.
+    #[error("vanished as it was created")]
+    Vanished,
+    /// Not a file of this process's own (a link, another user's, hard links).
+    #[error("{0}")]
+    NotOwn(#[from] schedlab_sys::NotOwnFile),
+}
+
 impl StoreError {
     /// The error under every [`StoreError::Context`].
     pub fn root(&self) -> &StoreError {
@@ -180,7 +301,7 @@ impl StoreError {
                 | StoreError::NoRuns { .. }
                 | StoreError::ShortSpecHash
                 | StoreError::NoSampleColumn { .. }
-                | StoreError::PushRefused(_)
+                | StoreError::PushRefused { .. }
         )
     }
 

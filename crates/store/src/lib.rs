@@ -24,7 +24,9 @@ mod spool;
 mod value;
 mod write;
 
-pub use error::{is_unreachable, Result, StoreError};
+pub use error::{
+    is_unreachable, BadPasswordFile, BadUrl, NotSchedlab, Result, StoreError, UnsafeFile,
+};
 pub use location::{hide_password, Location};
 pub use pg::{read_password_file, use_password};
 pub use spool::SpooledRun;
@@ -41,7 +43,7 @@ use std::fmt::Display;
 const SCHEMA: &str = include_str!("schema.sql");
 /// Schema version (SQLite: `PRAGMA user_version`, 0 = a new, empty database; PostgreSQL: the
 /// `schedlab_meta` table).
-const SCHEMA_VERSION: i64 = 8;
+const SCHEMA_VERSION: i64 = 9;
 
 /// An open results database.
 pub struct Store {
@@ -179,23 +181,13 @@ impl Store {
             |r| r.get(0),
         )
     }
-
-    /// The spec (TOML, as run) and seed of a stored run.
-    pub fn run_spec(&self, run_id: i64) -> Result<(String, u64)> {
-        self.require_run(run_id)?;
-        self.db.query_one(
-            "SELECT spec_toml, seed FROM runs WHERE run_id = ?1",
-            params![run_id],
-            |r| Ok((r.get(0)?, r.get::<i64>(1)? as u64)),
-        )
-    }
 }
 
 /// A [`StoreError::NotSchedlab`] of the store at `shown`.
-fn not_schedlab(shown: &Location, why: impl Into<String>) -> StoreError {
+fn not_schedlab(shown: &Location, why: NotSchedlab) -> StoreError {
     StoreError::NotSchedlab {
         location: shown.to_string(),
-        why: why.into(),
+        why,
     }
 }
 
@@ -253,7 +245,7 @@ fn open_sqlite(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<D
     conn.set_prepared_statement_cache_capacity(64);
     let version = check_version(&conn, shown)?;
     if version == 0 {
-        return Err(not_schedlab(shown, "is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote with --db PATH"));
+        return Err(not_schedlab(shown, NotSchedlab::NoTablesToRead));
     }
     if version == SCHEMA_VERSION {
         return Ok(Db::Sqlite(conn));
@@ -276,14 +268,15 @@ fn open_sqlite(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<D
 /// either created here anew (`O_CREAT | O_EXCL | O_NOFOLLOW`) or a regular file of this
 /// process's user with one link. Else [`StoreError::Unsafe`], saying why.
 fn check_file(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<()> {
-    let unsafe_file = |why: String| StoreError::Unsafe {
+    use error::UnsafeFile;
+    let unsafe_file = |why: UnsafeFile| StoreError::Unsafe {
         location: shown.to_string(),
         why,
     };
     if mode == Mode::Read {
         return match schedlab_sys::lstat(path) {
             Ok(m) if m.kind == schedlab_sys::FileKind::Symlink => {
-                Err(unsafe_file("is a symbolic link".into()))
+                Err(unsafe_file(UnsafeFile::Symlink))
             }
             _ => Ok(()),
         };
@@ -291,12 +284,12 @@ fn check_file(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<()
     let name = path
         .file_name()
         .and_then(|n| n.to_str())
-        .ok_or_else(|| unsafe_file("names no file (a UTF-8 name, not a directory)".into()))?;
+        .ok_or_else(|| unsafe_file(UnsafeFile::NoName))?;
     let dir = schedlab_sys::OutDir::open(path.parent().unwrap_or(std::path::Path::new("")))
-        .map_err(|e| unsafe_file(format!("cannot be kept safe: {e}")))?;
+        .map_err(|e| unsafe_file(UnsafeFile::Directory(e)))?;
     let existing = dir
         .entry(name)
-        .map_err(|e| unsafe_file(format!("cannot be checked: {e}")))?;
+        .map_err(|e| unsafe_file(UnsafeFile::Unchecked(e)))?;
     let found = match existing {
         Some(m) => m,
         None => {
@@ -304,14 +297,14 @@ fn check_file(path: &std::path::Path, shown: &Location, mode: Mode) -> Result<()
             match dir.create_new(name, 0o666) {
                 Ok(_) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(unsafe_file(format!("cannot be created: {e}"))),
+                Err(e) => return Err(unsafe_file(UnsafeFile::Uncreated(e))),
             }
             dir.entry(name)
-                .map_err(|e| unsafe_file(format!("cannot be checked: {e}")))?
-                .ok_or_else(|| unsafe_file("vanished as it was created".into()))?
+                .map_err(|e| unsafe_file(UnsafeFile::Unchecked(e)))?
+                .ok_or_else(|| unsafe_file(UnsafeFile::Vanished))?
         }
     };
-    schedlab_sys::OutDir::own_file(&found).map_err(|why| unsafe_file(why.to_string()))
+    schedlab_sys::OutDir::own_file(&found).map_err(|why| unsafe_file(why.into()))
 }
 
 /// Runs `f` in one `BEGIN IMMEDIATE` transaction of `conn`: the write lock is taken before
@@ -337,7 +330,7 @@ fn prepare_schema(conn: &Connection, shown: &Location, mode: Mode) -> Result<()>
     let version = check_version(conn, shown)?;
     if version == 0 {
         if mode == Mode::Existing {
-            return Err(not_schedlab(shown, "is not a schedlab results database (it has no schedlab tables); pass the file `schedlab run` wrote"));
+            return Err(not_schedlab(shown, NotSchedlab::NoTables));
         }
         conn.execute_batch(SCHEMA)
             .with_context(|| format!("cannot create the schema in {shown}"))?;
@@ -354,11 +347,7 @@ fn prepare_schema(conn: &Connection, shown: &Location, mode: Mode) -> Result<()>
 /// The schema version of `conn`'s database: 0 for a new, empty one. Refuses a file that is not
 /// SQLite, another program's database, and versions this schedlab cannot read.
 fn check_version(conn: &Connection, shown: &Location) -> Result<i64> {
-    let not_sqlite = |e: rusqlite::Error| {
-        not_schedlab(shown, format!(
-            "is not a SQLite database, so not a schedlab results database; pass the file `schedlab run` wrote with --db PATH: {e}"
-        ))
-    };
+    let not_sqlite = |e: rusqlite::Error| not_schedlab(shown, NotSchedlab::NotSqlite(e));
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(not_sqlite)?;
@@ -372,11 +361,9 @@ fn check_version(conn: &Connection, shown: &Location) -> Result<i64> {
 /// Checks a database's version and tables: 0 for a new, empty one, else its version.
 fn check_tables(shown: &Location, version: i64, tables: &[String], oldest: i64) -> Result<i64> {
     if version > SCHEMA_VERSION {
-        return Err(not_schedlab(shown, format!(
-            "was written by a newer schedlab (schema {version}, this one knows up to {SCHEMA_VERSION}); use a newer schedlab or another --db"
-        )));
+        return Err(not_schedlab(shown, NotSchedlab::Newer { version }));
     }
-    let missing: Vec<&str> = TABLES
+    let missing: Vec<&'static str> = TABLES
         .iter()
         .filter(|t| !tables.iter().any(|x| x == *t))
         .copied()
@@ -385,14 +372,10 @@ fn check_tables(shown: &Location, version: i64, tables: &[String], oldest: i64) 
         return Ok(0);
     }
     if version < oldest || !missing.is_empty() {
-        return Err(not_schedlab(shown, format!(
-            "is not a schedlab results database this schedlab can use (schema version {version}{}); pass the database `schedlab run` wrote with --db, or a new one",
-            if missing.is_empty() {
-                String::new()
-            } else {
-                format!(", no table {}", missing.join(", "))
-            }
-        )));
+        return Err(not_schedlab(
+            shown,
+            NotSchedlab::Unusable { version, missing },
+        ));
     }
     Ok(version)
 }
@@ -406,12 +389,10 @@ fn open_pg(url: &str, shown: &Location, mode: Mode) -> Result<Db> {
     if mode == Mode::Read {
         let version = pg_version(&db, shown)?;
         if version == 0 {
-            return Err(not_schedlab(shown, "has no schedlab schema (no runs stored there yet); run `schedlab run --db URL` or `schedlab submit` first, or check the database name"));
+            return Err(not_schedlab(shown, NotSchedlab::NoSchemaToRead));
         }
         if version != SCHEMA_VERSION {
-            return Err(not_schedlab(shown, format!(
-                "has schedlab schema {version}; a writing command (run, submit, push) of this schedlab upgrades it to {SCHEMA_VERSION}"
-            )));
+            return Err(not_schedlab(shown, NotSchedlab::OlderToRead { version }));
         }
         return Ok(db);
     }
@@ -420,7 +401,7 @@ fn open_pg(url: &str, shown: &Location, mode: Mode) -> Result<Db> {
         let version = pg_version(&db, shown)?;
         if version == 0 {
             if mode == Mode::Existing {
-                return Err(not_schedlab(shown, "has no schedlab schema; `schedlab submit SPEC --db URL` or `schedlab run --db URL` creates it"));
+                return Err(not_schedlab(shown, NotSchedlab::NoSchema));
             }
             db.batch(&db::translate_ddl(SCHEMA))
                 .with_context(|| format!("cannot create the schema in {shown}; does the user own the database or have CREATE on its schema?"))?;

@@ -8,7 +8,7 @@ use crate::error::Result;
 use rusqlite::Connection;
 
 /// Schema changes from one version to the next: `MIGRATIONS[i]` takes version `i + 2` to `i + 3`.
-pub(super) const MIGRATIONS: [&str; 6] = [
+pub(super) const MIGRATIONS: [&str; 7] = [
     // 2 -> 3: who runs a run, to tell a dead run from a running one; which machine ran a run
     // and its trials, and the run's UUID (legacy runs get one here; host, kernel, CPU and
     // commit come from their environment record); warnings get an id to keep their order on
@@ -133,10 +133,17 @@ pub(super) const MIGRATIONS: [&str; 6] = [
      ALTER TABLE trials ADD COLUMN descendants_cpu_ns INTEGER;
      ALTER TABLE queue ADD COLUMN retry INTEGER NOT NULL DEFAULT 0;
      ALTER TABLE calibrations ADD COLUMN spread REAL;",
+    // 8 -> 9: each run's spec hash (`--spec-hash` selects runs by it in SQL instead of reading
+    // every stored spec), written with the row; older runs get theirs from their stored spec
+    // once, here ([`backfill_spec_hash`]).
+    "ALTER TABLE runs ADD COLUMN spec_hash TEXT NOT NULL DEFAULT '';",
 ];
 
 /// The version [`MIGRATIONS`] that changes the uniqueness of trials and queue rows leads to.
 const UNIQUE_8: i64 = 8;
+
+/// The version [`MIGRATIONS`] that stores each run's spec hash leads to.
+const SPEC_HASH_9: i64 = 9;
 
 /// PostgreSQL's part of 7 -> 8 after the columns: the unique constraints gain `retry` (the
 /// old ones have the names PostgreSQL gave them when the schema was created).
@@ -152,9 +159,20 @@ pub(super) fn upgrade_sqlite(conn: &Connection, version: i64) -> Result<()> {
         .enumerate()
     {
         conn.execute_batch(m)?;
-        if version + 1 + i as i64 == UNIQUE_8 {
+        let reached = version + 1 + i as i64;
+        if reached == UNIQUE_8 {
             rebuild(conn, "trials")?;
             rebuild(conn, "queue")?;
+        }
+        if reached == SPEC_HASH_9 {
+            let runs: Vec<(i64, String)> = conn
+                .prepare("SELECT run_id, spec_toml FROM runs")?
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut update = conn.prepare("UPDATE runs SET spec_hash = ?2 WHERE run_id = ?1")?;
+            for (run_id, hash) in backfill_spec_hash(runs) {
+                update.execute(rusqlite::params![run_id, hash])?;
+            }
         }
     }
     Ok(())
@@ -168,11 +186,31 @@ pub(super) fn upgrade_pg(db: &Db, version: i64) -> Result<()> {
         .enumerate()
     {
         db.batch(&db::translate_ddl(m))?;
-        if version + 1 + i as i64 == UNIQUE_8 {
+        let reached = version + 1 + i as i64;
+        if reached == UNIQUE_8 {
             db.batch(UNIQUE_8_PG)?;
+        }
+        if reached == SPEC_HASH_9 {
+            let runs = db.query("SELECT run_id, spec_toml FROM runs", &[], |r| {
+                Ok((r.get::<i64>(0)?, r.get::<String>(1)?))
+            })?;
+            for (run_id, hash) in backfill_spec_hash(runs) {
+                db.execute(
+                    "UPDATE runs SET spec_hash = ?2 WHERE run_id = ?1",
+                    db::params![run_id, hash],
+                )?;
+            }
         }
     }
     Ok(())
+}
+
+/// 8 -> 9 for stored runs (`(run_id, spec_toml)`): each run's spec hash, computed once from
+/// its stored spec exactly as `--spec-hash` computed it before 9 (a spec that does not read
+/// is hashed as its text).
+fn backfill_spec_hash(runs: Vec<(i64, String)>) -> impl Iterator<Item = (i64, String)> {
+    runs.into_iter()
+        .map(|(run_id, text)| (run_id, schedlab_spec::as_run::spec_hash(&text)))
 }
 
 /// Recreates SQLite table `table` as the schema defines it now (SQLite cannot change a
@@ -211,3 +249,7 @@ fn rebuild(conn: &Connection, table: &str) -> Result<()> {
     conn.execute_batch(SCHEMA)?;
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "migrate_tests.rs"]
+mod tests;

@@ -26,36 +26,29 @@ const MAX_PASSWORD_FILE_BYTES: u64 = 4096;
 /// libpq refuses a `.pgpass` that others may read, unless it is a regular file (not a link)
 /// of this process's user that nobody else may read or write.
 pub fn read_password_file(path: &Path) -> Result<String> {
+    use crate::error::BadPasswordFile;
     use std::io::Read;
-    let refuse = |why: String| StoreError::PasswordFile {
+    let refuse = |why: BadPasswordFile| StoreError::PasswordFile {
         path: path.to_path_buf(),
         why,
     };
-    let m = schedlab_sys::lstat(path).map_err(|e| refuse(format!("cannot be read: {e}")))?;
+    let m = schedlab_sys::lstat(path).map_err(|e| refuse(BadPasswordFile::Unreadable(e)))?;
     if m.kind != schedlab_sys::FileKind::Regular {
-        return Err(refuse(
-            "is not a regular file (a link or something else)".into(),
-        ));
+        return Err(refuse(BadPasswordFile::NotRegular));
     }
     if m.uid != schedlab_sys::euid() {
-        return Err(refuse(format!(
-            "is owned by uid {}, not by the user running schedlab",
-            m.uid
-        )));
+        return Err(refuse(BadPasswordFile::Owner { uid: m.uid }));
     }
     if m.mode & 0o077 != 0 {
-        return Err(refuse(format!(
-            "may be read or written by others (mode {:04o}); chmod 0600 it",
-            m.mode
-        )));
+        return Err(refuse(BadPasswordFile::OpenToOthers { mode: m.mode }));
     }
     let mut text = String::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(MAX_PASSWORD_FILE_BYTES).read_to_string(&mut text))
-        .map_err(|e| refuse(format!("cannot be read: {e}")))?;
+        .map_err(|e| refuse(BadPasswordFile::Unreadable(e)))?;
     let line = text.lines().next().unwrap_or("").trim_end_matches('\r');
     if line.is_empty() {
-        return Err(refuse("holds no password on its first line".into()));
+        return Err(refuse(BadPasswordFile::Empty));
     }
     Ok(line.to_string())
 }
@@ -111,19 +104,16 @@ fn pgpass_fields(line: &str) -> Vec<String> {
 /// its launcher after the store is open).
 pub fn connect(url: &str, read_only: bool) -> Result<postgres::Client> {
     let shown = hide_password(url);
-    let bad = |why: String| StoreError::BadUrl {
+    use crate::error::BadUrl;
+    let bad = |why: BadUrl| StoreError::BadUrl {
         location: shown.clone(),
         why,
     };
-    let mut cfg: postgres::Config = url.parse().map_err(|e| {
-        bad(format!(
-            "is not a valid PostgreSQL URL ({e}); write it as postgres://USER@HOST[:PORT]/DATABASE"
-        ))
-    })?;
+    let mut cfg: postgres::Config = url.parse().map_err(|e| bad(BadUrl::Syntax(e)))?;
     if cfg.get_user().is_none() {
         let user = std::env::var("PGUSER")
             .or_else(|_| std::env::var("USER"))
-            .map_err(|_| bad("names no user; write postgres://USER@HOST/DATABASE".into()))?;
+            .map_err(|_| bad(BadUrl::NoUser))?;
         cfg.user(&user);
     }
     if cfg.get_password().is_none() {
@@ -132,9 +122,7 @@ pub fn connect(url: &str, read_only: bool) -> Result<postgres::Client> {
         }
     }
     if cfg.get_dbname().is_none() {
-        return Err(bad(
-            "names no database; write postgres://USER@HOST:PORT/DATABASE".into(),
-        ));
+        return Err(bad(BadUrl::NoDatabase));
     }
     if cfg.get_connect_timeout().is_none() {
         cfg.connect_timeout(CONNECT_TIMEOUT);

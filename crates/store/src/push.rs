@@ -88,9 +88,10 @@ impl Known {
             .get(table)
             .ok_or_else(|| StoreError::Internal(format!("a table push does not know: {table}")))?;
         if let Some(bad) = names.iter().find(|n| !known.contains(n.as_str())) {
-            return Err(StoreError::PushRefused(format!(
-                "the source's table {table} has a column {bad:?}, which the schedlab schema does not have; the file was altered or not written by schedlab, so nothing of it is pushed"
-            )));
+            return Err(StoreError::PushRefused {
+                table,
+                column: bad.clone(),
+            });
         }
         Ok(())
     }

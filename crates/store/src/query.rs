@@ -57,7 +57,7 @@ pub struct RunRow {
     pub kernel: Option<String>,
     /// The run's UUID, if it has one.
     pub uuid: Option<String>,
-    /// Hash of its spec as run (seed aside), see [`spec_hash`].
+    /// Hash of its spec as run (seed aside), see [`spec_hash`], as stored with the run.
     pub spec_hash: String,
 }
 
@@ -67,7 +67,7 @@ pub fn runs(store: &Store, host: Option<&str>) -> Result<Vec<RunRow>> {
         "SELECT r.run_id, r.name, r.started_at, r.status, r.trials_planned,
                 (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.run_id),
                 (SELECT COUNT(*) FROM trials t WHERE t.run_id = r.run_id AND t.retry = 0),
-                r.runner_pid, r.runner_boot_id, r.runner_start_ticks, r.host, r.kernel, r.uuid, r.spec_toml
+                r.runner_pid, r.runner_boot_id, r.runner_start_ticks, r.host, r.kernel, r.uuid, r.spec_hash
          FROM runs r ORDER BY r.run_id",
         &[],
         |r| {
@@ -87,7 +87,7 @@ pub fn runs(store: &Store, host: Option<&str>) -> Result<Vec<RunRow>> {
                 host: r.get(10)?,
                 kernel: r.get(11)?,
                 uuid: r.get(12)?,
-                spec_hash: spec_hash(&r.get::<String>(13)?),
+                spec_hash: r.get(13)?,
             })
         },
     )?;
@@ -100,21 +100,23 @@ pub fn runs(store: &Store, host: Option<&str>) -> Result<Vec<RunRow>> {
 /// The hash of a stored spec as run, seed aside (see `Spec::hash_as_run`).
 pub use schedlab_spec::as_run::spec_hash;
 
-/// The ids of the runs whose spec hash starts with `prefix` (at least 4 hex digits), oldest first.
+/// The ids of the runs whose spec hash starts with `prefix` (at least 4 hex digits, any
+/// case), oldest first: selected in SQL by the hash stored with each run.
 pub fn runs_of_spec(store: &Store, prefix: &str) -> Result<Vec<i64>> {
     if prefix.len() < 4 {
         return Err(StoreError::ShortSpecHash);
     }
-    let rows = store.db.query(
-        "SELECT run_id, spec_toml FROM runs ORDER BY run_id",
-        &[],
-        |r| Ok((r.get::<i64>(0)?, r.get::<String>(1)?)),
-    )?;
-    Ok(rows
-        .into_iter()
-        .filter(|(_, spec)| spec_hash(spec).starts_with(&prefix.to_ascii_lowercase()))
-        .map(|(id, _)| id)
-        .collect())
+    let prefix = prefix.to_ascii_lowercase();
+    // A hash is lowercase hex digits: a prefix with anything else starts none (and so no
+    // wildcard of LIKE ever reaches the pattern).
+    if !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(Vec::new());
+    }
+    store.db.query(
+        "SELECT run_id FROM runs WHERE spec_hash LIKE ?1 ORDER BY run_id",
+        params![format!("{prefix}%")],
+        |r| r.get(0),
+    )
 }
 
 /// A stored warning: its code ([`schedlab_core::warning::Warning::code`]; None when stored

@@ -21,7 +21,8 @@ CREATE TABLE IF NOT EXISTS runs (
     machine_id      TEXT,                       -- /etc/machine-id of that machine
     kernel          TEXT,                       -- its kernel release
     cpu_model       TEXT,                       -- its CPU model
-    git_commit      TEXT                        -- commit of the schedlab that ran it (version: its version)
+    git_commit      TEXT,                       -- commit of the schedlab that ran it (version: its version)
+    spec_hash       TEXT    NOT NULL            -- hash of spec_toml, seed aside (`--spec-hash`), written with the row
 );
 
 CREATE TABLE IF NOT EXISTS cells (

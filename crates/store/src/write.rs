@@ -98,13 +98,15 @@ impl Store {
         let db = &self.db;
         let run_id: i64 = db.query_one(
             "INSERT INTO runs (name, started_at, status, seed, spec_toml, argv, env_json, version, trials_planned,
-                               runner_pid, runner_boot_id, runner_start_ticks, uuid, host, machine_id, kernel, cpu_model, git_commit)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) RETURNING run_id",
+                               runner_pid, runner_boot_id, runner_start_ticks, uuid, host, machine_id, kernel, cpu_model, git_commit,
+                               spec_hash)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19) RETURNING run_id",
             params![name, now_utc(), id.status.name(), seed as i64, spec_toml, argv, env_json,
                     h.map_or(env!("CARGO_PKG_VERSION"), |h| h.version.as_str()), trials_planned as i64,
                     me.pid, me.boot_id, me.start_ticks, uuid, h.map(|h| h.hostname.as_str()),
                     h.and_then(|h| h.machine_id.as_deref()), h.map(|h| h.kernel.as_str()),
-                    h.map(|h| h.cpu_model.as_str()), h.and_then(|h| h.git_commit.as_deref())],
+                    h.map(|h| h.cpu_model.as_str()), h.and_then(|h| h.git_commit.as_deref()),
+                    crate::query::spec_hash(spec_toml)],
             |r| r.get(0),
         )?;
         let rows = cells

@@ -179,8 +179,9 @@ pub struct ClaimsOutcome {
 
 /// The run's declared claims (its spec as run) and `request`'s post-hoc ones, checked.
 /// Err: a post-hoc claim that does not fit the run, or that cannot be checked because the
-/// run's spec as run does not read (usage errors). A run whose spec does not read has no
-/// declared claims; its report's warnings say why (`notes::spec_warning`).
+/// run's spec as run does not read or its declared claims do not check against it (usage
+/// errors). Such a run has no declared claims; its report's warnings say why
+/// (`notes::spec_warning`, [`declared_problem`]).
 pub fn claims_of(run: &RunInfo, request: &ClaimsRequest) -> Result<Vec<Claim>, ClaimsOfError> {
     let spec = match run.spec_read() {
         Ok(spec) => spec,
@@ -192,7 +193,16 @@ pub fn claims_of(run: &RunInfo, request: &ClaimsRequest) -> Result<Vec<Claim>, C
         }
         Err(_) => return Ok(Vec::new()),
     };
-    let mut claims = check_claims(spec).unwrap_or_default();
+    let mut claims = match check_claims(spec) {
+        Ok(claims) => claims,
+        Err(why) if !request.post_hoc.is_empty() => {
+            return Err(ClaimsOfError::DeclaredUnchecked {
+                run_id: run.run_id,
+                why,
+            })
+        }
+        Err(_) => Vec::new(),
+    };
     claims.extend(check_post_hoc(spec, &request.post_hoc).map_err(ClaimsOfError::PostHoc)?);
     Ok(claims)
 }
@@ -208,9 +218,40 @@ pub enum ClaimsOfError {
         /// Why its spec does not read.
         why: std::sync::Arc<schedlab_spec::SpecError>,
     },
+    /// The claims declared with the run do not check against its spec as run (written by
+    /// another version).
+    #[error("--claim cannot be checked against run {run_id}: {}", DeclaredProblem(.why))]
+    DeclaredUnchecked {
+        /// The run.
+        run_id: i64,
+        /// The first declared claim's mistake.
+        why: Problem,
+    },
     /// The claim does not fit the run.
     #[error("{0}")]
     PostHoc(Problem),
+}
+
+/// Why the claims declared with a run whose spec as run reads do not check against it (a
+/// spec written by another version); None when they check, or the spec does not read (that
+/// is `notes::spec_warning`'s).
+pub fn declared_problem(run: &RunInfo) -> Option<Problem> {
+    check_claims(run.spec().ok()?).err()
+}
+
+/// The sentence of a [`declared_problem`]: what, why and what to do.
+#[derive(Debug, Clone, Copy)]
+pub struct DeclaredProblem<'a>(pub &'a Problem);
+
+impl std::fmt::Display for DeclaredProblem<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the claims stored with the run do not check against its spec as run in schedlab {}: {}; it was probably written by another version: `schedlab show` prints it as stored, and that version of schedlab judges its claims",
+            env!("CARGO_PKG_VERSION"),
+            self.0
+        )
+    }
 }
 
 /// Where an `--until-decided` run stands: claims and claim cells still inconclusive, and

@@ -76,6 +76,11 @@ fn spec_warning(input: &ReportInput) -> Option<Warning> {
     input.run.spec_read().err().map(Warning::SpecUnreadable)
 }
 
+/// The warning for a run whose declared claims do not check against its spec as run.
+fn claims_warning(input: &ReportInput) -> Option<Warning> {
+    crate::claims::declared_problem(&input.run).map(Warning::ClaimsUnchecked)
+}
+
 /// The run's status, cells with trials not ok, timeouts and failures, thin cells, then the
 /// stored warnings.
 pub fn warnings(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> Vec<Warning> {
@@ -92,6 +97,7 @@ pub fn warnings(input: &ReportInput, cells: &[CellReport], groups: &[Group]) -> 
         });
     }
     out.extend(spec_warning(input));
+    out.extend(claims_warning(input));
     for c in cells {
         let statuses = not_ok(&c.statuses);
         if !statuses.is_empty() {

@@ -47,6 +47,9 @@ pub enum Warning {
     },
     /// The spec as run does not read (written by another version): the defaults it costs.
     SpecUnreadable(Arc<SpecError>),
+    /// The claims declared in the spec as run do not check against it (written by another
+    /// version): none of them is judged.
+    ClaimsUnchecked(schedlab_spec::Problem),
     /// A cell's trials that are not ok, counted by status.
     NotOk {
         /// The cell.

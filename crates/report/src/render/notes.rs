@@ -24,6 +24,10 @@ pub fn warning(w: &Warning) -> String {
         Warning::SpecUnreadable(e) => format!(
             "{e}. The baseline follows the cell order, the primary metric is makespan, an adaptive run's precision is not shown, and no declared claim is judged."
         ),
+        Warning::ClaimsUnchecked(why) => format!(
+            "{}. No declared claim is judged.",
+            crate::claims::DeclaredProblem(why)
+        ),
         Warning::NotOk { cell, not_ok, total, statuses, reason: why } => {
             let bad: Vec<String> = statuses
                 .iter()

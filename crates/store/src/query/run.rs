@@ -34,6 +34,10 @@ pub struct RunInfo {
     /// `spec_toml` read as the spec crate's type, or why it does not read.
     #[serde(skip)]
     spec: std::result::Result<Spec, Arc<SpecError>>,
+    /// The hash of the spec as run, seed aside, as stored with the run (see
+    /// [`super::spec_hash`]).
+    #[serde(skip)]
+    spec_hash: String,
     /// Environment record (JSON text), if captured.
     pub env_json: Option<String>,
     /// Trials in the plan.
@@ -65,6 +69,7 @@ impl Default for RunInfo {
             argv: String::new(),
             spec: Spec::read_as_run("").map_err(Arc::new),
             spec_toml: String::new(),
+            spec_hash: super::spec_hash(""),
             env_json: None,
             trials_planned: 0,
             uuid: None,
@@ -94,16 +99,18 @@ impl RunInfo {
         &self.spec_toml
     }
 
-    /// Sets the spec as run to `text`, and reads it (once, here).
+    /// Sets the spec as run to `text`, and reads it (once, here) and hashes it as a stored
+    /// run's is.
     pub fn set_spec_toml(&mut self, text: String) {
         self.spec = Spec::read_as_run(&text).map_err(Arc::new);
+        self.spec_hash = schedlab_spec::as_run::read_spec_hash(self.spec().ok(), &text);
         self.spec_toml = text;
     }
 
-    /// The hash of the spec as run, seed aside (see [`super::spec_hash`]), from the spec as
-    /// read.
-    pub fn spec_hash(&self) -> String {
-        schedlab_spec::as_run::read_spec_hash(self.spec().ok(), &self.spec_toml)
+    /// The hash of the spec as run, seed aside (see [`super::spec_hash`]), as stored with
+    /// the run.
+    pub fn spec_hash(&self) -> &str {
+        &self.spec_hash
     }
 }
 
@@ -112,7 +119,8 @@ pub fn run_info(store: &Store, run_id: i64) -> Result<RunInfo> {
     store.require_run(run_id)?;
     let (mut info, runner) = store.db.query_one(
         "SELECT run_id, name, started_at, finished_at, status, seed, version, argv, spec_toml, env_json, trials_planned,
-                runner_pid, runner_boot_id, runner_start_ticks, uuid, host, machine_id, kernel, cpu_model, git_commit
+                runner_pid, runner_boot_id, runner_start_ticks, uuid, host, machine_id, kernel, cpu_model, git_commit,
+                spec_hash
          FROM runs WHERE run_id = ?1",
         params![run_id],
         |r| {
@@ -130,6 +138,7 @@ pub fn run_info(store: &Store, run_id: i64) -> Result<RunInfo> {
                     // The stored spec is read here, once for the command.
                     spec: Spec::read_as_run(&r.get::<String>(8)?).map_err(Arc::new),
                     spec_toml: r.get(8)?,
+                    spec_hash: r.get(20)?,
                     env_json: r.get(9)?,
                     trials_planned: r.get(10)?,
                     uuid: r.get(14)?,
