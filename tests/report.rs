@@ -199,7 +199,10 @@ fn the_default_stats_show_one_line_per_group_for_the_primary_metric() {
             .iter()
             .filter(|f| f.group == g && f.metric == Metric::Makespan)
         {
-            let entry = format!("{} (", model::fmt_value(f.median, f.metric));
+            let entry = format!(
+                "{} (",
+                schedlab_report::render::fmt::fmt_value(f.median, f.metric)
+            );
             assert!(
                 line[0].contains(&entry) && line[0].contains(&render::exploratory::verdict(f)),
                 "{}",
@@ -717,7 +720,7 @@ fn a_cells_response_is_one_number_in_stats_the_key_table_and_the_exploratory_com
 
     // The same number as printed: stats' response table (--all), the Markdown key table, the
     // comparison's sentence.
-    let printed = model::fmt_value(expected, Metric::Response);
+    let printed = schedlab_report::render::fmt::fmt_value(expected, Metric::Response);
     let stats = render_stats(&r, true);
     let table = &stats[stats
         .find("response (ms), per trial")
@@ -735,14 +738,17 @@ fn a_cells_response_is_one_number_in_stats_the_key_table_and_the_exploratory_com
         .expect("key table row");
     let key_cols: Vec<&str> = key_row.split('|').map(str::trim).collect();
     assert!(
-        key_cols[4].starts_with(&format!("{} [", model::fmt_num(expected))),
+        key_cols[4].starts_with(&format!(
+            "{} [",
+            schedlab_report::render::fmt::fmt_num(expected)
+        )),
         "{key_row}"
     );
     let sentence = render::exploratory::sentence(&r.groups[comparison.group].label, comparison);
     assert!(
         sentence.contains(&format!(
             "vs {})",
-            model::fmt_with_unit(expected, Metric::Response)
+            schedlab_report::render::fmt::fmt_with_unit(expected, Metric::Response)
         )),
         "{sentence}"
     );
@@ -775,7 +781,7 @@ fn the_spec_s_primary_metric_leads_the_compact_stats_and_the_html_first_screen()
     assert!(
         row.contains(&format!(
             "{} (",
-            model::fmt_value(median, Metric::Turnaround)
+            schedlab_report::render::fmt::fmt_value(median, Metric::Turnaround)
         )),
         "{row}"
     );
@@ -821,7 +827,7 @@ fn the_pairwise_table_shows_each_pairs_unadjusted_p_as_the_comparisons_do() {
             .expect("a row for the pair");
         assert_eq!(
             row[mw_col],
-            model::fmt::fmt_p(p),
+            schedlab_report::render::fmt::fmt_p(p),
             "{label}, {}",
             f.metric.label()
         );

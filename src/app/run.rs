@@ -139,7 +139,7 @@ fn estimate(plan: &Plan, sink: Option<&mut StoreSink>) -> Result<Estimate> {
             i.to_string(),
             cell.label(),
             units.to_string(),
-            schedlab_report::model::fmt::fmt_ns(est as f64),
+            schedlab_report::render::fmt::fmt_ns(est as f64),
         ]);
     }
     let table = b.build().with(tabled::settings::Style::sharp()).to_string();

@@ -6,18 +6,22 @@
 use super::{read, relative, workspace};
 use syn::visit::{self, Visit};
 
-/// Files under `crates/report/src/model/` that still format text, and why. Issue 28 round 2
-/// converted `exploratory.rs`, `compare.rs`, `quality.rs` and `notes.rs` (part D, with
-/// `warning.rs`); part G converts the first four listed in parallel.
+/// Files under `crates/report/src/model/` that still format text, and why: each is a label,
+/// a figure's id, title or caption, or the table printed after a run. Issue 28 round 2 made
+/// the sections' tables (workload, iosched, cgroups, kernel), the exploratory comparisons,
+/// compare, quality and the notes (with `warning.rs`) values; the formatters moved to
+/// `render/fmt.rs`.
 const PENDING: &[(&str, &str)] = &[
-    ("workload.rs", "part G: its tables"),
-    ("iosched.rs", "part G: its tables"),
-    ("cgroups.rs", "part G: its tables"),
-    ("kernel.rs", "part G: its tables"),
     (
-        "fmt.rs",
-        "the formatters themselves, moved to render/ at the merge",
+        "workload.rs",
+        "the group label's prefix that other_axes strips",
     ),
+    (
+        "iosched.rs",
+        "a pooled command label, figure ids, titles and captions",
+    ),
+    ("cgroups.rs", "cell labels and series names of its figures"),
+    ("kernel.rs", "cell labels, figure ids, titles and lanes"),
     ("figures.rs", "figure ids and captions"),
     ("workload_plots.rs", "figure captions and series labels"),
     ("layout.rs", "group and panel labels"),

@@ -11,7 +11,6 @@ pub mod compare;
 mod end_groups;
 pub mod exploratory;
 pub mod figures;
-pub mod fmt;
 pub mod iosched;
 pub mod kernel;
 mod layout;
@@ -22,7 +21,6 @@ pub mod quality;
 pub mod report;
 pub mod run_table;
 mod stats;
-pub mod tables;
 pub mod trials;
 pub mod warning;
 pub mod workload;
@@ -36,10 +34,6 @@ use schedlab_store::query::{CellView, Tally, TaskRow};
 use serde::Serialize;
 
 pub use exploratory::ExploratoryComparison;
-pub use fmt::{
-    fmt_ci, fmt_effect, fmt_median_ci, fmt_num, fmt_opt_p, fmt_p, fmt_value, fmt_with_unit,
-    median_ci_coverage,
-};
 use layout::Varying;
 pub use schedlab_core::metric::Metric;
 pub use stats::par_map;

@@ -6,9 +6,10 @@ use super::terminal::terminal_table;
 use crate::model::compare::{
     CompareReport, CompareRow, DifferentWork, Differs, MachineInfo, RunRef, SameWork, Side,
 };
-use crate::model::fmt::{fmt_ns, fmt_ratio};
-use crate::model::tables::Table;
-use crate::model::{fmt_p, fmt_value, fmt_with_unit, Metric, TestUnit};
+use crate::model::{Metric, TestUnit};
+use crate::render::fmt::{fmt_ns, fmt_ratio};
+use crate::render::fmt::{fmt_p, fmt_value, fmt_with_unit};
+use crate::render::text_table::Table;
 use schedlab_analyze::{Effect, EffectScale};
 
 /// "run 7 \"name\"", and " in DB" after it where the runs come from two databases.
@@ -194,7 +195,7 @@ fn ci_cell(e: &Effect, m: Metric) -> String {
         EffectScale::Difference => fmt_with_unit(v, m),
     };
     let mut out = format!("[{}, {}]", end(e.lo), end(e.hi));
-    if let Some(name) = crate::model::fmt::ci_shortfall(e) {
+    if let Some(name) = crate::render::fmt::ci_shortfall(e) {
         out += &format!(" ({name})");
     }
     out

@@ -3,8 +3,8 @@
 //! for tables. The numbers and the decisions come from [`crate::model::exploratory`].
 
 use crate::model::exploratory::{Direction, ExploratoryComparison, NoTest, Screened, Screening};
-use crate::model::fmt::{ci_name, fmt_p, fmt_ratio_bare, fmt_value, fmt_with_unit};
 use crate::model::Metric;
+use crate::render::fmt::{ci_name, fmt_p, fmt_ratio_bare, fmt_value, fmt_with_unit};
 use schedlab_analyze::{Effect, EffectScale, PValueMethod, ALPHAS};
 
 /// The short result for tables (by the unadjusted p): "lower **", "higher *", "n.s.", "too

@@ -2,8 +2,8 @@
 //! intervals, too few trials, what the p says, and the sentences render makes of them.
 use super::{change, sentence, verdict};
 use crate::model::exploratory::*;
-use crate::model::fmt::fmt_ratio;
 use crate::model::{Group, Metric};
+use crate::render::fmt::fmt_ratio;
 use schedlab_analyze::{EffectScale, PValueMethod};
 
 /// The comparison's sentence, as every output prints it, for the group [`compared`] makes.

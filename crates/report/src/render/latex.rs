@@ -1,7 +1,8 @@
 //! LaTeX tables (booktabs) ready to paste into a paper (report.tex): study 001's execution,
 //! response and turnaround time per policy and load for each panel, and the headline exploratory comparisons.
 
-use crate::model::{fmt_effect, fmt_num, fmt_with_unit, median_ci_coverage, Metric, Report};
+use crate::model::{Metric, Report};
+use crate::render::fmt::{fmt_effect, fmt_num, fmt_with_unit, median_ci_coverage};
 
 /// Text with every character LaTeX gives a meaning escaped: the ten specials, `<`, `>` and
 /// `|` (which the default font turns into other glyphs), and every control or bidirectional

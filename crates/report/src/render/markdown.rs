@@ -3,8 +3,8 @@
 
 use super::tables;
 use crate::model::plot_data::Figure;
-use crate::model::tables::Table;
 use crate::model::{Report, EXPLORATORY_HEADING, EXPLORATORY_NOTE};
+use crate::render::text_table::Table;
 
 /// Text for Markdown: `&`, `<` and `>` as character references, so that no stored text
 /// becomes raw HTML (a `<script>` in a run's name), and every control or bidirectional

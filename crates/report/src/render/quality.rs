@@ -1,9 +1,9 @@
 //! The report's quality tables as text: the precision an adaptive run reached per cell, the
 //! machine's drift over the run, RT throttling (computed in [`crate::model::quality`]).
 
-use crate::model::fmt_with_unit;
 use crate::model::quality::{drift, Quality, Spread};
-use crate::model::tables::Table;
+use crate::render::fmt::fmt_with_unit;
+use crate::render::text_table::Table;
 
 /// "0.98 [0.91, 1.02]": a median and range, or "-".
 fn spread(s: Option<Spread>) -> String {

@@ -4,9 +4,10 @@
 use crate::model::cgroups::{CgroupView, GroupSummary};
 use crate::model::iosched::{self, SchedulerSamples, Significance, Tested, COLUMNS};
 use crate::model::kernel::{self, KernelView};
-use crate::model::tables::Table;
 use crate::model::workload::{self, WorkloadTable};
-use crate::model::{fmt_num, fmt_value, Metric, Report};
+use crate::model::{Metric, Report};
+use crate::render::fmt::{fmt_num, fmt_value};
+use crate::render::text_table::Table;
 
 fn strings(xs: &[&str]) -> Vec<String> {
     xs.iter().map(|s| s.to_string()).collect()

@@ -6,8 +6,8 @@
 
 use super::terminal::terminal_table;
 use super::{sections, tables};
-use crate::model::tables::Table;
 use crate::model::{Metric, Report, EXPLORATORY_HEADING, EXPLORATORY_NOTE};
+use crate::render::text_table::Table;
 
 /// Longest reason shown in the trials table without `--all` (the warnings have it whole).
 const REASON_CHARS: usize = 48;

@@ -2,11 +2,11 @@
 //! outputs (CSV writes the same tables with full-precision numbers; LaTeX has its own layout).
 
 use crate::model::exploratory::ExploratoryComparison;
-use crate::model::tables::Table;
-use crate::model::{
-    fmt_ci, fmt_effect, fmt_median_ci, fmt_num, fmt_opt_p, fmt_value, fmt_with_unit, tasks_phrase,
-    CellReport, Metric, MetricSummary, Report, TestUnit,
+use crate::model::{tasks_phrase, CellReport, Metric, MetricSummary, Report, TestUnit};
+use crate::render::fmt::{
+    fmt_ci, fmt_effect, fmt_median_ci, fmt_num, fmt_opt_p, fmt_value, fmt_with_unit,
 };
+use crate::render::text_table::Table;
 
 fn strings(xs: &[&str]) -> Vec<String> {
     xs.iter().map(|s| s.to_string()).collect()

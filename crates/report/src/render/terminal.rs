@@ -1,9 +1,9 @@
 //! The per-cell summary table printed after a run, formatted from the model's lines
 //! ([`crate::model::run_table::lines`]), and any [`Table`] drawn for a terminal.
 
-use crate::model::fmt::fmt_ns;
 use crate::model::run_table::CellLine;
-use crate::model::tables::Table;
+use crate::render::fmt::fmt_ns;
+use crate::render::text_table::Table;
 use tabled::settings::Style;
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
@@ -13,7 +13,7 @@ fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
 /// A count's median: whole, or with two decimals between whole counts ("2.50").
 fn count(v: Option<f64>) -> String {
     opt(v, |v| {
-        crate::model::fmt_value(v, crate::model::Metric::Ivcsw)
+        crate::render::fmt::fmt_value(v, crate::model::Metric::Ivcsw)
     })
 }
 

@@ -3,9 +3,10 @@
 //! each claim, as text cells every renderer shares.
 
 use crate::claims::{CellOutcome, ClaimOutcome, ClaimsOutcome, Heterogeneity};
-pub use crate::model::fmt_effect;
-use crate::model::tables::Table;
-use crate::model::{fmt_num, fmt_p, Metric};
+use crate::model::Metric;
+pub use crate::render::fmt::fmt_effect;
+use crate::render::fmt::{fmt_num, fmt_p};
+use crate::render::text_table::Table;
 use schedlab_analyze::{Effect, EffectScale, Power, TrialsNeeded, Verdict};
 use schedlab_spec::claims::{Claim, Declared};
 
@@ -69,7 +70,7 @@ pub fn need(p: &Power) -> Option<String> {
 /// An effect's estimate alone (its interval is not shown where the cell was not judged).
 fn estimate(e: &Effect, metric: Option<Metric>) -> String {
     match e.scale {
-        EffectScale::Ratio => format!("{}x", crate::model::fmt::fmt_ratio_bare(e.estimate)),
+        EffectScale::Ratio => format!("{}x", crate::render::fmt::fmt_ratio_bare(e.estimate)),
         EffectScale::Difference => format!(
             "{} {}",
             fmt_num(e.estimate),

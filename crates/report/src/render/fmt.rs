@@ -1,6 +1,6 @@
 //! Number formatting shared by every text output: values with units, p-values, CIs.
 
-use super::Metric;
+use crate::model::Metric;
 use schedlab_analyze::{Effect, EffectScale, Summary};
 
 /// A value with 3-4 significant digits and no exponent: 201, 28.5, 2.85, 0.285.
