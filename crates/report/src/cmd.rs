@@ -136,7 +136,11 @@ fn with_exclusions(mut input: ReportInput, exclude: bool) -> ReportInput {
 /// Sets `input`'s baseline; [`ReportError::UnknownBaseline`] for a policy the run does not have.
 fn with_baseline(mut input: ReportInput, baseline: Option<&str>) -> Result<ReportInput> {
     if let Some(b) = baseline {
-        model::baseline::check(&input, b)?;
+        model::baseline::check(&input, b).map_err(|accepted| ReportError::UnknownBaseline {
+            baseline: b.to_string(),
+            run_id: input.run.run_id,
+            accepted,
+        })?;
         input.baseline = Some(b.to_string());
     }
     Ok(input)
