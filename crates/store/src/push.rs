@@ -54,8 +54,15 @@ const TRIAL_TABLES: [(&str, &str, Option<&str>); 6] = [
     ("task_groups", "group_index", None),
 ];
 
-/// Terminal run states: a pushed run in one of them finishes a target run that is still open.
-const FINISHED: [&str; 3] = ["done", "interrupted", "failed"];
+/// Whether a run stored as `status` has ended (done, interrupted, failed): a pushed run that
+/// has finishes a target run that is still open. A status this version does not know has not.
+fn finished(status: &str) -> bool {
+    use schedlab_core::records::RunStatus as R;
+    match status.parse() {
+        Ok(R::Done | R::Interrupted | R::Failed) => true,
+        Ok(R::Queued | R::Running) | Err(_) => false,
+    }
+}
 
 /// Every table a push copies rows of.
 const COPIED_TABLES: [&str; 10] = [
@@ -267,7 +274,7 @@ fn push_run_row(
     };
     if let Some((id, status)) = existing {
         summary.runs_merged += 1;
-        if FINISHED.contains(&src_status.as_str()) && !FINISHED.contains(&status.as_str()) {
+        if finished(&src_status) && !finished(&status) {
             let finished = run_row[run.col("finished_at")?].clone();
             dst.execute(
                 "UPDATE runs SET status = ?2, finished_at = ?3 WHERE run_id = ?1",
@@ -418,8 +425,9 @@ fn push_trials(
         summary.trials_added += 1;
         trial_map.insert(src_trial, new_id);
         copy_trial_rows(run, src_trial, new_id)?;
+        use schedlab_core::records::TrialStatus as T;
         let state = match &row[tstatus] {
-            Value::Text(s) if s == "timeout" || s == "failed" => "failed",
+            Value::Text(s) if matches!(s.parse(), Ok(T::Timeout | T::Failed)) => "failed",
             _ => "done",
         };
         run.dst.execute(
