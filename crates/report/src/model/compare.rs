@@ -5,11 +5,12 @@
 //! achieved coverage, and an unadjusted Mann-Whitney mark. Cells whose units of work differ are not
 //! comparable: the caller refuses them unless asked to go ahead. `render::compare` prints it.
 
+use super::iosched::Significance;
 use super::trials::values;
 use super::{describe, trial_values, CellKey, Metric, ReportInput};
 use schedlab_analyze::{
     effect_two_sample, mann_whitney_min_p, mann_whitney_trials_needed, mann_whitney_u, median,
-    Effect, EffectScale, PValueMethod, ALPHA, ALPHAS, CI_LEVEL,
+    Effect, EffectScale, PValueMethod, ALPHA, CI_LEVEL,
 };
 use schedlab_store::Location;
 use std::collections::HashMap;
@@ -44,13 +45,9 @@ pub struct CompareRow {
 }
 
 impl CompareRow {
-    /// "**" for p < 0.01, "*" for p < 0.05, "" otherwise.
-    pub fn mark(&self) -> &'static str {
-        match self.p {
-            Some(p) if p < ALPHAS.1 => "**",
-            Some(p) if p < ALPHAS.0 => "*",
-            _ => "",
-        }
+    /// How far below the alphas its p-value lies (none without a p-value).
+    pub fn significance(&self) -> Significance {
+        self.p.map_or(Significance::None, Significance::of)
     }
 
     /// The effect as a ratio B/A, if it is one.
@@ -383,10 +380,11 @@ mod tests {
 
     #[test]
     fn marks_follow_the_p_value_and_geomean_ignores_undefined_ratios() {
-        assert_eq!(row(Some(0.004), None).mark(), "**");
-        assert_eq!(row(Some(0.03), None).mark(), "*");
-        assert_eq!(row(Some(0.2), None).mark(), "");
-        assert_eq!(row(None, None).mark(), "");
+        let level = |p| row(p, None).significance();
+        assert_eq!(level(Some(0.004)), Significance::Alpha01);
+        assert_eq!(level(Some(0.03)), Significance::Alpha05);
+        assert_eq!(level(Some(0.2)), Significance::None);
+        assert_eq!(level(None), Significance::None);
         let r = row(None, Some(2.0)).ratio().expect("a ratio");
         assert!((r - 2.0).abs() < 1e-12, "{r}");
         let g = geomean([2.0, 0.5, f64::NAN, 0.0].into_iter()).expect("two usable ratios");

@@ -6,6 +6,7 @@ use super::terminal::terminal_table;
 use crate::model::compare::{
     CompareReport, CompareRow, DifferentWork, Differs, MachineInfo, RunRef, SameWork, Side,
 };
+use crate::model::iosched::Significance;
 use crate::model::{Metric, TestUnit};
 use crate::render::fmt::{fmt_ns, fmt_ratio};
 use crate::render::fmt::{fmt_p, fmt_value, fmt_with_unit};
@@ -216,7 +217,7 @@ fn metric_row(r: &CompareRow) -> Vec<String> {
         effect_cell(r),
         r.effect.as_ref().map_or("-".into(), |e| ci_cell(e, m)),
         r.p.map_or("-".into(), fmt_p),
-        r.mark().into(),
+        stars(r.significance()).into(),
     ]
 }
 
@@ -251,6 +252,15 @@ fn metric_section(c: &CompareReport, m: Metric) -> String {
         t.rows.push(row);
     }
     terminal_table(&t)
+}
+
+/// The stars of a significance level: "**" below 0.01, "*" below 0.05, else none.
+pub fn stars(s: Significance) -> &'static str {
+    match s {
+        Significance::Alpha01 => "**",
+        Significance::Alpha05 => "*",
+        Significance::None => "",
+    }
 }
 
 #[cfg(test)]
