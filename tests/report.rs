@@ -294,7 +294,10 @@ fn compare_finds_the_slower_fifo_turnaround_in_run_b_and_lists_unmatched_cells()
         e.lo > 1.4 && e.hi < 1.6 && e.lo <= e.estimate && e.estimate <= e.hi,
         "{e:?}"
     );
-    assert_eq!(row.mark(), "**");
+    assert_eq!(
+        schedlab_report::render::compare::stars(row.significance()),
+        "**"
+    );
     let other = c
         .rows
         .iter()
@@ -304,7 +307,10 @@ fn compare_finds_the_slower_fifo_turnaround_in_run_b_and_lists_unmatched_cells()
         (other.ratio().expect("ratio") - 1.0).abs() < 1e-12,
         "{other:?}"
     );
-    assert_eq!(other.mark(), "");
+    assert_eq!(
+        schedlab_report::render::compare::stars(other.significance()),
+        ""
+    );
     assert_eq!(
         c.only_a,
         vec!["other, cpu:pi with 4 tasks", "fifo, cpu:pi with 4 tasks"]
