@@ -11,8 +11,8 @@ fn store_with(dir: &std::path::Path, workload_json: &str) -> (Store, i64) {
     let db = &store.db;
     let run_id: i64 = db
         .query_one(
-            "INSERT INTO runs (name, started_at, status, seed, spec_toml, argv, version, trials_planned)
-             VALUES ('t', '2026-01-02T03:04:05Z', 'done', 1, 'name = \"t\"', 'schedlab run', '0.1.0', 1) RETURNING run_id",
+            "INSERT INTO runs (name, started_at, status, seed, spec_toml, spec_hash, argv, version, trials_planned)
+             VALUES ('t', '2026-01-02T03:04:05Z', 'done', 1, 'name = \"t\"', '0123456789abcdef', 'schedlab run', '0.1.0', 1) RETURNING run_id",
             &[],
             |r| r.get(0),
         )
