@@ -1,7 +1,7 @@
 //! Writing one group's settings (cpu and cpuset controllers, v1 or v2), and the v1 check that
 //! no other load-balanced cpuset would merge with a partition.
 
-use crate::error::Error;
+use crate::error::{Error, IoAction};
 use crate::fs::CgroupFs;
 use crate::mountinfo::Version;
 use crate::session::{no_idle, write, write_feature};
@@ -65,7 +65,7 @@ pub(crate) fn apply_cpuset(
             // join (ENOSPC otherwise).
             let all = fs
                 .read(&dir.parent().unwrap_or(dir).join("cpuset.cpus"))
-                .map_err(|e| Error::io("read", dir, e))?;
+                .map_err(|e| Error::io(IoAction::Read, dir, e))?;
             let cpus = cpus.map_or_else(|| all.trim().to_string(), |c| c.to_string());
             write(fs, &dir.join("cpuset.cpus"), &cpus)?;
             write(
@@ -87,7 +87,7 @@ pub(crate) fn apply_cpuset(
             if partition {
                 let f = dir.join("cpuset.cpus.partition");
                 write(fs, &f, "root")?;
-                let state = fs.read(&f).map_err(|e| Error::io("read", &f, e))?;
+                let state = fs.read(&f).map_err(|e| Error::io(IoAction::Read, &f, e))?;
                 if state.trim() != "root" {
                     return Err(Error::PartitionInvalid {
                         path: dir.to_path_buf(),

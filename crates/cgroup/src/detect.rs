@@ -3,7 +3,7 @@
 //! burst, partitions, v1 RT group scheduling), the online CPUs; and a one-line explanation per
 //! controller for `schedlab policies` and the environment record.
 
-use crate::error::{Error, Unavailable};
+use crate::error::{Error, IoAction, Unavailable};
 use crate::fs::CgroupFs;
 use crate::mountinfo::{parse_mountinfo, parse_proc_cgroups, CgroupMount, SubsysLine, Version};
 use crate::rt::RtBandwidth;
@@ -133,7 +133,10 @@ const REMOTE_PARTITION_SINCE: (u32, u32) = (6, 7);
 impl Capabilities {
     /// Detect on this machine (reads `/proc/self/mountinfo`, `/proc/cgroups`, the mounts).
     pub fn detect(fs: &dyn CgroupFs) -> Result<Capabilities, Error> {
-        let read = |p: &str| fs.read(Path::new(p)).map_err(|e| Error::io("read", p, e));
+        let read = |p: &str| {
+            fs.read(Path::new(p))
+                .map_err(|e| Error::io(IoAction::Read, p, e))
+        };
         let mountinfo = read("/proc/self/mountinfo")?;
         let cgroups = read("/proc/cgroups")?;
         Capabilities::detect_from(fs, &mountinfo, &cgroups)
@@ -180,7 +183,7 @@ impl Capabilities {
             _ => {
                 let text = fs
                     .read(Path::new("/sys/devices/system/cpu/online"))
-                    .map_err(|e| Error::io("read", "/sys/devices/system/cpu/online", e))?;
+                    .map_err(|e| Error::io(IoAction::Read, "/sys/devices/system/cpu/online", e))?;
                 CpuList::parse(&text)?
             }
         };

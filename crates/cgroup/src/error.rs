@@ -151,17 +151,15 @@ pub enum Error {
     #[error(transparent)]
     Unavailable(#[from] Unavailable),
     /// A file or directory operation failed.
-    #[error("cannot {action} {}: {source}; {hint}", path.display())]
+    #[error("cannot {action} {}: {source}; {}", path.display(), hint_for(source))]
     Io {
         /// What was tried (e.g. `write 20000 to`).
-        action: String,
+        action: IoAction,
         /// The file or directory.
         path: PathBuf,
-        /// The system's error.
+        /// The system's error (its errno chooses the hint shown).
         #[source]
         source: io::Error,
-        /// What it means here and what to do.
-        hint: String,
     },
     /// The cgroup to be created exists already: schedlab never adopts a cgroup.
     #[error(
@@ -182,7 +180,7 @@ pub enum Error {
         /// The path.
         path: PathBuf,
         /// Why not.
-        why: String,
+        why: NotOurs,
     },
     /// A cgroup still held tasks (or children) after the bounded wait.
     #[error(
@@ -196,7 +194,7 @@ pub enum Error {
         /// How long removal was retried, ms.
         waited_ms: u64,
         /// What was still in it.
-        left: String,
+        left: Leftovers,
     },
     /// A kernel file did not have the expected format.
     #[error("unexpected content in {file}: {detail}")]
@@ -204,7 +202,7 @@ pub enum Error {
         /// The file (or its kind, e.g. `/proc/self/mountinfo`).
         file: String,
         /// What was wrong.
-        detail: String,
+        detail: ParseProblem,
     },
     /// A v2 partition was refused by the kernel (`cpuset.cpus.partition` reads `root invalid`).
     #[error(
@@ -248,20 +246,137 @@ impl Error {
         }
     }
 
-    /// A failed file operation, with a hint chosen from the error number.
-    pub(crate) fn io(
-        action: impl Into<String>,
-        path: impl Into<PathBuf>,
-        source: io::Error,
-    ) -> Error {
-        let hint = hint_for(&source).to_string();
+    /// A failed file operation (shown with a hint chosen from the error number).
+    pub(crate) fn io(action: IoAction, path: impl Into<PathBuf>, source: io::Error) -> Error {
         Error::Io {
-            action: action.into(),
+            action,
             path: path.into(),
             source,
-            hint,
         }
     }
+}
+
+/// What a failed file operation tried ([`Error::Io`]); shown before the path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IoAction {
+    /// Reading a file.
+    #[error("read")]
+    Read,
+    /// Listing a directory's child cgroups.
+    #[error("list")]
+    List,
+    /// Creating a cgroup directory.
+    #[error("create")]
+    Create,
+    /// Removing a cgroup directory.
+    #[error("remove")]
+    Remove,
+    /// Clearing a setting back to its default.
+    #[error("clear")]
+    Clear,
+    /// Writing a number (a task id, a budget in µs).
+    #[error("write {0} to")]
+    WriteNumber(u64),
+    /// Writing a setting's value, shown quoted.
+    #[error("write {0:?} to")]
+    Write(String),
+}
+
+/// Why a path handed to removal is not schedlab's ([`Error::NotOurs`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotOurs {
+    /// It lies under no cgroup mount of this machine.
+    #[error("not under a cgroup mount of this machine")]
+    NotUnderMount,
+    /// Its top directory is not named `schedlab-PID-START`.
+    #[error("{name:?} is not a schedlab-PID-START directory")]
+    NotOwnerDir {
+        /// The top directory's name.
+        name: String,
+    },
+    /// The process that made it still runs.
+    #[error("its owner, process {pid}, still runs")]
+    OwnerRuns {
+        /// The owner's process id.
+        pid: u32,
+    },
+}
+
+/// What a cgroup that could not be removed still held ([`Error::Busy`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Leftovers {
+    /// The task ids in it.
+    pub tasks: Vec<u32>,
+    /// The names of its child cgroups.
+    pub children: Vec<String>,
+}
+
+impl std::fmt::Display for Leftovers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.tasks.is_empty(), self.children.is_empty()) {
+            (true, true) => f.write_str("nothing visible (a task may still be exiting)"),
+            (false, true) => write!(f, "tasks {:?}", self.tasks),
+            (true, false) => write!(f, "child cgroups {:?}", self.children),
+            (false, false) => write!(
+                f,
+                "tasks {:?}, child cgroups {:?}",
+                self.tasks, self.children
+            ),
+        }
+    }
+}
+
+/// What was wrong with a kernel file's content ([`Error::Parse`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseProblem {
+    /// A file holding one number held this text.
+    #[error("{text:?} is not a number")]
+    NotANumber {
+        /// The text read.
+        text: String,
+    },
+    /// A line of a `key value` file held something else.
+    #[error("expected `key value`: {line:?}")]
+    NotKeyValue {
+        /// The line.
+        line: String,
+    },
+    /// A process's stat file gave no start time.
+    #[error("no start time")]
+    NoStartTime,
+    /// A line of a table (`/proc/self/mountinfo`, `/proc/cgroups`) that does not read.
+    #[error("line {number}: {fault}: {line:?}")]
+    Line {
+        /// The line's number, from 1.
+        number: usize,
+        /// What is wrong with it.
+        fault: LineFault,
+        /// The line.
+        line: String,
+    },
+}
+
+/// What is wrong with one line of a kernel table ([`ParseProblem::Line`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum LineFault {
+    /// mountinfo: no ` - ` between the mount's and the file system's fields.
+    #[error("no ` - ` separator")]
+    NoSeparator,
+    /// mountinfo: fewer fields than a mount has.
+    #[error("too few fields")]
+    TooFewFields,
+    /// mountinfo: the first field is no number.
+    #[error("mount id is not a number")]
+    MountIdNotNumber,
+    /// /proc/cgroups: not 4 fields.
+    #[error("expected 4 fields")]
+    NotFourFields,
+    /// /proc/cgroups: a field that must be a number is not.
+    #[error("not a number")]
+    NotANumber,
+    /// /proc/cgroups: a hierarchy id beyond 32 bits.
+    #[error("hierarchy id too large")]
+    HierarchyTooLarge,
 }
 
 /// Linux error numbers the cgroup files answer with (the same on every Linux architecture
@@ -296,5 +411,112 @@ fn hint_for(e: &io::Error) -> &'static str {
         Some(errno::ENOENT) => "the file does not exist: this kernel lacks the setting",
         Some(errno::EOPNOTSUPP) => "the kernel does not support this here",
         _ => "see the system error",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_shows_its_action_and_the_hint_of_its_errno() {
+        let e = Error::io(
+            IoAction::Write("max 100000".into()),
+            "/sys/fs/cgroup/g/cpu.max",
+            io::Error::from_raw_os_error(errno::EBUSY),
+        );
+        assert!(matches!(&e, Error::Io { action: IoAction::Write(v), .. } if v == "max 100000"));
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "cannot write \"max 100000\" to /sys/fs/cgroup/g/cpu.max: {}; the cgroup is in use (it still has tasks or child cgroups)",
+                io::Error::from_raw_os_error(errno::EBUSY)
+            )
+        );
+        let e = Error::io(
+            IoAction::WriteNumber(42),
+            "/g/cgroup.procs",
+            io::Error::from_raw_os_error(errno::ESRCH),
+        );
+        assert!(e
+            .to_string()
+            .starts_with("cannot write 42 to /g/cgroup.procs: "));
+        assert!(e.to_string().ends_with("; the task has exited"));
+        assert_eq!(IoAction::Read.to_string(), "read");
+        assert_eq!(IoAction::Clear.to_string(), "clear");
+    }
+
+    #[test]
+    fn not_ours_and_busy_hold_their_reasons() {
+        let e = Error::NotOurs {
+            path: "/sys/fs/cgroup/x".into(),
+            why: NotOurs::NotOwnerDir { name: "x".into() },
+        };
+        assert_eq!(
+            e.to_string(),
+            "/sys/fs/cgroup/x is not a cgroup of a schedlab process (\"x\" is not a schedlab-PID-START directory); it is left as it is"
+        );
+        assert_eq!(
+            NotOurs::OwnerRuns { pid: 7 }.to_string(),
+            "its owner, process 7, still runs"
+        );
+        assert_eq!(
+            NotOurs::NotUnderMount.to_string(),
+            "not under a cgroup mount of this machine"
+        );
+        let left = |tasks: Vec<u32>, children: Vec<&str>| Leftovers {
+            tasks,
+            children: children.into_iter().map(String::from).collect(),
+        };
+        let e = Error::Busy {
+            path: "/g".into(),
+            waited_ms: 500,
+            left: left(vec![3, 4], vec!["t0"]),
+        };
+        assert_eq!(
+            e.to_string(),
+            "/g could not be removed after 500 ms: tasks [3, 4], child cgroups [\"t0\"]; kill those tasks and run any schedlab command, which removes it"
+        );
+        assert_eq!(left(vec![3], vec![]).to_string(), "tasks [3]");
+        assert_eq!(left(vec![], vec!["a"]).to_string(), "child cgroups [\"a\"]");
+        assert_eq!(
+            left(vec![], vec![]).to_string(),
+            "nothing visible (a task may still be exiting)"
+        );
+    }
+
+    #[test]
+    fn parse_errors_hold_the_problem_and_its_line() {
+        let e = crate::mountinfo::parse_proc_cgroups("#subsys_name\ncpu 1 x 1\n").unwrap_err();
+        let Error::Parse { file, detail } = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(file, "/proc/cgroups");
+        assert_eq!(
+            detail,
+            &ParseProblem::Line {
+                number: 2,
+                fault: LineFault::NotANumber,
+                line: "cpu 1 x 1".into()
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "unexpected content in /proc/cgroups: line 2: not a number: \"cpu 1 x 1\""
+        );
+        let e = crate::stat::CpuStat::parse_v1("usage_usec 5\n", Some("x\n")).unwrap_err();
+        assert!(
+            matches!(&e, Error::Parse { detail: ParseProblem::NotANumber { text }, .. } if text == "x\n"),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "unexpected content in cpuacct.usage: \"x\\n\" is not a number"
+        );
+        let e = crate::stat::CpuStat::parse_v2("usage_usec\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unexpected content in cpu.stat: expected `key value`: \"usage_usec\""
+        );
     }
 }

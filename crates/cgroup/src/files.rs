@@ -10,7 +10,7 @@
 //! of the thread that created it, on v1 and in v2 threaded subtrees alike.
 
 use crate::detect::Controller;
-use crate::error::Error;
+use crate::error::{Error, IoAction};
 use crate::fs::{CgroupFs, RealFs};
 use crate::invalid::Invalid;
 use crate::mountinfo::Version;
@@ -38,7 +38,7 @@ impl StatFiles {
 
     /// The group's figures now, read through `fs`.
     pub fn read_with(&self, fs: &dyn CgroupFs) -> Result<CpuStat, Error> {
-        let read = |p: &Path| fs.read(p).map_err(|e| Error::io("read", p, e));
+        let read = |p: &Path| fs.read(p).map_err(|e| Error::io(IoAction::Read, p, e));
         match self.version {
             Version::V2 => match &self.cpu_stat {
                 Some(p) => CpuStat::parse_v2(&read(p)?),
@@ -90,7 +90,7 @@ pub struct TrialFiles {
 fn write_id(fs: &dyn CgroupFs, files: &[PathBuf], id: u32) -> Result<(), Error> {
     files.iter().try_for_each(|f| {
         fs.write(f, &id.to_string())
-            .map_err(|e| Error::io(format!("write {id} to"), f, e))
+            .map_err(|e| Error::io(IoAction::WriteNumber(id.into()), f, e))
     })
 }
 
@@ -182,7 +182,7 @@ impl Trial {
         let fs = self.fs();
         let own = fs
             .read(Path::new("/proc/self/cgroup"))
-            .map_err(|e| Error::io("read", "/proc/self/cgroup", e))?;
+            .map_err(|e| Error::io(IoAction::Read, "/proc/self/cgroup", e))?;
         let own = parse_self_cgroup(&own);
         let threads = self.spec().threads;
         let label = self.label().as_str();

@@ -2,7 +2,7 @@
 //! controllers and their v1 hierarchy ids), from text; hand-written (a few lines each, and the
 //! `procfs` crate parses mountinfo but not `/proc/cgroups`), tested on literal text.
 
-use crate::error::Error;
+use crate::error::{Error, LineFault, ParseProblem};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -60,17 +60,21 @@ pub fn parse_mountinfo(text: &str) -> Result<Vec<CgroupMount>, Error> {
         if line.trim().is_empty() {
             continue;
         }
-        let bad = |detail: &str| Error::Parse {
+        let bad = |fault: LineFault| Error::Parse {
             file: "/proc/self/mountinfo".into(),
-            detail: format!("line {}: {detail}: {line:?}", n + 1),
+            detail: ParseProblem::Line {
+                number: n + 1,
+                fault,
+                line: line.to_string(),
+            },
         };
         let fields: Vec<&str> = line.split(' ').collect();
         let sep = fields
             .iter()
             .position(|f| *f == "-")
-            .ok_or_else(|| bad("no ` - ` separator"))?;
+            .ok_or_else(|| bad(LineFault::NoSeparator))?;
         if sep < 6 || fields.len() < sep + 4 {
-            return Err(bad("too few fields"));
+            return Err(bad(LineFault::TooFewFields));
         }
         let version = match fields[sep + 1] {
             "cgroup" => Version::V1,
@@ -79,7 +83,7 @@ pub fn parse_mountinfo(text: &str) -> Result<Vec<CgroupMount>, Error> {
         };
         let mount_id = fields[0]
             .parse()
-            .map_err(|_| bad("mount id is not a number"))?;
+            .map_err(|_| bad(LineFault::MountIdNotNumber))?;
         out.push(CgroupMount {
             mount_id,
             root: unescape(fields[3]),
@@ -137,18 +141,22 @@ pub fn parse_proc_cgroups(text: &str) -> Result<Vec<SubsysLine>, Error> {
         if line.starts_with('#') || line.trim().is_empty() {
             continue;
         }
-        let bad = |detail: &str| Error::Parse {
+        let bad = |fault: LineFault| Error::Parse {
             file: "/proc/cgroups".into(),
-            detail: format!("line {}: {detail}: {line:?}", n + 1),
+            detail: ParseProblem::Line {
+                number: n + 1,
+                fault,
+                line: line.to_string(),
+            },
         };
         let f: Vec<&str> = line.split_whitespace().collect();
         if f.len() != 4 {
-            return Err(bad("expected 4 fields"));
+            return Err(bad(LineFault::NotFourFields));
         }
-        let num = |s: &str| s.parse::<u64>().map_err(|_| bad("not a number"));
+        let num = |s: &str| s.parse::<u64>().map_err(|_| bad(LineFault::NotANumber));
         out.push(SubsysLine {
             name: f[0].to_string(),
-            hierarchy: u32::try_from(num(f[1])?).map_err(|_| bad("hierarchy id too large"))?,
+            hierarchy: u32::try_from(num(f[1])?).map_err(|_| bad(LineFault::HierarchyTooLarge))?,
             num_cgroups: num(f[2])?,
             enabled: num(f[3])? != 0,
         });

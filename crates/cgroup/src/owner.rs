@@ -2,7 +2,7 @@
 //! boot, `/proc/PID/stat` field 22), so that a reused pid is not taken for the owner. cgroups
 //! vanish at reboot, so no boot id is needed.
 
-use crate::error::Error;
+use crate::error::{Error, ParseProblem};
 use serde::Serialize;
 use std::path::Path;
 
@@ -24,7 +24,7 @@ impl OwnerId {
         let pid = std::process::id();
         let start_ticks = start_ticks(pid).ok_or_else(|| Error::Parse {
             file: format!("/proc/{pid}/stat"),
-            detail: "no start time".into(),
+            detail: ParseProblem::NoStartTime,
         })?;
         Ok(OwnerId { pid, start_ticks })
     }

@@ -6,7 +6,7 @@
 //! not a `schedlab-PID-START` tree directly under a cgroup mount.
 
 use crate::detect::{Capabilities, Controller};
-use crate::error::{errno, Error};
+use crate::error::{errno, Error, IoAction, Leftovers, NotOurs};
 use crate::fs::CgroupFs;
 use crate::mountinfo::Version;
 use crate::owner::OwnerId;
@@ -58,7 +58,7 @@ fn remove_rec(
     let subs = match fs.subdirs(dir) {
         Ok(s) => s,
         Err(e) if e.raw_os_error() == Some(errno::ENOENT) => return Ok(()),
-        Err(e) => return Err(Error::io("list", dir, e)),
+        Err(e) => return Err(Error::io(IoAction::List, dir, e)),
     };
     for s in subs {
         remove_rec(fs, version, mount, &dir.join(s), deadline, rep)?;
@@ -87,7 +87,7 @@ fn remove_rec(
                 }
                 std::thread::sleep(RETRY_PAUSE);
             }
-            Err(e) => return Err(Error::io("remove", dir, e)),
+            Err(e) => return Err(Error::io(IoAction::Remove, dir, e)),
         }
     }
 }
@@ -121,20 +121,10 @@ fn evacuate(fs: &dyn CgroupFs, version: Version, mount: &Path, dir: &Path, moved
     }
 }
 
-fn leftovers(fs: &dyn CgroupFs, version: Version, dir: &Path) -> String {
-    let tasks = tasks_in(fs, version, dir);
-    let subs = fs.subdirs(dir).unwrap_or_default();
-    let mut parts = Vec::new();
-    if !tasks.is_empty() {
-        parts.push(format!("tasks {tasks:?}"));
-    }
-    if !subs.is_empty() {
-        parts.push(format!("child cgroups {subs:?}"));
-    }
-    if parts.is_empty() {
-        "nothing visible (a task may still be exiting)".to_string()
-    } else {
-        parts.join(", ")
+fn leftovers(fs: &dyn CgroupFs, version: Version, dir: &Path) -> Leftovers {
+    Leftovers {
+        tasks: tasks_in(fs, version, dir),
+        children: fs.subdirs(dir).unwrap_or_default(),
     }
 }
 
@@ -217,21 +207,21 @@ pub fn remove_recorded(
         let Some((version, mount, first)) = found else {
             out.push(Err(Error::NotOurs {
                 path: p.clone(),
-                why: "not under a cgroup mount of this machine".into(),
+                why: NotOurs::NotUnderMount,
             }));
             continue;
         };
         let Some(owner) = OwnerId::from_dir_name(&first) else {
             out.push(Err(Error::NotOurs {
                 path: p.clone(),
-                why: format!("{first:?} is not a schedlab-PID-START directory"),
+                why: NotOurs::NotOwnerDir { name: first },
             }));
             continue;
         };
         if alive(&owner) {
             out.push(Err(Error::NotOurs {
                 path: p.clone(),
-                why: format!("its owner, process {}, still runs", owner.pid),
+                why: NotOurs::OwnerRuns { pid: owner.pid },
             }));
             continue;
         }

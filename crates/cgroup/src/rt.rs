@@ -10,7 +10,7 @@
 //! for an unlimited runtime), the children's ratios may sum to at most their parent's. The
 //! arithmetic here replicates it so that every budget written is accepted.
 
-use crate::error::Error;
+use crate::error::{Error, IoAction, ParseProblem};
 use crate::fs::CgroupFs;
 use serde::Serialize;
 use std::path::Path;
@@ -34,10 +34,12 @@ impl RtBandwidth {
     pub fn read(fs: &dyn CgroupFs, dir: &Path) -> Result<RtBandwidth, Error> {
         let num = |name: &str| -> Result<i64, Error> {
             let path = dir.join(name);
-            let text = fs.read(&path).map_err(|e| Error::io("read", &path, e))?;
+            let text = fs
+                .read(&path)
+                .map_err(|e| Error::io(IoAction::Read, &path, e))?;
             text.trim().parse().map_err(|_| Error::Parse {
                 file: path.display().to_string(),
-                detail: format!("{text:?} is not a number"),
+                detail: ParseProblem::NotANumber { text },
             })
         };
         let period = num("cpu.rt_period_us")?;

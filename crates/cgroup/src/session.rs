@@ -5,7 +5,7 @@
 
 use crate::apply::{apply_cpu, apply_cpuset, v1_blocker};
 use crate::detect::{Capabilities, Controller};
-use crate::error::{errno, Error, Unavailable};
+use crate::error::{errno, Error, IoAction, Unavailable};
 use crate::fs::CgroupFs;
 use crate::invalid::Invalid;
 use crate::mountinfo::Version;
@@ -153,7 +153,7 @@ impl Session {
                     let root = RtBandwidth::read(fs, &h.mount)?;
                     let siblings: Vec<RtBandwidth> = fs
                         .subdirs(&h.mount)
-                        .map_err(|e| Error::io("list", &h.mount, e))?
+                        .map_err(|e| Error::io(IoAction::List, &h.mount, e))?
                         .into_iter()
                         .map(|d| h.mount.join(d))
                         .filter(|d| *d != h.dir)
@@ -452,7 +452,7 @@ pub(crate) fn mkdir(fs: &dyn CgroupFs, dir: &Path) -> Result<(), Error> {
                 path: dir.to_path_buf(),
             }
         } else {
-            Error::io("create", dir, e)
+            Error::io(IoAction::Create, dir, e)
         }
     })
 }
@@ -460,7 +460,7 @@ pub(crate) fn mkdir(fs: &dyn CgroupFs, dir: &Path) -> Result<(), Error> {
 /// Write a value, with the value in the error.
 pub(crate) fn write(fs: &dyn CgroupFs, path: &Path, value: &str) -> Result<(), Error> {
     fs.write(path, value)
-        .map_err(|e| Error::io(format!("write {value:?} to"), path, e))
+        .map_err(|e| Error::io(IoAction::Write(value.to_string()), path, e))
 }
 
 /// Give a trial directory the parents' whole RT budget. The kernel counts a removed sibling
@@ -478,7 +478,7 @@ fn write_rt_budget(fs: &dyn CgroupFs, path: &Path, us: u64) -> Result<(), Error>
             {
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
-            r => return r.map_err(|e| Error::io(format!("write {us:?} to"), path, e)),
+            r => return r.map_err(|e| Error::io(IoAction::WriteNumber(us), path, e)),
         }
     }
 }
@@ -498,7 +498,7 @@ pub(crate) fn write_feature(
         {
             Err(missing.into())
         }
-        r => r.map_err(|e| Error::io(format!("write {value:?} to"), path, e)),
+        r => r.map_err(|e| Error::io(IoAction::Write(value.to_string()), path, e)),
     }
 }
 

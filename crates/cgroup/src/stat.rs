@@ -1,7 +1,7 @@
 //! A group's CPU figures as one typed value: usage and CFS bandwidth throttling, from v2
 //! `cpu.stat` (µs) or v1 `cpu.stat` (ns) + `cpuacct.usage` (ns); parsers tested on literal text.
 
-use crate::error::Error;
+use crate::error::{Error, ParseProblem};
 use serde::Serialize;
 
 /// CPU usage and throttling of a group. Times are in ns; v2 reports µs, so there they are
@@ -36,7 +36,9 @@ fn pairs(file: &str, text: &str) -> Result<Vec<(String, u64)>, Error> {
                 (Some(k), Some(v), None) => Ok((k.to_string(), v)),
                 _ => Err(Error::Parse {
                     file: file.to_string(),
-                    detail: format!("expected `key value`: {l:?}"),
+                    detail: ParseProblem::NotKeyValue {
+                        line: l.to_string(),
+                    },
                 }),
             }
         })
@@ -69,7 +71,9 @@ impl CpuStat {
         let usage_ns = match cpuacct_usage {
             Some(t) => Some(t.trim().parse::<u64>().map_err(|_| Error::Parse {
                 file: "cpuacct.usage".into(),
-                detail: format!("{t:?} is not a number"),
+                detail: ParseProblem::NotANumber {
+                    text: t.to_string(),
+                },
             })?),
             None => None,
         };

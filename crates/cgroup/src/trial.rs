@@ -2,7 +2,7 @@
 //! CPU figures, and removing them (also when dropped).
 
 use crate::detect::Controller;
-use crate::error::{errno, Error};
+use crate::error::{errno, Error, IoAction};
 use crate::fs::CgroupFs;
 use crate::invalid::Invalid;
 use crate::mountinfo::Version;
@@ -193,7 +193,11 @@ impl Trial {
     /// Group `i`'s CPU usage and throttling now.
     pub fn stat(&self, i: usize) -> Result<CpuStat, Error> {
         let g = self.group(i)?;
-        let read = |p: PathBuf| self.fs.read(&p).map_err(|e| Error::io("read", p, e));
+        let read = |p: PathBuf| {
+            self.fs
+                .read(&p)
+                .map_err(|e| Error::io(IoAction::Read, p, e))
+        };
         match g
             .with(Controller::Cpu)
             .or_else(|| g.with(Controller::Cpuacct))
@@ -227,7 +231,7 @@ impl Trial {
             let now = self
                 .fs
                 .read(&r.path)
-                .map_err(|e| Error::io("read", &r.path, e))?;
+                .map_err(|e| Error::io(IoAction::Read, &r.path, e))?;
             if now.trim() != r.value {
                 return Err(Error::invalid(
                     "partition",
@@ -246,7 +250,10 @@ impl Trial {
             }
             if let Some((Version::V2, dir, _)) = g.with(Controller::Cpuset) {
                 let f = dir.join("cpuset.cpus.partition");
-                let state = self.fs.read(&f).map_err(|e| Error::io("read", &f, e))?;
+                let state = self
+                    .fs
+                    .read(&f)
+                    .map_err(|e| Error::io(IoAction::Read, &f, e))?;
                 if state.trim() != "root" {
                     return Err(Error::PartitionInvalid {
                         path: dir.clone(),
@@ -285,7 +292,7 @@ impl Trial {
                 Ok(()) => {}
                 Err(e) if e.raw_os_error() == Some(errno::ENOENT) => {}
                 Err(e) => {
-                    first_err.get_or_insert(Error::io("clear", f, e));
+                    first_err.get_or_insert(Error::io(IoAction::Clear, f, e));
                 }
             }
         }

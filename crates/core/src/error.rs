@@ -60,13 +60,8 @@ pub enum CoreError {
         period_ns: u64,
     },
     /// A parameter of a communicating workload (messaging, request, pipe) out of range.
-    #[error("{key}: {message}")]
-    Workload {
-        /// The parameter's spec key (`groups`, `fds`, ...).
-        key: &'static str,
-        /// What is wrong and what is accepted.
-        message: String,
-    },
+    #[error("{key}: {0}", key = .0.key())]
+    Workload(crate::workload::params::CommFault),
 }
 
 impl CoreError {

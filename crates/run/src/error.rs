@@ -105,7 +105,7 @@ pub enum RunError {
         /// The queued run.
         run_id: i64,
         /// What it needs and this machine lacks.
-        why: String,
+        why: Unfit,
     },
     /// The launcher process could not be forked.
     #[error("cannot start the launcher process (it must be forked before any thread starts): {0}")]
@@ -173,6 +173,13 @@ impl From<SinkError> for RunError {
         RunError::Sink(e)
     }
 }
+
+/// Why a queued run cannot run on a worker's machine ([`RunError::QueuedRunUnfit`]): the
+/// machine's check of its plan failed with this error. Shown after the run's id, and given back
+/// to the queue as the reason.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot run on this machine: {0}")]
+pub struct Unfit(pub Box<RunError>);
 
 /// Why a kernel setting, the I/O scheduler, a BPF scheduler or the restore journal failed.
 /// Each kind's value is boxed, so that a result of the run stage stays small.
@@ -246,4 +253,37 @@ pub enum TraceError {
     /// Setting up, stopping or reading a trace failed.
     #[error(transparent)]
     Failed(#[from] TraceFailure),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unfit_queued_run_holds_the_machines_error() {
+        let e = RunError::QueuedRunUnfit {
+            run_id: 12,
+            why: Unfit(Box::new(RunError::Signals(io::Error::from_raw_os_error(
+                libc::EINVAL,
+            )))),
+        };
+        let RunError::QueuedRunUnfit { why, .. } = &e else {
+            unreachable!()
+        };
+        assert!(
+            matches!(*why.0, RunError::Signals(ref s) if s.raw_os_error() == Some(libc::EINVAL))
+        );
+        let io_text = io::Error::from_raw_os_error(libc::EINVAL).to_string();
+        assert_eq!(
+            why.to_string(),
+            format!(
+                "cannot run on this machine: cannot catch SIGINT, SIGTERM and SIGHUP: {io_text}"
+            )
+        );
+        assert_eq!(
+            e.to_string(),
+            format!("run 12 cannot run on this machine: cannot catch SIGINT, SIGTERM and SIGHUP: {io_text}")
+        );
+        assert!(!e.is_bad_input());
+    }
 }

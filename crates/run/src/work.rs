@@ -112,7 +112,7 @@ pub fn work(queue: &mut dyn Queue, opts: &WorkOptions) -> Result<Summary> {
                 Err(RunError::QueuedRunUnfit { run_id, why }) => {
                     // Not this worker's to run, and no reason to stop: counted, passed on.
                     say_err!("run {run_id} cannot run here: {why}; given back to the queue");
-                    queue.refuse(&why)?;
+                    queue.refuse(&why.to_string())?;
                     continue;
                 }
                 Err(e) => {
@@ -252,7 +252,7 @@ fn admit(queue: &mut dyn Queue, c: &Claimed, opts: &WorkOptions) -> Result<Admis
     opts.allowed.confine(&mut plan);
     super::capacity::prepare_machine(&plan).map_err(|e| RunError::QueuedRunUnfit {
         run_id: c.run_id,
-        why: format!("cannot run on this machine: {e}"),
+        why: crate::error::Unfit(Box::new(e)),
     })?;
     let state = RunState::new(&plan, c.run_id, &c.units, queue.keeper().sink())?;
     Ok(Admission::Admitted(Box::new(Admitted {

@@ -57,7 +57,7 @@ pub enum StoreError {
     /// A `--db` value that is no file path or PostgreSQL URL schedlab accepts (never holding the
     /// password).
     #[error("{0}")]
-    BadLocation(String),
+    BadLocation(BadLocation),
     /// A PostgreSQL URL that names no user or database, or a host that does not resolve.
     #[error("{location} {why}")]
     BadUrl {
@@ -243,6 +243,27 @@ pub enum BadUrl {
     /// No database in it.
     #[error("names no database; write postgres://USER@HOST:PORT/DATABASE")]
     NoDatabase,
+}
+
+/// Why a `--db` value is refused ([`StoreError::BadLocation`]); never holding a password.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadLocation {
+    /// Nothing but blanks.
+    #[error("empty database location; give a file path or a postgres:// URL")]
+    Empty,
+    /// A postgres:// URL with a `/ ? # @` in its user name or password, so that it reads more
+    /// than one way (not kept: it holds a password).
+    #[error("the postgres:// URL (not shown: it holds a password) has a / ? # or @ in its user name or password; percent-encode them there (%2F %3F %23 %40, and % as %25) so that it reads one way only")]
+    AmbiguousUrl,
+    /// A URL of another scheme than postgres://.
+    #[error("{masked} is neither a file path nor a postgres:// URL; use a path such as results.db or postgres://USER@HOST:PORT/DATABASE")]
+    OtherScheme {
+        /// The URL given, password masked.
+        masked: String,
+    },
+    /// A libpq key=value connection string (not kept: it may hold a password).
+    #[error("a key=value connection string (not shown: it may hold a password) is not accepted; write postgres://USER@HOST:PORT/DATABASE, with the password in PGPASSWORD, ~/.pgpass or --db-password-file")]
+    ConnectionString,
 }
 
 /// Why an SQLite file may not be used as a results database ([`StoreError::Unsafe`]); shown

@@ -25,7 +25,8 @@ mod value;
 mod write;
 
 pub use error::{
-    is_unreachable, BadPasswordFile, BadUrl, NotSchedlab, Result, StoreError, UnsafeFile,
+    is_unreachable, BadLocation, BadPasswordFile, BadUrl, NotSchedlab, Result, StoreError,
+    UnsafeFile,
 };
 pub use location::{hide_password, Location};
 pub use pg::{read_password_file, use_password};

@@ -1,7 +1,7 @@
 //! Where a results store is: an SQLite file or a PostgreSQL server (`--db PATH` or
 //! `--db postgres://USER@HOST[:PORT]/DATABASE`, or `SCHEDLAB_DB`, which may hold a password).
 
-use crate::error::StoreError;
+use crate::error::{BadLocation, StoreError};
 use schedlab_machine::secret;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -64,30 +64,24 @@ impl FromStr for Location {
     fn from_str(s: &str) -> Result<Self, StoreError> {
         let t = s.trim();
         if t.is_empty() {
-            return Err(StoreError::BadLocation(
-                "empty database location; give a file path or a postgres:// URL".into(),
-            ));
+            return Err(StoreError::BadLocation(BadLocation::Empty));
         }
         let lower = t.to_ascii_lowercase();
         if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
             if secret::ambiguous(t) {
-                return Err(StoreError::BadLocation(
-                    "the postgres:// URL (not shown: it holds a password) has a / ? # or @ in its user name or password; percent-encode them there (%2F %3F %23 %40, and % as %25) so that it reads one way only"
-                        .into(),
-                ));
+                return Err(StoreError::BadLocation(BadLocation::AmbiguousUrl));
             }
             Ok(Location::Server(t.to_string()))
         } else if lower.contains("://") {
-            Err(StoreError::BadLocation(format!(
-                "{} is neither a file path nor a postgres:// URL; use a path such as results.db or postgres://USER@HOST:PORT/DATABASE",
-                secret::mask_url(t)
-            )))
+            Err(StoreError::BadLocation(BadLocation::OtherScheme {
+                masked: secret::mask_url(t),
+            }))
         } else if lower.split_whitespace().any(|w| {
             CONNINFO_KEYS
                 .iter()
                 .any(|k| w.strip_prefix(k).is_some_and(|r| r.starts_with('=')))
         }) {
-            Err(StoreError::BadLocation("a key=value connection string (not shown: it may hold a password) is not accepted; write postgres://USER@HOST:PORT/DATABASE, with the password in PGPASSWORD, ~/.pgpass or --db-password-file".into()))
+            Err(StoreError::BadLocation(BadLocation::ConnectionString))
         } else {
             Ok(Location::File(PathBuf::from(s)))
         }
@@ -158,7 +152,10 @@ mod tests {
             Location::File("results.db".into())
         );
         let err = "mysql://u:secret@h/d".parse::<Location>().unwrap_err();
-        assert!(matches!(err, StoreError::BadLocation(_)), "{err}");
+        assert!(
+            matches!(&err, StoreError::BadLocation(BadLocation::OtherScheme { masked }) if masked == "mysql://u:***@h/d"),
+            "{err}"
+        );
         let err = err.to_string();
         assert!(
             err.contains("mysql://u:***@h/d") && !err.contains("secret"),
@@ -187,6 +184,44 @@ mod tests {
             assert!(err.contains("key=value") && !err.contains("Kt3"), "{err}");
         }
         assert!(!"results=1.db".parse::<Location>().unwrap().is_server());
+    }
+
+    #[test]
+    fn each_refusal_is_its_reason_and_shows_its_sentence() {
+        let reason = |s: &str| match s.parse::<Location>() {
+            Err(StoreError::BadLocation(why)) => why,
+            other => panic!("{s}: {other:?}"),
+        };
+        assert_eq!(reason("  "), BadLocation::Empty);
+        assert_eq!(
+            StoreError::BadLocation(BadLocation::Empty).to_string(),
+            "empty database location; give a file path or a postgres:// URL"
+        );
+        assert_eq!(
+            reason("postgres://lab:Sq/Kt@h/d"),
+            BadLocation::AmbiguousUrl
+        );
+        assert_eq!(
+            BadLocation::AmbiguousUrl.to_string(),
+            "the postgres:// URL (not shown: it holds a password) has a / ? # or @ in its user name or password; percent-encode them there (%2F %3F %23 %40, and % as %25) so that it reads one way only"
+        );
+        let other = reason("mysql://u@h/d");
+        assert_eq!(
+            other,
+            BadLocation::OtherScheme {
+                masked: "mysql://u@h/d".into()
+            }
+        );
+        assert_eq!(
+            other.to_string(),
+            "mysql://u@h/d is neither a file path nor a postgres:// URL; use a path such as results.db or postgres://USER@HOST:PORT/DATABASE"
+        );
+        assert_eq!(reason("user=lab"), BadLocation::ConnectionString);
+        assert_eq!(
+            StoreError::BadLocation(BadLocation::ConnectionString).to_string(),
+            "a key=value connection string (not shown: it may hold a password) is not accepted; write postgres://USER@HOST:PORT/DATABASE, with the password in PGPASSWORD, ~/.pgpass or --db-password-file"
+        );
+        assert!(StoreError::BadLocation(BadLocation::Empty).is_bad_input());
     }
 
     #[test]

@@ -68,7 +68,7 @@ pub enum SysError {
         /// The directory.
         path: PathBuf,
         /// Who else may write it.
-        why: String,
+        why: crate::outdir::OthersMayWrite,
     },
     /// Shared memory cannot hold a type aligned to more than a page.
     #[error("a shared slice cannot hold a type aligned to more than a page (4096 bytes)")]

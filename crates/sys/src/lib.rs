@@ -36,7 +36,7 @@ pub use error::SysError;
 pub use host::{
     is_tmpfs, lock_exclusive, read_small, set_rlimit, soft_rlimit, uname, FileLock, Resource, Uname,
 };
-pub use outdir::{NotOwnFile, OutDir};
+pub use outdir::{NotOwnFile, OthersMayWrite, OutDir};
 pub use process::{
     become_child_subreaper, detach_terminal_on_hangup, die_with_parent, drop_privileges, egid,
     euid, exit_now, fork, fork_stamped, getpid, gettid, group_alive, ignore_signal, is_root,

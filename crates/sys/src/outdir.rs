@@ -71,28 +71,48 @@ pub enum NotOwnFile {
     },
 }
 
+/// Who else may write a directory schedlab would write into ([`SysError::OpenToOthers`]);
+/// shown after its path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OthersMayWrite {
+    /// It belongs to a user other than root and this process's.
+    #[error("is owned by {}", who(*uid))]
+    Owner {
+        /// Its owner's uid.
+        uid: u32,
+    },
+    /// Others, or a group other than the process's own, may write it.
+    #[error(
+        "may be written by others (mode {mode:04o}{})",
+        if mode & 0o1000 != 0 {
+            ", sticky, which keeps others from removing files, not from planting links"
+        } else {
+            ""
+        }
+    )]
+    Mode {
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// A symbolic link on the way lies in a directory others may write, for this reason.
+    #[error("is a symbolic link in a directory that {0}")]
+    LinkIn(Box<OthersMayWrite>),
+}
+
 /// Why others could plant entries in directory `m` (this process runs as `euid`, group
 /// `egid`), if they could.
-fn open_to_others(m: &FileMeta, gid: u32, euid: u32, egid: u32) -> Option<String> {
+fn open_to_others(m: &FileMeta, gid: u32, euid: u32, egid: u32) -> Option<OthersMayWrite> {
     if m.uid != 0 && m.uid != euid {
-        return Some(format!("is owned by {}", who(m.uid)));
+        return Some(OthersMayWrite::Owner { uid: m.uid });
     }
     if m.mode & 0o002 != 0 || (m.mode & 0o020 != 0 && gid != egid) {
-        return Some(format!(
-            "may be written by others (mode {:04o}{})",
-            m.mode,
-            if m.mode & 0o1000 != 0 {
-                ", sticky, which keeps others from removing files, not from planting links"
-            } else {
-                ""
-            }
-        ));
+        return Some(OthersMayWrite::Mode { mode: m.mode });
     }
     None
 }
 
 /// Why others could plant entries in the open directory `fd`, if they could.
-fn others_may_write(fd: BorrowedFd) -> io::Result<Option<String>> {
+fn others_may_write(fd: BorrowedFd) -> io::Result<Option<OthersMayWrite>> {
     let m = dir::meta(fd)?;
     let st = nix::sys::stat::fstat(fd.as_raw_fd())?;
     let egid = nix::unistd::getegid().as_raw();
@@ -269,7 +289,7 @@ fn walk(from: Option<BorrowedFd>, path: &Path, links: usize) -> io::Result<Owned
             if let Some(why) = others_may_write(cur.as_fd())? {
                 return Err(SysError::OpenToOthers {
                     path: shown,
-                    why: format!("is a symbolic link in a directory that {why}"),
+                    why: OthersMayWrite::LinkIn(Box::new(why)),
                 }
                 .into());
             }
@@ -305,15 +325,32 @@ mod tests {
         };
         assert_eq!(open_to_others(&meta(0, 0o755), 0, 0, 0), None);
         assert_eq!(open_to_others(&meta(1000, 0o775), 1000, 1000, 1000), None);
-        assert!(open_to_others(&meta(0, 0o1777), 0, 0, 0)
-            .unwrap()
-            .contains("mode 1777, sticky"));
-        assert!(open_to_others(&meta(0, 0o775), 50, 0, 0)
-            .unwrap()
-            .contains("mode 0775"));
-        assert!(open_to_others(&meta(65534, 0o755), 0, 0, 0)
-            .unwrap()
-            .contains("uid 65534"));
+        let sticky = open_to_others(&meta(0, 0o1777), 0, 0, 0).unwrap();
+        assert_eq!(sticky, OthersMayWrite::Mode { mode: 0o1777 });
+        assert_eq!(
+            sticky.to_string(),
+            "may be written by others (mode 1777, sticky, which keeps others from removing files, not from planting links)"
+        );
+        let group = open_to_others(&meta(0, 0o775), 50, 0, 0).unwrap();
+        assert_eq!(group, OthersMayWrite::Mode { mode: 0o775 });
+        assert_eq!(group.to_string(), "may be written by others (mode 0775)");
+        let owner = open_to_others(&meta(65534, 0o755), 0, 0, 0).unwrap();
+        assert_eq!(owner, OthersMayWrite::Owner { uid: 65534 });
+        assert_eq!(owner.to_string(), format!("is owned by {}", who(65534)));
+        assert!(owner.to_string().starts_with("is owned by uid 65534"));
+        let link = OthersMayWrite::LinkIn(Box::new(group));
+        assert_eq!(
+            link.to_string(),
+            "is a symbolic link in a directory that may be written by others (mode 0775)"
+        );
+        let e = SysError::OpenToOthers {
+            path: "/tmp/x".into(),
+            why: link,
+        };
+        assert_eq!(
+            e.to_string(),
+            "/tmp/x is a symbolic link in a directory that may be written by others (mode 0775), so another user could plant a link or a file at the names schedlab writes; choose a directory only you (or root) can write"
+        );
         let d = tempfile::tempdir().unwrap();
         std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
         let e = OutDir::open(d.path()).unwrap_err();

@@ -335,8 +335,10 @@ impl Workload {
                 period_ns: self.period_ns,
             });
         }
-        self.check_comm()
-            .map_err(|(key, message)| CoreError::Workload { key, message })
+        match self.comm_fault() {
+            Some(f) => Err(CoreError::Workload(f)),
+            None => Ok(()),
+        }
     }
 }
 

@@ -145,6 +145,60 @@ impl Role {
     }
 }
 
+/// A parameter of a communicating workload (messaging, request) out of range
+/// ([`crate::CoreError::Workload`]); shown after its spec key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CommFault {
+    /// messaging: no groups.
+    #[error("the number of groups must be at least 1, got 0")]
+    NoGroups,
+    /// messaging: no senders and receivers per group.
+    #[error("the number of senders and receivers per group must be at least 1, got 0")]
+    NoFds,
+    /// messaging: a message size outside 1..=[`MAX_DATA_SIZE`].
+    #[error("{bytes} bytes is not a usable message size (1..={MAX_DATA_SIZE})")]
+    DataSize {
+        /// The size given, bytes.
+        bytes: u32,
+    },
+    /// messaging with latency: a message size that cannot carry a send time whole.
+    #[error("recording message latency needs messages of 8..={MAX_STAMPED_SIZE} bytes (a send time fits, the message arrives whole), got {bytes}")]
+    StampedSize {
+        /// The size given, bytes.
+        bytes: u32,
+    },
+    /// request: no message threads.
+    #[error("must be at least 1, got 0")]
+    NoMessageThreads,
+    /// request: no workers per message thread.
+    #[error("must be at least 1, got 0")]
+    NoWorkers,
+    /// request: a cache footprint outside 1..=[`MAX_FOOTPRINT_KIB`] KiB.
+    #[error("{kib} KiB is not a usable cache footprint (1..={MAX_FOOTPRINT_KIB} KiB)")]
+    Footprint {
+        /// The footprint given, KiB.
+        kib: u64,
+    },
+    /// request: no CPU work per request.
+    #[error("the CPU work per request must be above 0")]
+    NoRun,
+}
+
+impl CommFault {
+    /// The parameter's spec key.
+    pub fn key(self) -> &'static str {
+        match self {
+            CommFault::NoGroups => "groups",
+            CommFault::NoFds => "fds",
+            CommFault::DataSize { .. } | CommFault::StampedSize { .. } => "data_size",
+            CommFault::NoMessageThreads => "message_threads",
+            CommFault::NoWorkers => "workers",
+            CommFault::Footprint { .. } => "footprint",
+            CommFault::NoRun => "run",
+        }
+    }
+}
+
 /// Task counts and roles of the communicating workloads, and the checks of their parameters.
 impl super::Workload {
     /// The number of tasks the workload itself fixes (messaging 2·groups·fds, request
@@ -204,63 +258,54 @@ impl super::Workload {
     }
 
     /// Checks the parameters of a communicating workload; `Err((key, message))` names the
-    /// parameter's spec key (`groups`, `fds`, `data_size`, `message_threads`, `workers`,
-    /// `footprint`, `run`).
+    /// parameter's spec key and says what is wrong ([`CommFault`] as text, for the spec stage's
+    /// positioned problems).
     pub fn check_comm(&self) -> Result<(), (&'static str, String)> {
+        match self.comm_fault() {
+            Some(f) => Err((f.key(), f.to_string())),
+            None => Ok(()),
+        }
+    }
+
+    /// What is wrong with the parameters of a communicating workload, if anything.
+    pub fn comm_fault(&self) -> Option<CommFault> {
         use super::WorkloadKind as K;
         match self.kind {
             K::Messaging => {
                 let m = self.messaging.unwrap_or_default();
-                let zero = |key, what| Err((key, format!("{what} must be at least 1, got 0")));
                 if m.groups == 0 {
-                    return zero("groups", "the number of groups");
+                    return Some(CommFault::NoGroups);
                 }
                 if m.fds == 0 {
-                    return zero("fds", "the number of senders and receivers per group");
+                    return Some(CommFault::NoFds);
                 }
                 if m.data_size == 0 || m.data_size > MAX_DATA_SIZE {
-                    return Err((
-                        "data_size",
-                        format!(
-                            "{} bytes is not a usable message size (1..={MAX_DATA_SIZE})",
-                            m.data_size
-                        ),
-                    ));
+                    return Some(CommFault::DataSize { bytes: m.data_size });
                 }
                 if m.latency && !(8..=MAX_STAMPED_SIZE).contains(&m.data_size) {
-                    return Err((
-                        "data_size",
-                        format!(
-                            "recording message latency needs messages of 8..={MAX_STAMPED_SIZE} bytes (a send time fits, the message arrives whole), got {}",
-                            m.data_size
-                        ),
-                    ));
+                    return Some(CommFault::StampedSize { bytes: m.data_size });
                 }
-                Ok(())
+                None
             }
             K::Request => {
                 let r = self.request.unwrap_or_default();
                 if r.message_threads == 0 {
-                    return Err(("message_threads", "must be at least 1, got 0".into()));
+                    return Some(CommFault::NoMessageThreads);
                 }
                 if r.workers == 0 {
-                    return Err(("workers", "must be at least 1, got 0".into()));
+                    return Some(CommFault::NoWorkers);
                 }
                 if self.footprint_kib == 0 || self.footprint_kib > MAX_FOOTPRINT_KIB {
-                    return Err((
-                        "footprint",
-                        format!(
-                            "{} KiB is not a usable cache footprint (1..={MAX_FOOTPRINT_KIB} KiB)",
-                            self.footprint_kib
-                        ),
-                    ));
+                    return Some(CommFault::Footprint {
+                        kib: self.footprint_kib,
+                    });
                 }
                 if self.run_ns == 0 {
-                    return Err(("run", "the CPU work per request must be above 0".into()));
+                    return Some(CommFault::NoRun);
                 }
-                Ok(())
+                None
             }
-            _ => Ok(()),
+            _ => None,
         }
     }
 
@@ -371,6 +416,61 @@ mod tests {
         };
         assert_eq!(r.check_comm().unwrap_err().0, "workers");
         assert!(messaging(1, 1).check_comm().is_ok());
+        assert_eq!(w.comm_fault(), Some(CommFault::StampedSize { bytes: 4 }));
+        assert_eq!(
+            crate::CoreError::Workload(CommFault::StampedSize { bytes: 4 }).to_string(),
+            "data_size: recording message latency needs messages of 8..=4096 bytes (a send time fits, the message arrives whole), got 4"
+        );
+        assert_eq!(
+            w.check_comm(),
+            Err(("data_size", CommFault::StampedSize { bytes: 4 }.to_string()))
+        );
+        assert_eq!(
+            messaging(0, 20).validate(),
+            Err(crate::CoreError::Workload(CommFault::NoGroups))
+        );
+        assert_eq!(
+            crate::CoreError::Workload(CommFault::NoFds).to_string(),
+            "fds: the number of senders and receivers per group must be at least 1, got 0"
+        );
+        let big = messaging(1, 1).messaging.map(|m| MessagingParams {
+            data_size: MAX_DATA_SIZE + 1,
+            ..m
+        });
+        let big = Workload {
+            messaging: big,
+            ..messaging(1, 1)
+        };
+        assert_eq!(
+            big.comm_fault(),
+            Some(CommFault::DataSize {
+                bytes: MAX_DATA_SIZE + 1
+            })
+        );
+        assert_eq!(
+            crate::CoreError::Workload(big.comm_fault().unwrap()).to_string(),
+            "data_size: 1048577 bytes is not a usable message size (1..=1048576)"
+        );
+        assert_eq!(r.comm_fault(), Some(CommFault::NoWorkers));
+        assert_eq!(
+            crate::CoreError::Workload(CommFault::NoWorkers).to_string(),
+            "workers: must be at least 1, got 0"
+        );
+        let no_run = Workload {
+            run_ns: 0,
+            ..Workload {
+                request: Some(RequestParams::default()),
+                ..r.clone()
+            }
+        };
+        assert_eq!(
+            crate::CoreError::Workload(no_run.comm_fault().unwrap()).to_string(),
+            "run: the CPU work per request must be above 0"
+        );
+        assert_eq!(
+            crate::CoreError::Workload(CommFault::Footprint { kib: 0 }).to_string(),
+            "footprint: 0 KiB is not a usable cache footprint (1..=1048576 KiB)"
+        );
         assert_eq!("socketpair".parse::<Ipc>(), Ok(Ipc::Socket));
         let e = "tcp".parse::<Ipc>().unwrap_err();
         assert_eq!(e, crate::CoreError::unknown("ipc", "tcp", "socket, pipe"));
