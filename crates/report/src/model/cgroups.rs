@@ -59,16 +59,22 @@ pub struct CgroupView {
     pub groups: Vec<GroupSummary>,
 }
 
+/// The cell's settings other than its groups (those are the table's columns), in the order
+/// of the cell's settings line: `slice=`, each knob `NAME=VALUE`, `scx=`; None when it has none.
+fn settings_without_groups(c: &CellView) -> Option<String> {
+    let parts: Vec<String> = c
+        .slice
+        .iter()
+        .map(|s| format!("slice={s}"))
+        .chain(c.knobs.iter().map(|(k, v)| format!("{k}={v}")))
+        .chain(c.scx.iter().map(|x| format!("scx={x}")))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(" "))
+}
+
 /// The cell's label without its groups (those are the table's columns).
 fn cell_label(c: &CellView) -> String {
-    let settings = c
-        .settings
-        .as_deref()
-        .map(|s| match s.find("cg[") {
-            Some(i) => s[..i].trim().to_string(),
-            None => s.to_string(),
-        })
-        .filter(|s| !s.is_empty());
+    let settings = settings_without_groups(c);
     let mut out = format!("{} {} x{}", c.policy, c.workload, c.tasks);
     if c.kind == schedlab_core::records::TaskKind::Thread {
         out.push_str(" thread");
@@ -264,6 +270,7 @@ mod tests {
             workload: "cpu:pi".into(),
             tasks: 2,
             settings: Some("slice=3ms cg[a:1 w=100 | b:1 w=300]".into()),
+            slice: Some("3ms".into()),
             ..CellView::default()
         }];
         // Trial 1: 25/100 and 75/100; trial 2: 30/90 and 60/90; trial 3: 20/80 and 60/80.
@@ -310,5 +317,30 @@ mod tests {
             ..CellView::default()
         };
         assert_eq!(cell_label(&c), "deadline cpu:pi x2 thread +2 antagonists");
+    }
+
+    #[test]
+    fn settings_are_the_typed_ones_even_when_a_value_reads_like_a_group() {
+        // A knob value and a BPF scheduler command containing "cg[": cutting the settings
+        // line at "cg[" would lose them.
+        let c = CellView {
+            policy: schedlab_core::policy::PolicyKind::Other,
+            workload: "cpu:pi".into(),
+            tasks: 1,
+            settings: Some("slice=0.1ms a.b=cg[x scx=lavd --cg[1 cg[1]".into()),
+            slice: Some("0.1ms".into()),
+            knobs: vec![("a.b".into(), "cg[x".into())],
+            scx: Some("lavd --cg[1".into()),
+            ..CellView::default()
+        };
+        assert_eq!(
+            cell_label(&c),
+            "other cpu:pi x1 slice=0.1ms a.b=cg[x scx=lavd --cg[1"
+        );
+        let none = CellView {
+            settings: Some("cg[1]".into()),
+            ..CellView::default()
+        };
+        assert_eq!(settings_without_groups(&none), None);
     }
 }

@@ -19,8 +19,12 @@ fn effect_with_ci(f: &ExploratoryComparison) -> String {
         .map_or_else(|| "-".into(), |e| fmt_effect(e, Some(f.metric)))
 }
 
-/// What the exploratory comparisons' result column says.
-pub const VERDICT_LEGEND: &str = "result: lower or higher than the baseline at alpha 0.05 (*) or 0.01 (**) by the unadjusted p; n.s. not significant; too few: these trials cannot reach p < 0.05; no test: fewer than 2 trials a side, or all values equal";
+/// What the exploratory comparisons' result column says, in two halves (the verdicts of a
+/// test; the cases without one); in one line they are joined by a space.
+pub const VERDICT_LEGEND: [&str; 2] = [
+    "result: lower or higher than the baseline at alpha 0.05 (*) or 0.01 (**) by the unadjusted p; n.s. not significant;",
+    "too few: these trials cannot reach p < 0.05; no test: fewer than 2 trials a side, or all values equal",
+];
 
 /// Every policy against its group's baseline, per group and tested metric, with every
 /// number behind the exploratory comparison.
@@ -46,7 +50,7 @@ pub fn exploratory_table(r: &Report) -> Table {
         })
         .collect();
     Table {
-        title: format!("Exploratory: every policy against its group's baseline (medians of the trial values; effect = Hodges-Lehmann ratio policy / baseline, or the difference where a value is <= 0, with its 95% CI or the coverage it has; p: two-sided Mann-Whitney, unadjusted; {VERDICT_LEGEND})"),
+        title: format!("Exploratory: every policy against its group's baseline (medians of the trial values; effect = Hodges-Lehmann ratio policy / baseline, or the difference where a value is <= 0, with its 95% CI or the coverage it has; p: two-sided Mann-Whitney, unadjusted; {} {})", VERDICT_LEGEND[0], VERDICT_LEGEND[1]),
         header: strings(&[
             "group",
             "metric",
@@ -368,5 +372,12 @@ mod tests {
         );
         assert!(env_rows(None).is_empty());
         assert_eq!(env_rows(Some("{")).len(), 1);
+    }
+
+    #[test]
+    fn the_verdict_legend_is_two_lines_within_120_columns_split_before_too_few() {
+        assert!(VERDICT_LEGEND.iter().all(|l| l.chars().count() <= 120));
+        assert!(VERDICT_LEGEND[0].ends_with("n.s. not significant;"));
+        assert!(VERDICT_LEGEND[1].starts_with("too few:"));
     }
 }
